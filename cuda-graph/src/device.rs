@@ -1,0 +1,179 @@
+//! CUDA devices: choosing one, reading its properties, and its limits.
+
+use std::ffi::CStr;
+
+use cudart_graph_sys as sys;
+
+use crate::error::{check, Result};
+
+/// A CUDA device, by ordinal. The runtime's primary context on it is what every stream,
+/// buffer and graph of this crate uses.
+///
+/// ```no_run
+/// use cuda_graph::Device;
+/// let device = Device::get(0)?;
+/// device.set_current()?;
+/// let props = device.properties()?;
+/// println!("{} (sm_{}{}), {} SMs", props.name, props.major, props.minor, props.multiprocessors);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Device {
+    ordinal: i32,
+}
+
+/// The properties of a device that launch decisions need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeviceProperties {
+    /// Marketing name, e.g. `NVIDIA H100 80GB HBM3`.
+    pub name: String,
+    /// Compute capability, major part.
+    pub major: i32,
+    /// Compute capability, minor part.
+    pub minor: i32,
+    /// Streaming multiprocessors.
+    pub multiprocessors: i32,
+    /// Most threads in one block.
+    pub max_threads_per_block: i32,
+    /// Most blocks in each grid dimension.
+    pub max_grid_size: [i32; 3],
+    /// Most threads in each block dimension.
+    pub max_block_dim: [i32; 3],
+    /// Shared memory one block may use without opting in, in bytes.
+    pub shared_memory_per_block: usize,
+    /// Global memory, in bytes.
+    pub total_global_memory: usize,
+    /// Threads in a warp.
+    pub warp_size: i32,
+    /// Whether the device supports stream-ordered memory pools.
+    pub memory_pools_supported: bool,
+}
+
+/// A device limit that [`Device::limit`] reads and [`Device::set_limit`] changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// Stack size of each GPU thread, in bytes.
+    StackSize,
+    /// Size of the FIFO that device `printf` writes into, in bytes.
+    PrintfFifoSize,
+    /// Heap for device `malloc`, in bytes.
+    MallocHeapSize,
+    /// Dynamic-parallelism launches that may be pending at once (default 2048); launches past
+    /// it fail on the device with `cudaErrorLaunchPendingCountExceeded`.
+    DevRuntimePendingLaunchCount,
+    /// Nesting depth of device-side `cudaDeviceSynchronize` (unused by CDP2).
+    DevRuntimeSyncDepth,
+}
+
+impl Limit {
+    fn raw(self) -> sys::cudaLimit {
+        match self {
+            Limit::StackSize => sys::cudaLimit::cudaLimitStackSize,
+            Limit::PrintfFifoSize => sys::cudaLimit::cudaLimitPrintfFifoSize,
+            Limit::MallocHeapSize => sys::cudaLimit::cudaLimitMallocHeapSize,
+            Limit::DevRuntimePendingLaunchCount => sys::cudaLimit::cudaLimitDevRuntimePendingLaunchCount,
+            Limit::DevRuntimeSyncDepth => sys::cudaLimit::cudaLimitDevRuntimeSyncDepth,
+        }
+    }
+}
+
+impl Device {
+    /// How many devices the runtime sees. Without a driver this is the error 35
+    /// (`cudaErrorInsufficientDriver`); see [`crate::CudaError::is_no_device`].
+    pub fn count() -> Result<i32> {
+        let mut count = 0;
+        // SAFETY: `count` is a valid, writable i32.
+        check(unsafe { sys::cudaGetDeviceCount(&mut count) }, "cudaGetDeviceCount")?;
+        Ok(count)
+    }
+
+    /// The device with this ordinal, checked against [`Device::count`].
+    pub fn get(ordinal: i32) -> Result<Device> {
+        let count = Device::count()?;
+        if ordinal < 0 || ordinal >= count {
+            return Err(crate::CudaError::invalid(
+                "Device::get",
+                format!("device {ordinal} does not exist: there are {count} devices"),
+            ));
+        }
+        Ok(Device { ordinal })
+    }
+
+    /// The device current on this thread (device 0 unless changed).
+    pub fn current() -> Result<Device> {
+        let mut ordinal = 0;
+        // SAFETY: `ordinal` is a valid, writable i32.
+        check(unsafe { sys::cudaGetDevice(&mut ordinal) }, "cudaGetDevice")?;
+        Ok(Device { ordinal })
+    }
+
+    /// The ordinal.
+    pub fn ordinal(self) -> i32 {
+        self.ordinal
+    }
+
+    /// Makes this device current on the calling thread (`cudaSetDevice`).
+    pub fn set_current(self) -> Result<()> {
+        // SAFETY: plain call; the ordinal was checked by `get` (CUDA checks it again).
+        check(unsafe { sys::cudaSetDevice(self.ordinal) }, "cudaSetDevice")
+    }
+
+    /// Waits for all work on the device (`cudaDeviceSynchronize`; makes it current first).
+    pub fn synchronize(self) -> Result<()> {
+        self.set_current()?;
+        // SAFETY: plain call.
+        check(unsafe { sys::cudaDeviceSynchronize() }, "cudaDeviceSynchronize")
+    }
+
+    /// Reads the device's properties (`cudaGetDeviceProperties`).
+    pub fn properties(self) -> Result<DeviceProperties> {
+        let mut raw = sys::cudaDeviceProp::default();
+        // SAFETY: `raw` is a writable cudaDeviceProp; the ordinal is checked by CUDA.
+        check(unsafe { sys::cudaGetDeviceProperties(&mut raw, self.ordinal) }, "cudaGetDeviceProperties")?;
+        // SAFETY: the runtime NUL-terminates `name` within its 256 bytes.
+        let name = unsafe { CStr::from_ptr(raw.name.as_ptr()) }.to_string_lossy().into_owned();
+        let pools = self.attribute(sys::cudaDeviceAttr::cudaDevAttrMemoryPoolsSupported)?;
+        Ok(DeviceProperties {
+            name,
+            major: raw.major,
+            minor: raw.minor,
+            multiprocessors: raw.multiProcessorCount,
+            max_threads_per_block: raw.maxThreadsPerBlock,
+            max_grid_size: raw.maxGridSize,
+            max_block_dim: raw.maxThreadsDim,
+            shared_memory_per_block: raw.sharedMemPerBlock,
+            total_global_memory: raw.totalGlobalMem,
+            warp_size: raw.warpSize,
+            memory_pools_supported: pools != 0,
+        })
+    }
+
+    /// One device attribute (`cudaDeviceGetAttribute`).
+    pub fn attribute(self, attribute: sys::cudaDeviceAttr) -> Result<i32> {
+        let mut value = 0;
+        // SAFETY: `value` is a valid, writable i32; CUDA checks attribute and ordinal.
+        check(
+            unsafe { sys::cudaDeviceGetAttribute(&mut value, attribute, self.ordinal) },
+            "cudaDeviceGetAttribute",
+        )?;
+        Ok(value)
+    }
+
+    /// Reads a limit of this device (made current first).
+    pub fn limit(self, limit: Limit) -> Result<usize> {
+        self.set_current()?;
+        let mut value = 0usize;
+        // SAFETY: `value` is a valid, writable size_t.
+        check(unsafe { sys::cudaDeviceGetLimit(&mut value, limit.raw()) }, "cudaDeviceGetLimit")?;
+        Ok(value)
+    }
+
+    /// Changes a limit of this device (made current first).
+    pub fn set_limit(self, limit: Limit, value: usize) -> Result<()> {
+        self.set_current()?;
+        // SAFETY: plain call; CUDA validates the value.
+        check(unsafe { sys::cudaDeviceSetLimit(limit.raw(), value) }, "cudaDeviceSetLimit")
+    }
+}

@@ -1,0 +1,163 @@
+//! The crate's one error type, and the `check` helper that turns CUDA status codes into it.
+
+use std::ffi::{c_char, CStr};
+
+use cudart_graph_sys as sys;
+
+/// The result of every fallible call in this crate.
+pub type Result<T, E = CudaError> = std::result::Result<T, E>;
+
+/// Why a call failed: a CUDA status (with its code, name, message and the call that returned
+/// it), or a problem this crate found before asking CUDA.
+///
+/// ```
+/// use cuda_graph::CudaError;
+/// let err = CudaError::from_code(1, "cudaMalloc");
+/// assert_eq!(err.code(), Some(1));
+/// assert_eq!(err.to_string(), "cudaMalloc failed: cudaErrorInvalidValue (1): invalid argument");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CudaError {
+    /// A CUDA call returned an error status.
+    #[error("{call} failed: {name} ({code}): {message}")]
+    Api {
+        /// The `cudaError_t` value.
+        code: i32,
+        /// Its name, e.g. `cudaErrorInvalidValue`.
+        name: &'static str,
+        /// CUDA's description of it.
+        message: &'static str,
+        /// The CUDA function that returned it.
+        call: &'static str,
+    },
+    /// A kernel's Rust declaration does not match the compiled kernel.
+    #[error("kernel `{kernel}`: {problem}")]
+    KernelSignature {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// What differs (which parameter, which size or offset).
+        problem: String,
+    },
+    /// An argument CUDA would refuse, or misread, caught before the call.
+    #[error("{call}: {problem}")]
+    InvalidArgument {
+        /// The operation that was refused.
+        call: &'static str,
+        /// What is wrong with the argument and what is allowed.
+        problem: String,
+    },
+    /// `cudaGraphExecUpdate` refused the new graph.
+    #[error("cudaGraphExecUpdate refused the update: {reason}")]
+    UpdateRefused {
+        /// Why CUDA refused it.
+        reason: crate::graph::UpdateRefusal,
+    },
+    /// A host function (host node or stream callback) panicked; the panic was caught at the
+    /// FFI boundary.
+    #[error("a host function panicked: {message}")]
+    HostFunctionPanicked {
+        /// The panic payload, if it was a string.
+        message: String,
+    },
+}
+
+impl CudaError {
+    /// The error for status `code` returned by `call`, with CUDA's name and message.
+    pub fn from_code(code: i32, call: &'static str) -> CudaError {
+        let status = sys::cudaError(code as u32);
+        // SAFETY: both functions accept any code and return static strings (or null).
+        let (name, message) = unsafe { (sys::cudaGetErrorName(status), sys::cudaGetErrorString(status)) };
+        CudaError::Api { code, name: static_str(name), message: static_str(message), call }
+    }
+
+    /// The CUDA status code, for errors CUDA returned.
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            CudaError::Api { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// True for errors that mean there is no usable GPU or driver here (35: insufficient
+    /// driver, 100: no device, 34: stub library).
+    pub fn is_no_device(&self) -> bool {
+        matches!(self.code(), Some(34 | 35 | 100))
+    }
+
+    pub(crate) fn invalid(call: &'static str, problem: impl Into<String>) -> CudaError {
+        CudaError::InvalidArgument { call, problem: problem.into() }
+    }
+}
+
+/// Turns a CUDA status into `Ok(())` or the error naming `call`.
+#[inline]
+pub(crate) fn check(status: sys::cudaError_t, call: &'static str) -> Result<()> {
+    if status == sys::cudaError::cudaSuccess {
+        Ok(())
+    } else {
+        Err(CudaError::from_code(status.0 as i32, call))
+    }
+}
+
+fn static_str(p: *const c_char) -> &'static str {
+    if p.is_null() {
+        return "unknown CUDA error";
+    }
+    // SAFETY: cudaGetErrorName/cudaGetErrorString return pointers to static, NUL-terminated
+    // strings inside the runtime library, valid for the life of the program.
+    unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("unknown CUDA error")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_api_error_names_the_code_and_the_call() {
+        let err = CudaError::from_code(2, "cudaMalloc");
+        assert_eq!(err.code(), Some(2));
+        let text = err.to_string();
+        assert!(text.starts_with("cudaMalloc failed: cudaErrorMemoryAllocation (2)"), "{text}");
+    }
+
+    #[test]
+    fn check_passes_success_and_maps_failures() {
+        assert!(check(sys::cudaError::cudaSuccess, "x").is_ok());
+        let err = check(sys::cudaError::cudaErrorInsufficientDriver, "cudaSetDevice").unwrap_err();
+        assert!(err.is_no_device());
+        assert!(err.to_string().contains("cudaErrorInsufficientDriver (35)"), "{err}");
+    }
+
+    #[test]
+    fn non_cuda_errors_have_no_code() {
+        let err = CudaError::invalid("launch", "block of 2048 threads exceeds 1024");
+        assert_eq!(err.code(), None);
+        assert_eq!(err.to_string(), "launch: block of 2048 threads exceeds 1024");
+    }
+}
+
+static DROP_ERRORS: std::sync::Mutex<Vec<CudaError>> = std::sync::Mutex::new(Vec::new());
+
+/// Records the error of a CUDA call made in `Drop`, which cannot return it. Nothing is lost:
+/// [`take_drop_errors`] hands the records out.
+pub(crate) fn record_drop_error(status: sys::cudaError_t, call: &'static str) {
+    if let Err(err) = check(status, call) {
+        let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        errors.push(err);
+    }
+}
+
+/// Takes the errors that destructors met since the last call (a `cudaFree` or
+/// `cudaGraphExecDestroy` after the context broke, say). Drops never panic; they record here.
+///
+/// ```
+/// let errors = cuda_graph::take_drop_errors();
+/// for err in &errors {
+///     eprintln!("while releasing a CUDA resource: {err}");
+/// }
+/// ```
+pub fn take_drop_errors() -> Vec<CudaError> {
+    let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    std::mem::take(&mut *errors)
+}

@@ -1,0 +1,144 @@
+//! How Rust values become kernel arguments: each parameter type has a raw form with the
+//! kernel ABI's size and alignment, and argument tuples pack into an array of pointers to
+//! those raw values (what `cudaLaunchKernel` and kernel nodes take).
+
+use std::ffi::c_void;
+
+use crate::memory::{DevicePtr, DeviceRepr, KeepAlive};
+
+/// Size and alignment of one kernel parameter as the compiled kernel sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamLayout {
+    /// Bytes.
+    pub size: usize,
+    /// Alignment in bytes.
+    pub align: usize,
+}
+
+/// A type that can be passed to a kernel parameter.
+///
+/// # Safety
+/// `Raw` must have exactly the size, alignment and bit layout of the C++ parameter type the
+/// kernel declares for it (`T*` for [`DevicePtr<T>`], the same scalar for numbers).
+pub unsafe trait KernelParam: Send + Sync + 'static {
+    /// The bytes the kernel receives.
+    type Raw: Copy + Send + 'static;
+    /// This value's raw form.
+    fn raw(&self) -> Self::Raw;
+    /// What must stay alive while a launch or node uses this value (the buffer a pointer
+    /// points into).
+    fn keep_alive(&self) -> Option<KeepAlive> {
+        None
+    }
+}
+
+// SAFETY: a device pointer is passed as a 64-bit address, the layout of `T*` on the device.
+unsafe impl<T: DeviceRepr> KernelParam for DevicePtr<T> {
+    type Raw = u64;
+    fn raw(&self) -> u64 {
+        self.addr()
+    }
+    fn keep_alive(&self) -> Option<KeepAlive> {
+        DevicePtr::keep_alive(self)
+    }
+}
+
+macro_rules! plain_params {
+    ($($t:ty),*) => { $(
+        // SAFETY: the same scalar type on both sides, passed by value.
+        unsafe impl KernelParam for $t {
+            type Raw = $t;
+            fn raw(&self) -> $t { *self }
+        }
+    )* };
+}
+plain_params!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, usize, isize);
+
+/// A whole argument list: a tuple of [`KernelParam`]s, `()` for none.
+///
+/// # Safety
+/// `layout` must describe `Packed`'s fields in order, and `pointers` must return one pointer
+/// per parameter, each to the corresponding raw value inside `packed`.
+pub unsafe trait KernelArgs: Send + Sync + 'static {
+    /// Number of parameters.
+    const COUNT: usize;
+    /// The raw values, owned, in parameter order.
+    type Packed: Send + 'static;
+    /// The array of `COUNT` pointers that `cudaLaunchKernel` reads.
+    type Pointers: AsMut<[*mut c_void]>;
+    /// The size and alignment of each parameter, for the ABI check.
+    fn layout() -> Vec<ParamLayout>;
+    /// The raw values of these arguments.
+    fn pack(&self) -> Self::Packed;
+    /// Pointers to each raw value in `packed`; valid while `packed` is neither moved nor
+    /// dropped.
+    fn pointers(packed: &mut Self::Packed) -> Self::Pointers;
+    /// Pushes what these arguments need kept alive.
+    fn keep_alive(&self, out: &mut Vec<KeepAlive>);
+}
+
+macro_rules! tuple_args {
+    ($count:expr; $($name:ident $index:tt),*) => {
+        // SAFETY: `Packed` is the tuple of raw values in order, `layout` lists their sizes and
+        // alignments in that order, and `pointers` points at each field of `packed`.
+        unsafe impl<$($name: KernelParam),*> KernelArgs for ($($name,)*) {
+            const COUNT: usize = $count;
+            type Packed = ($($name::Raw,)*);
+            type Pointers = [*mut c_void; $count];
+            fn layout() -> Vec<ParamLayout> {
+                vec![$(ParamLayout { size: size_of::<$name::Raw>(), align: align_of::<$name::Raw>() }),*]
+            }
+            fn pack(&self) -> Self::Packed {
+                ($(self.$index.raw(),)*)
+            }
+            #[allow(clippy::unused_unit, unused_variables)]
+            fn pointers(packed: &mut Self::Packed) -> [*mut c_void; $count] {
+                [$(std::ptr::addr_of_mut!(packed.$index).cast::<c_void>()),*]
+            }
+            #[allow(unused_variables)]
+            fn keep_alive(&self, out: &mut Vec<KeepAlive>) {
+                $(out.extend(self.$index.keep_alive());)*
+            }
+        }
+    };
+}
+
+tuple_args!(0;);
+tuple_args!(1; A 0);
+tuple_args!(2; A 0, B 1);
+tuple_args!(3; A 0, B 1, C 2);
+tuple_args!(4; A 0, B 1, C 2, D 3);
+tuple_args!(5; A 0, B 1, C 2, D 3, E 4);
+tuple_args!(6; A 0, B 1, C 2, D 3, E 4, F 5);
+tuple_args!(7; A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+tuple_args!(8; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+tuple_args!(9; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+tuple_args!(10; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+tuple_args!(11; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+tuple_args!(12; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_follow_the_raw_types() {
+        let layout = <(DevicePtr<f32>, u32, f64, u8)>::layout();
+        let sizes: Vec<(usize, usize)> = layout.iter().map(|p| (p.size, p.align)).collect();
+        assert_eq!(sizes, [(8, 8), (4, 4), (8, 8), (1, 1)]);
+        assert!(<()>::layout().is_empty());
+    }
+
+    #[test]
+    fn pointers_point_at_the_packed_values() {
+        let args = (7u32, 2.5f64);
+        let mut packed = args.pack();
+        let mut pointers = <(u32, f64)>::pointers(&mut packed);
+        let pointers = pointers.as_mut();
+        // SAFETY: the pointers were just made from `packed`, which is alive and unmoved.
+        unsafe {
+            assert_eq!(*pointers[0].cast::<u32>(), 7);
+            assert_eq!(*pointers[1].cast::<f64>(), 2.5);
+        }
+    }
+}

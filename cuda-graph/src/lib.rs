@@ -1,0 +1,45 @@
+//! Safe CUDA graphs: streams, events, device memory, typed kernels, and graphs with every
+//! node kind, conditional nodes (IF, IF/ELSE, WHILE, SWITCH, nested), stream capture,
+//! instantiation for host or device launch, and updates.
+//!
+//! # Ownership
+//! Graphs and execs own what their nodes point to: a node that reads a [`DeviceBuffer`]
+//! (through a [`DevicePtr`] kernel argument, a memcpy or a memset) keeps a shared handle to
+//! that allocation, so the memory lives until every graph and exec using it is dropped.
+//! Graphs and execs therefore carry no lifetime and can be stored anywhere, and no exec can
+//! ever run on freed memory. Raw addresses enter only through `unsafe`
+//! ([`DevicePtr::from_raw`]), whose caller promises the same.
+//!
+//! # Errors
+//! Every fallible call returns [`Result`], whose error [`CudaError`] names the CUDA call and
+//! status, or the problem found before calling CUDA. Destructors never panic; errors they
+//! meet are kept for [`take_drop_errors`].
+//!
+//! ```no_run
+//! use cuda_graph::{Device, DeviceBuffer, Stream};
+//! Device::get(0)?.set_current()?;
+//! let stream = Stream::new()?;
+//! let data = DeviceBuffer::from_slice(&[1u32, 2, 3])?;
+//! stream.synchronize()?;
+//! assert_eq!(data.to_vec()?, [1, 2, 3]);
+//! # Ok::<(), cuda_graph::CudaError>(())
+//! ```
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod device;
+mod error;
+pub mod graph;
+pub mod kernel;
+pub mod memory;
+mod stream;
+
+pub use device::{Device, DeviceProperties, Limit};
+pub use error::{take_drop_errors, CudaError, Result};
+pub use graph::UpdateRefusal;
+pub use kernel::{KernelArgs, KernelParam, ParamLayout};
+pub use memory::{DeviceBuffer, DevicePtr, DeviceRepr, KeepAlive};
+pub use stream::{Stream, StreamOptions};
+
+/// The raw bindings this crate is built on, for the calls it does not wrap.
+pub use cudart_graph_sys as sys;

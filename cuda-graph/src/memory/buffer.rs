@@ -1,0 +1,275 @@
+//! `DeviceBuffer<T>`: an owned device allocation; `DevicePtr<T>`: a typed address into one.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ptr;
+use std::sync::Arc;
+
+use cudart_graph_sys as sys;
+
+use crate::error::{check, record_drop_error, CudaError, Result};
+use crate::memory::{DeviceRepr, KeepAlive};
+
+/// One `cudaMalloc` allocation, freed when the last owner (buffer, pointer, graph or exec
+/// that uses it) is dropped.
+pub(crate) struct Allocation {
+    ptr: *mut c_void,
+    bytes: usize,
+}
+
+// SAFETY: a device address is just a number to the host; the runtime calls on it are
+// thread-safe.
+unsafe impl Send for Allocation {}
+// SAFETY: as above; `&Allocation` exposes only the address and size.
+unsafe impl Sync for Allocation {}
+
+impl Allocation {
+    pub(crate) fn new(bytes: usize) -> Result<Allocation> {
+        let mut ptr = ptr::null_mut();
+        if bytes > 0 {
+            // SAFETY: `ptr` is a valid out-pointer.
+            check(unsafe { sys::cudaMalloc(&mut ptr, bytes) }, "cudaMalloc")?;
+        }
+        Ok(Allocation { ptr, bytes })
+    }
+
+    pub(crate) fn ptr(&self) -> *mut c_void {
+        self.ptr
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            // SAFETY: the pointer came from cudaMalloc and is freed once. cudaFree waits for
+            // work still using it, so freeing while a kernel runs cannot corrupt that kernel.
+            record_drop_error(unsafe { sys::cudaFree(self.ptr) }, "cudaFree");
+        }
+    }
+}
+
+/// An owned array of `len` values of `T` in device memory.
+///
+/// Buffers are shared, not copied, by [`DevicePtr`]s, kernel launches and graph nodes: the
+/// memory is freed when the last of them is dropped, so a graph or exec can never point at
+/// freed memory (see the crate docs, "Ownership").
+///
+/// ```no_run
+/// use cuda_graph::DeviceBuffer;
+/// let mut buffer = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0])?;
+/// buffer.copy_from_host(&[4.0, 5.0, 6.0])?;
+/// assert_eq!(buffer.to_vec()?, [4.0, 5.0, 6.0]);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+pub struct DeviceBuffer<T: DeviceRepr> {
+    allocation: Arc<Allocation>,
+    len: usize,
+    _element: PhantomData<T>,
+}
+
+impl<T: DeviceRepr> fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceBuffer").field("ptr", &self.allocation.ptr).field("len", &self.len).finish()
+    }
+}
+
+impl<T: DeviceRepr> DeviceBuffer<T> {
+    /// `len` zeroed elements (`cudaMalloc` then `cudaMemset`; synchronous).
+    pub fn zeroed(len: usize) -> Result<DeviceBuffer<T>> {
+        let buffer = DeviceBuffer::uninitialized_bytes(len)?;
+        if buffer.bytes() > 0 {
+            // SAFETY: the allocation holds exactly `bytes()` bytes.
+            check(unsafe { sys::cudaMemset(buffer.allocation.ptr, 0, buffer.bytes()) }, "cudaMemset")?;
+        }
+        Ok(buffer)
+    }
+
+    /// A buffer holding a copy of `data` (synchronous copy).
+    pub fn from_slice(data: &[T]) -> Result<DeviceBuffer<T>> {
+        let mut buffer = DeviceBuffer::uninitialized_bytes(data.len())?;
+        buffer.copy_from_host(data)?;
+        Ok(buffer)
+    }
+
+    fn uninitialized_bytes(len: usize) -> Result<DeviceBuffer<T>> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
+            CudaError::invalid("DeviceBuffer", format!("{len} elements of {} bytes overflow usize", size_of::<T>()))
+        })?;
+        Ok(DeviceBuffer { allocation: Arc::new(Allocation::new(bytes)?), len, _element: PhantomData })
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+
+    /// Copies `data` into the buffer (synchronous). Lengths must match.
+    pub fn copy_from_host(&mut self, data: &[T]) -> Result<()> {
+        self.expect_len(data.len(), "DeviceBuffer::copy_from_host")?;
+        if self.bytes() == 0 {
+            return Ok(());
+        }
+        // SAFETY: both sides hold `bytes()` bytes; T is plain data.
+        check(
+            unsafe {
+                sys::cudaMemcpy(
+                    self.allocation.ptr,
+                    data.as_ptr().cast(),
+                    self.bytes(),
+                    sys::cudaMemcpyKind::cudaMemcpyHostToDevice,
+                )
+            },
+            "cudaMemcpy",
+        )
+    }
+
+    /// Copies the buffer into `out` (synchronous: waits for work on the legacy default
+    /// stream, and so for blocking streams). Lengths must match.
+    pub fn copy_to_host(&self, out: &mut [T]) -> Result<()> {
+        self.expect_len(out.len(), "DeviceBuffer::copy_to_host")?;
+        if self.bytes() == 0 {
+            return Ok(());
+        }
+        // SAFETY: both sides hold `bytes()` bytes; every bit pattern is a valid T.
+        check(
+            unsafe {
+                sys::cudaMemcpy(
+                    out.as_mut_ptr().cast(),
+                    self.allocation.ptr,
+                    self.bytes(),
+                    sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
+                )
+            },
+            "cudaMemcpy",
+        )
+    }
+
+    /// The buffer's contents as a `Vec` (synchronous).
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut out = Vec::with_capacity(self.len);
+        // SAFETY: `copy_to_host` overwrites all `len` elements before `out` is read, and any
+        // bit pattern is a valid T (DeviceRepr); on error the Vec is dropped unread.
+        unsafe { out.set_len(self.len) };
+        self.copy_to_host(&mut out)?;
+        Ok(out)
+    }
+
+    /// A typed pointer to the first element, sharing ownership of the memory.
+    pub fn ptr(&self) -> DevicePtr<T> {
+        DevicePtr {
+            addr: self.allocation.ptr as u64,
+            len: self.len,
+            owner: Some(self.allocation.clone()),
+            _element: PhantomData,
+        }
+    }
+
+    /// The raw device address. The buffer still owns the memory.
+    pub fn as_raw(&self) -> *mut c_void {
+        self.allocation.ptr
+    }
+
+    /// The owner handle that graphs keep to hold this memory alive.
+    pub fn keep_alive(&self) -> KeepAlive {
+        self.allocation.clone()
+    }
+
+    fn expect_len(&self, other: usize, call: &'static str) -> Result<()> {
+        if other == self.len {
+            Ok(())
+        } else {
+            Err(CudaError::invalid(call, format!("buffer has {} elements, host slice has {other}", self.len)))
+        }
+    }
+}
+
+/// A typed device address, as a kernel receives a `T*`. It shares ownership of the memory
+/// it points into, so a launch or graph node holding it keeps that memory alive.
+///
+/// ```no_run
+/// let buffer = cuda_graph::DeviceBuffer::<u32>::zeroed(1024)?;
+/// let second_half = buffer.ptr().offset(512)?;
+/// assert_eq!(second_half.len(), 512);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+pub struct DevicePtr<T> {
+    addr: u64,
+    len: usize,
+    owner: Option<Arc<Allocation>>,
+    _element: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for DevicePtr<T> {
+    fn clone(&self) -> Self {
+        DevicePtr { addr: self.addr, len: self.len, owner: self.owner.clone(), _element: PhantomData }
+    }
+}
+
+impl<T> fmt::Debug for DevicePtr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DevicePtr({:#x}, len {})", self.addr, self.len)
+    }
+}
+
+impl<T> DevicePtr<T> {
+    /// A pointer to raw device memory this crate does not own (allocated by another library,
+    /// say). It keeps nothing alive.
+    ///
+    /// # Safety
+    /// `addr` must be a device address valid for `len` elements of `T`, for as long as any
+    /// kernel, graph or exec that receives this pointer may use it.
+    pub unsafe fn from_raw(addr: u64, len: usize) -> DevicePtr<T> {
+        DevicePtr { addr, len, owner: None, _element: PhantomData }
+    }
+
+    /// The device address.
+    pub fn addr(&self) -> u64 {
+        self.addr
+    }
+
+    /// Elements from here to the end of the allocation.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no element is left.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The pointer `elements` further on, checked to stay inside the allocation.
+    pub fn offset(&self, elements: usize) -> Result<DevicePtr<T>> {
+        if elements > self.len {
+            return Err(CudaError::invalid(
+                "DevicePtr::offset",
+                format!("offset {elements} is past the {} elements left", self.len),
+            ));
+        }
+        Ok(DevicePtr {
+            addr: self.addr + (elements * size_of::<T>()) as u64,
+            len: self.len - elements,
+            owner: self.owner.clone(),
+            _element: PhantomData,
+        })
+    }
+
+    /// What keeps the memory alive, if this crate owns it.
+    pub fn keep_alive(&self) -> Option<KeepAlive> {
+        self.owner.clone().map(|owner| owner as KeepAlive)
+    }
+}

@@ -1,0 +1,117 @@
+//! Streams: ordered queues of device work.
+
+use std::ptr;
+
+use cudart_graph_sys as sys;
+
+use crate::error::{check, Result};
+
+/// How to create a [`Stream`].
+///
+/// ```
+/// let options = cuda_graph::StreamOptions { non_blocking: true, priority: Some(-1) };
+/// assert!(options.non_blocking);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StreamOptions {
+    /// Do not synchronize with the legacy default stream (`cudaStreamNonBlocking`).
+    pub non_blocking: bool,
+    /// Scheduling priority; lower numbers run first. `None` is the default priority. See
+    /// [`Stream::priority_range`].
+    pub priority: Option<i32>,
+}
+
+/// A CUDA stream, destroyed on drop.
+///
+/// Dropping a stream does not wait: work already queued still runs to completion
+/// (`cudaStreamDestroy` semantics). Buffers and graphs used by that work must outlive it,
+/// which the borrows of the launching calls ensure until the stream is synchronized.
+///
+/// ```no_run
+/// use cuda_graph::Stream;
+/// let stream = Stream::new()?;
+/// // ... queue work ...
+/// stream.synchronize()?;
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+#[derive(Debug)]
+pub struct Stream {
+    raw: sys::cudaStream_t,
+}
+
+// SAFETY: CUDA streams may be used from any host thread; the runtime serializes access.
+unsafe impl Send for Stream {}
+// SAFETY: every operation through `&Stream` is a thread-safe runtime call.
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// A blocking stream of default priority on the current device.
+    pub fn new() -> Result<Stream> {
+        Stream::with_options(StreamOptions::default())
+    }
+
+    /// A stream with the given flags and priority on the current device.
+    pub fn with_options(options: StreamOptions) -> Result<Stream> {
+        let flags = if options.non_blocking { sys::cudaStreamNonBlocking } else { sys::cudaStreamDefault };
+        let mut raw = ptr::null_mut();
+        match options.priority {
+            // SAFETY: `raw` is a valid out-pointer; CUDA clamps the priority to its range.
+            Some(priority) => check(
+                unsafe { sys::cudaStreamCreateWithPriority(&mut raw, flags, priority) },
+                "cudaStreamCreateWithPriority",
+            )?,
+            // SAFETY: `raw` is a valid out-pointer.
+            None => check(unsafe { sys::cudaStreamCreateWithFlags(&mut raw, flags) }, "cudaStreamCreateWithFlags")?,
+        }
+        Ok(Stream { raw })
+    }
+
+    /// The (least, greatest) priorities the current device supports; numerically lower is
+    /// higher priority, so the second value is the highest priority.
+    pub fn priority_range() -> Result<(i32, i32)> {
+        let (mut least, mut greatest) = (0, 0);
+        // SAFETY: both are valid, writable i32s.
+        check(
+            unsafe { sys::cudaDeviceGetStreamPriorityRange(&mut least, &mut greatest) },
+            "cudaDeviceGetStreamPriorityRange",
+        )?;
+        Ok((least, greatest))
+    }
+
+    /// This stream's priority.
+    pub fn priority(&self) -> Result<i32> {
+        let mut priority = 0;
+        // SAFETY: the stream is alive; `priority` is writable.
+        check(unsafe { sys::cudaStreamGetPriority(self.raw, &mut priority) }, "cudaStreamGetPriority")?;
+        Ok(priority)
+    }
+
+    /// Waits until all work queued so far has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        // SAFETY: the stream is alive.
+        check(unsafe { sys::cudaStreamSynchronize(self.raw) }, "cudaStreamSynchronize")
+    }
+
+    /// True when all queued work has finished (`cudaStreamQuery`), without waiting.
+    pub fn is_idle(&self) -> Result<bool> {
+        // SAFETY: the stream is alive.
+        let status = unsafe { sys::cudaStreamQuery(self.raw) };
+        if status == sys::cudaError::cudaErrorNotReady {
+            return Ok(false);
+        }
+        check(status, "cudaStreamQuery").map(|()| true)
+    }
+
+    /// The raw handle, for calls this crate does not wrap. The stream still owns it.
+    pub fn as_raw(&self) -> sys::cudaStream_t {
+        self.raw
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: the handle is owned and destroyed once; queued work still completes.
+        let status = unsafe { sys::cudaStreamDestroy(self.raw) };
+        crate::error::record_drop_error(status, "cudaStreamDestroy");
+    }
+}

@@ -1,0 +1,50 @@
+//! Shared pieces of the workspace-level tests: the smoke kernels' host stubs and a checker
+//! for raw CUDA results. The tests themselves are in `tests/tests/`.
+
+use std::ffi::{c_void, CStr};
+
+use cudart_graph_sys as sys;
+
+/// Panics with the CUDA error's name and message and the call that failed, unless `status`
+/// is success. For tests on the raw bindings only: the safe crates return `Result`s.
+#[track_caller]
+pub fn check(status: sys::cudaError_t, call: &str) {
+    if status != sys::cudaError::cudaSuccess {
+        panic!("{call} failed: {}", describe(status));
+    }
+}
+
+/// `cudaErrorInvalidValue (1): invalid argument`, from the runtime's own tables.
+pub fn describe(status: sys::cudaError_t) -> String {
+    // SAFETY: both functions accept any error code and return pointers to static,
+    // NUL-terminated strings owned by the runtime (or null, handled below).
+    let (name, message) = unsafe { (sys::cudaGetErrorName(status), sys::cudaGetErrorString(status)) };
+    let text = |p: *const std::ffi::c_char| {
+        if p.is_null() {
+            "?".to_string()
+        } else {
+            // SAFETY: non-null pointers from the two calls above are static C strings.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    format!("{} ({}): {}", text(name), status.0, text(message))
+}
+
+/// The address of a kernel's host stub, which the runtime maps to the device function.
+pub fn stub(kernel: unsafe extern "C" fn()) -> *const c_void {
+    kernel as *const c_void
+}
+
+/// The value `smoke_fill_pattern` writes at index `i`.
+pub fn smoke_pattern(i: u32, seed: u32) -> u32 {
+    i.wrapping_mul(2_654_435_761) ^ seed
+}
+
+extern "C" {
+    /// `smoke_fill_pattern(uint32_t* out, uint32_t n, uint32_t seed)`.
+    pub fn smoke_fill_pattern();
+    /// `smoke_cdp_parent(uint32_t* data, uint32_t n, unsigned long long* sum, int* status)`.
+    pub fn smoke_cdp_parent();
+    /// `smoke_scale_add_index(uint32_t* data, uint32_t n, uint32_t scale)`.
+    pub fn smoke_scale_add_index();
+}

@@ -1,0 +1,34 @@
+//! Tasks that run Cargo once the toolkit is in place: `test` and `ch12`.
+
+use std::process::Command;
+
+use crate::workspace::{ensure_toolkit, root};
+use crate::{bindings, Fail};
+
+/// `cargo xtask test [args]`: bindings check, then `cargo test --workspace [args]`.
+pub fn test(args: &[String]) -> Result<(), Fail> {
+    ensure_toolkit()?;
+    bindings::run(&["--check".to_string()])?;
+    cargo(&["test", "--workspace"], args)
+}
+
+/// `cargo xtask ch12 [args]`: builds and runs the chapter runner in release mode.
+pub fn ch12(args: &[String]) -> Result<(), Fail> {
+    ensure_toolkit()?;
+    cargo(&["run", "--release", "--package", "ch12", "--"], args)
+}
+
+fn cargo(fixed: &[&str], extra: &[String]) -> Result<(), Fail> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(&cargo)
+        .args(fixed)
+        .args(extra)
+        .current_dir(root())
+        .status()
+        .map_err(|err| Fail::new(format!("cannot run {cargo}: {err}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(Fail::new(format!("`cargo {}` failed ({status})", fixed.join(" "))))
+    }
+}

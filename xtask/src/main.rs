@@ -1,0 +1,68 @@
+//! `cargo xtask <task>`: the project's tasks, in Rust so they run wherever Cargo does.
+//!
+//! This crate installs the CUDA toolkit, so it builds without one: it depends on no crate
+//! that compiles kernels, and runs those through `cargo` once the toolkit is in place.
+
+mod bindings;
+mod cargo;
+mod setup_cuda;
+mod workspace;
+
+use std::fmt;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <task> [args]
+
+tasks:
+  setup-cuda       install the CUDA 13.0 toolkit from NVIDIA's PyPI wheels into .cuda/ (idempotent)
+  ch12 [args]      build and run every chapter program, then print the summary table
+  test [args]      check the bindings, then run every test (`cargo test --workspace [args]`)
+  bindgen [--check]  regenerate cudart-graph-sys's bindings (or check they are current)
+
+ch12 and test install the toolkit first when none is found.";
+
+/// Why a task failed: printed once, then the process exits non-zero.
+#[derive(Debug)]
+pub struct Fail(String);
+
+impl Fail {
+    pub fn new(message: impl Into<String>) -> Fail {
+        Fail(message.into())
+    }
+    pub fn usage(usage: &str) -> Fail {
+        Fail(format!("usage: {usage}"))
+    }
+}
+
+impl fmt::Display for Fail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((task, rest)) = args.split_first() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let result = match task.as_str() {
+        "setup-cuda" => setup_cuda::run(rest).map(|_| ()),
+        "bindgen" => bindings::run(rest),
+        "test" => cargo::test(rest),
+        "ch12" => cargo::ch12(rest),
+        "-h" | "--help" | "help" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => Err(Fail::new(format!("unknown task `{other}`\n{USAGE}"))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(fail) => {
+            eprintln!("xtask {task}: {fail}");
+            ExitCode::FAILURE
+        }
+    }
+}
