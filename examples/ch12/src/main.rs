@@ -1,0 +1,70 @@
+//! `cargo xtask ch12`: runs every ported chapter program in order, one progress line each,
+//! then one table: program, check (PASS/FAIL), headline figure, the chapter's claim.
+//! Exits non-zero when any check fails. `--json` prints the table as JSON as well.
+
+mod programs;
+mod table;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use cuda_graph::Device;
+
+use table::{Check, Row};
+
+/// Runs the chapter's programs and prints the summary table.
+#[derive(Debug, Parser)]
+#[command(name = "ch12", about = "Run every ported chapter program and summarize")]
+struct Cli {
+    /// Also print the table as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Smaller sizes and fewer iterations (a quick correctness pass, not for figures).
+    #[arg(long)]
+    quick: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let programs = programs::all();
+    let device = match Device::count() {
+        Ok(count) if count > 0 => Device::get(0).and_then(|d| d.properties()).map(|p| p.name),
+        Ok(_) => Err(cuda_graph::CudaError::from_code(100, "cudaGetDeviceCount")),
+        Err(err) => Err(err),
+    };
+    let rows: Vec<Row> = match &device {
+        Err(err) => {
+            println!("ch12: no CUDA device here ({err}).");
+            println!(
+                "ch12: the {} programs need a GPU; nothing was run. On a GPU machine: cargo xtask ch12",
+                programs.len()
+            );
+            programs.iter().map(|p| Row::skipped(p.name, p.claim)).collect()
+        }
+        Ok(name) => {
+            println!("ch12: running {} programs on {name}", programs.len());
+            programs
+                .iter()
+                .enumerate()
+                .map(|(i, program)| {
+                    println!("[{}/{}] {} ...", i + 1, programs.len(), program.name);
+                    let row = (program.run)(cli.quick);
+                    println!("[{}/{}] {}: {}", i + 1, programs.len(), program.name, row.check.label());
+                    row
+                })
+                .collect()
+        }
+    };
+    print!("{}", table::render(&rows));
+    if cli.json {
+        println!("{}", table::to_json(&rows));
+    }
+    if device.is_ok() && programs.is_empty() {
+        println!("ch12: no chapter program is ported yet");
+    }
+    if rows.iter().any(|r| r.check == Check::Fail) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
