@@ -26,6 +26,7 @@
 #![allow(clippy::all, unpredictable_function_pointer_comparisons)]
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags, rustdoc::bare_urls)]
 
+#[rustfmt::skip]
 mod bindings;
 mod driver;
 
