@@ -109,6 +109,31 @@ fn static_str(p: *const c_char) -> &'static str {
     unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("unknown CUDA error")
 }
 
+static DROP_ERRORS: std::sync::Mutex<Vec<CudaError>> = std::sync::Mutex::new(Vec::new());
+
+/// Records the error of a CUDA call made in `Drop`, which cannot return it. Nothing is lost:
+/// [`take_drop_errors`] hands the records out.
+pub(crate) fn record_drop_error(status: sys::cudaError_t, call: &'static str) {
+    if let Err(err) = check(status, call) {
+        let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        errors.push(err);
+    }
+}
+
+/// Takes the errors that destructors met since the last call (a `cudaFree` or
+/// `cudaGraphExecDestroy` after the context broke, say). Drops never panic; they record here.
+///
+/// ```
+/// let errors = cuda_graph::take_drop_errors();
+/// for err in &errors {
+///     eprintln!("while releasing a CUDA resource: {err}");
+/// }
+/// ```
+pub fn take_drop_errors() -> Vec<CudaError> {
+    let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    std::mem::take(&mut *errors)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,29 +160,4 @@ mod tests {
         assert_eq!(err.code(), None);
         assert_eq!(err.to_string(), "launch: block of 2048 threads exceeds 1024");
     }
-}
-
-static DROP_ERRORS: std::sync::Mutex<Vec<CudaError>> = std::sync::Mutex::new(Vec::new());
-
-/// Records the error of a CUDA call made in `Drop`, which cannot return it. Nothing is lost:
-/// [`take_drop_errors`] hands the records out.
-pub(crate) fn record_drop_error(status: sys::cudaError_t, call: &'static str) {
-    if let Err(err) = check(status, call) {
-        let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        errors.push(err);
-    }
-}
-
-/// Takes the errors that destructors met since the last call (a `cudaFree` or
-/// `cudaGraphExecDestroy` after the context broke, say). Drops never panic; they record here.
-///
-/// ```
-/// let errors = cuda_graph::take_drop_errors();
-/// for err in &errors {
-///     eprintln!("while releasing a CUDA resource: {err}");
-/// }
-/// ```
-pub fn take_drop_errors() -> Vec<CudaError> {
-    let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    std::mem::take(&mut *errors)
 }

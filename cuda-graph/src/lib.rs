@@ -29,16 +29,25 @@
 
 mod device;
 mod error;
+mod event;
 pub mod graph;
+mod host_fn;
 pub mod kernel;
 pub mod memory;
 mod stream;
 
 pub use device::{Device, DeviceProperties, Limit};
 pub use error::{take_drop_errors, CudaError, Result};
-pub use graph::UpdateRefusal;
-pub use kernel::{KernelArgs, KernelParam, ParamLayout};
-pub use memory::{DeviceBuffer, DevicePtr, DeviceRepr, KeepAlive};
+pub use event::{Event, EventOptions};
+pub use graph::{
+    CaptureMode, ConditionalHandle, DeviceLaunch, Graph, GraphBuilder, GraphExec, HostLaunch,
+    InstantiateOptions, UpdateRefusal,
+};
+pub use host_fn::take_host_fn_errors;
+pub use kernel::{Kernel, KernelArgs, KernelParam, LaunchConfig, ParamLayout};
+pub use memory::{
+    DeviceBuffer, DevicePtr, DeviceRepr, KeepAlive, MemoryPool, MemoryPoolOptions, PinnedBuffer,
+};
 pub use stream::{Stream, StreamOptions};
 
 /// The raw bindings this crate is built on, for the calls it does not wrap.

@@ -61,7 +61,10 @@ impl Stream {
                 "cudaStreamCreateWithPriority",
             )?,
             // SAFETY: `raw` is a valid out-pointer.
-            None => check(unsafe { sys::cudaStreamCreateWithFlags(&mut raw, flags) }, "cudaStreamCreateWithFlags")?,
+            None => check(
+                unsafe { sys::cudaStreamCreateWithFlags(&mut raw, flags) },
+                "cudaStreamCreateWithFlags",
+            )?,
         }
         Ok(Stream { raw })
     }

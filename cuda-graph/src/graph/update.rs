@@ -1,8 +1,15 @@
-//! Why `cudaGraphExecUpdate` refuses a graph.
+//! Changing an exec after instantiation: the whole graph at once (`cudaGraphExecUpdate`,
+//! with the reason when refused) or one node's parameters at a time.
 
 use std::fmt;
 
 use cudart_graph_sys as sys;
+
+use super::params::{with_kernel_params, Copy1D, Fill, MemsetElement};
+use super::{AsNode, Graph, GraphExec, KernelNode, LaunchMode, MemcpyNode, MemsetNode, NodeRef};
+use crate::error::{check, CudaError, Result};
+use crate::kernel::{Kernel, KernelArgs, LaunchConfig};
+use crate::memory::{DevicePtr, DeviceRepr, KeepAlive};
 
 /// Why CUDA refused to update an exec from a graph (`cudaGraphExecUpdateResult`).
 ///
@@ -56,15 +63,254 @@ impl fmt::Display for UpdateRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UpdateRefusal::Error => f.write_str("an unspecified error"),
-            UpdateRefusal::TopologyChanged => f.write_str("the graph's topology changed (nodes or edges added or removed)"),
+            UpdateRefusal::TopologyChanged => {
+                f.write_str("the graph's topology changed (nodes or edges added or removed)")
+            }
             UpdateRefusal::NodeTypeChanged => f.write_str("a node's type changed"),
             UpdateRefusal::FunctionChanged => f.write_str("a kernel node's function changed"),
-            UpdateRefusal::ParametersChanged => f.write_str("a node's parameters changed in a way that cannot be updated"),
-            UpdateRefusal::NotSupported => f.write_str("the graph uses something the update does not support"),
-            UpdateRefusal::UnsupportedFunctionChange => f.write_str("a kernel node's function changed to an unsupported kind"),
+            UpdateRefusal::ParametersChanged => {
+                f.write_str("a node's parameters changed in a way that cannot be updated")
+            }
+            UpdateRefusal::NotSupported => {
+                f.write_str("the graph uses something the update does not support")
+            }
+            UpdateRefusal::UnsupportedFunctionChange => {
+                f.write_str("a kernel node's function changed to an unsupported kind")
+            }
             UpdateRefusal::AttributesChanged => f.write_str("a node's attributes changed"),
             UpdateRefusal::Unknown(code) => write!(f, "unknown update result {code}"),
         }
+    }
+}
+
+impl<M: LaunchMode> GraphExec<M> {
+    /// Updates every node's parameters from `graph`, which must have the same topology as
+    /// the graph instantiated (`cudaGraphExecUpdate`). A refusal is
+    /// [`CudaError::UpdateRefused`] with CUDA's reason, e.g. [`UpdateRefusal::TopologyChanged`].
+    /// The exec then keeps `graph`'s resources alive too; per-node setters still name nodes of
+    /// the graph instantiated.
+    ///
+    /// ```no_run
+    /// use cuda_graph::graph::{Graph, HostLaunch, UpdateRefusal};
+    /// use cuda_graph::{CudaError, DeviceBuffer};
+    /// let data = DeviceBuffer::<u32>::zeroed(16)?;
+    /// let build = |value: u32| -> cuda_graph::Result<Graph> {
+    ///     let graph = Graph::new()?;
+    ///     graph.add_memset(&data.ptr(), value, 16, &[])?;
+    ///     Ok(graph)
+    /// };
+    /// let mut exec = build(1)?.instantiate::<HostLaunch>(Default::default())?;
+    /// exec.update(&build(2)?)?; // same shape, new value
+    /// let bigger = build(3)?;
+    /// bigger.add_empty(&[])?;
+    /// match exec.update(&bigger) {
+    ///     Err(CudaError::UpdateRefused { reason: UpdateRefusal::TopologyChanged }) => {}
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn update(&mut self, graph: &Graph) -> Result<()> {
+        let mut info = sys::cudaGraphExecUpdateResultInfo::default();
+        let (status, host_work) = graph.core().locked("GraphExec::update", |state| {
+            // SAFETY: exec and graph are alive, the graph's family locked; `info` is writable.
+            let status = unsafe { sys::cudaGraphExecUpdate(self.raw, graph.as_raw(), &mut info) };
+            Ok((status, state.host_work))
+        })?;
+        // Even a refused update may have changed some nodes: keep what they may point at.
+        if !self.params_from.iter().any(|core| core.id() == graph.core().id()) {
+            self.params_from.push(graph.core().clone());
+        }
+        self.need_fence(host_work)?;
+        if status == sys::cudaError::cudaSuccess {
+            // Every node now uses `graph`'s parameters: drop the others.
+            self.overrides.clear();
+            let (source, updated) = (self.source.id(), graph.core().id());
+            self.params_from.retain(|core| core.id() == source || core.id() == updated);
+        }
+        self.refresh_pinned();
+        if status == sys::cudaError::cudaSuccess {
+            return Ok(());
+        }
+        match UpdateRefusal::from_raw(info.result) {
+            Some(reason) => Err(CudaError::UpdateRefused { reason }),
+            None => check(status, "cudaGraphExecUpdate"),
+        }
+    }
+
+    /// Refuses nodes that are not of the graph this exec was instantiated from.
+    fn own_node(&self, call: &'static str, node: &dyn AsNode) -> Result<NodeRef> {
+        let node = node.as_node();
+        if node.root_id() == self.source.id() {
+            Ok(node)
+        } else {
+            Err(CudaError::invalid(
+                call,
+                format!(
+                    "the node belongs to graph #{}, not to graph #{} this exec was instantiated from",
+                    node.root_id(),
+                    self.source.id()
+                ),
+            ))
+        }
+    }
+
+    /// Runs `f` (a CUDA call on this exec's node) under the source family's lock, then keeps
+    /// `keep` for `node` in place of what its earlier parameters needed.
+    fn set_node(
+        &mut self,
+        call: &'static str,
+        node: NodeRef,
+        keep: Vec<KeepAlive>,
+        f: impl FnOnce(sys::cudaGraphExec_t) -> Result<()>,
+    ) -> Result<()> {
+        let raw = self.raw;
+        self.source.locked(call, |_| f(raw))?;
+        self.overrides.insert(node, keep);
+        self.refresh_pinned();
+        Ok(())
+    }
+
+    /// Changes what kernel node `node` launches in this exec: kernel, configuration and
+    /// arguments (`cudaGraphExecKernelNodeSetParams`). Later launches only; the graph is not
+    /// changed.
+    ///
+    /// ```no_run
+    /// use cuda_graph::graph::{GraphExec, HostLaunch, KernelNode};
+    /// use cuda_graph::kernel::{Kernel, LaunchConfig};
+    /// use cuda_graph::DevicePtr;
+    /// fn retarget(
+    ///     exec: &mut GraphExec<HostLaunch>,
+    ///     node: KernelNode,
+    ///     kernel: &Kernel<(DevicePtr<u32>, u32)>,
+    ///     out: DevicePtr<u32>,
+    /// ) -> cuda_graph::Result<()> {
+    ///     exec.set_kernel_params(&node, kernel, LaunchConfig::for_elements(1024, 256), (out, 42))
+    /// }
+    /// ```
+    pub fn set_kernel_params<A: KernelArgs>(
+        &mut self,
+        node: &KernelNode,
+        kernel: &Kernel<A>,
+        config: LaunchConfig,
+        args: A,
+    ) -> Result<()> {
+        const CALL: &str = "GraphExec::set_kernel_params";
+        let node = self.own_node(CALL, node)?;
+        let mut keep = Vec::new();
+        args.keep_alive(&mut keep);
+        self.set_node(CALL, node, keep, |exec| {
+            with_kernel_params(kernel, &config, &args, |raw| {
+                // SAFETY: exec alive; `node` is a kernel node of its source graph (checked by
+                // id, kept alive by `self.source`, locked); `raw` points at live packed args.
+                check(
+                    unsafe { sys::cudaGraphExecKernelNodeSetParams(exec, node.as_raw(), &raw) },
+                    "cudaGraphExecKernelNodeSetParams",
+                )
+            })
+        })
+    }
+
+    /// Changes a device-to-device memcpy node's addresses and length in this exec
+    /// (`cudaGraphExecMemcpyNodeSetParams`; CUDA allows 1-D copies within one context).
+    ///
+    /// ```no_run
+    /// # fn f(exec: &mut cuda_graph::graph::GraphExec<cuda_graph::graph::HostLaunch>, node: cuda_graph::graph::MemcpyNode) -> cuda_graph::Result<()> {
+    /// let (a, b) = (cuda_graph::DeviceBuffer::<u8>::zeroed(64)?, cuda_graph::DeviceBuffer::<u8>::zeroed(64)?);
+    /// exec.set_memcpy(&node, &b.ptr(), &a.ptr(), 64)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set_memcpy<T: DeviceRepr>(
+        &mut self,
+        node: &MemcpyNode,
+        dst: &DevicePtr<T>,
+        src: &DevicePtr<T>,
+        len: usize,
+    ) -> Result<()> {
+        const CALL: &str = "GraphExec::set_memcpy";
+        let node = self.own_node(CALL, node)?;
+        let copy = Copy1D::device(CALL, dst, src, len)?;
+        let params = copy.params3d();
+        self.set_node(CALL, node, copy.keep, |exec| {
+            // SAFETY: exec alive; `node` is a memcpy node of its source graph (checked, kept,
+            // locked); both sides hold `len` elements and are kept alive by the exec.
+            check(
+                unsafe { sys::cudaGraphExecMemcpyNodeSetParams(exec, node.as_raw(), &params) },
+                "cudaGraphExecMemcpyNodeSetParams",
+            )
+        })
+    }
+
+    /// Changes a memset node's destination, value and length in this exec
+    /// (`cudaGraphExecMemsetNodeSetParams`; the element size must stay the same).
+    ///
+    /// ```no_run
+    /// # fn f(exec: &mut cuda_graph::graph::GraphExec<cuda_graph::graph::HostLaunch>, node: cuda_graph::graph::MemsetNode) -> cuda_graph::Result<()> {
+    /// let data = cuda_graph::DeviceBuffer::<u32>::zeroed(64)?;
+    /// exec.set_memset(&node, &data.ptr(), 7u32, 64)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set_memset<T: MemsetElement>(
+        &mut self,
+        node: &MemsetNode,
+        dst: &DevicePtr<T>,
+        value: T,
+        len: usize,
+    ) -> Result<()> {
+        const CALL: &str = "GraphExec::set_memset";
+        let node = self.own_node(CALL, node)?;
+        let fill = Fill::new(CALL, dst, value, len)?;
+        let params = fill.raw();
+        self.set_node(CALL, node, fill.keep, |exec| {
+            // SAFETY: exec alive; `node` is a memset node of its source graph (checked, kept,
+            // locked); the destination holds `len` elements and is kept alive by the exec.
+            check(
+                unsafe { sys::cudaGraphExecMemsetNodeSetParams(exec, node.as_raw(), &params) },
+                "cudaGraphExecMemsetNodeSetParams",
+            )
+        })
+    }
+
+    /// Turns a node on or off in this exec (`cudaGraphNodeSetEnabled`): a disabled node does
+    /// nothing when launched, as if empty. CUDA supports kernel, memcpy and memset nodes.
+    ///
+    /// ```no_run
+    /// # fn f(exec: &mut cuda_graph::graph::GraphExec<cuda_graph::graph::HostLaunch>, node: cuda_graph::graph::KernelNode) -> cuda_graph::Result<()> {
+    /// exec.set_node_enabled(&node, false)?;
+    /// assert!(!exec.node_enabled(&node)?);
+    /// # Ok(()) }
+    /// ```
+    pub fn set_node_enabled(&mut self, node: &dyn AsNode, enabled: bool) -> Result<()> {
+        const CALL: &str = "GraphExec::set_node_enabled";
+        let node = self.own_node(CALL, node)?;
+        let raw = self.raw;
+        self.source.locked(CALL, |_| {
+            // SAFETY: exec alive; `node` is a node of its source graph (checked, kept, locked).
+            check(
+                unsafe { sys::cudaGraphNodeSetEnabled(raw, node.as_raw(), enabled as u32) },
+                "cudaGraphNodeSetEnabled",
+            )
+        })
+    }
+
+    /// Whether a node is enabled in this exec (`cudaGraphNodeGetEnabled`).
+    ///
+    /// ```no_run
+    /// # fn f(exec: &cuda_graph::graph::GraphExec<cuda_graph::graph::HostLaunch>, node: cuda_graph::graph::KernelNode) -> cuda_graph::Result<()> {
+    /// assert!(exec.node_enabled(&node)?);
+    /// # Ok(()) }
+    /// ```
+    pub fn node_enabled(&self, node: &dyn AsNode) -> Result<bool> {
+        const CALL: &str = "GraphExec::node_enabled";
+        let node = self.own_node(CALL, node)?;
+        self.source.locked(CALL, |_| {
+            let mut enabled = 0;
+            // SAFETY: exec alive; `node` is a node of its source graph; `enabled` writable.
+            check(
+                unsafe { sys::cudaGraphNodeGetEnabled(self.raw, node.as_raw(), &mut enabled) },
+                "cudaGraphNodeGetEnabled",
+            )?;
+            Ok(enabled != 0)
+        })
     }
 }
 
@@ -76,7 +322,10 @@ mod tests {
     #[test]
     fn success_is_no_refusal_and_each_code_maps() {
         assert_eq!(UpdateRefusal::from_raw(R::cudaGraphExecUpdateSuccess), None);
-        assert_eq!(UpdateRefusal::from_raw(R::cudaGraphExecUpdateErrorTopologyChanged), Some(UpdateRefusal::TopologyChanged));
+        assert_eq!(
+            UpdateRefusal::from_raw(R::cudaGraphExecUpdateErrorTopologyChanged),
+            Some(UpdateRefusal::TopologyChanged)
+        );
         assert_eq!(UpdateRefusal::from_raw(R(999)), Some(UpdateRefusal::Unknown(999)));
     }
 }

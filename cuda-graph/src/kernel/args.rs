@@ -88,6 +88,7 @@ macro_rules! tuple_args {
             fn layout() -> Vec<ParamLayout> {
                 vec![$(ParamLayout { size: size_of::<$name::Raw>(), align: align_of::<$name::Raw>() }),*]
             }
+            #[allow(clippy::unused_unit)]
             fn pack(&self) -> Self::Packed {
                 ($(self.$index.raw(),)*)
             }

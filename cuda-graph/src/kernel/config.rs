@@ -93,7 +93,10 @@ impl LaunchConfig {
         if self.grid.count() == 0 || self.block.count() == 0 {
             return Err(CudaError::invalid(
                 "launch",
-                format!("empty launch: grid {:?}, block {:?} (every dimension must be at least 1)", self.grid, self.block),
+                format!(
+                    "empty launch: grid {:?}, block {:?} (every dimension must be at least 1)",
+                    self.grid, self.block
+                ),
             ));
         }
         if self.block.count() > MAX_THREADS_PER_BLOCK {

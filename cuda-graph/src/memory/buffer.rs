@@ -11,18 +11,38 @@ use cudart_graph_sys as sys;
 use crate::error::{check, record_drop_error, CudaError, Result};
 use crate::memory::{DeviceRepr, KeepAlive};
 
-/// One `cudaMalloc` allocation, freed when the last owner (buffer, pointer, graph or exec
-/// that uses it) is dropped.
+/// One device allocation, freed when the last owner (buffer, pointer, graph or exec that uses
+/// it) is dropped. How it is freed depends on how it was made ([`FreeKind`]).
 pub(crate) struct Allocation {
     ptr: *mut c_void,
     bytes: usize,
+    free: FreeKind,
+}
+
+/// How an [`Allocation`] gives its memory back.
+pub(crate) enum FreeKind {
+    /// `cudaMalloc` memory: `cudaFree`, which waits for device work still using it.
+    Synchronous,
+    /// `cudaMallocAsync`/`cudaMallocFromPoolAsync` memory (see `memory::pool`, "Freeing").
+    StreamOrdered {
+        /// The device the memory lives on.
+        device: i32,
+        /// Whether the allocating stream was a blocking stream, so that the legacy default
+        /// stream is ordered after all of its work.
+        blocking_stream: bool,
+        /// The pool it came from, kept alive until the memory is back in it.
+        _pool: Option<KeepAlive>,
+    },
 }
 
 // SAFETY: a device address is just a number to the host; the runtime calls on it are
-// thread-safe.
+// thread-safe, and the pool handle kept is `Send + Sync`.
 unsafe impl Send for Allocation {}
 // SAFETY: as above; `&Allocation` exposes only the address and size.
 unsafe impl Sync for Allocation {}
+
+/// The legacy default stream (`cudaStreamLegacy`), ordered after all work on blocking streams.
+const LEGACY_STREAM: sys::cudaStream_t = 1 as sys::cudaStream_t;
 
 impl Allocation {
     pub(crate) fn new(bytes: usize) -> Result<Allocation> {
@@ -31,9 +51,16 @@ impl Allocation {
             // SAFETY: `ptr` is a valid out-pointer.
             check(unsafe { sys::cudaMalloc(&mut ptr, bytes) }, "cudaMalloc")?;
         }
-        Ok(Allocation { ptr, bytes })
+        Ok(Allocation { ptr, bytes, free: FreeKind::Synchronous })
     }
 
+    /// Takes ownership of `ptr`, which `cudaMallocAsync`/`cudaMallocFromPoolAsync` returned
+    /// for `bytes` bytes (or null for zero bytes); it is freed as `free` says.
+    pub(crate) fn from_stream_ordered(ptr: *mut c_void, bytes: usize, free: FreeKind) -> Allocation {
+        Allocation { ptr, bytes, free }
+    }
+
+    #[allow(dead_code)] // for graph nodes
     pub(crate) fn ptr(&self) -> *mut c_void {
         self.ptr
     }
@@ -45,11 +72,60 @@ impl Allocation {
 
 impl Drop for Allocation {
     fn drop(&mut self) {
-        if !self.ptr.is_null() {
+        if self.ptr.is_null() {
+            return;
+        }
+        if crate::host_fn::in_host_fn() {
+            // CUDA calls are not allowed inside a host function: free it on another thread.
+            let ptr = std::mem::replace(&mut self.ptr, ptr::null_mut());
+            let free = std::mem::replace(&mut self.free, FreeKind::Synchronous);
+            crate::host_fn::defer_drop(Allocation { ptr, bytes: self.bytes, free });
+            return;
+        }
+        match &self.free {
             // SAFETY: the pointer came from cudaMalloc and is freed once. cudaFree waits for
             // work still using it, so freeing while a kernel runs cannot corrupt that kernel.
-            record_drop_error(unsafe { sys::cudaFree(self.ptr) }, "cudaFree");
+            FreeKind::Synchronous => record_drop_error(unsafe { sys::cudaFree(self.ptr) }, "cudaFree"),
+            FreeKind::StreamOrdered { device, blocking_stream, .. } => {
+                free_stream_ordered(self.ptr, *device, *blocking_stream)
+            }
         }
+    }
+}
+
+/// Frees stream-ordered memory without a stream handle (the allocating stream may be gone):
+/// on the legacy default stream when that is ordered after the allocating stream, else after
+/// waiting for the whole device. Runs on `device`, restoring the caller's current device.
+fn free_stream_ordered(ptr: *mut c_void, device: i32, blocking_stream: bool) {
+    let mut current = device;
+    // SAFETY: `current` is a valid, writable i32.
+    record_drop_error(unsafe { sys::cudaGetDevice(&mut current) }, "cudaGetDevice");
+    if current != device {
+        // SAFETY: plain call; `device` is the ordinal the memory was allocated on.
+        record_drop_error(unsafe { sys::cudaSetDevice(device) }, "cudaSetDevice");
+    }
+    if blocking_stream {
+        // SAFETY: `ptr` came from the stream-ordered allocator and is freed once. The legacy
+        // default stream runs this free after all work already queued on every blocking
+        // stream of the device, the allocating stream included.
+        record_drop_error(unsafe { sys::cudaFreeAsync(ptr, LEGACY_STREAM) }, "cudaFreeAsync");
+    } else {
+        // SAFETY: plain call. A non-blocking stream is not ordered before the legacy stream,
+        // so wait for every stream of the device first.
+        let synced = unsafe { sys::cudaDeviceSynchronize() };
+        if synced == sys::cudaError::cudaSuccess {
+            // SAFETY: all work that could use `ptr` has finished; it is freed once, through
+            // the pool (a plain cudaFree of pool memory leaves it counted as used, measured
+            // on CUDA 13.0).
+            record_drop_error(unsafe { sys::cudaFreeAsync(ptr, LEGACY_STREAM) }, "cudaFreeAsync");
+        } else {
+            // Work may still use the memory: leak it rather than free it under that work.
+            record_drop_error(synced, "cudaDeviceSynchronize");
+        }
+    }
+    if current != device {
+        // SAFETY: plain call; restores the caller's current device.
+        record_drop_error(unsafe { sys::cudaSetDevice(current) }, "cudaSetDevice");
     }
 }
 
@@ -97,10 +173,21 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 
     fn uninitialized_bytes(len: usize) -> Result<DeviceBuffer<T>> {
-        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
-            CudaError::invalid("DeviceBuffer", format!("{len} elements of {} bytes overflow usize", size_of::<T>()))
-        })?;
+        let bytes = Self::bytes_for(len, "DeviceBuffer")?;
         Ok(DeviceBuffer { allocation: Arc::new(Allocation::new(bytes)?), len, _element: PhantomData })
+    }
+
+    /// The number of bytes `len` elements take, or the error naming `call` on overflow.
+    pub(crate) fn bytes_for(len: usize, call: &'static str) -> Result<usize> {
+        len.checked_mul(size_of::<T>()).ok_or_else(|| {
+            CudaError::invalid(call, format!("{len} elements of {} bytes overflow usize", size_of::<T>()))
+        })
+    }
+
+    /// A buffer of `len` elements owning `allocation` (which holds at least that many bytes).
+    pub(crate) fn from_allocation(allocation: Allocation, len: usize) -> DeviceBuffer<T> {
+        debug_assert!(allocation.bytes() >= len * size_of::<T>());
+        DeviceBuffer { allocation: Arc::new(allocation), len, _element: PhantomData }
     }
 
     /// Number of elements.
@@ -161,11 +248,25 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     /// The buffer's contents as a `Vec` (synchronous).
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut out = Vec::with_capacity(self.len);
-        // SAFETY: `copy_to_host` overwrites all `len` elements before `out` is read, and any
-        // bit pattern is a valid T (DeviceRepr); on error the Vec is dropped unread.
+        let mut out = Vec::<T>::with_capacity(self.len);
+        if self.bytes() > 0 {
+            // SAFETY: the Vec's capacity holds `bytes()` writable bytes, the allocation as
+            // many readable ones; no reference to the uninitialized elements is made.
+            check(
+                unsafe {
+                    sys::cudaMemcpy(
+                        out.as_mut_ptr().cast(),
+                        self.allocation.ptr,
+                        self.bytes(),
+                        sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
+                    )
+                },
+                "cudaMemcpy",
+            )?;
+        }
+        // SAFETY: cudaMemcpy initialized all `len` elements (or there are no bytes), and any
+        // bit pattern is a valid T (DeviceRepr).
         unsafe { out.set_len(self.len) };
-        self.copy_to_host(&mut out)?;
         Ok(out)
     }
 

@@ -1,12 +1,22 @@
-//! Device memory: owned buffers, the typed pointers kernels receive, and what may live there.
+//! Memory: owned device buffers, the typed pointers kernels receive, what may live there,
+//! page-locked host buffers, memory pools with stream-ordered allocation, and asynchronous
+//! copies and memsets.
 
+mod async_ops;
 mod buffer;
+mod pinned;
+mod pool;
 mod repr;
 
 pub use buffer::{DeviceBuffer, DevicePtr};
+pub use pinned::PinnedBuffer;
+pub use pool::{MemoryPool, MemoryPoolOptions};
 pub use repr::DeviceRepr;
 
-pub(crate) use buffer::Allocation;
+pub(crate) use async_ops::refuse_during_capture;
+pub(crate) use buffer::{Allocation, FreeKind};
+#[allow(unused_imports)] // for the graph code: memcpy nodes and launches that touch pinned memory
+pub(crate) use pinned::{fence_keep_alive, DeviceAccess, PinnedAllocation};
 
 /// A shared owner that keeps an allocation (or any resource a node points to) alive for as
 /// long as a graph or exec that uses it. See the crate docs, "Ownership".

@@ -15,5 +15,18 @@ pub struct Program {
 
 /// Every ported program. Examples are added here as they are ported.
 pub fn all() -> Vec<Program> {
-    Vec::new()
+    vec![Program {
+        name: "atomic_work_queue",
+        claim: "dynamic 1.81-1.98x over static",
+        run: |quick| {
+            use crate::table::Check;
+            let options = if quick { atomic_work_queue::Options::quick() } else { Default::default() };
+            let (check, headline) = match atomic_work_queue::run(&options) {
+                Ok(report) if report.passed() => (Check::Pass, atomic_work_queue::headline(&report)),
+                Ok(report) => (Check::Fail, atomic_work_queue::headline(&report)),
+                Err(err) => (Check::Fail, format!("error: {err}")),
+            };
+            Row { program: "atomic_work_queue", check, headline, claim: "dynamic 1.81-1.98x over static" }
+        },
+    }]
 }

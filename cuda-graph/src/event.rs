@@ -1,0 +1,252 @@
+//! Events: markers recorded into a stream, to wait for, to order other streams after, and to
+//! time the work between two of them.
+
+use std::ptr;
+
+use cudart_graph_sys as sys;
+
+use crate::error::{check, record_drop_error, Result};
+use crate::stream::Stream;
+
+/// How to create an [`Event`]. The default records timestamps and waits by spinning.
+///
+/// ```
+/// use cuda_graph::EventOptions;
+/// let marker_only = EventOptions { timing: false, ..EventOptions::default() };
+/// assert!(!marker_only.timing && !marker_only.blocking_sync);
+/// assert!(EventOptions::default().timing);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventOptions {
+    /// Record timestamps, for [`Event::elapsed_ms`]. Without them (`cudaEventDisableTiming`)
+    /// recording and waiting are cheaper; use that for pure ordering.
+    pub timing: bool,
+    /// Make [`Event::synchronize`] block the thread until the event completes
+    /// (`cudaEventBlockingSync`) instead of spinning on the CPU.
+    pub blocking_sync: bool,
+}
+
+impl Default for EventOptions {
+    fn default() -> EventOptions {
+        EventOptions { timing: true, blocking_sync: false }
+    }
+}
+
+/// A CUDA event (`cudaEvent_t`) of the device current when it was created, destroyed on drop.
+///
+/// An event completes when the stream it was last recorded into reaches it. Use it to wait
+/// on the host ([`Event::synchronize`], [`Event::is_complete`]), to make another stream wait
+/// on the device ([`Stream::wait_event`]), or to time the work between two events
+/// ([`Event::elapsed_ms`]).
+///
+/// ```no_run
+/// use cuda_graph::{DeviceBuffer, Event, Stream};
+/// let stream = Stream::new()?;
+/// let (start, end) = (Event::new()?, Event::new()?);
+/// let source = DeviceBuffer::<u8>::zeroed(64 << 20)?;
+/// let mut target = DeviceBuffer::<u8>::zeroed(64 << 20)?;
+/// start.record(&stream)?;
+/// target.copy_from_device_async(&source, &stream)?;
+/// end.record(&stream)?;
+/// end.synchronize()?;
+/// println!("64 MiB copied in {:.3} ms", Event::elapsed_ms(&start, &end)?);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+#[derive(Debug)]
+pub struct Event {
+    raw: sys::cudaEvent_t,
+}
+
+// SAFETY: CUDA events may be recorded, queried, waited for and destroyed from any host thread;
+// the runtime serializes access to them.
+unsafe impl Send for Event {}
+// SAFETY: every operation through `&Event` is a thread-safe runtime call.
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// An event with timing enabled, on the current device (`cudaEventCreateWithFlags`).
+    ///
+    /// ```no_run
+    /// let event = cuda_graph::Event::new()?;
+    /// assert!(event.is_complete()?, "an event never recorded counts as complete");
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn new() -> Result<Event> {
+        Event::with_options(EventOptions::default())
+    }
+
+    /// An event with the given options, on the current device (`cudaEventCreateWithFlags`).
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Event, EventOptions};
+    /// let fence = Event::with_options(EventOptions { timing: false, blocking_sync: true })?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn with_options(options: EventOptions) -> Result<Event> {
+        let mut flags = sys::cudaEventDefault;
+        if !options.timing {
+            flags |= sys::cudaEventDisableTiming;
+        }
+        if options.blocking_sync {
+            flags |= sys::cudaEventBlockingSync;
+        }
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the flags are valid event flags.
+        check(unsafe { sys::cudaEventCreateWithFlags(&mut raw, flags) }, "cudaEventCreateWithFlags")?;
+        Ok(Event { raw })
+    }
+
+    /// An event without timing, already recorded into `stream`: a fence that completes when
+    /// `stream` has finished the work queued so far.
+    pub(crate) fn fence(stream: &Stream) -> Result<Event> {
+        let event = Event::with_options(EventOptions { timing: false, blocking_sync: false })?;
+        event.record(stream)?;
+        Ok(event)
+    }
+
+    /// Records the event into `stream` (`cudaEventRecord`): it completes once the work
+    /// queued on `stream` before this call has finished. Recording again moves the marker.
+    ///
+    /// ```no_run
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let event = cuda_graph::Event::new()?;
+    /// event.record(&stream)?;
+    /// event.synchronize()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn record(&self, stream: &Stream) -> Result<()> {
+        // SAFETY: the event and the stream are alive.
+        check(unsafe { sys::cudaEventRecord(self.raw, stream.as_raw()) }, "cudaEventRecord")
+    }
+
+    /// Waits on the host until the event has completed (`cudaEventSynchronize`); at once if
+    /// it was never recorded.
+    ///
+    /// ```no_run
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let event = cuda_graph::Event::new()?;
+    /// event.record(&stream)?;
+    /// event.synchronize()?;
+    /// assert!(event.is_complete()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn synchronize(&self) -> Result<()> {
+        // SAFETY: the event is alive.
+        check(unsafe { sys::cudaEventSynchronize(self.raw) }, "cudaEventSynchronize")
+    }
+
+    /// True when the event has completed (or was never recorded), without waiting
+    /// (`cudaEventQuery`; `cudaErrorNotReady` is `false`).
+    ///
+    /// ```no_run
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let event = cuda_graph::Event::new()?;
+    /// event.record(&stream)?;
+    /// while !event.is_complete()? {
+    ///     std::thread::yield_now();
+    /// }
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn is_complete(&self) -> Result<bool> {
+        // SAFETY: the event is alive.
+        let status = unsafe { sys::cudaEventQuery(self.raw) };
+        if status == sys::cudaError::cudaErrorNotReady {
+            return Ok(false);
+        }
+        check(status, "cudaEventQuery").map(|()| true)
+    }
+
+    /// Milliseconds between two completed events (`cudaEventElapsedTime`; resolution about
+    /// half a microsecond). Both need timing ([`EventOptions::timing`]) and must have been
+    /// recorded; an event not yet complete is `cudaErrorNotReady`.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Event, Stream};
+    /// let stream = Stream::new()?;
+    /// let (start, end) = (Event::new()?, Event::new()?);
+    /// start.record(&stream)?;
+    /// // ... queue the work to time ...
+    /// end.record(&stream)?;
+    /// end.synchronize()?;
+    /// let ms = Event::elapsed_ms(&start, &end)?;
+    /// assert!(ms >= 0.0);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32> {
+        let mut ms = 0.0f32;
+        // SAFETY: both events are alive; `ms` is a valid, writable f32.
+        check(unsafe { sys::cudaEventElapsedTime(&mut ms, start.raw, end.raw) }, "cudaEventElapsedTime")?;
+        Ok(ms)
+    }
+
+    /// The raw handle, for calls this crate does not wrap (graph event nodes, say). The
+    /// event still owns it.
+    ///
+    /// ```no_run
+    /// let event = cuda_graph::Event::new()?;
+    /// assert!(!event.as_raw().is_null());
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn as_raw(&self) -> sys::cudaEvent_t {
+        self.raw
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        if self.raw.is_null() {
+            return;
+        }
+        if crate::host_fn::in_host_fn() {
+            // CUDA calls are not allowed inside a host function: destroy it elsewhere.
+            let raw = std::mem::replace(&mut self.raw, ptr::null_mut());
+            crate::host_fn::defer_drop(Event { raw });
+            return;
+        }
+        // SAFETY: the handle is owned and destroyed once. An event still pending in a stream
+        // may be destroyed: CUDA releases it once it completes.
+        record_drop_error(unsafe { sys::cudaEventDestroy(self.raw) }, "cudaEventDestroy");
+    }
+}
+
+impl Stream {
+    /// Makes all work queued on this stream after this call wait until `event` has completed
+    /// (`cudaStreamWaitEvent`), without blocking the host. The wait is for the event's most
+    /// recent record at the time of this call; an event never recorded is no wait at all.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{DeviceBuffer, Event, Stream};
+    /// let (producer, consumer) = (Stream::new()?, Stream::new()?);
+    /// let source = DeviceBuffer::from_slice(&[1u32, 2, 3])?;
+    /// let mut middle = DeviceBuffer::<u32>::zeroed(3)?;
+    /// let mut target = DeviceBuffer::<u32>::zeroed(3)?;
+    /// middle.copy_from_device_async(&source, &producer)?;
+    /// let produced = Event::new()?;
+    /// produced.record(&producer)?;
+    /// consumer.wait_event(&produced)?;
+    /// target.copy_from_device_async(&middle, &consumer)?;
+    /// consumer.synchronize()?;
+    /// assert_eq!(target.to_vec()?, [1, 2, 3]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn wait_event(&self, event: &Event) -> Result<()> {
+        // SAFETY: the stream and the event are alive; flags 0 is the default wait.
+        check(unsafe { sys::cudaStreamWaitEvent(self.as_raw(), event.raw, 0) }, "cudaStreamWaitEvent")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_can_be_shared_between_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Event>();
+    }
+
+    #[test]
+    fn default_options_time_and_spin() {
+        assert_eq!(EventOptions::default(), EventOptions { timing: true, blocking_sync: false });
+    }
+}

@@ -1,0 +1,329 @@
+//! Conditional nodes: IF, IF/ELSE, WHILE and SWITCH, whose bodies are graphs built with the
+//! same calls as any other, nested to any depth.
+
+use cudart_graph_sys as sys;
+
+use super::{AsNode, GraphBuilder, NodeRef};
+use crate::error::{check, CudaError, Result};
+use crate::kernel::KernelParam;
+
+/// The value a conditional node tests (`cudaGraphConditionalHandle`), created by
+/// [`GraphBuilder::conditional_handle`]. Kernels set it with `cudaGraphSetConditional(handle,
+/// value)`; it is a kernel argument of type `cudaGraphConditionalHandle` (a 64-bit integer),
+/// which this type is.
+///
+/// A handle may serve conditional nodes of the graph that created it and of the bodies
+/// nested inside that graph; anywhere else it is refused.
+///
+/// ```no_run
+/// use cuda_graph::graph::{ConditionalHandle, Graph};
+/// use cuda_graph::kernel::{Kernel, LaunchConfig};
+/// use cuda_graph::DevicePtr;
+/// // extern "C" __global__ void set_from(cudaGraphConditionalHandle h, const unsigned* v)
+/// fn build(set_from: &Kernel<(ConditionalHandle, DevicePtr<u32>)>, value: DevicePtr<u32>) -> cuda_graph::Result<Graph> {
+///     let graph = Graph::new()?;
+///     let handle = graph.conditional_handle(None)?;
+///     let set = graph.add_kernel(set_from, LaunchConfig::new(1, 1), (handle, value), &[])?;
+///     let (_node, body) = graph.add_if(&handle, &[&set])?;
+///     body.add_empty(&[])?;
+///     Ok(graph)
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConditionalHandle {
+    raw: sys::cudaGraphConditionalHandle,
+    graph: u64,
+    default: Option<u32>,
+}
+
+impl ConditionalHandle {
+    /// The raw handle, as kernels receive it (for kernels declared with a `u64` parameter).
+    pub fn as_raw(&self) -> u64 {
+        self.raw
+    }
+
+    /// The value assigned at the start of every launch, if one was given.
+    pub fn default_value(&self) -> Option<u32> {
+        self.default
+    }
+}
+
+// SAFETY: `cudaGraphConditionalHandle` is `unsigned long long`, passed by value: a u64.
+unsafe impl KernelParam for ConditionalHandle {
+    type Raw = u64;
+    fn raw(&self) -> u64 {
+        self.raw
+    }
+}
+
+/// Which kind of conditional node.
+///
+/// ```
+/// use cuda_graph::graph::ConditionalKind;
+/// assert_eq!(ConditionalKind::IfElse.to_string(), "IF/ELSE");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConditionalKind {
+    /// Runs its body when the value is non-zero.
+    If,
+    /// Runs body 0 when the value is non-zero, body 1 when it is zero.
+    IfElse,
+    /// Runs its body again and again while the value is non-zero (tested before each run).
+    While,
+    /// Runs body `n` when the value is `n`; none when the value is past the last body.
+    Switch,
+}
+
+impl std::fmt::Display for ConditionalKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ConditionalKind::If => "IF",
+            ConditionalKind::IfElse => "IF/ELSE",
+            ConditionalKind::While => "WHILE",
+            ConditionalKind::Switch => "SWITCH",
+        })
+    }
+}
+
+/// A conditional node, from [`GraphBuilder::add_if`] and its siblings.
+///
+/// ```no_run
+/// use cuda_graph::graph::{ConditionalKind, Graph};
+/// let graph = Graph::new()?;
+/// let (node, bodies) = graph.add_switch(&graph.conditional_handle(Some(2))?, 3, &[])?;
+/// assert_eq!((node.kind(), node.body_count()), (ConditionalKind::Switch, 3));
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConditionalNode {
+    node: NodeRef,
+    kind: ConditionalKind,
+    bodies: u32,
+}
+
+impl ConditionalNode {
+    /// IF, IF/ELSE, WHILE or SWITCH.
+    pub fn kind(&self) -> ConditionalKind {
+        self.kind
+    }
+
+    /// How many bodies it has.
+    pub fn body_count(&self) -> usize {
+        self.bodies as usize
+    }
+}
+
+impl AsNode for ConditionalNode {
+    fn as_node(&self) -> NodeRef {
+        self.node
+    }
+}
+
+/// Refuses a handle not created by `lineage`'s graph or one enclosing it.
+fn check_handle(call: &'static str, lineage: &[u64], handle: &ConditionalHandle) -> Result<()> {
+    if lineage.contains(&handle.graph) {
+        Ok(())
+    } else {
+        Err(CudaError::invalid(
+            call,
+            format!(
+                "the conditional handle belongs to graph #{}, which is neither this graph (#{}) nor one enclosing \
+                 it; create the handle with `conditional_handle` on this graph or its parent",
+                handle.graph,
+                lineage.last().copied().unwrap_or_default()
+            ),
+        ))
+    }
+}
+
+impl GraphBuilder {
+    /// Creates a conditional handle for nodes of this graph or bodies inside it
+    /// (`cudaGraphConditionalHandleCreate`). With `Some(value)`, every launch starts with the
+    /// handle set to `value` (`cudaGraphCondAssignDefault`); with `None` a kernel must set it
+    /// before the conditional node runs. A handle no conditional node uses makes instantiation
+    /// fail.
+    ///
+    /// ```no_run
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// let handle = graph.conditional_handle(Some(1))?;
+    /// assert_eq!(handle.default_value(), Some(1));
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn conditional_handle(&self, default: Option<u32>) -> Result<ConditionalHandle> {
+        let flags = if default.is_some() {
+            sys::cudaGraphConditionalHandleFlags::cudaGraphCondAssignDefault.0
+        } else {
+            0
+        };
+        self.core.locked("GraphBuilder::conditional_handle", |_| {
+            let mut raw = 0;
+            // SAFETY: the graph is alive and locked; `raw` is a valid out-pointer; flags are
+            // 0 or cudaGraphCondAssignDefault, the documented values.
+            check(
+                unsafe {
+                    sys::cudaGraphConditionalHandleCreate(&mut raw, self.raw, default.unwrap_or(0), flags)
+                },
+                "cudaGraphConditionalHandleCreate",
+            )?;
+            Ok(ConditionalHandle { raw, graph: self.id, default })
+        })
+    }
+
+    /// Adds an IF node: its body runs when `handle`'s value is non-zero.
+    ///
+    /// ```no_run
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// let (_node, body) = graph.add_if(&graph.conditional_handle(Some(1))?, &[])?;
+    /// body.add_empty(&[])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_if(
+        &self,
+        handle: &ConditionalHandle,
+        deps: &[&dyn AsNode],
+    ) -> Result<(ConditionalNode, GraphBuilder)> {
+        let (node, mut bodies) =
+            self.add_conditional("GraphBuilder::add_if", handle, ConditionalKind::If, 1, deps)?;
+        Ok((node, bodies.remove(0)))
+    }
+
+    /// Adds an IF/ELSE node: the first body runs when `handle`'s value is non-zero, the
+    /// second when it is zero.
+    ///
+    /// ```no_run
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// let (_node, [then, otherwise]) = graph.add_if_else(&graph.conditional_handle(Some(0))?, &[])?;
+    /// then.add_empty(&[])?;
+    /// otherwise.add_empty(&[])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_if_else(
+        &self,
+        handle: &ConditionalHandle,
+        deps: &[&dyn AsNode],
+    ) -> Result<(ConditionalNode, [GraphBuilder; 2])> {
+        const CALL: &str = "GraphBuilder::add_if_else";
+        let (node, bodies) = self.add_conditional(CALL, handle, ConditionalKind::IfElse, 2, deps)?;
+        let bodies = <[GraphBuilder; 2]>::try_from(bodies)
+            .map_err(|b| CudaError::invalid(CALL, format!("CUDA returned {} bodies, not 2", b.len())))?;
+        Ok((node, bodies))
+    }
+
+    /// Adds a WHILE node: while `handle`'s value is non-zero (tested before each run), the
+    /// body runs. A kernel in the body must eventually set the value to 0.
+    ///
+    /// ```no_run
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// let (_node, body) = graph.add_while(&graph.conditional_handle(Some(0))?, &[])?;
+    /// body.add_empty(&[])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_while(
+        &self,
+        handle: &ConditionalHandle,
+        deps: &[&dyn AsNode],
+    ) -> Result<(ConditionalNode, GraphBuilder)> {
+        let (node, mut bodies) =
+            self.add_conditional("GraphBuilder::add_while", handle, ConditionalKind::While, 1, deps)?;
+        Ok((node, bodies.remove(0)))
+    }
+
+    /// Adds a SWITCH node with `cases` bodies (at least 1): body `n` runs when `handle`'s
+    /// value is `n`; none runs when the value is `cases` or more.
+    ///
+    /// ```no_run
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// let (_node, bodies) = graph.add_switch(&graph.conditional_handle(Some(3))?, 4, &[])?;
+    /// for body in &bodies {
+    ///     body.add_empty(&[])?;
+    /// }
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_switch(
+        &self,
+        handle: &ConditionalHandle,
+        cases: usize,
+        deps: &[&dyn AsNode],
+    ) -> Result<(ConditionalNode, Vec<GraphBuilder>)> {
+        const CALL: &str = "GraphBuilder::add_switch";
+        let size = switch_size(CALL, cases)?;
+        self.add_conditional(CALL, handle, ConditionalKind::Switch, size, deps)
+    }
+
+    fn add_conditional(
+        &self,
+        call: &'static str,
+        handle: &ConditionalHandle,
+        kind: ConditionalKind,
+        size: u32,
+        deps: &[&dyn AsNode],
+    ) -> Result<(ConditionalNode, Vec<GraphBuilder>)> {
+        check_handle(call, &self.lineage, handle)?;
+        let type_ = match kind {
+            ConditionalKind::If | ConditionalKind::IfElse => {
+                sys::cudaGraphConditionalNodeType::cudaGraphCondTypeIf
+            }
+            ConditionalKind::While => sys::cudaGraphConditionalNodeType::cudaGraphCondTypeWhile,
+            ConditionalKind::Switch => sys::cudaGraphConditionalNodeType::cudaGraphCondTypeSwitch,
+        };
+        let mut params = sys::cudaGraphNodeParams {
+            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeConditional,
+            ..Default::default()
+        };
+        params.__bindgen_anon_1.conditional = sys::cudaConditionalNodeParams {
+            handle: handle.raw,
+            type_,
+            size,
+            phGraph_out: std::ptr::null_mut(),
+        };
+        let node = self.add_node(call, &mut params, Vec::new(), deps)?;
+        // SAFETY: cudaGraphAddNode filled the conditional member's phGraph_out with a CUDA-owned
+        // array of `size` body graphs, valid as long as the node (so as the family).
+        let out = unsafe { params.__bindgen_anon_1.conditional.phGraph_out };
+        if out.is_null() {
+            return Err(CudaError::invalid(call, "CUDA created the node but returned no body graphs"));
+        }
+        // SAFETY: `out` holds `size` graph handles (see above).
+        let raw_bodies = unsafe { std::slice::from_raw_parts(out, size as usize) };
+        let bodies = raw_bodies.iter().map(|&raw| self.body(raw)).collect();
+        Ok((ConditionalNode { node, kind, bodies: size }, bodies))
+    }
+}
+
+fn switch_size(call: &'static str, cases: usize) -> Result<u32> {
+    match u32::try_from(cases) {
+        Ok(0) => Err(CudaError::invalid(call, "a SWITCH needs at least 1 body, got 0")),
+        Ok(size) => Ok(size),
+        Err(_) => Err(CudaError::invalid(call, format!("{cases} bodies is more than a SWITCH can have"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_serve_their_graph_and_bodies_inside_it() {
+        let handle = ConditionalHandle { raw: 5, graph: 2, default: None };
+        assert!(check_handle("add_if", &[2], &handle).is_ok());
+        assert!(check_handle("add_if", &[2, 9, 11], &handle).is_ok());
+        let err = check_handle("add_if", &[3, 4], &handle).unwrap_err();
+        assert!(err.to_string().contains("belongs to graph #2, which is neither this graph (#4)"), "{err}");
+    }
+
+    #[test]
+    fn a_switch_needs_at_least_one_body() {
+        assert!(switch_size("add_switch", 0).unwrap_err().to_string().contains("at least 1 body"));
+        assert_eq!(switch_size("add_switch", 4).unwrap(), 4);
+        if usize::BITS > 32 {
+            assert!(switch_size("add_switch", 1 << 33).is_err());
+        }
+    }
+
+    #[test]
+    fn a_handle_is_a_64_bit_kernel_argument() {
+        let handle = ConditionalHandle { raw: 0xdead_beef_0000_0001, graph: 1, default: Some(3) };
+        assert_eq!(KernelParam::raw(&handle), 0xdead_beef_0000_0001);
+        assert_eq!(<(ConditionalHandle,) as crate::KernelArgs>::layout()[0].size, 8);
+    }
+}

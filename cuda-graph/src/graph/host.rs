@@ -1,0 +1,142 @@
+//! Nodes that reach the host: host functions, and copies to and from pinned host memory.
+
+use std::sync::Arc;
+
+use cudart_graph_sys as sys;
+
+use super::params::{checked_bytes, Copy1D};
+use super::{AsNode, GraphBuilder, MemcpyNode, NodeRef};
+use crate::error::Result;
+use crate::host_fn::HostCallback;
+use crate::memory::{DevicePtr, DeviceRepr, KeepAlive, PinnedBuffer};
+
+/// A host function node, from [`GraphBuilder::add_host`].
+///
+/// ```no_run
+/// # fn f(graph: &cuda_graph::graph::Graph, node: cuda_graph::graph::HostNode) -> cuda_graph::Result<()> {
+/// graph.add_empty(&[&node])?; // runs after the host function returned
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HostNode(pub(crate) NodeRef);
+
+impl AsNode for HostNode {
+    fn as_node(&self) -> NodeRef {
+        self.0
+    }
+}
+
+impl GraphBuilder {
+    /// Adds a node that calls `f` on a CUDA thread each time the graph runs, once its
+    /// dependencies finished; nodes after it wait for it to return (`cudaGraphNodeTypeHost`).
+    ///
+    /// `f` must not call CUDA (CUDA forbids it). A panic in `f` is caught and reported by
+    /// [`take_host_fn_errors`](crate::take_host_fn_errors); the graph goes on. `f` lives as
+    /// long as the graph and its execs, and an exec of a graph with host functions waits, when
+    /// dropped, for its last launch. CUDA refuses host nodes in conditional bodies and in
+    /// device-launch graphs.
+    ///
+    /// ```no_run
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// let runs = Arc::new(AtomicU32::new(0));
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// let counter = runs.clone();
+    /// graph.add_host(move || { counter.fetch_add(1, Ordering::SeqCst); }, &[])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_host<F>(&self, f: F, deps: &[&dyn AsNode]) -> Result<HostNode>
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        let callback = HostCallback::new(f);
+        let (fn_, user_data) = callback.raw_parts();
+        let mut params = sys::cudaGraphNodeParams {
+            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeHost,
+            ..Default::default()
+        };
+        params.__bindgen_anon_1.host = sys::cudaHostNodeParamsV2 { fn_, userData: user_data };
+        let keep: Vec<KeepAlive> = vec![Arc::new(callback)];
+        self.add_node_with("GraphBuilder::add_host", &mut params, keep, true, deps).map(HostNode)
+    }
+
+    /// Adds a copy of `len` elements from pinned host memory `src` into device memory `dst`.
+    /// Both stay alive with the graph; each launch fences `src`, so that writing it through
+    /// [`PinnedBuffer::as_mut_slice`] waits for launches queued before.
+    ///
+    /// # Safety
+    /// The fence covers slices taken after a launch is queued. A slice from
+    /// `as_mut_slice` taken *before* a launch must not be written while that launch may run
+    /// (nothing borrows the buffer during a launch to stop it).
+    ///
+    /// ```no_run
+    /// let input = cuda_graph::PinnedBuffer::from_slice(&[1u32, 2, 3])?;
+    /// let device = cuda_graph::DeviceBuffer::<u32>::zeroed(3)?;
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// // SAFETY: no slice of `input` is held across the graph's launches.
+    /// unsafe { graph.add_memcpy_from_host(&device.ptr(), &input, 3, &[])? };
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn add_memcpy_from_host<T: DeviceRepr>(
+        &self,
+        dst: &DevicePtr<T>,
+        src: &PinnedBuffer<T>,
+        len: usize,
+        deps: &[&dyn AsNode],
+    ) -> Result<MemcpyNode> {
+        const CALL: &str = "GraphBuilder::add_memcpy_from_host";
+        let bytes =
+            checked_bytes(CALL, len, size_of::<T>(), &[("destination", dst.len()), ("source", src.len())])?;
+        let keep = dst.keep_alive().into_iter().chain([src.keep_alive()]).collect();
+        let copy = Copy1D::raw(
+            dst.addr() as *mut std::ffi::c_void,
+            src.as_raw(),
+            bytes,
+            sys::cudaMemcpyKind::cudaMemcpyHostToDevice,
+            keep,
+        );
+        self.add_copy(CALL, copy, deps)
+    }
+
+    /// Adds a copy of `len` elements from device memory `src` into pinned host memory `dst`.
+    /// Both stay alive with the graph; each launch fences `dst`, so that reading it through
+    /// [`PinnedBuffer::as_slice`] after queuing a launch waits for the copy.
+    ///
+    /// # Safety
+    /// The fence covers slices taken after a launch is queued. A slice from `as_slice` or
+    /// `as_mut_slice` taken *before* a launch must not be used while that launch may run
+    /// (nothing borrows the buffer during a launch to stop it).
+    ///
+    /// ```no_run
+    /// use cuda_graph::graph::{Graph, HostLaunch};
+    /// let device = cuda_graph::DeviceBuffer::from_slice(&[4u32, 5])?;
+    /// let output = cuda_graph::PinnedBuffer::<u32>::zeroed(2)?;
+    /// let graph = Graph::new()?;
+    /// // SAFETY: `output` is read only after each launch is queued (the fence waits).
+    /// unsafe { graph.add_memcpy_to_host(&output, &device.ptr(), 2, &[])? };
+    /// let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+    /// exec.launch(&cuda_graph::Stream::new()?)?;
+    /// assert_eq!(output.as_slice()?, [4, 5]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn add_memcpy_to_host<T: DeviceRepr>(
+        &self,
+        dst: &PinnedBuffer<T>,
+        src: &DevicePtr<T>,
+        len: usize,
+        deps: &[&dyn AsNode],
+    ) -> Result<MemcpyNode> {
+        const CALL: &str = "GraphBuilder::add_memcpy_to_host";
+        let bytes =
+            checked_bytes(CALL, len, size_of::<T>(), &[("destination", dst.len()), ("source", src.len())])?;
+        let keep = src.keep_alive().into_iter().chain([dst.keep_alive()]).collect();
+        let copy = Copy1D::raw(
+            dst.as_raw(),
+            src.addr() as *const std::ffi::c_void,
+            bytes,
+            sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
+            keep,
+        );
+        self.add_copy(CALL, copy, deps)
+    }
+}

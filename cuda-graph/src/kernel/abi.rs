@@ -1,0 +1,251 @@
+//! The parameter (ABI) check: the Rust declaration of a kernel against the compiled kernel.
+//!
+//! The compiled side comes from the driver's `cuFuncGetParamInfo` (reached through
+//! `cudaGetDriverEntryPointByVersion`), asked for index 0, 1, … until it answers
+//! `CUDA_ERROR_INVALID_VALUE`, which is how the parameters are counted. The Rust side is laid
+//! out from [`ParamLayout`]s the way the C ABI lays out a parameter buffer: each parameter at
+//! the end of the previous one, rounded up to its alignment.
+
+use std::ffi::c_void;
+use std::fmt::Write as _;
+use std::ptr;
+
+use cudart_graph_sys as sys;
+
+use super::ParamLayout;
+use crate::error::{check, CudaError, Result};
+
+/// One parameter's place in the parameter buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ParamSlot {
+    /// Bytes from the start of the parameter buffer.
+    pub(crate) offset: usize,
+    /// Bytes.
+    pub(crate) size: usize,
+}
+
+/// No kernel has more parameters than this (the parameter buffer is at most 32764 bytes and
+/// a parameter takes at least one): a bound on the counting loop in case a driver never
+/// answers "no such parameter".
+const MAX_PARAMS: usize = 32_768;
+
+/// Checks the declared `layout` of kernel `name` (host stub `stub`) against the compiled
+/// kernel. `params` describes each parameter for messages (may be empty).
+pub(crate) fn check_kernel(
+    name: &'static str,
+    stub: *const c_void,
+    params: &[&str],
+    layout: &[ParamLayout],
+) -> Result<()> {
+    let compiled = compiled_slots(stub)?;
+    compare(name, params, &declared_slots(layout), &compiled)
+}
+
+/// Where the C ABI puts parameters of these sizes and alignments.
+pub(crate) fn declared_slots(layout: &[ParamLayout]) -> Vec<ParamSlot> {
+    let mut end = 0usize;
+    layout
+        .iter()
+        .map(|param| {
+            let offset = end.next_multiple_of(param.align.max(1));
+            end = offset + param.size;
+            ParamSlot { offset, size: param.size }
+        })
+        .collect()
+}
+
+/// The first difference between the declared and the compiled parameters, as
+/// [`CudaError::KernelSignature`]; `Ok` when count, sizes and offsets all agree.
+pub(crate) fn compare(
+    kernel: &'static str,
+    params: &[&str],
+    declared: &[ParamSlot],
+    compiled: &[ParamSlot],
+) -> Result<()> {
+    let mismatch = |problem: String| Err(CudaError::KernelSignature { kernel, problem });
+    if declared.len() != compiled.len() {
+        return mismatch(format!(
+            "Rust declares {} parameter{}, the compiled kernel has {} (Rust: {}; compiled: {})",
+            declared.len(),
+            if declared.len() == 1 { "" } else { "s" },
+            compiled.len(),
+            describe(declared),
+            describe(compiled),
+        ));
+    }
+    for (index, (rust, cuda)) in declared.iter().zip(compiled).enumerate() {
+        if rust != cuda {
+            let label = match params.get(index) {
+                Some(param) => format!("parameter {index} (`{param}`)"),
+                None => format!("parameter {index}"),
+            };
+            return mismatch(format!(
+                "{label}: Rust declares {} at offset {}, the compiled kernel has {} at offset {}",
+                bytes(rust.size),
+                rust.offset,
+                bytes(cuda.size),
+                cuda.offset,
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn bytes(n: usize) -> String {
+    if n == 1 {
+        "1 byte".to_string()
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// `[8@0, 4@8]` (size@offset), or `none`.
+fn describe(slots: &[ParamSlot]) -> String {
+    if slots.is_empty() {
+        return "none".to_string();
+    }
+    let mut text = String::from("size@offset ");
+    for (i, slot) in slots.iter().enumerate() {
+        let separator = if i == 0 { "" } else { ", " };
+        let _ = write!(text, "{separator}{}@{}", slot.size, slot.offset);
+    }
+    text
+}
+
+/// The compiled kernel's parameters, from the driver.
+fn compiled_slots(stub: *const c_void) -> Result<Vec<ParamSlot>> {
+    let mut function: sys::cudaFunction_t = ptr::null_mut();
+    // SAFETY: `function` is a valid out-pointer. `stub` is a host function address; the
+    // runtime only looks it up in its table of registered kernels (an address that is not a
+    // kernel gives cudaErrorInvalidDeviceFunction, it is never called).
+    check(unsafe { sys::cudaGetFuncBySymbol(&mut function, stub) }, "cudaGetFuncBySymbol")?;
+    let param_info = param_info_entry_point()?;
+    let mut slots = Vec::new();
+    for index in 0..MAX_PARAMS {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: `param_info` is the driver's cuFuncGetParamInfo, whose C signature is
+        // PFN_cuFuncGetParamInfo; `function` came from cudaGetFuncBySymbol just above, and
+        // both out-pointers are valid, writable usizes (size_t).
+        let status = unsafe { param_info(function, index, &mut offset, &mut size) };
+        match status {
+            0 => slots.push(ParamSlot { offset, size }),
+            sys::CUDA_ERROR_INVALID_VALUE => return Ok(slots),
+            // Driver codes share the runtime's numbering for the errors this call returns.
+            code => return Err(CudaError::from_code(code, "cuFuncGetParamInfo")),
+        }
+    }
+    Err(CudaError::invalid(
+        "cuFuncGetParamInfo",
+        format!("the kernel reports more than {MAX_PARAMS} parameters"),
+    ))
+}
+
+/// The driver's `cuFuncGetParamInfo`.
+fn param_info_entry_point() -> Result<sys::PFN_cuFuncGetParamInfo> {
+    const CALL: &str = "cudaGetDriverEntryPointByVersion(cuFuncGetParamInfo)";
+    let mut entry: *mut c_void = ptr::null_mut();
+    let mut found = sys::cudaDriverEntryPointQueryResult::cudaDriverEntryPointSymbolNotFound;
+    // SAFETY: the symbol is a NUL-terminated C string, `entry` and `found` are valid
+    // out-pointers, and the flags value is a defined one (default search).
+    check(
+        unsafe {
+            sys::cudaGetDriverEntryPointByVersion(
+                sys::CU_FUNC_GET_PARAM_INFO.as_ptr().cast(),
+                &mut entry,
+                sys::CU_FUNC_GET_PARAM_INFO_VERSION,
+                sys::cudaGetDriverEntryPointFlags::cudaEnableDefault.0 as u64,
+                &mut found,
+            )
+        },
+        CALL,
+    )?;
+    if found != sys::cudaDriverEntryPointQueryResult::cudaDriverEntryPointSuccess || entry.is_null() {
+        // The driver lacks the symbol (older than 12.4): report it as CUDA's "symbol not found".
+        return Err(CudaError::from_code(sys::cudaError::cudaErrorSymbolNotFound.0 as i32, CALL));
+    }
+    // SAFETY: the driver returned the address of cuFuncGetParamInfo at the 12.4 version,
+    // whose C signature PFN_cuFuncGetParamInfo transcribes; the pointer is non-null.
+    Ok(unsafe { std::mem::transmute::<*mut c_void, sys::PFN_cuFuncGetParamInfo>(entry) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(params: &[(usize, usize)]) -> Vec<ParamLayout> {
+        params.iter().map(|&(size, align)| ParamLayout { size, align }).collect()
+    }
+
+    fn slots(params: &[(usize, usize)]) -> Vec<ParamSlot> {
+        params.iter().map(|&(offset, size)| ParamSlot { offset, size }).collect()
+    }
+
+    /// `abi_probe(float* p, uint32_t a, double b, uint8_t c, int32_t d)` as nvcc lays it out.
+    fn abi_probe_compiled() -> Vec<ParamSlot> {
+        slots(&[(0, 8), (8, 4), (16, 8), (24, 1), (28, 4)])
+    }
+
+    #[test]
+    fn declared_offsets_follow_the_c_abi() {
+        let declared = declared_slots(&layout(&[(8, 8), (4, 4), (8, 8), (1, 1), (4, 4)]));
+        assert_eq!(declared, abi_probe_compiled());
+        assert!(declared_slots(&[]).is_empty());
+        // A 16-byte aligned parameter after one byte starts at 16.
+        assert_eq!(declared_slots(&layout(&[(1, 1), (16, 16)])), slots(&[(0, 1), (16, 16)]));
+    }
+
+    #[test]
+    fn a_matching_declaration_passes() {
+        let declared = declared_slots(&layout(&[(8, 8), (4, 4), (8, 8), (1, 1), (4, 4)]));
+        assert_eq!(compare("abi_probe", &[], &declared, &abi_probe_compiled()), Ok(()));
+        assert_eq!(compare("noop", &[], &[], &[]), Ok(()));
+    }
+
+    #[test]
+    fn a_wrong_size_names_the_kernel_the_parameter_and_both_layouts() {
+        // `b: u32` where the kernel has `double b`.
+        let declared = declared_slots(&layout(&[(8, 8), (4, 4), (4, 4), (1, 1), (4, 4)]));
+        let params = ["p: DevicePtr<f32>", "a: u32", "b: u32", "c: u8", "d: i32"];
+        let err = compare("abi_probe", &params, &declared, &abi_probe_compiled()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "kernel `abi_probe`: parameter 2 (`b: u32`): Rust declares 4 bytes at offset 12, \
+             the compiled kernel has 8 bytes at offset 16"
+        );
+    }
+
+    #[test]
+    fn a_wrong_offset_alone_is_caught() {
+        // Same sizes, but the compiled kernel puts parameter 1 at 8 where Rust computes 4
+        // (e.g. a C++ struct parameter with 8-byte alignment declared with a 4-aligned type).
+        let err = compare("k", &[], &slots(&[(0, 4), (4, 4)]), &slots(&[(0, 4), (8, 4)])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "kernel `k`: parameter 1: Rust declares 4 bytes at offset 4, the compiled kernel has 4 bytes at offset 8"
+        );
+    }
+
+    #[test]
+    fn a_wrong_count_lists_both_layouts() {
+        let declared = declared_slots(&layout(&[(8, 8), (4, 4), (8, 8), (1, 1)]));
+        let err = compare("abi_probe", &[], &declared, &abi_probe_compiled()).unwrap_err();
+        assert!(matches!(&err, CudaError::KernelSignature { kernel: "abi_probe", .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "kernel `abi_probe`: Rust declares 4 parameters, the compiled kernel has 5 \
+             (Rust: size@offset 8@0, 4@8, 8@16, 1@24; compiled: size@offset 8@0, 4@8, 8@16, 1@24, 4@28)"
+        );
+        let err = compare("noop", &[], &slots(&[(0, 4)]), &[]).unwrap_err();
+        assert!(err.to_string().contains("Rust declares 1 parameter, the compiled kernel has 0"), "{err}");
+        assert!(err.to_string().contains("compiled: none"), "{err}");
+    }
+
+    #[test]
+    fn one_byte_is_singular() {
+        let err = compare("k", &[], &slots(&[(0, 1)]), &slots(&[(0, 2)])).unwrap_err();
+        assert!(
+            err.to_string().contains("Rust declares 1 byte at offset 0, the compiled kernel has 2 bytes"),
+            "{err}"
+        );
+    }
+}

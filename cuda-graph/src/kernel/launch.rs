@@ -1,0 +1,75 @@
+//! Launching a typed kernel on a stream.
+
+use cudart_graph_sys as sys;
+
+use super::{Kernel, KernelArgs, LaunchConfig};
+use crate::error::{check, Result};
+use crate::stream::Stream;
+
+impl<A: KernelArgs> Kernel<A> {
+    /// Queues this kernel on `stream` with `config` and `args` (`cudaLaunchKernel`), after
+    /// checking the geometry ([`LaunchConfig::validate`], before any CUDA call) and the
+    /// kernel's parameters (at first use, see [`Kernel::function`]).
+    ///
+    /// The call returns once the launch is queued; errors the kernel meets while running
+    /// surface at the next synchronization (`stream.synchronize()`). A launch CUDA refuses
+    /// (too much shared memory, say) is returned here, and the thread's last-error slot is
+    /// cleared of it, so it cannot be reported again by an unrelated later call.
+    ///
+    /// Memory: the arguments are copied into the launch, so `args` is dropped when this call
+    /// returns. The buffers its pointers point into may be dropped right after, too: freeing
+    /// device memory (`cudaFree`) waits until the device has finished the work queued before
+    /// it, this kernel included, so a kernel never runs on freed memory.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, DevicePtr, Stream};
+    /// cuda_graph::kernels! {
+    ///     fn add_scalar(data: DevicePtr<u32>, n: u32, value: u32);
+    /// }
+    /// let stream = Stream::new()?;
+    /// let data = DeviceBuffer::from_slice(&[1u32, 2, 3])?;
+    /// add_scalar().launch(&stream, LaunchConfig::for_elements(3, 128), (data.ptr(), 3, 10))?;
+    /// stream.synchronize()?;
+    /// assert_eq!(data.to_vec()?, [11, 12, 13]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn launch(&self, stream: &Stream, config: LaunchConfig, args: A) -> Result<()> {
+        config.validate()?;
+        let function = self.function()?;
+        // A launch recorded by stream capture runs whenever the graph runs, long after this
+        // call: the captured graph must then own the buffers the arguments point into.
+        let mut owners = Vec::new();
+        args.keep_alive(&mut owners);
+        if !owners.is_empty() {
+            crate::graph::retain_for_capture(stream.as_raw(), owners, false)?;
+        }
+        let mut packed = args.pack();
+        let mut pointers = A::pointers(&mut packed);
+        let pointers = pointers.as_mut();
+        // SAFETY: `function` is the host stub of a kernel whose parameter list was checked
+        // against `A` (count, sizes, offsets) by `function()`. `pointers` holds one pointer
+        // per parameter, each to a raw value of that parameter's size inside `packed`, which
+        // lives, unmoved, to the end of this function (CUDA copies the values before returning).
+        // The stream is alive for the call (borrowed). Pointer arguments are device addresses
+        // of live allocations (or promised valid by `DevicePtr::from_raw`'s caller).
+        let status = unsafe {
+            sys::cudaLaunchKernel(
+                function,
+                config.grid.into(),
+                config.block.into(),
+                pointers.as_mut_ptr(),
+                config.shared_mem_bytes as usize,
+                stream.as_raw(),
+            )
+        };
+        if status != sys::cudaError::cudaSuccess {
+            // The runtime also stored this error as the thread's last error. Take it out
+            // (non-sticky launch errors clear; sticky ones stay, as CUDA intends) so that no
+            // later `cudaGetLastError` reports this launch again. What it returns is this
+            // launch's error (or an older one); the launch's own status is the one returned.
+            // SAFETY: no arguments; reads and resets this thread's last-error slot.
+            let _previous = unsafe { sys::cudaGetLastError() };
+        }
+        check(status, "cudaLaunchKernel")
+    }
+}

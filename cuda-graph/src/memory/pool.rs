@@ -1,0 +1,364 @@
+//! Memory pools and stream-ordered allocation (`cudaMallocAsync`, `cudaMallocFromPoolAsync`).
+//!
+//! # Freeing
+//! A stream-ordered buffer is shared like any other (see the crate docs, "Ownership") and is
+//! freed when its last owner drops, which may be long after the allocating [`Stream`] is
+//! gone, so the free cannot be queued on that stream: its handle may be destroyed. Instead:
+//! - allocated on a **blocking** stream (the default, [`Stream::new`]): the free is
+//!   `cudaFreeAsync` on the legacy default stream (`cudaStreamLegacy`), which CUDA runs after
+//!   all work already queued on every blocking stream of the device, the allocating one
+//!   included. The host does not wait. (A legacy-stream operation is a barrier between
+//!   blocking streams, and it is not allowed while another thread captures a stream in
+//!   global mode: the free then fails, is recorded for [`crate::take_drop_errors`], and the
+//!   memory leaks.)
+//! - allocated on a **non-blocking** stream: no stream is ordered after that one, so the drop
+//!   waits for the device (`cudaDeviceSynchronize`) and then calls `cudaFree`, which does not
+//!   wait by itself for stream-ordered memory.
+//!
+//! Either way the free comes after the work queued so far on the allocating stream. Work
+//! that uses the buffer on *other non-blocking* streams must be made to finish first (an
+//! event, a synchronize), as CUDA requires for any use of stream-ordered memory outside its
+//! stream; so must the first use of the buffer on another stream be ordered after the
+//! allocation. A buffer allocated from a pool keeps the pool alive until it is freed.
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+
+use cudart_graph_sys as sys;
+
+use crate::device::Device;
+use crate::error::{check, record_drop_error, Result};
+use crate::memory::{Allocation, DeviceBuffer, DeviceRepr, FreeKind, KeepAlive};
+use crate::stream::Stream;
+
+/// How to create a [`MemoryPool`].
+///
+/// ```
+/// let options = cuda_graph::MemoryPoolOptions { release_threshold: 256 << 20, ..Default::default() };
+/// assert_eq!(options.max_size, 0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MemoryPoolOptions {
+    /// Bytes of freed memory the pool may keep reserved when a stream synchronizes, instead
+    /// of returning them to the system (`cudaMemPoolAttrReleaseThreshold`); `u64::MAX` keeps
+    /// everything until [`MemoryPool::trim_to`].
+    pub release_threshold: u64,
+    /// Most bytes the pool may reserve (`cudaMemPoolProps::maxSize`); 0 is CUDA's default,
+    /// limited only by the device.
+    pub max_size: usize,
+}
+
+/// The pool handle and whether this crate created it (and so destroys it).
+struct PoolHandle {
+    raw: sys::cudaMemPool_t,
+    device: i32,
+    owned: bool,
+}
+
+// SAFETY: pool handles may be used from any host thread; the runtime serializes access.
+unsafe impl Send for PoolHandle {}
+// SAFETY: every operation through `&PoolHandle` is a thread-safe runtime call.
+unsafe impl Sync for PoolHandle {}
+
+impl Drop for PoolHandle {
+    fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
+        if crate::host_fn::in_host_fn() {
+            // CUDA calls are not allowed inside a host function: destroy it elsewhere.
+            self.owned = false;
+            crate::host_fn::defer_drop(PoolHandle { raw: self.raw, device: self.device, owned: true });
+            return;
+        }
+        // SAFETY: the pool was created by this crate and is destroyed once. Every allocation
+        // from it holds this handle, so none is outstanding.
+        record_drop_error(unsafe { sys::cudaMemPoolDestroy(self.raw) }, "cudaMemPoolDestroy");
+    }
+}
+
+/// A stream-ordered memory pool (`cudaMemPool_t`) of one device: the device's default pool,
+/// or one of its own. Cloning shares the pool; a pool this crate created is destroyed when the
+/// last clone and the last buffer allocated from it are gone.
+///
+/// ```no_run
+/// use cuda_graph::{DeviceBuffer, MemoryPool, MemoryPoolOptions, Stream};
+/// let stream = Stream::new()?;
+/// let pool = MemoryPool::new(MemoryPoolOptions { release_threshold: u64::MAX, ..Default::default() })?;
+/// let scratch = DeviceBuffer::<f32>::alloc_from_pool_async(1 << 20, &pool, &stream)?;
+/// stream.synchronize()?;
+/// assert!(pool.used_bytes()? >= 4 << 20);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+#[derive(Clone)]
+pub struct MemoryPool {
+    handle: Arc<PoolHandle>,
+}
+
+impl std::fmt::Debug for MemoryPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryPool")
+            .field("raw", &self.handle.raw)
+            .field("device", &self.handle.device)
+            .field("owned", &self.handle.owned)
+            .finish()
+    }
+}
+
+impl MemoryPool {
+    /// The default pool of `device`, which `DeviceBuffer::alloc_async` allocates from
+    /// (`cudaDeviceGetDefaultMemPool`). It belongs to CUDA and is never destroyed.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Device, MemoryPool};
+    /// let pool = MemoryPool::device_default(Device::get(0)?)?;
+    /// println!("{} bytes reserved", pool.reserved_bytes()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn device_default(device: Device) -> Result<MemoryPool> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; CUDA checks the ordinal.
+        check(
+            unsafe { sys::cudaDeviceGetDefaultMemPool(&mut raw, device.ordinal()) },
+            "cudaDeviceGetDefaultMemPool",
+        )?;
+        Ok(MemoryPool { handle: Arc::new(PoolHandle { raw, device: device.ordinal(), owned: false }) })
+    }
+
+    /// A new pool of device memory on the current device (`cudaMemPoolCreate`), with
+    /// `options.release_threshold` set.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{MemoryPool, MemoryPoolOptions};
+    /// let pool = MemoryPool::new(MemoryPoolOptions { release_threshold: 64 << 20, max_size: 1 << 30 })?;
+    /// assert_eq!(pool.release_threshold()?, 64 << 20);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn new(options: MemoryPoolOptions) -> Result<MemoryPool> {
+        let device = Device::current()?.ordinal();
+        // SAFETY: cudaMemPoolProps is a plain C struct for which all zeroes is valid: null
+        // pointer, zero sizes and flags, and the reserved bytes must be zero.
+        let mut props: sys::cudaMemPoolProps = unsafe { std::mem::zeroed() };
+        props.allocType = sys::cudaMemAllocationType::cudaMemAllocationTypePinned;
+        props.handleTypes = sys::cudaMemAllocationHandleType::cudaMemHandleTypeNone;
+        props.location =
+            sys::cudaMemLocation { type_: sys::cudaMemLocationType::cudaMemLocationTypeDevice, id: device };
+        props.maxSize = options.max_size;
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer and `props` a valid, initialized struct.
+        check(unsafe { sys::cudaMemPoolCreate(&mut raw, &props) }, "cudaMemPoolCreate")?;
+        let pool = MemoryPool { handle: Arc::new(PoolHandle { raw, device, owned: true }) };
+        pool.set_release_threshold(options.release_threshold)?;
+        Ok(pool)
+    }
+
+    /// Sets how many bytes of freed memory the pool keeps reserved across stream
+    /// synchronizations (`cudaMemPoolAttrReleaseThreshold`).
+    ///
+    /// ```no_run
+    /// let pool = cuda_graph::MemoryPool::device_default(cuda_graph::Device::get(0)?)?;
+    /// pool.set_release_threshold(u64::MAX)?; // keep everything: no re-reservation cost
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
+        let mut value = bytes;
+        // SAFETY: the pool is alive; this attribute is a cuuint64_t, which `value` is.
+        check(
+            unsafe {
+                sys::cudaMemPoolSetAttribute(
+                    self.handle.raw,
+                    sys::cudaMemPoolAttr::cudaMemPoolAttrReleaseThreshold,
+                    ptr::from_mut(&mut value).cast::<c_void>(),
+                )
+            },
+            "cudaMemPoolSetAttribute",
+        )
+    }
+
+    /// The release threshold (`cudaMemPoolAttrReleaseThreshold`).
+    ///
+    /// ```no_run
+    /// let pool = cuda_graph::MemoryPool::device_default(cuda_graph::Device::get(0)?)?;
+    /// println!("keeps up to {} bytes", pool.release_threshold()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn release_threshold(&self) -> Result<u64> {
+        self.attribute_u64(sys::cudaMemPoolAttr::cudaMemPoolAttrReleaseThreshold)
+    }
+
+    /// Bytes of the pool currently allocated to buffers (`cudaMemPoolAttrUsedMemCurrent`).
+    ///
+    /// ```no_run
+    /// let pool = cuda_graph::MemoryPool::device_default(cuda_graph::Device::get(0)?)?;
+    /// assert!(pool.used_bytes()? <= pool.reserved_bytes()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn used_bytes(&self) -> Result<u64> {
+        self.attribute_u64(sys::cudaMemPoolAttr::cudaMemPoolAttrUsedMemCurrent)
+    }
+
+    /// Bytes of device memory the pool currently reserves, used or not
+    /// (`cudaMemPoolAttrReservedMemCurrent`).
+    ///
+    /// ```no_run
+    /// let pool = cuda_graph::MemoryPool::device_default(cuda_graph::Device::get(0)?)?;
+    /// println!("{} bytes reserved", pool.reserved_bytes()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn reserved_bytes(&self) -> Result<u64> {
+        self.attribute_u64(sys::cudaMemPoolAttr::cudaMemPoolAttrReservedMemCurrent)
+    }
+
+    /// Returns unused reserved memory to the system until at most `min_bytes_to_keep` remain
+    /// reserved (`cudaMemPoolTrimTo`); memory in use is never released.
+    ///
+    /// ```no_run
+    /// let pool = cuda_graph::MemoryPool::device_default(cuda_graph::Device::get(0)?)?;
+    /// pool.trim_to(0)?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn trim_to(&self, min_bytes_to_keep: usize) -> Result<()> {
+        // SAFETY: the pool is alive.
+        check(unsafe { sys::cudaMemPoolTrimTo(self.handle.raw, min_bytes_to_keep) }, "cudaMemPoolTrimTo")
+    }
+
+    /// The device ordinal whose memory the pool holds.
+    ///
+    /// ```no_run
+    /// let pool = cuda_graph::MemoryPool::device_default(cuda_graph::Device::get(0)?)?;
+    /// assert_eq!(pool.device_ordinal(), 0);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn device_ordinal(&self) -> i32 {
+        self.handle.device
+    }
+
+    /// The raw handle, for calls this crate does not wrap. The pool still owns it.
+    ///
+    /// ```no_run
+    /// let pool = cuda_graph::MemoryPool::device_default(cuda_graph::Device::get(0)?)?;
+    /// assert!(!pool.as_raw().is_null());
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn as_raw(&self) -> sys::cudaMemPool_t {
+        self.handle.raw
+    }
+
+    fn attribute_u64(&self, attribute: sys::cudaMemPoolAttr) -> Result<u64> {
+        let mut value = 0u64;
+        // SAFETY: the pool is alive; the size and threshold attributes are cuuint64_t.
+        check(
+            unsafe {
+                sys::cudaMemPoolGetAttribute(
+                    self.handle.raw,
+                    attribute,
+                    ptr::from_mut(&mut value).cast::<c_void>(),
+                )
+            },
+            "cudaMemPoolGetAttribute",
+        )?;
+        Ok(value)
+    }
+}
+
+/// The device of `stream` and whether it is a blocking stream (ordered with the legacy one).
+fn stream_device_and_blocking(stream: &Stream) -> Result<(i32, bool)> {
+    let (mut device, mut flags) = (0, 0u32);
+    // SAFETY: the stream is alive; `device` is a valid, writable int.
+    check(unsafe { sys::cudaStreamGetDevice(stream.as_raw(), &mut device) }, "cudaStreamGetDevice")?;
+    // SAFETY: the stream is alive; `flags` is a valid, writable unsigned int.
+    check(unsafe { sys::cudaStreamGetFlags(stream.as_raw(), &mut flags) }, "cudaStreamGetFlags")?;
+    Ok((device, flags & sys::cudaStreamNonBlocking == 0))
+}
+
+impl<T: DeviceRepr> DeviceBuffer<T> {
+    /// `len` uninitialized elements from the default pool of `stream`'s device, allocated in
+    /// `stream`'s order (`cudaMallocAsync`): the memory may be used by work queued on
+    /// `stream` from now on (on other streams once ordered after this point).
+    ///
+    /// The contents are whatever the pool held (any bit pattern is a valid `T`). The free is
+    /// stream-ordered too; see the module docs ("Freeing") for how it stays ordered after the
+    /// work on `stream` although the stream may be gone by then. Refused while `stream` is
+    /// being captured (use a graph memory-allocation node).
+    ///
+    /// ```no_run
+    /// use cuda_graph::{DeviceBuffer, Stream};
+    /// let stream = Stream::new()?;
+    /// let mut scratch = DeviceBuffer::<u32>::alloc_async(1024, &stream)?;
+    /// scratch.memset_async(0, &stream)?;
+    /// stream.synchronize()?;
+    /// assert_eq!(scratch.to_vec()?, vec![0; 1024]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn alloc_async(len: usize, stream: &Stream) -> Result<DeviceBuffer<T>> {
+        Self::stream_ordered(len, None, stream, "DeviceBuffer::alloc_async")
+    }
+
+    /// Like [`alloc_async`](Self::alloc_async), from `pool` (`cudaMallocFromPoolAsync`). The
+    /// buffer keeps the pool alive until its memory is back in it.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{DeviceBuffer, MemoryPool, MemoryPoolOptions, Stream};
+    /// let stream = Stream::new()?;
+    /// let pool = MemoryPool::new(MemoryPoolOptions::default())?;
+    /// let scratch = DeviceBuffer::<u8>::alloc_from_pool_async(4096, &pool, &stream)?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn alloc_from_pool_async(len: usize, pool: &MemoryPool, stream: &Stream) -> Result<DeviceBuffer<T>> {
+        Self::stream_ordered(len, Some(pool), stream, "DeviceBuffer::alloc_from_pool_async")
+    }
+
+    fn stream_ordered(
+        len: usize,
+        pool: Option<&MemoryPool>,
+        stream: &Stream,
+        call: &'static str,
+    ) -> Result<DeviceBuffer<T>> {
+        let bytes = Self::bytes_for(len, call)?;
+        let free = |device, blocking_stream| FreeKind::StreamOrdered {
+            device,
+            blocking_stream,
+            _pool: pool.map(|pool| pool.handle.clone() as KeepAlive),
+        };
+        if bytes == 0 {
+            let free = free(0, true);
+            return Ok(DeviceBuffer::from_allocation(
+                Allocation::from_stream_ordered(ptr::null_mut(), 0, free),
+                len,
+            ));
+        }
+        crate::memory::refuse_during_capture(stream, call)?;
+        let (device, blocking_stream) = stream_device_and_blocking(stream)?;
+        let mut raw = ptr::null_mut();
+        match pool {
+            // SAFETY: `raw` is a valid out-pointer; the pool and the stream are alive.
+            Some(pool) => check(
+                unsafe { sys::cudaMallocFromPoolAsync(&mut raw, bytes, pool.handle.raw, stream.as_raw()) },
+                "cudaMallocFromPoolAsync",
+            )?,
+            // SAFETY: `raw` is a valid out-pointer; the stream is alive.
+            None => {
+                check(unsafe { sys::cudaMallocAsync(&mut raw, bytes, stream.as_raw()) }, "cudaMallocAsync")?
+            }
+        }
+        let allocation = Allocation::from_stream_ordered(raw, bytes, free(device, blocking_stream));
+        Ok(DeviceBuffer::from_allocation(allocation, len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pools_can_be_shared_between_threads() {
+        fn shareable<T: Send + Sync + Clone>() {}
+        shareable::<MemoryPool>();
+    }
+
+    #[test]
+    fn default_options_are_cuda_defaults() {
+        assert_eq!(MemoryPoolOptions::default(), MemoryPoolOptions { release_threshold: 0, max_size: 0 });
+    }
+}

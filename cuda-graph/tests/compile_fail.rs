@@ -1,0 +1,10 @@
+//! Misuses of typed kernels that must not compile: arguments of the wrong type or number,
+//! a pointer to the wrong element type, host memory where device memory is declared.
+//! The expected compiler output is in `tests/compile_fail/*.stderr`
+//! (regenerate with `TRYBUILD=overwrite cargo test -p cuda-graph --test compile_fail`).
+
+#[test]
+fn compile_fail() {
+    let cases = trybuild::TestCases::new();
+    cases.compile_fail("tests/compile_fail/*.rs");
+}

@@ -1,0 +1,118 @@
+// Irregular work spread over a persistent grid four ways: a fixed (static) split, a global
+// atomic counter claimed per thread, per warp (the leader claims a batch and broadcasts it
+// with __shfl_sync), and per block then per warp (a shared-memory counter under the global one).
+//
+// Every kernel writes out[i] = awq_item_work(i, costs[i], salt) for each i < n exactly once;
+// only the order and the thread that does it differ, so every output is bit-identical to the
+// CPU reference (src/workload.rs: item_work). No kernel calls a CUDA API that returns a status:
+// they use atomics, shuffles, votes and barriers only.
+//
+// Counters (`next`) are zeroed by the host before each launch. A claim may run past n by at
+// most one claim per group of lanes (the host keeps n <= 2^30, so it cannot wrap).
+#include <stdint.h>
+
+#define AWQ_FULL_MASK 0xffffffffu
+
+// `cost` rounds of an LCG step followed by an xorshift, seeded by the item's index and the salt.
+// Integer-only, so the GPU and the CPU agree bit for bit; one dependency chain, so the compiler
+// cannot shorten it.
+static __device__ __forceinline__ uint32_t awq_item_work(uint32_t index, uint32_t cost, uint32_t salt) {
+    uint32_t x = (index * 0x9E3779B9u) ^ salt;
+    for (uint32_t k = 0; k < cost; ++k) {
+        x = x * 1664525u + 1013904223u;
+        x ^= x >> 15;
+    }
+    return x;
+}
+
+// (1) Static: block b owns the b-th contiguous tile of ceil(n / gridDim.x) items; its threads
+// stride through the tile (coalesced). A block whose tile is costly keeps its SM busy long after
+// the others have finished, with only its own warps left to hide latency.
+extern "C" __global__ void awq_static_tiles(const uint32_t* costs, uint32_t* out, uint32_t n, uint32_t salt) {
+    const uint64_t tile = ((uint64_t)n + gridDim.x - 1) / gridDim.x;
+    const uint64_t begin = (uint64_t)blockIdx.x * tile;
+    const uint64_t end = begin + tile < (uint64_t)n ? begin + tile : (uint64_t)n;
+    for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        out[i] = awq_item_work((uint32_t)i, costs[i], salt);
+    }
+}
+
+// (2) Dynamic, one item per claim: every thread takes the next item from the global counter
+// until none is left. One atomic per item, all on one address.
+extern "C" __global__ void awq_dynamic_per_thread(const uint32_t* costs, uint32_t* out, uint32_t n, uint32_t salt,
+                                                  uint32_t* next) {
+    for (;;) {
+        const uint32_t i = atomicAdd(next, 1u);
+        if (i >= n) {
+            return;
+        }
+        out[i] = awq_item_work(i, costs[i], salt);
+    }
+}
+
+// (3) and (5) Warp-leader batching: `batch` items per atomic (a power of two). For batch >= 32
+// lane 0 claims for the whole warp and the lanes stride through the batch; for batch < 32 the
+// warp is split into groups of `batch` lanes, each with its own leader, so every lane works.
+// The leader's claim reaches its group through __shfl_sync (width = group size). The loop is
+// warp-uniform (__any_sync), so the full-mask shuffles always see all 32 lanes; blockDim.x is a
+// multiple of 32.
+extern "C" __global__ void awq_warp_batched(const uint32_t* costs, uint32_t* out, uint32_t n, uint32_t salt,
+                                            uint32_t* next, uint32_t batch) {
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t width = batch < 32u ? batch : 32u;
+    const uint32_t rank = lane % width;
+    for (;;) {
+        uint32_t base = 0;
+        if (rank == 0) {
+            base = atomicAdd(next, batch);
+        }
+        base = __shfl_sync(AWQ_FULL_MASK, base, 0, (int)width);
+        if (!__any_sync(AWQ_FULL_MASK, base < n)) {
+            return;
+        }
+        for (uint32_t j = rank; j < batch; j += width) {
+            const uint64_t i = (uint64_t)base + j;
+            if (i < n) {
+                out[i] = awq_item_work((uint32_t)i, costs[i], salt);
+            }
+        }
+    }
+}
+
+// (4) Hierarchical: thread 0 claims `chunk` items (a multiple of 32) for the block with one global
+// atomic; the block's warps then claim 32 at a time from that chunk with a shared-memory atomic
+// (lane 0 claims, __shfl_sync broadcasts). When the chunk is used up the block meets at a barrier
+// and claims the next one.
+extern "C" __global__ void awq_hierarchical(const uint32_t* costs, uint32_t* out, uint32_t n, uint32_t salt,
+                                            uint32_t* next, uint32_t chunk) {
+    __shared__ uint32_t chunk_base;
+    __shared__ uint32_t chunk_taken;
+    const uint32_t lane = threadIdx.x & 31u;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            chunk_base = atomicAdd(next, chunk);
+            chunk_taken = 0;
+        }
+        __syncthreads();
+        const uint32_t base = chunk_base;  // the same for the whole block: read after the barrier
+        if (base >= n) {
+            return;
+        }
+        for (;;) {
+            uint32_t offset = 0;
+            if (lane == 0) {
+                offset = atomicAdd(&chunk_taken, 32u);
+            }
+            offset = __shfl_sync(AWQ_FULL_MASK, offset, 0);
+            if (offset >= chunk) {
+                break;
+            }
+            const uint64_t i = (uint64_t)base + offset + lane;
+            if (offset + lane < chunk && i < n) {
+                out[i] = awq_item_work((uint32_t)i, costs[i], salt);
+            }
+        }
+        // Every warp is done with this chunk before thread 0 overwrites chunk_base/chunk_taken.
+        __syncthreads();
+    }
+}

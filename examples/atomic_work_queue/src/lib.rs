@@ -1,0 +1,350 @@
+//! `atomic_work_queue`: static vs dynamic assignment of irregular work on the GPU.
+//!
+//! Every item `i` runs [`item_work`] for `costs[i]` iterations; a few contiguous spans of items
+//! are many times costlier than the rest. Four kernels hand the items to the same persistent
+//! grid (`SMs x blocks_per_sm` blocks):
+//! 1. **static**: block b takes the b-th contiguous tile of items;
+//! 2. **dynamic per thread**: each thread claims the next item with `atomicAdd` on a global
+//!    counter;
+//! 3. **dynamic warp** (the chapter's kernel): lane 0 claims a batch of 32 with one `atomicAdd`
+//!    and broadcasts it with `__shfl_sync`;
+//! 4. **hierarchical**: a block claims a chunk into shared memory, its warps claim from that;
+//! 5. a sweep of variant 3 over the batch size.
+//!
+//! Each variant runs once to warm up and then `runs` times; every run's output must equal the
+//! CPU reference bit for bit. The figures are median GPU times (events) and the speedup of
+//! the dynamic warp kernel over the static one (`dynamic_over_static`, the headline).
+
+#![warn(missing_docs)]
+
+mod variants;
+mod workload;
+
+use chapter_common::{Report, Samples};
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{CudaError, Device};
+use serde_json::json;
+
+pub use variants::Variant;
+pub use workload::{item_work, Workload};
+
+use variants::Bench;
+
+/// The largest item count accepted: claims may run past it without wrapping a `u32`, and the
+/// buffers stay under 8 GiB.
+pub const MAX_ITEMS: u32 = 1 << 30;
+
+/// What to run: the workload, the grid, and the variants' parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Work items.
+    pub items: u32,
+    /// Timed runs of each variant after one warm-up; figures are their medians.
+    pub runs: usize,
+    /// Seed of the costs (and of the salt mixed into every result).
+    pub seed: u64,
+    /// Iterations of a light item; each item gets up to a quarter more at random.
+    pub light_cost: u32,
+    /// How many times costlier every item of a hot span is.
+    pub heavy_factor: u32,
+    /// Items per span; a span is hot or light as a whole.
+    pub span: u32,
+    /// One span in this many is hot.
+    pub hot_one_in: u32,
+    /// Threads per block, a multiple of 32.
+    pub threads_per_block: u32,
+    /// Blocks per SM in the persistent grid all variants share.
+    pub blocks_per_sm: u32,
+    /// Items per claim of the warp-leader kernel (variant 3), a power of two.
+    pub batch: u32,
+    /// Items a block claims at once in the hierarchical kernel, a multiple of 32.
+    pub block_chunk: u32,
+    /// Batch sizes of the sweep (powers of two).
+    pub sweep: Vec<u32>,
+}
+
+impl Default for Options {
+    /// Chapter scale: 4 Mi items; 1 span of 8192 items in 16 is hot, 16x costlier (half of the
+    /// work sits in 6% of the items); about 2.3e9 iterations in all.
+    fn default() -> Options {
+        Options {
+            items: 1 << 22,
+            runs: 5,
+            seed: 0x5eed,
+            light_cost: 256,
+            heavy_factor: 16,
+            span: 8192,
+            hot_one_in: 16,
+            threads_per_block: 256,
+            blocks_per_sm: 4,
+            batch: 32,
+            block_chunk: 512,
+            sweep: vec![1, 2, 4, 8, 16, 32, 64],
+        }
+    }
+}
+
+impl Options {
+    /// Small and fast (for tests and `--quick`): 64 Ki items of light cost 16, two runs.
+    pub fn quick() -> Options {
+        Options { items: 1 << 16, runs: 2, light_cost: 16, span: 1024, ..Options::default() }
+    }
+
+    /// Refuses what the kernels cannot run correctly, before any CUDA call.
+    pub fn validate(&self) -> Result<(), CudaError> {
+        let problem = if self.items == 0 || self.items > MAX_ITEMS {
+            format!("items must be 1..={MAX_ITEMS}, not {}", self.items)
+        } else if self.runs == 0 {
+            "runs must be at least 1".to_string()
+        } else if self.light_cost == 0 || self.light_cost > 1 << 16 {
+            format!("light_cost must be 1..=65536, not {}", self.light_cost)
+        } else if self.heavy_factor == 0 || self.heavy_factor > 1 << 10 {
+            format!("heavy_factor must be 1..=1024, not {}", self.heavy_factor)
+        } else if self.span == 0 || self.hot_one_in == 0 || self.blocks_per_sm == 0 {
+            "span, hot_one_in and blocks_per_sm must be at least 1".to_string()
+        } else if self.threads_per_block == 0
+            || self.threads_per_block % 32 != 0
+            || self.threads_per_block > 1024
+        {
+            format!("threads_per_block must be a multiple of 32 up to 1024, not {}", self.threads_per_block)
+        } else if let Some(b) = std::iter::once(self.batch)
+            .chain(self.sweep.iter().copied())
+            .find(|b| !b.is_power_of_two() || *b > 4096)
+        {
+            format!("batch sizes must be powers of two up to 4096, not {b}")
+        } else if self.block_chunk == 0 || self.block_chunk % 32 != 0 || self.block_chunk > 1 << 20 {
+            format!("block_chunk must be a multiple of 32 up to 2^20, not {}", self.block_chunk)
+        } else {
+            return Ok(());
+        };
+        Err(CudaError::InvalidArgument { call: "atomic_work_queue::run", problem })
+    }
+}
+
+/// One variant's timings and what its outputs looked like.
+struct Measured {
+    variant: Variant,
+    samples: Samples,
+    /// The first run whose output differed from the CPU reference, and where.
+    mismatch: Option<String>,
+    /// The output of the last run.
+    last: Vec<u32>,
+}
+
+/// Runs `variant` once untimed and `runs` times timed, checking every output against
+/// `reference`.
+fn measure(
+    bench: &mut Bench,
+    variant: Variant,
+    runs: usize,
+    reference: &[u32],
+) -> Result<Measured, CudaError> {
+    let mut samples = Samples::default();
+    let mut mismatch = None;
+    let mut last = Vec::new();
+    for run in 0..=runs {
+        let ms = bench.run_once(variant)?;
+        if run > 0 {
+            samples.push(ms);
+        }
+        last = bench.output()?;
+        if mismatch.is_none() {
+            mismatch = first_difference(&last, reference).map(|(i, got, want)| {
+                format!("{} run {run}: item {i} is {got:#x}, want {want:#x}", variant.name())
+            });
+        }
+    }
+    Ok(Measured { variant, samples, mismatch, last })
+}
+
+/// The first index where `a` and `b` differ, with both values (a length difference counts).
+fn first_difference(a: &[u32], b: &[u32]) -> Option<(usize, u32, u32)> {
+    if a.len() != b.len() {
+        return Some((a.len().min(b.len()), a.len() as u32, b.len() as u32));
+    }
+    a.iter().zip(b).position(|(x, y)| x != y).map(|i| (i, a[i], b[i]))
+}
+
+/// Runs every variant on device 0 and reports times, speedups and the checks.
+///
+/// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
+/// error but a failed check in the report.
+pub fn run(options: &Options) -> Result<Report, CudaError> {
+    options.validate()?;
+    let device = Device::get(0)?;
+    device.set_current()?;
+    let properties = device.properties()?;
+    let workload = Workload::build(options);
+    let reference = workload.reference();
+
+    let blocks = (properties.multiprocessors.max(1) as u32).saturating_mul(options.blocks_per_sm);
+    let config = LaunchConfig::new(blocks, options.threads_per_block);
+    let mut bench = Bench::new(&workload, config)?;
+
+    let main_variants = [
+        ("static", Variant::Static),
+        ("dynamic_per_thread", Variant::DynamicPerThread),
+        ("dynamic_warp", Variant::WarpBatched(options.batch)),
+        ("hierarchical", Variant::Hierarchical(options.block_chunk)),
+    ];
+    let mut main = Vec::new();
+    for (label, variant) in main_variants {
+        main.push((label, measure(&mut bench, variant, options.runs, &reference)?));
+    }
+    let mut sweep = Vec::new();
+    for &batch in &options.sweep {
+        sweep.push(measure(&mut bench, Variant::WarpBatched(batch), options.runs, &reference)?);
+    }
+
+    let mut report = Report::new("atomic_work_queue");
+    for (label, m) in &main {
+        report.figure(&format!("{label}_ms"), m.samples.median(), "ms");
+    }
+    for m in &sweep {
+        if let Variant::WarpBatched(batch) = m.variant {
+            report.figure(&format!("sweep_batch_{batch}_ms"), m.samples.median(), "ms");
+        }
+    }
+    let ms =
+        |label: &str| main.iter().find(|(l, _)| *l == label).map_or(f64::NAN, |(_, m)| m.samples.median());
+    let static_ms = ms("static");
+    report.figure("dynamic_over_static", static_ms / ms("dynamic_warp"), "x");
+    report.figure("per_thread_over_static", static_ms / ms("dynamic_per_thread"), "x");
+    report.figure("hierarchical_over_static", static_ms / ms("hierarchical"), "x");
+    let best = sweep.iter().min_by(|a, b| a.samples.median().total_cmp(&b.samples.median()));
+    if let Some(Measured { variant: Variant::WarpBatched(batch), samples, .. }) = best {
+        report.figure("best_batch", f64::from(*batch), "items");
+        report.figure("best_batch_ms", samples.median(), "ms");
+    }
+    report.figure("static_tile_imbalance", workload.tile_imbalance(blocks), "x");
+    report.figure("items", f64::from(options.items), "items");
+
+    let all: Vec<&Measured> = main.iter().map(|(_, m)| m).chain(&sweep).collect();
+    let launches = all.len() * (options.runs + 1);
+    let mismatches: Vec<&str> = all.iter().filter_map(|m| m.mismatch.as_deref()).collect();
+    report.check(
+        "matches CPU reference",
+        mismatches.is_empty(),
+        match mismatches.first() {
+            None => format!("{launches} launches x {} items, bit-exact", options.items),
+            Some(first) => format!("{} of {} variants differ; first: {first}", mismatches.len(), all.len()),
+        },
+    );
+    let static_out = &main[0].1.last;
+    let differing: Vec<String> =
+        all.iter().filter(|m| m.last != *static_out).map(|m| m.variant.name()).collect();
+    report.check(
+        "identical results across variants",
+        differing.is_empty(),
+        if differing.is_empty() {
+            format!("{} variants agree on all {} items", all.len(), options.items)
+        } else {
+            format!("differ from static: {}", differing.join(", "))
+        },
+    );
+
+    report.note(format!(
+        "{} ({} SMs): grid {blocks} x {} threads for every variant",
+        properties.name, properties.multiprocessors, options.threads_per_block
+    ));
+    report.note(format!(
+        "{} items, {} of {} spans of {} hot ({}x costlier, {:.0}% of {:.3e} iterations); \
+         static tiles: costliest {:.2}x the mean",
+        options.items,
+        workload.hot_spans,
+        workload.spans,
+        options.span,
+        options.heavy_factor,
+        100.0 * workload.hot_share(options),
+        workload.total_cost() as f64,
+        workload.tile_imbalance(blocks),
+    ));
+    report.data(
+        "variants",
+        json!(all
+            .iter()
+            .map(|m| {
+                let (min, max) = m.samples.range();
+                json!({
+                    "variant": m.variant.name(),
+                    "median_ms": m.samples.median(),
+                    "min_ms": min,
+                    "max_ms": max,
+                    "global_atomics_per_item": m.variant.global_atomics_per_item(),
+                })
+            })
+            .collect::<Vec<_>>()),
+    );
+    Ok(report)
+}
+
+/// The one-line summary for the chapter table, e.g.
+/// `dynamic 1.93x over static (0.29 vs 0.56 ms)`.
+///
+/// ```
+/// let mut report = chapter_common::Report::new("atomic_work_queue");
+/// report.figure("static_ms", 0.56, "ms");
+/// report.figure("dynamic_warp_ms", 0.29, "ms");
+/// report.figure("dynamic_over_static", 0.56 / 0.29, "x");
+/// assert_eq!(atomic_work_queue::headline(&report), "dynamic 1.93x over static (0.29 vs 0.56 ms)");
+/// ```
+pub fn headline(report: &Report) -> String {
+    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
+    format!(
+        "dynamic {:.2}x over static ({:.2} vs {:.2} ms)",
+        figure("dynamic_over_static"),
+        figure("dynamic_warp_ms"),
+        figure("static_ms")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_quick_are_valid() {
+        assert!(Options::default().validate().is_ok());
+        assert!(Options::quick().validate().is_ok());
+        assert!(Options::quick().items < Options::default().items);
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_a_reason() {
+        let cases = [
+            Options { items: 0, ..Options::quick() },
+            Options { runs: 0, ..Options::quick() },
+            Options { threads_per_block: 100, ..Options::quick() },
+            Options { sweep: vec![1, 3], ..Options::quick() },
+            Options { block_chunk: 48, ..Options::quick() },
+            Options { light_cost: 0, ..Options::quick() },
+        ];
+        for options in cases {
+            let err = options.validate().unwrap_err();
+            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn first_difference_finds_the_first_mismatch() {
+        assert_eq!(first_difference(&[1, 2, 3], &[1, 2, 3]), None);
+        assert_eq!(first_difference(&[1, 5, 3], &[1, 2, 4]), Some((1, 5, 2)));
+        assert!(first_difference(&[1], &[1, 2]).is_some());
+    }
+
+    #[test]
+    fn variant_names_are_distinct() {
+        let names: Vec<String> = [
+            Variant::Static,
+            Variant::DynamicPerThread,
+            Variant::WarpBatched(32),
+            Variant::Hierarchical(512),
+        ]
+        .iter()
+        .map(|v| v.name())
+        .collect();
+        let mut unique = names.clone();
+        unique.dedup();
+        assert_eq!(names, unique);
+    }
+}

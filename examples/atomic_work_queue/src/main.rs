@@ -1,0 +1,44 @@
+//! `atomic_work_queue`: times static vs dynamic (atomic-counter) assignment of irregular work,
+//! checks every output against the CPU reference, and prints the report (text or `--json`).
+//! Exits non-zero when a check fails or CUDA reports an error.
+
+use std::process::ExitCode;
+
+use atomic_work_queue::{run, Options};
+use chapter_common::CommonArgs;
+use clap::Parser;
+
+/// Static vs dynamic assignment of irregular work: a global atomic counter per thread, per warp
+/// (leader claims a batch, `__shfl_sync` broadcasts), per block then per warp, and a batch-size
+/// sweep.
+#[derive(Debug, Parser)]
+#[command(name = "atomic_work_queue", version)]
+struct Cli {
+    /// Work items (default: 4194304, or 65536 with --quick).
+    #[arg(long, value_name = "N")]
+    items: Option<u32>,
+    /// How many times costlier the items of a hot span are (1: uniform work).
+    #[arg(long, value_name = "X")]
+    heavy_factor: Option<u32>,
+    /// Small sizes: a quick correctness pass, not for figures.
+    #[arg(long)]
+    quick: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut options = if cli.quick { Options::quick() } else { Options::default() };
+    options.items = cli.items.unwrap_or(options.items);
+    options.heavy_factor = cli.heavy_factor.unwrap_or(options.heavy_factor);
+    options.runs = cli.common.runs;
+    options.seed = cli.common.seed;
+    match run(&options) {
+        Ok(report) => report.finish(cli.common.json),
+        Err(err) => {
+            eprintln!("atomic_work_queue: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

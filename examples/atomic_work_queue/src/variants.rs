@@ -1,0 +1,129 @@
+//! The kernels, and launching and timing each variant on one stream with events.
+
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{DeviceBuffer, DevicePtr, Event, Result, Stream};
+
+use crate::workload::Workload;
+
+cuda_graph::kernels! {
+    /// Static split: block b processes the b-th contiguous tile of `ceil(n / gridDim.x)` items.
+    pub fn awq_static_tiles(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32);
+    /// Dynamic: each thread claims one item at a time with `atomicAdd(next, 1)`.
+    pub fn awq_dynamic_per_thread(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32, next: DevicePtr<u32>);
+    /// Warp-leader batching: a leader claims `batch` items per atomic, `__shfl_sync` shares it.
+    pub fn awq_warp_batched(
+        costs: DevicePtr<u32>,
+        out: DevicePtr<u32>,
+        n: u32,
+        salt: u32,
+        next: DevicePtr<u32>,
+        batch: u32,
+    );
+    /// Hierarchical: a block claims `chunk` items globally, its warps claim 32 at a time from
+    /// that chunk through a shared-memory counter.
+    pub fn awq_hierarchical(
+        costs: DevicePtr<u32>,
+        out: DevicePtr<u32>,
+        n: u32,
+        salt: u32,
+        next: DevicePtr<u32>,
+        chunk: u32,
+    );
+}
+
+/// One way of handing the items to the grid's threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// A fixed contiguous tile per block.
+    Static,
+    /// One global atomic per item, per thread.
+    DynamicPerThread,
+    /// One global atomic per `batch` items, claimed by a warp (or group) leader.
+    WarpBatched(u32),
+    /// One global atomic per `chunk` items per block, then shared-memory claims per warp.
+    Hierarchical(u32),
+}
+
+impl Variant {
+    /// A short name, used in figure names (`<name>_ms`).
+    pub fn name(self) -> String {
+        match self {
+            Variant::Static => "static".into(),
+            Variant::DynamicPerThread => "dynamic_per_thread".into(),
+            Variant::WarpBatched(batch) => format!("warp_batch_{batch}"),
+            Variant::Hierarchical(chunk) => format!("hierarchical_chunk_{chunk}"),
+        }
+    }
+
+    /// Global (L2) atomics per item this variant issues.
+    pub fn global_atomics_per_item(self) -> f64 {
+        match self {
+            Variant::Static => 0.0,
+            Variant::DynamicPerThread => 1.0,
+            Variant::WarpBatched(batch) => 1.0 / f64::from(batch),
+            Variant::Hierarchical(chunk) => 1.0 / f64::from(chunk),
+        }
+    }
+}
+
+/// The device side of a run: the inputs, the output, the claim counter, the stream, two
+/// events and the persistent grid every variant launches with.
+pub struct Bench {
+    stream: Stream,
+    costs: DeviceBuffer<u32>,
+    out: DeviceBuffer<u32>,
+    next: DeviceBuffer<u32>,
+    start: Event,
+    end: Event,
+    config: LaunchConfig,
+    items: u32,
+    salt: u32,
+}
+
+impl Bench {
+    /// Uploads `workload` and prepares launches of `config` (on the current device).
+    pub fn new(workload: &Workload, config: LaunchConfig) -> Result<Bench> {
+        let items = workload.costs.len() as u32;
+        Ok(Bench {
+            stream: Stream::new()?,
+            costs: DeviceBuffer::from_slice(&workload.costs)?,
+            out: DeviceBuffer::zeroed(workload.costs.len())?,
+            next: DeviceBuffer::zeroed(1)?,
+            start: Event::new()?,
+            end: Event::new()?,
+            config,
+            items,
+            salt: workload.salt,
+        })
+    }
+
+    /// Clears the output and the counter, then runs `variant` once and returns its GPU time in
+    /// milliseconds (between events around the launch alone). Waits for it to finish.
+    pub fn run_once(&mut self, variant: Variant) -> Result<f64> {
+        self.out.memset_async(0, &self.stream)?;
+        self.next.memset_async(0, &self.stream)?;
+        let (costs, out, next) = (self.costs.ptr(), self.out.ptr(), self.next.ptr());
+        let (n, salt, config, stream) = (self.items, self.salt, self.config, &self.stream);
+        self.start.record(stream)?;
+        match variant {
+            Variant::Static => awq_static_tiles().launch(stream, config, (costs, out, n, salt))?,
+            Variant::DynamicPerThread => {
+                awq_dynamic_per_thread().launch(stream, config, (costs, out, n, salt, next))?
+            }
+            Variant::WarpBatched(batch) => {
+                awq_warp_batched().launch(stream, config, (costs, out, n, salt, next, batch))?
+            }
+            Variant::Hierarchical(chunk) => {
+                awq_hierarchical().launch(stream, config, (costs, out, n, salt, next, chunk))?
+            }
+        }
+        self.end.record(stream)?;
+        self.end.synchronize()?;
+        Ok(f64::from(Event::elapsed_ms(&self.start, &self.end)?))
+    }
+
+    /// The output of the last run.
+    pub fn output(&self) -> Result<Vec<u32>> {
+        self.out.to_vec()
+    }
+}

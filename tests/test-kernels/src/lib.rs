@@ -1,0 +1,163 @@
+//! CUDA kernels shared by the tests of `cuda-graph` (and of the crates above it), compiled
+//! from `kernels/*.cu` by `cuda-build` and declared once here with `cuda_graph::kernels!`.
+//!
+//! Each function returns the typed [`Kernel`](cuda_graph::Kernel); launch it on a stream or
+//! put it in a graph node. Host-side reference functions ([`pattern`]) give what the kernels
+//! compute, for checking results.
+//!
+//! ```no_run
+//! use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+//! let stream = Stream::new()?;
+//! let out = DeviceBuffer::<u32>::zeroed(1024)?;
+//! test_kernels::fill_pattern().launch(&stream, LaunchConfig::for_elements(1024, 256), (out.ptr(), 1024, 9))?;
+//! stream.synchronize()?;
+//! assert_eq!(out.to_vec()?[5], test_kernels::pattern(5, 9));
+//! # Ok::<(), cuda_graph::CudaError>(())
+//! ```
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+use cuda_graph::graph::ConditionalHandle;
+use cuda_graph::DevicePtr;
+
+/// What [`fill_pattern`] writes at index `i`: `(i * 2654435761) ^ seed`, wrapping.
+///
+/// ```
+/// assert_eq!(test_kernels::pattern(0, 7), 7);
+/// assert_eq!(test_kernels::pattern(1, 0), 2_654_435_761);
+/// ```
+pub fn pattern(i: u32, seed: u32) -> u32 {
+    i.wrapping_mul(2_654_435_761) ^ seed
+}
+
+// kernels/fill.cu
+cuda_graph::kernels! {
+    /// `fill_pattern(uint32_t* out, uint32_t n, uint32_t seed)`: `out[i] = pattern(i, seed)`
+    /// for `i < n` (see [`pattern`]); one thread per element.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let out = DeviceBuffer::<u32>::zeroed(100)?;
+    /// test_kernels::fill_pattern().launch(&stream, LaunchConfig::for_elements(100, 64), (out.ptr(), 100, 1))?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn fill_pattern(out: DevicePtr<u32>, n: u32, seed: u32);
+
+    /// `add_scalar(uint32_t* data, uint32_t n, uint32_t value)`: `data[i] += value` for
+    /// `i < n` (wrapping); one thread per element.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let data = DeviceBuffer::from_slice(&[1u32, 2])?;
+    /// test_kernels::add_scalar().launch(&stream, LaunchConfig::for_elements(2, 64), (data.ptr(), 2, 5))?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_scalar(data: DevicePtr<u32>, n: u32, value: u32);
+
+    /// `scale_add_index(uint32_t* data, uint32_t n, uint32_t scale)`:
+    /// `data[i] = data[i] * scale + i` for `i < n` (wrapping); one thread per element.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let data = DeviceBuffer::from_slice(&[1u32, 1])?;
+    /// test_kernels::scale_add_index().launch(&stream, LaunchConfig::for_elements(2, 64), (data.ptr(), 2, 3))?;
+    /// // data becomes [3, 4]
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn scale_add_index(data: DevicePtr<u32>, n: u32, scale: u32);
+}
+
+// kernels/math.cu
+cuda_graph::kernels! {
+    /// `saxpy(float a, const float* x, float* y, uint32_t n)`: `y[i] = a * x[i] + y[i]` for
+    /// `i < n`; one thread per element.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let x = DeviceBuffer::from_slice(&[1.0f32, 2.0])?;
+    /// let y = DeviceBuffer::from_slice(&[0.5f32, 0.5])?;
+    /// test_kernels::saxpy().launch(&stream, LaunchConfig::for_elements(2, 64), (2.0, x.ptr(), y.ptr(), 2))?;
+    /// // y becomes [2.5, 4.5]
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn saxpy(a: f32, x: DevicePtr<f32>, y: DevicePtr<f32>, n: u32);
+}
+
+// kernels/counters.cu
+cuda_graph::kernels! {
+    /// `increment_counter(uint32_t* counters, uint32_t index)`: `counters[index] += 1`
+    /// (atomically), once per launch whatever the geometry (thread 0 of block 0 does it).
+    /// For counting how often a graph node ran.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let counters = DeviceBuffer::<u32>::zeroed(4)?;
+    /// test_kernels::increment_counter().launch(&stream, LaunchConfig::new(1, 1), (counters.ptr(), 2))?;
+    /// // counters becomes [0, 0, 1, 0]
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn increment_counter(counters: DevicePtr<u32>, index: u32);
+}
+
+// kernels/abi.cu
+cuda_graph::kernels! {
+    /// `abi_probe(float* p, uint32_t a, double b, uint8_t c, int32_t d)`: parameters at
+    /// offsets 0, 8, 16, 24, 28 (padding after `a` and `c`), for tests of the parameter check.
+    /// Thread 0 of block 0 writes `p[0..4] = [a, b, c, d]` as floats, so a test sees every
+    /// value arrive.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let p = DeviceBuffer::<f32>::zeroed(4)?;
+    /// test_kernels::abi_probe().launch(&stream, LaunchConfig::new(1, 1), (p.ptr(), 1, 2.5, 3, -4))?;
+    /// // p becomes [1.0, 2.5, 3.0, -4.0]
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn abi_probe(p: DevicePtr<f32>, a: u32, b: f64, c: u8, d: i32);
+
+    /// `noop()`: does nothing. For launch overhead, and a kernel node that does no work.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// test_kernels::noop().launch(&stream, LaunchConfig::new(1, 1), ())?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn noop();
+}
+
+// kernels/conditional.cu. `ConditionalHandle` passes as the kernel's
+// `cudaGraphConditionalHandle` (an `unsigned long long`).
+cuda_graph::kernels! {
+    /// `set_condition_from(cudaGraphConditionalHandle handle, const uint32_t* value)`: sets
+    /// the condition of `handle` to `*value` (IF: nonzero runs the body; SWITCH: the body
+    /// index). Launch with one thread, as a node of the graph that owns `handle`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), cuda_graph::CudaError> {
+    /// // in a graph whose conditional node uses `handle`, a node running:
+    /// let kernel = test_kernels::set_condition_from();
+    /// kernel.function()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set_condition_from(handle: ConditionalHandle, value: DevicePtr<u32>);
+
+    /// `while_step(cudaGraphConditionalHandle handle, uint32_t* counter, uint32_t limit)`:
+    /// `*counter += 1`, then sets the condition of `handle` to `*counter < limit`. As the
+    /// last node of a WHILE body (with one thread), the body runs until the counter reaches
+    /// `limit`.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), cuda_graph::CudaError> {
+    /// let kernel = test_kernels::while_step();
+    /// kernel.function()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn while_step(handle: ConditionalHandle, counter: DevicePtr<u32>, limit: u32);
+}

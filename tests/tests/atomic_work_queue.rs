@@ -1,0 +1,42 @@
+//! `atomic_work_queue` on a real GPU: every variant's output equals the CPU reference and the
+//! others', and the report carries the chapter's figures. Speed is not asserted here.
+
+use atomic_work_queue::{run, Options};
+
+#[test]
+fn quick_run_passes_and_reports_every_figure() {
+    gpu_test_support::require_gpu!();
+    let options = Options::quick();
+    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.passed(), "{}", report.to_text());
+
+    let json = report.to_json();
+    assert_eq!(json["verdict"], "PASS");
+    let figure = |name: &str| {
+        json["figures"][name]
+            .as_f64()
+            .unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
+    };
+    let ratio = figure("dynamic_over_static");
+    assert!(ratio.is_finite() && ratio > 0.0, "dynamic_over_static = {ratio}");
+    for name in ["static_ms", "dynamic_per_thread_ms", "dynamic_warp_ms", "hierarchical_ms", "best_batch_ms"]
+    {
+        let ms = figure(name);
+        assert!(ms.is_finite() && ms > 0.0, "{name} = {ms}");
+    }
+    for batch in &options.sweep {
+        assert!(figure(&format!("sweep_batch_{batch}_ms")) > 0.0);
+    }
+    assert!(options.sweep.contains(&(figure("best_batch") as u32)));
+    let checks = json["checks"].as_array().expect("checks");
+    for name in ["matches CPU reference", "identical results across variants"] {
+        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
+    }
+}
+
+#[test]
+fn invalid_options_are_an_error_not_a_panic() {
+    // Refused before any CUDA call, so this needs no GPU.
+    let err = run(&Options { batch: 3, ..Options::quick() }).unwrap_err();
+    assert!(err.to_string().contains("powers of two"), "{err}");
+}
