@@ -1,7 +1,12 @@
 //! The chapter programs, in the chapter's order. Each entry runs one example crate's
 //! `run(&Options)` in-process and turns its report into a table row.
+//!
+//! Every example crate offers the same four items, which [`program!`] relies on:
+//! `Options` (with `Default` at chapter scale), `Options::quick()` (small sizes),
+//! `run(&Options) -> Result<chapter_common::Report, cuda_graph::CudaError>`, and
+//! `headline(&Report) -> String` (the figure the table shows).
 
-use crate::table::Row;
+use crate::table::{Check, Row};
 
 /// One chapter program.
 pub struct Program {
@@ -13,20 +18,39 @@ pub struct Program {
     pub run: fn(bool) -> Row,
 }
 
-/// Every ported program. Examples are added here as they are ported.
+/// The row for one finished run.
+fn row(
+    program: &'static str,
+    claim: &'static str,
+    outcome: Result<chapter_common::Report, cuda_graph::CudaError>,
+    headline: fn(&chapter_common::Report) -> String,
+) -> Row {
+    let (check, headline) = match outcome {
+        Ok(report) if report.passed() => (Check::Pass, headline(&report)),
+        Ok(report) => (Check::Fail, headline(&report)),
+        Err(err) => (Check::Fail, format!("error: {err}")),
+    };
+    Row { program, check, headline, claim }
+}
+
+/// `program!(crate_name, "the chapter's claim")`: the entry for one example crate.
+macro_rules! program {
+    ($krate:ident, $claim:expr) => {
+        Program {
+            name: stringify!($krate),
+            claim: $claim,
+            run: |quick| {
+                let options = if quick { $krate::Options::quick() } else { Default::default() };
+                row(stringify!($krate), $claim, $krate::run(&options), $krate::headline)
+            },
+        }
+    };
+}
+
+/// Every ported program, in the chapter's order.
 pub fn all() -> Vec<Program> {
-    vec![Program {
-        name: "atomic_work_queue",
-        claim: "dynamic 1.81-1.98x over static",
-        run: |quick| {
-            use crate::table::Check;
-            let options = if quick { atomic_work_queue::Options::quick() } else { Default::default() };
-            let (check, headline) = match atomic_work_queue::run(&options) {
-                Ok(report) if report.passed() => (Check::Pass, atomic_work_queue::headline(&report)),
-                Ok(report) => (Check::Fail, atomic_work_queue::headline(&report)),
-                Err(err) => (Check::Fail, format!("error: {err}")),
-            };
-            Row { program: "atomic_work_queue", check, headline, claim: "dynamic 1.81-1.98x over static" }
-        },
-    }]
+    vec![
+        program!(atomic_work_queue, "dynamic 1.81-1.98x over static"),
+        // (one line per ported program; keep the chapter's order)
+    ]
 }
