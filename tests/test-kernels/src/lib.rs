@@ -161,3 +161,33 @@ cuda_graph::kernels! {
     /// ```
     pub fn while_step(handle: ConditionalHandle, counter: DevicePtr<u32>, limit: u32);
 }
+
+// kernels/faults.cu: kernels that fail on purpose.
+cuda_graph::kernels! {
+    /// `trap_if(const uint32_t* flag)`: executes `__trap()` when `*flag` is nonzero, which
+    /// fails the launch with `cudaErrorLaunchFailure` and loses the context (sticky).
+    ///
+    /// ```no_run
+    /// test_kernels::trap_if().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn trap_if(flag: DevicePtr<u32>);
+
+    /// `spin_then_fill(uint32_t* out, uint32_t n, unsigned long long cycles, uint32_t value)`:
+    /// spins about `cycles` clock cycles, then writes `value` to `out[0..n)`.
+    ///
+    /// ```no_run
+    /// test_kernels::spin_then_fill().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn spin_then_fill(out: DevicePtr<u32>, n: u32, cycles: u64, value: u32);
+
+    /// `write_past_end(uint32_t* data, uint32_t n, uint32_t past)`: one thread writes
+    /// `data[n + past]`, out of bounds on purpose (for memcheck).
+    ///
+    /// ```no_run
+    /// test_kernels::write_past_end().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn write_past_end(data: DevicePtr<u32>, n: u32, past: u32);
+}
