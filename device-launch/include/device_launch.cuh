@@ -86,3 +86,77 @@ __device__ __forceinline__ bool dl_relaunch_self_at(DlErrorSlot* slot, int line)
 
 // Records a failure of the user's own device-side check (for example a device cudaMalloc).
 #define DL_CHECK(slot, call) dl_check((slot), (call), DL_OP_USER, __LINE__)
+
+// ---------------------------------------------------------------------------------------------
+// Work queue (device_launch::WorkQueue): items pushed by the host, claimed on the device.
+//
+// Layout shared with device_launch::RawQueue (repr(C), 24 bytes). The host writes `items`,
+// `capacity` and `count`; consumers claim items by advancing `head` atomically and report
+// finished ones in `processed`, which the host reads (WorkQueue::processed).
+struct DlQueue {
+    uint32_t* items;       // device array of `capacity` items
+    uint32_t capacity;     // room in `items`
+    uint32_t count;        // items pushed so far (the tail)
+    uint32_t head;         // next item to claim; may run past `count` (claims past it are empty)
+    uint32_t processed;    // items reported done with dl_queue_done
+};
+
+// Claims one item for the calling thread: true with the item in *item, false once the queue
+// is drained. One atomicAdd per item. Loop: `uint32_t item; while (dl_queue_pop(q, &item)) ...`
+__device__ __forceinline__ bool dl_queue_pop(DlQueue* q, uint32_t* item) {
+    uint32_t count = *(volatile uint32_t*)&q->count;
+    if (*(volatile uint32_t*)&q->head >= count) return false;  // drained: do not push head further
+    uint32_t index = atomicAdd(&q->head, 1u);
+    if (index >= count) return false;
+    *item = q->items[index];
+    return true;
+}
+
+// Claims up to 32 items for a whole warp with one atomicAdd (lane 0 claims, __shfl_sync
+// broadcasts). All 32 lanes must call it together (blockDim.x a multiple of 32, no divergence).
+// Returns the same value on every lane: true while the warp's claim reached items (keep
+// looping), false once the queue is drained. *got says whether this lane received an item.
+//   uint32_t item; bool got;
+//   while (dl_queue_pop_warp(q, &item, &got)) { if (got) work(item); }
+__device__ __forceinline__ bool dl_queue_pop_warp(DlQueue* q, uint32_t* item, bool* got) {
+    const unsigned lane = threadIdx.x & 31u;
+    uint32_t count = *(volatile uint32_t*)&q->count;
+    uint32_t base = 0;
+    if (lane == 0) {
+        base = *(volatile uint32_t*)&q->head;
+        if (base < count) base = atomicAdd(&q->head, 32u);
+    }
+    base = __shfl_sync(0xffffffffu, base, 0);
+    uint32_t index = base + lane;
+    *got = index < count;
+    if (*got) *item = q->items[index];
+    return base < count;
+}
+
+// Claims up to one item per thread of the block with one atomicAdd (thread 0 claims, shared
+// memory broadcasts). Every thread of the block must call it (it synchronizes the block).
+// Same return convention as dl_queue_pop_warp:
+//   uint32_t item; bool got;
+//   while (dl_queue_pop_block(q, &item, &got)) { if (got) work(item); }
+__device__ __forceinline__ bool dl_queue_pop_block(DlQueue* q, uint32_t* item, bool* got) {
+    __shared__ uint32_t dl_block_base;
+    const uint32_t threads = blockDim.x * blockDim.y * blockDim.z;
+    const uint32_t rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    uint32_t count = *(volatile uint32_t*)&q->count;
+    if (rank == 0) {
+        uint32_t base = *(volatile uint32_t*)&q->head;
+        dl_block_base = base < count ? atomicAdd(&q->head, threads) : base;
+    }
+    __syncthreads();
+    uint32_t base = dl_block_base;
+    __syncthreads();  // every thread has read the base before the next call overwrites it
+    uint32_t index = base + rank;
+    *got = index < count;
+    if (*got) *item = q->items[index];
+    return base < count;
+}
+
+// Reports `n` items finished (WorkQueue::processed on the host).
+__device__ __forceinline__ void dl_queue_done(DlQueue* q, uint32_t n) {
+    if (n != 0) atomicAdd(&q->processed, n);
+}

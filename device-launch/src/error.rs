@@ -1,0 +1,187 @@
+//! The crate's host-side error type.
+//!
+//! One enum, [`Error`], for everything this crate's host calls can fail with: a CUDA call
+//! ([`Error::Cuda`]), a graph that cannot be launched from the device, named node by node
+//! ([`Error::UnsupportedNode`], [`Error::UnsupportedMemcpy`]), a launcher kernel started
+//! outside a graph ([`Error::LauncherNotInGraph`]), the one rule checked at run time
+//! ([`Error::HandlesOutstanding`]), and a device-side launch failure read back from an
+//! [`ErrorSlot`](crate::ErrorSlot) ([`Error::Device`]). A dedicated enum (rather than
+//! `CudaError::InvalidArgument` with a message) lets callers and tests match on the node's
+//! index and kind.
+
+use std::fmt;
+
+use cuda_graph::graph::NodeKind;
+use cuda_graph::CudaError;
+
+use crate::error_slot::DeviceLaunchError;
+
+/// The result of this crate's host calls.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a host call of this crate failed.
+///
+/// ```
+/// use cuda_graph::graph::NodeKind;
+/// use device_launch::Error;
+/// let err = Error::UnsupportedNode { index: 3, kind: NodeKind::Host };
+/// assert_eq!(
+///     err.to_string(),
+///     "device-launch graphs may contain only kernel, memcpy and memset nodes; node 3 is a host node \
+///      (CUDA 13.0 refuses it with cudaErrorInvalidValue)"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A CUDA call failed (or `cuda-graph` refused an argument).
+    #[error(transparent)]
+    Cuda(#[from] CudaError),
+    /// The graph has a node of a kind that device-launch graphs may not contain.
+    #[error(
+        "device-launch graphs may contain only kernel, memcpy and memset nodes; node {index} is {} \
+         ({})",
+        describe(*kind),
+        refusal(*kind)
+    )]
+    UnsupportedNode {
+        /// The node's position in [`GraphBuilder::nodes`](cuda_graph::graph::GraphBuilder::nodes).
+        index: usize,
+        /// Its kind.
+        kind: NodeKind,
+    },
+    /// A memcpy node copies from or to memory a device-launched graph cannot use.
+    #[error(
+        "device-launch graphs may copy only between device memory and pinned host memory; node {index} \
+         (memcpy) {problem}"
+    )]
+    UnsupportedMemcpy {
+        /// The node's position in [`GraphBuilder::nodes`](cuda_graph::graph::GraphBuilder::nodes).
+        index: usize,
+        /// What it copies that is not allowed.
+        problem: String,
+    },
+    /// A kernel that launches graphs from the device was launched on a plain stream: CUDA
+    /// 13.0 refuses that launch with `cudaErrorNotSupported` (801) and the kernel never runs.
+    #[error(
+        "kernel `{kernel}` launches graphs from the device, so it must itself run inside a graph: CUDA \
+         refused its plain stream launch with cudaErrorNotSupported (801) and it did not run; launch it \
+         with device_launch::launch_from_graph (or as a node of a graph) instead ({source})"
+    )]
+    LauncherNotInGraph {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// CUDA's error.
+        source: CudaError,
+    },
+    /// [`UploadedGraphExec::update`](crate::UploadedGraphExec::update) (or `edit`) was called
+    /// while graph nodes, launches or tables still hold a
+    /// [`DeviceGraphArg`](crate::DeviceGraphArg) of the exec: they could launch it from the
+    /// device after the update, before it is uploaded again.
+    #[error(
+        "cannot update a device graph while {holders} kernel argument(s) of it are alive (DeviceGraphArg \
+         in graph nodes, launches or DeviceGraphTables): kernels could launch it from the device after \
+         the update and before the next upload; drop the graphs and execs that hold them first"
+    )]
+    HandlesOutstanding {
+        /// How many owners besides the exec itself hold it.
+        holders: usize,
+    },
+    /// A device-side launch failed (read back from an [`ErrorSlot`](crate::ErrorSlot)).
+    #[error(transparent)]
+    Device(#[from] DeviceLaunchError),
+}
+
+impl Error {
+    /// The CUDA status code, where the error carries one.
+    ///
+    /// ```
+    /// let err = device_launch::Error::from(cuda_graph::CudaError::from_code(1, "cudaGraphLaunch"));
+    /// assert_eq!(err.code(), Some(1));
+    /// ```
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            Error::Cuda(err) | Error::LauncherNotInGraph { source: err, .. } => err.code(),
+            Error::Device(err) => Some(err.code),
+            _ => None,
+        }
+    }
+}
+
+/// "a host node", "an empty node", "a batch memory operation node", …
+fn describe(kind: NodeKind) -> String {
+    let name = match kind {
+        NodeKind::Unknown(12) => "batch memory operation".to_string(),
+        other => other.to_string(),
+    };
+    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {name} node")
+}
+
+/// Why a node kind is refused: measured where measured (CUDA_FACTS.md), documented otherwise.
+pub(crate) fn refusal(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Host
+        | NodeKind::Empty
+        | NodeKind::EventRecord
+        | NodeKind::MemAlloc
+        | NodeKind::Conditional => "CUDA 13.0 refuses it with cudaErrorInvalidValue",
+        NodeKind::ChildGraph => {
+            "CUDA documents only kernel, memcpy and memset nodes for device launch (CUDA 13.0 was measured \
+             to instantiate a child graph of such nodes anyway, which this crate does not rely on): add the \
+             child's nodes to this graph instead"
+        }
+        NodeKind::EventWait | NodeKind::MemFree => {
+            "CUDA does not allow event and memory nodes in device-launch graphs (cudaErrorInvalidValue)"
+        }
+        NodeKind::ExternalSemaphoreSignal | NodeKind::ExternalSemaphoreWait => {
+            "CUDA does not allow external semaphore nodes in device-launch graphs"
+        }
+        NodeKind::Unknown(12) => "CUDA does not allow batch memory operation nodes in device-launch graphs",
+        _ => "a node kind this crate does not know, so it cannot vouch for it",
+    }
+}
+
+impl fmt::Display for crate::exec::UpdateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for crate::exec::UpdateError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl From<crate::exec::UpdateError> for Error {
+    fn from(err: crate::exec::UpdateError) -> Error {
+        err.error
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_nodes_are_named_with_their_kind_and_article() {
+        let text = |kind| Error::UnsupportedNode { index: 2, kind }.to_string();
+        assert!(
+            text(NodeKind::Empty).contains("node 2 is an empty node (CUDA 13.0 refuses"),
+            "{}",
+            text(NodeKind::Empty)
+        );
+        assert!(text(NodeKind::EventRecord).contains("node 2 is an event record node"));
+        assert!(text(NodeKind::ChildGraph).contains("add the child's nodes"));
+        assert!(text(NodeKind::Unknown(12)).contains("a batch memory operation node"));
+        assert!(text(NodeKind::Unknown(77)).contains("does not know"));
+    }
+
+    #[test]
+    fn the_outstanding_handles_error_names_the_rule() {
+        let text = Error::HandlesOutstanding { holders: 2 }.to_string();
+        assert!(text.contains("2 kernel argument(s)") && text.contains("before the next upload"), "{text}");
+        assert_eq!(Error::HandlesOutstanding { holders: 2 }.code(), None);
+    }
+}

@@ -1,0 +1,113 @@
+//! Several device graphs as one kernel argument: an array of `cudaGraphExec_t` in device
+//! memory, for schedulers that pick which graph to launch at run time.
+
+use std::sync::Arc;
+
+use cuda_graph::{CudaError, DeviceBuffer, KeepAlive, KernelParam};
+
+use crate::error::Result;
+use crate::exec::{DeviceGraph, ExecOwner};
+
+/// The table's memory and the execs it names.
+struct TableInner {
+    handles: DeviceBuffer<u64>,
+    _owners: Vec<Arc<ExecOwner>>,
+}
+
+/// An array of device graph handles in device memory (`const cudaGraphExec_t*` on the
+/// device). It shares ownership of every exec in it, so they stay alive while the table (or
+/// a graph node holding its [`arg`](DeviceGraphTable::arg)) does, and their
+/// [`update`](crate::UploadedGraphExec::update) refuses meanwhile.
+///
+/// The same graph may appear several times, but CUDA refuses a device launch of an exec
+/// whose previous launch is still pending: a kernel must not fire-and-forget it twice.
+///
+/// ```no_run
+/// # fn f(a: &device_launch::UploadedGraphExec, b: &device_launch::UploadedGraphExec) -> device_launch::Result<()> {
+/// let table = device_launch::DeviceGraphTable::new(&[a.handle(), b.handle()])?;
+/// assert_eq!(table.len(), 2);
+/// let arg = table.arg(); // for a kernel parameter `const cudaGraphExec_t* graphs`
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct DeviceGraphTable {
+    inner: Arc<TableInner>,
+}
+
+impl std::fmt::Debug for DeviceGraphTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceGraphTable").field("len", &self.len()).finish()
+    }
+}
+
+impl DeviceGraphTable {
+    /// A table of `graphs`, in order (a synchronous copy to device memory).
+    ///
+    /// ```no_run
+    /// # fn f(execs: &[device_launch::UploadedGraphExec]) -> device_launch::Result<()> {
+    /// let handles: Vec<_> = execs.iter().map(|exec| exec.handle()).collect();
+    /// let table = device_launch::DeviceGraphTable::new(&handles)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn new(graphs: &[DeviceGraph<'_>]) -> Result<DeviceGraphTable> {
+        if graphs.is_empty() {
+            return Err(CudaError::InvalidArgument {
+                call: "DeviceGraphTable::new",
+                problem: "a table needs at least one graph".into(),
+            }
+            .into());
+        }
+        let raw: Vec<u64> = graphs.iter().map(|graph| graph.as_raw()).collect();
+        let handles = DeviceBuffer::from_slice(&raw)?;
+        let owners = graphs.iter().map(|graph| graph.owner().clone()).collect();
+        Ok(DeviceGraphTable { inner: Arc::new(TableInner { handles, _owners: owners }) })
+    }
+
+    /// How many handles the table holds.
+    pub fn len(&self) -> usize {
+        self.inner.handles.len()
+    }
+
+    /// Always false: a table holds at least one graph.
+    pub fn is_empty(&self) -> bool {
+        self.inner.handles.is_empty()
+    }
+
+    /// The kernel argument: the table's device address, keeping the table alive.
+    pub fn arg(&self) -> DeviceGraphTableArg {
+        DeviceGraphTableArg { inner: self.inner.clone() }
+    }
+}
+
+/// A [`DeviceGraphTable`] as a kernel argument (`const cudaGraphExec_t*`); declare the
+/// parameter as `DeviceGraphTableArg` in `cuda_graph::kernels!`.
+///
+/// ```no_run
+/// use cuda_graph::DevicePtr;
+/// use device_launch::{DeviceGraphTableArg, RawErrorSlot};
+/// cuda_graph::kernels! {
+///     fn dl_fire_and_forget_all(graphs: DeviceGraphTableArg, n: u32, accepted: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
+/// }
+/// ```
+#[derive(Clone)]
+pub struct DeviceGraphTableArg {
+    inner: Arc<TableInner>,
+}
+
+impl std::fmt::Debug for DeviceGraphTableArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceGraphTableArg({:?}, len {})", self.inner.handles.as_raw(), self.inner.handles.len())
+    }
+}
+
+// SAFETY: the kernel parameter is a device pointer (`const cudaGraphExec_t*`): a 64-bit
+// address, passed as `u64`. It points at `len` handles of live execs, kept by `inner`.
+unsafe impl KernelParam for DeviceGraphTableArg {
+    type Raw = u64;
+    fn raw(&self) -> u64 {
+        self.inner.handles.as_raw() as u64
+    }
+    fn keep_alive(&self) -> Option<KeepAlive> {
+        Some(self.inner.clone())
+    }
+}

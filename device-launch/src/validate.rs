@@ -1,0 +1,128 @@
+//! Which graphs may be launched from the device, checked node by node before instantiating.
+//!
+//! CUDA 13.0 answers a device-launch instantiation of a graph with a node it does not allow
+//! with `cudaErrorInvalidValue` and nothing more (see `CUDA_FACTS.md`). [`validate`] finds the
+//! node first and names it: its index in [`GraphBuilder::nodes`](cuda_graph::graph::GraphBuilder::nodes), its kind and why.
+
+use std::ffi::c_void;
+
+use cuda_graph::graph::{AsNode, Graph, NodeKind};
+use cuda_graph::sys;
+use cuda_graph::CudaError;
+
+use crate::error::{Error, Result};
+
+/// Checks that `graph` may be instantiated for device launch: only kernel, memcpy and memset
+/// nodes, and memcpy nodes only between device memory and pinned (page-locked) host memory.
+///
+/// Refused, each with [`Error::UnsupportedNode`] naming the first offending node: host,
+/// empty, event record and wait, child graph, memory alloc and free, conditional, external
+/// semaphore and batch memory operation nodes, and kinds this crate does not know. A memcpy
+/// from or to pageable host memory or a CUDA array is [`Error::UnsupportedMemcpy`].
+///
+/// Not checked (CUDA's to refuse or to misbehave): kernels that use dynamic parallelism
+/// (CDP kernel launches) inside a device-launched graph, and nodes on another device.
+///
+/// [`instantiate_for_device`](crate::instantiate_for_device) calls this first.
+///
+/// ```no_run
+/// use cuda_graph::graph::Graph;
+/// use device_launch::Error;
+/// let graph = Graph::new()?;
+/// graph.add_empty(&[])?;
+/// match device_launch::validate(&graph) {
+///     Err(Error::UnsupportedNode { index: 0, .. }) => {} // "node 0 is an empty node (...)"
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), device_launch::Error>(())
+/// ```
+pub fn validate(graph: &Graph) -> Result<()> {
+    let nodes = graph.nodes()?;
+    // Kinds first: no CUDA call on a node is made while a refused node (a conditional one,
+    // whose bodies other threads may be building) is in the graph.
+    for info in &nodes {
+        if !allowed(info.kind()) {
+            return Err(Error::UnsupportedNode { index: info.index(), kind: info.kind() });
+        }
+    }
+    for info in nodes.iter().filter(|info| info.kind() == NodeKind::Memcpy) {
+        let mut params = sys::cudaMemcpy3DParms::default();
+        // SAFETY: the node belongs to `graph`, a root graph alive and borrowed for this call.
+        // It has no conditional node (refused above), so its family has no body that another
+        // thread could be changing; `graph.nodes()` succeeded, so no capture into it is running
+        // on this thread; and `Graph` is not `Sync`, so no other thread uses it meanwhile.
+        // `params` is writable.
+        let status = unsafe { sys::cudaGraphMemcpyNodeGetParams(info.as_node().as_raw(), &mut params) };
+        if status != sys::cudaError::cudaSuccess {
+            return Err(CudaError::from_code(status.0 as i32, "cudaGraphMemcpyNodeGetParams").into());
+        }
+        let sides = [
+            ("source", params.srcArray.is_null(), params.srcPtr.ptr.cast_const()),
+            ("destination", params.dstArray.is_null(), params.dstPtr.ptr.cast_const()),
+        ];
+        for (side, plain, ptr) in sides {
+            let problem = if !plain {
+                Some(format!("has a CUDA array as its {side}"))
+            } else {
+                memory_problem(memory_type(ptr)?, side)
+            };
+            if let Some(problem) = problem {
+                return Err(Error::UnsupportedMemcpy { index: info.index(), problem });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The node kinds a device-launch graph may contain (CUDA_FACTS.md).
+pub(crate) fn allowed(kind: NodeKind) -> bool {
+    matches!(kind, NodeKind::Kernel | NodeKind::Memcpy | NodeKind::Memset)
+}
+
+/// What memory `ptr` points to (`cudaPointerGetAttributes`).
+fn memory_type(ptr: *const c_void) -> Result<sys::cudaMemoryType> {
+    // SAFETY: an all-zero `cudaPointerAttributes` is valid (integers and raw pointers).
+    let mut attributes: sys::cudaPointerAttributes = unsafe { std::mem::zeroed() };
+    // SAFETY: `attributes` is writable; CUDA only inspects the address `ptr`, it does not
+    // dereference it.
+    let status = unsafe { sys::cudaPointerGetAttributes(&mut attributes, ptr) };
+    if status != sys::cudaError::cudaSuccess {
+        return Err(CudaError::from_code(status.0 as i32, "cudaPointerGetAttributes").into());
+    }
+    Ok(attributes.type_)
+}
+
+/// Why memory of type `kind` cannot be one side of a device-launched copy, if it cannot.
+pub(crate) fn memory_problem(kind: sys::cudaMemoryType, side: &str) -> Option<String> {
+    use sys::cudaMemoryType as T;
+    match kind {
+        T::cudaMemoryTypeDevice | T::cudaMemoryTypeHost | T::cudaMemoryTypeManaged => None,
+        T::cudaMemoryTypeUnregistered => Some(format!(
+            "has pageable host memory as its {side}: use a cuda_graph::PinnedBuffer (page-locked) instead"
+        )),
+        other => Some(format!("has memory of unknown type {} as its {side}", other.0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_kernel_memcpy_and_memset_nodes_are_allowed() {
+        let allowed_kinds: Vec<u32> =
+            (0..16).filter(|&raw| allowed(NodeKind::from_raw(sys::cudaGraphNodeType(raw)))).collect();
+        assert_eq!(allowed_kinds, [0, 1, 2]);
+    }
+
+    #[test]
+    fn pageable_memory_is_refused_and_device_and_pinned_memory_are_not() {
+        use sys::cudaMemoryType as T;
+        assert_eq!(memory_problem(T::cudaMemoryTypeDevice, "source"), None);
+        assert_eq!(memory_problem(T::cudaMemoryTypeHost, "source"), None);
+        let problem = memory_problem(T::cudaMemoryTypeUnregistered, "destination").unwrap();
+        assert!(problem.contains("pageable host memory as its destination"), "{problem}");
+        let err = Error::UnsupportedMemcpy { index: 4, problem };
+        assert!(err.to_string().contains("node 4 (memcpy) has pageable host memory"), "{err}");
+    }
+}

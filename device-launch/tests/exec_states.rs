@@ -1,0 +1,120 @@
+//! The upload typestate at run time: update refuses while kernel arguments of the exec are
+//! alive (and gives the exec back), goes back to not uploaded otherwise, and an edited or
+//! updated exec launched from the device after re-upload uses its new parameters.
+
+mod support;
+
+use cuda_graph::graph::{DeviceLaunch, Graph, MemsetNode};
+use cuda_graph::{CudaError, DeviceBuffer, Stream, UpdateRefusal};
+use device_launch::{
+    instantiate_for_device, DeviceGraphExec, Error, ErrorSlot, ExecState, Launcher, UploadedGraphExec,
+};
+use device_launch_kernels::dl_fire_and_forget_one;
+use gpu_test_support::require_gpu;
+use support::{one, run, stream};
+
+/// A device graph that fills `data` with `value`.
+fn fill(data: &DeviceBuffer<u32>, value: u32) -> Result<(Graph, MemsetNode), Error> {
+    let graph = Graph::new()?;
+    let node = graph.add_memset(&data.ptr(), value, data.len(), &[])?;
+    Ok((graph, node))
+}
+
+/// Launches `exec` from the device (fire-and-forget from a launcher graph) and waits.
+fn launch_from_device(exec: &UploadedGraphExec, stream: &Stream) -> Result<(), Error> {
+    let slot = ErrorSlot::new()?;
+    Launcher::new(dl_fire_and_forget_one(), one(), (exec.handle().arg(), slot.ptr()))?.run(stream, &slot)
+}
+
+#[test]
+fn update_is_refused_while_a_kernel_argument_holds_the_exec_and_works_after() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let data = DeviceBuffer::<u32>::zeroed(8)?;
+        let uploaded = instantiate_for_device(&fill(&data, 1)?.0)?.upload(&stream)?;
+        let slot = ErrorSlot::new()?;
+        let launcher = Launcher::new(dl_fire_and_forget_one(), one(), (uploaded.handle().arg(), slot.ptr()))?;
+        launcher.run(&stream, &slot)?;
+        assert_eq!(data.to_vec()?, [1; 8]);
+        assert_eq!(uploaded.holders(), 1);
+
+        let (changed, _) = fill(&data, 2)?;
+        let refused = uploaded.update(&changed).unwrap_err();
+        assert_eq!(refused.error, Error::HandlesOutstanding { holders: 1 });
+        assert!(
+            refused.to_string().contains("cannot update a device graph while 1 kernel argument"),
+            "{refused}"
+        );
+        let ExecState::Uploaded(uploaded) = refused.exec else { panic!("the exec must come back unchanged") };
+
+        drop(launcher); // the node holding the argument goes with its graph
+        assert_eq!(uploaded.holders(), 0);
+        let uploaded = uploaded.update(&changed)?.upload(&stream)?;
+        launch_from_device(&uploaded, &stream)?;
+        assert_eq!(data.to_vec()?, [2; 8]);
+        Ok(())
+    });
+}
+
+#[test]
+fn an_update_cuda_refuses_gives_the_exec_back_not_uploaded() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let data = DeviceBuffer::<u32>::zeroed(8)?;
+        let uploaded = instantiate_for_device(&fill(&data, 1)?.0)?.upload(&stream)?;
+        let (bigger, first) = fill(&data, 3)?;
+        bigger.add_memset(&data.ptr(), 4u32, 8, &[&first])?;
+        let refused = uploaded.update(&bigger).unwrap_err();
+        assert_eq!(
+            refused.error,
+            Error::Cuda(CudaError::UpdateRefused { reason: UpdateRefusal::TopologyChanged })
+        );
+        let ExecState::NotUploaded(exec) = refused.exec else { panic!("CUDA may have changed nodes") };
+        let uploaded = exec.upload(&stream)?;
+        launch_from_device(&uploaded, &stream)?;
+        // CUDA documents no partial update for a topology change; either value is a memset
+        // of the whole buffer.
+        let values = data.to_vec()?;
+        assert!(values == [1; 8] || values == [3; 8], "{values:?}");
+        Ok(())
+    });
+}
+
+#[test]
+fn an_update_to_a_graph_that_fails_validation_leaves_the_exec_uploaded() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let data = DeviceBuffer::<u32>::zeroed(8)?;
+        let uploaded = instantiate_for_device(&fill(&data, 1)?.0)?.upload(&stream)?;
+        let graph = Graph::new()?;
+        graph.add_host(|| {}, &[])?;
+        let refused = uploaded.update(&graph).unwrap_err();
+        assert!(matches!(refused.error, Error::UnsupportedNode { index: 0, .. }), "{refused}");
+        assert!(matches!(refused.exec, ExecState::Uploaded(_)));
+        Ok(())
+    });
+}
+
+#[test]
+fn an_edited_exec_uses_its_new_node_parameters_after_upload() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let data = DeviceBuffer::<u32>::zeroed(8)?;
+        let (graph, node) = fill(&data, 1)?;
+        // From a cuda-graph exec instantiated for device launch, too.
+        let exec = DeviceGraphExec::from(graph.instantiate::<DeviceLaunch>(Default::default())?);
+        let uploaded = exec.upload(&stream)?;
+        launch_from_device(&uploaded, &stream)?;
+        assert_eq!(data.to_vec()?, [1; 8]);
+        let mut exec = uploaded.edit()?;
+        exec.exec_mut().set_memset(&node, &data.ptr(), 9u32, 8)?;
+        let uploaded = exec.upload(&stream)?;
+        launch_from_device(&uploaded, &stream)?;
+        assert_eq!(data.to_vec()?, [9; 8]);
+        Ok(())
+    });
+}

@@ -1,0 +1,70 @@
+//! Launcher kernels run inside a graph: `Launcher` / `launch_from_graph` work, and a plain
+//! stream launch of a launcher is reported with the rule (CUDA 13.0: 801) instead of
+//! passing silently.
+
+mod support;
+
+use cuda_graph::DeviceBuffer;
+use device_launch::{launch_from_graph, run_on_plain_stream, Error, ErrorSlot, Launcher};
+use device_launch_kernels::dl_fire_and_forget_one;
+use gpu_test_support::require_gpu;
+use support::{marking_graphs, one, run, stream};
+
+#[test]
+fn a_launcher_on_a_plain_stream_reports_the_graph_rule_and_launches_nothing() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let counters = DeviceBuffer::<u32>::zeroed(1)?;
+        let execs = marking_graphs(&counters, 1, &stream)?;
+        let slot = ErrorSlot::new()?;
+        let result = run_on_plain_stream(
+            dl_fire_and_forget_one(),
+            one(),
+            (execs[0].handle().arg(), slot.ptr()),
+            &stream,
+        );
+        match result {
+            Err(err @ Error::LauncherNotInGraph { .. }) => {
+                assert_eq!(err.code(), Some(801));
+                let text = err.to_string();
+                assert!(text.contains("`dl_fire_and_forget_one`"), "{text}");
+                assert!(text.contains("must itself run inside a graph"), "{text}");
+            }
+            // Should the kernel run after all, its device-side launch must report the 801.
+            Ok(()) => {
+                let err = slot.check()?.expect_err("a launcher outside a graph cannot launch graphs");
+                assert_eq!(err.code, 801, "{err}");
+                assert!(err.to_string().contains("inside a graph"), "{err}");
+            }
+            Err(other) => panic!("expected the 801 explained, got {other}"),
+        }
+        cuda_graph::Device::current()?.synchronize()?;
+        assert_eq!(counters.to_vec()?, [0], "no graph may have been launched");
+        Ok(())
+    });
+}
+
+#[test]
+fn launch_from_graph_runs_the_launcher_and_set_args_retargets_it() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let counters = DeviceBuffer::<u32>::zeroed(2)?;
+        let execs = marking_graphs(&counters, 2, &stream)?;
+        let slot = ErrorSlot::new()?;
+        let mut launcher: Launcher<_> = launch_from_graph(
+            dl_fire_and_forget_one(),
+            one(),
+            (execs[0].handle().arg(), slot.ptr()),
+            &stream,
+        )?;
+        stream.synchronize()?;
+        slot.check()??;
+        assert_eq!(counters.to_vec()?, [1, 0]);
+        launcher.set_args(one(), (execs[1].handle().arg(), slot.ptr()))?;
+        launcher.run(&stream, &slot)?;
+        assert_eq!(counters.to_vec()?, [1, 1]);
+        Ok(())
+    });
+}

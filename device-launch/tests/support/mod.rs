@@ -1,0 +1,44 @@
+//! Helpers shared by the device-launch GPU tests.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use cuda_graph::graph::Graph;
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{DeviceBuffer, Stream, StreamOptions};
+use device_launch::{instantiate_for_device, DeviceGraphTable, Error, UploadedGraphExec};
+
+/// Runs a test body, failing the test with the error's message if it returns one.
+pub fn run(body: impl FnOnce() -> Result<(), Error>) {
+    if let Err(err) = body() {
+        panic!("{err}");
+    }
+}
+
+/// A non-blocking stream (tests run on parallel threads of one process).
+pub fn stream() -> Result<Stream, Error> {
+    Ok(Stream::with_options(StreamOptions { non_blocking: true, priority: None })?)
+}
+
+/// One thread.
+pub fn one() -> LaunchConfig {
+    LaunchConfig::new(1, 1)
+}
+
+/// `n` uploaded device graphs; graph `i` adds 1 to `counters[i]`.
+pub fn marking_graphs(
+    counters: &DeviceBuffer<u32>,
+    n: u32,
+    stream: &Stream,
+) -> Result<Vec<UploadedGraphExec>, Error> {
+    (0..n)
+        .map(|i| {
+            let graph = Graph::new()?;
+            graph.add_kernel(device_launch_kernels::dl_mark(), one(), (counters.ptr(), i), &[])?;
+            instantiate_for_device(&graph)?.upload(stream)
+        })
+        .collect()
+}
+
+/// A table of every exec's handle, in order.
+pub fn table(execs: &[UploadedGraphExec]) -> Result<DeviceGraphTable, Error> {
+    DeviceGraphTable::new(&execs.iter().map(UploadedGraphExec::handle).collect::<Vec<_>>())
+}

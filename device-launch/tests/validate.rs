@@ -1,0 +1,142 @@
+//! Validation before device-launch instantiation: refused node kinds are named (index, kind,
+//! why) instead of CUDA's bare cudaErrorInvalidValue; kernel, memset, device and pinned
+//! memcpy nodes pass and run.
+
+mod support;
+
+use std::sync::Arc;
+
+use cuda_graph::graph::{AsNode, DeviceLaunch, Graph, NodeKind};
+use cuda_graph::{DeviceBuffer, Event, PinnedBuffer};
+use device_launch::{instantiate_for_device, validate, Error};
+use device_launch_kernels::dl_mark;
+use gpu_test_support::require_gpu;
+use support::{one, run, stream};
+
+/// The index `graph.nodes()` gives `node`.
+fn index_of(graph: &Graph, node: &dyn AsNode) -> Result<usize, Error> {
+    let node = node.as_node();
+    Ok(graph.nodes()?.iter().position(|info| info.as_node() == node).expect("node of this graph"))
+}
+
+/// Kernel and memset nodes first, so the refused node is not the first one.
+fn allowed_prefix(graph: &Graph, data: &DeviceBuffer<u32>) -> Result<(), Error> {
+    let fill = graph.add_memset(&data.ptr(), 0u32, data.len(), &[])?;
+    graph.add_kernel(dl_mark(), one(), (data.ptr(), 0), &[&fill])?;
+    Ok(())
+}
+
+/// What CUDA 13.0 itself does with a device-launch instantiation of such a node.
+#[derive(PartialEq)]
+enum Cuda {
+    Refuses,
+    /// Measured on driver 580 / CUDA 13.0 for a child graph of memset nodes; the crate still
+    /// refuses it, following CUDA's documented contract.
+    Accepts,
+}
+
+fn assert_refused(graph: &Graph, node: &dyn AsNode, kind: NodeKind, cuda: Cuda) -> Result<(), Error> {
+    let index = index_of(graph, node)?;
+    let err = instantiate_for_device(graph).unwrap_err();
+    assert_eq!(err, Error::UnsupportedNode { index, kind });
+    assert_eq!(validate(graph).unwrap_err(), err);
+    let text = err.to_string();
+    assert!(
+        text.starts_with("device-launch graphs may contain only kernel, memcpy and memset nodes;"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("node {index} is a")), "{text}");
+    // What CUDA does without the check, pinned so that a driver that changes it is noticed.
+    let by_cuda = graph.instantiate::<DeviceLaunch>(Default::default());
+    match cuda {
+        Cuda::Refuses => assert!(by_cuda.is_err(), "CUDA accepted a {kind} node"),
+        Cuda::Accepts => assert!(by_cuda.is_ok(), "CUDA now refuses a {kind} node: {:?}", by_cuda.err()),
+    }
+    Ok(())
+}
+
+#[test]
+fn a_host_node_is_refused_with_its_index_and_kind() {
+    require_gpu!();
+    run(|| {
+        let data = DeviceBuffer::<u32>::zeroed(16)?;
+        let graph = Graph::new()?;
+        allowed_prefix(&graph, &data)?;
+        let host = graph.add_host(|| {}, &[])?;
+        assert_refused(&graph, &host, NodeKind::Host, Cuda::Refuses)?;
+        let text = instantiate_for_device(&graph).unwrap_err().to_string();
+        assert!(text.contains("is a host node (CUDA 13.0 refuses it with cudaErrorInvalidValue)"), "{text}");
+        Ok(())
+    });
+}
+
+#[test]
+fn an_empty_node_is_refused_with_its_index_and_kind() {
+    require_gpu!();
+    run(|| {
+        let data = DeviceBuffer::<u32>::zeroed(16)?;
+        let graph = Graph::new()?;
+        allowed_prefix(&graph, &data)?;
+        let empty = graph.add_empty(&[])?;
+        assert_refused(&graph, &empty, NodeKind::Empty, Cuda::Refuses)?;
+        assert!(instantiate_for_device(&graph).unwrap_err().to_string().contains("is an empty node"));
+        Ok(())
+    });
+}
+
+#[test]
+fn child_graph_memory_event_and_conditional_nodes_are_refused_by_the_crate() {
+    require_gpu!();
+    run(|| {
+        let data = DeviceBuffer::<u32>::zeroed(16)?;
+
+        let child = Graph::new()?;
+        child.add_memset(&data.ptr(), 1u32, 16, &[])?;
+        let graph = Graph::new()?;
+        allowed_prefix(&graph, &data)?;
+        let node = graph.add_child_graph(&child, &[])?;
+        assert_refused(&graph, &node, NodeKind::ChildGraph, Cuda::Accepts)?;
+
+        let graph = Graph::new()?;
+        allowed_prefix(&graph, &data)?;
+        let alloc = graph.add_mem_alloc::<u32>(64, &[])?;
+        graph.add_mem_free(&alloc, &[&alloc])?;
+        assert_refused(&graph, &alloc, NodeKind::MemAlloc, Cuda::Refuses)?;
+
+        let graph = Graph::new()?;
+        allowed_prefix(&graph, &data)?;
+        let record = graph.add_event_record(&Arc::new(Event::new()?), &[])?;
+        assert_refused(&graph, &record, NodeKind::EventRecord, Cuda::Refuses)?;
+
+        let graph = Graph::new()?;
+        allowed_prefix(&graph, &data)?;
+        let handle = graph.conditional_handle(Some(1))?;
+        let (node, body) = graph.add_if(&handle, &[])?;
+        body.add_memset(&data.ptr(), 2u32, 16, &[])?;
+        assert_refused(&graph, &node, NodeKind::Conditional, Cuda::Refuses)?;
+        Ok(())
+    });
+}
+
+#[test]
+fn kernel_memset_and_device_and_pinned_memcpy_nodes_are_accepted_and_run() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let input = PinnedBuffer::from_slice(&[5u32, 6, 7, 8])?;
+        let (a, b) = (DeviceBuffer::<u32>::zeroed(4)?, DeviceBuffer::<u32>::zeroed(4)?);
+        let graph = Graph::new()?;
+        // SAFETY: no slice of `input` is held while the graph runs.
+        let upload = unsafe { graph.add_memcpy_from_host(&a.ptr(), &input, 4, &[])? };
+        let mark = graph.add_kernel(dl_mark(), one(), (a.ptr(), 0), &[&upload])?;
+        let copy = graph.add_memcpy(&b.ptr(), &a.ptr(), 4, &[&mark])?;
+        graph.add_memset(&a.ptr(), 0u32, 4, &[&copy])?;
+        validate(&graph)?;
+        let exec = instantiate_for_device(&graph)?.upload(&stream)?;
+        exec.launch(&stream)?;
+        stream.synchronize()?;
+        assert_eq!(b.to_vec()?, [6, 6, 7, 8]);
+        assert_eq!(a.to_vec()?, [0, 0, 0, 0]);
+        Ok(())
+    });
+}
