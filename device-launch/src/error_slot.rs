@@ -105,7 +105,7 @@ impl DeviceLaunchError {
                 "device graph launch needs the launching kernel to run inside a graph (launch the launcher's graph, not the kernel on a stream)",
             ),
             (_, Operation::KernelLaunch) if self.code == 69 => {
-                Some("too many pending CDP launches: raise Limit::DevRuntimePendingLaunchCount")
+                Some("too many CDP launches pending at once: raise device_launch::limits::LaunchLimits::pending_launch_count (Limit::DevRuntimePendingLaunchCount)")
             }
             _ => None,
         }

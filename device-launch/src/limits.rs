@@ -1,6 +1,69 @@
 //! Device-launch limits, as configuration.
+//!
+//! Two kinds of limit bound what device code may launch:
+//! - per launching kernel, fixed by CUDA (measured on 13.0): [`FIRE_AND_FORGET_LIMIT`] distinct
+//!   graphs fire-and-forgotten (sibling launches count too) and [`TAIL_LAUNCH_LIMIT`] tail
+//!   launches. Past them the device-side `cudaGraphLaunch` fails with `cudaErrorInvalidValue`,
+//!   which `device_launch.cuh`'s helpers record into an [`crate::ErrorSlot`];
+//! - per device, configurable: how many CDP2 kernel launches may be pending at once
+//!   ([`LaunchLimits::pending_launch_count`], default [`DEFAULT_PENDING_LAUNCH_COUNT`]). Past it a
+//!   device-side kernel launch fails with `cudaErrorLaunchPendingCountExceeded` (69), which
+//!   `DL_LAUNCH_KERNEL` records the same way.
+
+use cuda_graph::{Device, Limit};
 
 pub use cudadevrt_sys::{DEFAULT_PENDING_LAUNCH_COUNT, FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
+
+use crate::error::{Error, Result};
+
+/// The configurable device-runtime limits of one device.
+///
+/// ```no_run
+/// use device_launch::limits::LaunchLimits;
+/// let device = cuda_graph::Device::get(0)?;
+/// let mut limits = LaunchLimits::of(device)?;
+/// limits.pending_launch_count = 8192; // parents that fan out to many slow children
+/// limits.apply(device)?;
+/// # Ok::<(), device_launch::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchLimits {
+    /// CDP2 kernel launches that may be pending at once on the device.
+    pub pending_launch_count: u32,
+}
+
+impl Default for LaunchLimits {
+    fn default() -> LaunchLimits {
+        LaunchLimits { pending_launch_count: DEFAULT_PENDING_LAUNCH_COUNT }
+    }
+}
+
+impl LaunchLimits {
+    /// The limits `device` has now.
+    pub fn of(device: Device) -> Result<LaunchLimits> {
+        let pending = device.limit(Limit::DevRuntimePendingLaunchCount)?;
+        Ok(LaunchLimits { pending_launch_count: u32::try_from(pending).unwrap_or(u32::MAX) })
+    }
+
+    /// Sets them on `device` (`cudaDeviceSetLimit`). A pending count of 0 is refused: no
+    /// device-side kernel launch could ever succeed.
+    pub fn apply(&self, device: Device) -> Result<()> {
+        self.check()?;
+        device.set_limit(Limit::DevRuntimePendingLaunchCount, self.pending_launch_count as usize)?;
+        Ok(())
+    }
+
+    /// Refuses values no program could work with.
+    pub fn check(&self) -> Result<()> {
+        if self.pending_launch_count == 0 {
+            return Err(Error::Cuda(cuda_graph::CudaError::InvalidArgument {
+                call: "LaunchLimits::apply",
+                problem: "a pending launch count of 0 would make every device-side kernel launch fail".into(),
+            }));
+        }
+        Ok(())
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -18,5 +81,13 @@ mod tests {
     fn the_header_limits_equal_the_rust_constants() {
         assert_eq!(header_define("DL_FIRE_AND_FORGET_LIMIT "), FIRE_AND_FORGET_LIMIT);
         assert_eq!(header_define("DL_TAIL_LAUNCH_LIMIT "), TAIL_LAUNCH_LIMIT);
+    }
+
+    #[test]
+    fn the_default_is_cudas_default_and_zero_is_refused() {
+        assert_eq!(LaunchLimits::default().pending_launch_count, 2048);
+        assert!(LaunchLimits::default().check().is_ok());
+        let err = LaunchLimits { pending_launch_count: 0 }.check().unwrap_err();
+        assert!(err.to_string().contains("pending launch count of 0"), "{err}");
     }
 }

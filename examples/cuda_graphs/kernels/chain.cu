@@ -1,0 +1,21 @@
+// One step of the kernel chain that cuda_graphs launches on a stream and replays as a graph.
+//
+// Step k maps every element through cg_mix with its own (mul, add) constants. The first step
+// of a pass reads the input buffer and writes the output buffer; every later step reads and
+// writes the output buffer in place (each thread touches only its own element), so each step
+// depends on the one before it and a pass always ends with the same values, however many
+// passes ran. The arithmetic is 32-bit unsigned and wraps, so the CPU reference (src/chain.rs:
+// mix) is bit-identical.
+#include <stdint.h>
+
+static __device__ __forceinline__ uint32_t cg_mix(uint32_t x, uint32_t mul, uint32_t add) {
+    x = x * mul + add;
+    return x ^ (x >> 15);
+}
+
+extern "C" __global__ void cg_step(const uint32_t* src, uint32_t* dst, uint32_t n, uint32_t mul, uint32_t add) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        dst[i] = cg_mix(src[i], mul, add);
+    }
+}

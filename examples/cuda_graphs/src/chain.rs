@@ -1,0 +1,151 @@
+//! The kernel chain: its constants, the CPU reference, and the three ways the program issues
+//! it (launch by launch on a stream, captured from the stream, built node by node).
+
+use chapter_common::Rng;
+use cuda_graph::graph::{CaptureMode, Graph, KernelNode};
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{DeviceBuffer, DevicePtr, Result, Stream};
+
+cuda_graph::kernels! {
+    /// One step of the chain: `dst[i] = mix(src[i], mul, add)` for `i < n`.
+    pub fn cg_step(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
+}
+
+/// The constants of one kernel of the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Multiplier (odd, so the map is a bijection before the xorshift).
+    pub mul: u32,
+    /// Addend.
+    pub add: u32,
+}
+
+/// What one step does to one element; `cg_mix` in `kernels/chain.cu` does the same.
+///
+/// ```
+/// assert_eq!(cuda_graphs::mix(0, 1, 7), 7);
+/// assert_eq!(cuda_graphs::mix(2, 3, 1), 7);
+/// assert_ne!(cuda_graphs::mix(1, 3, 0x8000_0000), 0x8000_0003);
+/// ```
+pub fn mix(x: u32, mul: u32, add: u32) -> u32 {
+    let x = x.wrapping_mul(mul).wrapping_add(add);
+    x ^ (x >> 15)
+}
+
+/// `count` steps with random constants.
+pub fn random_steps(rng: &mut Rng, count: u32) -> Vec<Step> {
+    (0..count).map(|_| Step { mul: rng.next_u64() as u32 | 1, add: rng.next_u64() as u32 }).collect()
+}
+
+/// The output of one pass of `steps` over `input`: what every pass, on the stream or in a
+/// graph, must leave in the output buffer.
+pub fn reference(input: &[u32], steps: &[Step]) -> Vec<u32> {
+    input.iter().map(|&x| steps.iter().fold(x, |x, s| mix(x, s.mul, s.add))).collect()
+}
+
+/// The sum of all elements, as a 64-bit number (what the book prints as its checksum).
+pub fn checksum(values: &[u32]) -> u64 {
+    values.iter().map(|&v| u64::from(v)).sum()
+}
+
+/// The arguments of step `k` of a pass from `input` into `out`.
+fn step_args(
+    k: usize,
+    step: Step,
+    input: &DeviceBuffer<u32>,
+    out: &DeviceBuffer<u32>,
+) -> (DevicePtr<u32>, DevicePtr<u32>, u32, u32, u32) {
+    let src = if k == 0 { input.ptr() } else { out.ptr() };
+    (src, out.ptr(), out.len() as u32, step.mul, step.add)
+}
+
+/// Queues one pass of `steps` on `stream`, one `cudaLaunchKernel` per step. While `stream` is
+/// being captured, the same calls record the pass into the graph instead.
+pub fn launch_pass(
+    stream: &Stream,
+    config: LaunchConfig,
+    steps: &[Step],
+    input: &DeviceBuffer<u32>,
+    out: &DeviceBuffer<u32>,
+) -> Result<()> {
+    for (k, &step) in steps.iter().enumerate() {
+        cg_step().launch(stream, config, step_args(k, step, input, out))?;
+    }
+    Ok(())
+}
+
+/// Records one pass of `steps` into a new graph by stream capture (the chapter's way).
+pub fn capture_pass(
+    stream: &Stream,
+    config: LaunchConfig,
+    steps: &[Step],
+    input: &DeviceBuffer<u32>,
+    out: &DeviceBuffer<u32>,
+) -> Result<Graph> {
+    // The kernel's parameter check calls CUDA, which a capture would refuse: run it first.
+    cg_step().function()?;
+    let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+    launch_pass(stream, config, steps, input, out)?;
+    capture.end()
+}
+
+/// Builds the same pass node by node, each kernel node depending on the one before, and
+/// returns the nodes (whose parameters an exec can then change one at a time).
+pub fn build_pass(
+    config: LaunchConfig,
+    steps: &[Step],
+    input: &DeviceBuffer<u32>,
+    out: &DeviceBuffer<u32>,
+) -> Result<(Graph, Vec<KernelNode>)> {
+    let graph = Graph::new()?;
+    let mut nodes: Vec<KernelNode> = Vec::with_capacity(steps.len());
+    for (k, &step) in steps.iter().enumerate() {
+        let node = match nodes.last() {
+            Some(prev) => graph.add_kernel(cg_step(), config, step_args(k, step, input, out), &[prev])?,
+            None => graph.add_kernel(cg_step(), config, step_args(k, step, input, out), &[])?,
+        };
+        nodes.push(node);
+    }
+    Ok((graph, nodes))
+}
+
+/// The arguments that set step `k` (not the first) of a pass into `out` to `step`.
+pub fn in_place_args(step: Step, out: &DeviceBuffer<u32>) -> (DevicePtr<u32>, DevicePtr<u32>, u32, u32, u32) {
+    (out.ptr(), out.ptr(), out.len() as u32, step.mul, step.add)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multipliers_are_odd_and_seeded() {
+        let steps = random_steps(&mut Rng::new(1), 50);
+        assert!(steps.iter().all(|s| s.mul % 2 == 1));
+        assert_eq!(steps, random_steps(&mut Rng::new(1), 50));
+        assert_ne!(steps, random_steps(&mut Rng::new(2), 50));
+    }
+
+    #[test]
+    fn the_reference_applies_every_step_in_order() {
+        let steps = [Step { mul: 0x9e37_79b9, add: 1 }, Step { mul: 5, add: 0x7f4a_7c15 }];
+        let out = reference(&[2, 10], &steps);
+        assert_eq!(
+            out,
+            [mix(mix(2, 0x9e37_79b9, 1), 5, 0x7f4a_7c15), mix(mix(10, 0x9e37_79b9, 1), 5, 0x7f4a_7c15)]
+        );
+        let swapped = reference(&[2, 10], &[steps[1], steps[0]]);
+        assert_ne!(out, swapped, "order matters, so a reordered chain is caught");
+    }
+
+    #[test]
+    fn one_changed_constant_changes_the_result() {
+        let mut rng = Rng::new(9);
+        let input: Vec<u32> = (0..64).map(|_| rng.next_u64() as u32).collect();
+        let steps = random_steps(&mut rng, 20);
+        let mut changed = steps.clone();
+        changed[10].add ^= 0x5bd1_e995;
+        assert_ne!(reference(&input, &steps), reference(&input, &changed));
+        assert_eq!(checksum(&[u32::MAX, u32::MAX]), 2 * u64::from(u32::MAX));
+    }
+}

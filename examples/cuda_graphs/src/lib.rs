@@ -1,0 +1,422 @@
+//! `cuda_graphs`: the same chain of small dependent kernels issued two ways.
+//!
+//! 1. **Stream**: every iteration queues the chain's `kernels` launches one by one
+//!    (`cudaLaunchKernel` each), as ordinary code does.
+//! 2. **Graph**: the chain is captured once from the stream (`cudaStreamBeginCapture` ..
+//!    `cudaStreamEndCapture`), instantiated, and every iteration is one `cudaGraphLaunch`.
+//!
+//! Each kernel is small (a few thousand elements), so the work is launch-bound: the GPU waits
+//! for the CPU to submit each kernel on the stream, while a graph hands it the whole chain at
+//! once. Then the two ways of changing an instantiated graph without building it again:
+//! 3. **per node**: `cudaGraphExecKernelNodeSetParams` gives one kernel node a new constant;
+//! 4. **whole graph**: the chain is captured again with new constants and
+//!    `cudaGraphExecUpdate` moves the exec to it.
+//!
+//! Every pass of every variant is compared with the CPU reference bit for bit; the stream's and
+//! the graph's checksums must be equal. The figures are medians of `runs` timed runs (CUDA
+//! events around `iters` iterations) after one warm-up run; the headline is
+//! `speedup = stream_us_per_iter / graph_us_per_iter`.
+
+#![warn(missing_docs)]
+
+mod chain;
+
+use std::time::Instant;
+
+use chapter_common::{Report, Rng, Samples};
+use cuda_graph::graph::{GraphExec, HostLaunch};
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{CudaError, Device, DeviceBuffer, Event, Stream};
+use serde_json::json;
+
+pub use chain::{checksum, mix, random_steps, reference, Step};
+
+/// The largest element count accepted (1 GiB per buffer).
+pub const MAX_ELEMENTS: u32 = 1 << 28;
+
+/// The most kernels in the chain.
+pub const MAX_KERNELS: u32 = 4096;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Elements each kernel processes (one thread each).
+    pub elements: u32,
+    /// Kernels in the chain (the first reads the input, the others work in place).
+    pub kernels: u32,
+    /// Iterations (passes of the whole chain) per timed run.
+    pub iters: u32,
+    /// Timed runs after one warm-up run; figures are their medians.
+    pub runs: usize,
+    /// Seed of the input and of the kernels' constants.
+    pub seed: u64,
+    /// Threads per block.
+    pub threads_per_block: u32,
+}
+
+impl Default for Options {
+    /// Chapter scale: 20 dependent kernels of 4096 elements (16 blocks of 256 threads, a few
+    /// microseconds of GPU work each: launch-bound), 1000 iterations per run, 5 runs.
+    fn default() -> Options {
+        Options { elements: 1 << 12, kernels: 20, iters: 1000, runs: 5, seed: 0x5eed, threads_per_block: 256 }
+    }
+}
+
+impl Options {
+    /// Small and fast (for tests and `--quick`): 6 kernels of 1000 elements, 20 iterations,
+    /// two runs.
+    pub fn quick() -> Options {
+        Options { elements: 1000, kernels: 6, iters: 20, runs: 2, ..Options::default() }
+    }
+
+    /// Refuses what cannot run, before any CUDA call.
+    pub fn validate(&self) -> Result<(), CudaError> {
+        let problem = if self.elements == 0 || self.elements > MAX_ELEMENTS {
+            format!("elements must be 1..={MAX_ELEMENTS}, not {}", self.elements)
+        } else if self.kernels < 2 || self.kernels > MAX_KERNELS {
+            format!(
+                "kernels must be 2..={MAX_KERNELS} (one node's constant is changed), not {}",
+                self.kernels
+            )
+        } else if self.iters == 0 || self.runs == 0 {
+            "iters and runs must be at least 1".to_string()
+        } else if self.threads_per_block == 0
+            || self.threads_per_block % 32 != 0
+            || self.threads_per_block > 1024
+        {
+            format!("threads_per_block must be a multiple of 32 up to 1024, not {}", self.threads_per_block)
+        } else {
+            return Ok(());
+        };
+        Err(CudaError::InvalidArgument { call: "cuda_graphs::run", problem })
+    }
+}
+
+/// The stream every variant runs on and the two events that time it.
+struct Timer {
+    stream: Stream,
+    start: Event,
+    end: Event,
+}
+
+/// One timed run: GPU time (between the events) and host time spent queuing, in ms.
+struct Timed {
+    gpu_ms: f64,
+    enqueue_ms: f64,
+}
+
+impl Timer {
+    /// Times `iters` iterations queued by `enqueue`: events before and after, then a wait.
+    fn time(
+        &self,
+        iters: u32,
+        mut enqueue: impl FnMut(&Stream) -> cuda_graph::Result<()>,
+    ) -> cuda_graph::Result<Timed> {
+        self.start.record(&self.stream)?;
+        let host = Instant::now();
+        for _ in 0..iters {
+            enqueue(&self.stream)?;
+        }
+        let enqueue_ms = host.elapsed().as_secs_f64() * 1e3;
+        self.end.record(&self.stream)?;
+        self.end.synchronize()?;
+        let gpu_ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?);
+        Ok(Timed { gpu_ms, enqueue_ms })
+    }
+
+    /// Clears `out`, launches `exec` once, waits, and returns what `out` holds.
+    fn replay_once(
+        &self,
+        exec: &GraphExec<HostLaunch>,
+        out: &mut DeviceBuffer<u32>,
+    ) -> cuda_graph::Result<Vec<u32>> {
+        out.memset_async(0, &self.stream)?;
+        exec.launch(&self.stream)?;
+        self.stream.synchronize()?;
+        out.to_vec()
+    }
+}
+
+/// Per-run samples of one variant, its last checksum and the first wrong output met.
+#[derive(Default)]
+struct Variant {
+    gpu_ms: Samples,
+    enqueue_ms: Samples,
+    mismatch: Option<String>,
+    checksum: u64,
+}
+
+impl Variant {
+    fn record(&mut self, run: usize, timed: Timed, out: &[u32], want: &[u32], label: &str) {
+        if run > 0 {
+            self.gpu_ms.push(timed.gpu_ms);
+            self.enqueue_ms.push(timed.enqueue_ms);
+        }
+        self.checksum = checksum(out);
+        if self.mismatch.is_none() {
+            self.mismatch = first_difference(out, want).map(|i| {
+                format!("{label} run {run}: element {i} is {:x?}, want {:x?}", out.get(i), want.get(i))
+            });
+        }
+    }
+}
+
+/// The first index where `a` and `b` differ; a length difference counts (at the shorter end).
+fn first_difference(a: &[u32], b: &[u32]) -> Option<usize> {
+    if a.len() != b.len() {
+        return Some(a.len().min(b.len()));
+    }
+    a.iter().zip(b).position(|(x, y)| x != y)
+}
+
+/// How many elements differ (for the report's details).
+fn count_different(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).filter(|(x, y)| x != y).count() + a.len().abs_diff(b.len())
+}
+
+/// Microseconds since `start`.
+fn us_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e6
+}
+
+/// Host wall time (µs) of calls to `f(i)` for `i` in `0..2 * (pairs + 1)`, the first two
+/// untimed (warm-up): `pairs` pairs of calls timed, the last call's `i` odd.
+fn time_alternating(
+    pairs: usize,
+    mut f: impl FnMut(usize) -> cuda_graph::Result<()>,
+) -> cuda_graph::Result<Samples> {
+    let mut samples = Samples::default();
+    for i in 0..2 * (pairs + 1) {
+        let t = Instant::now();
+        f(i)?;
+        if i >= 2 {
+            samples.push(us_since(t));
+        }
+    }
+    Ok(samples)
+}
+
+/// Runs the comparison and the two updates on device 0 and reports times and checks.
+///
+/// Errors are CUDA's (no device, a failed launch or capture) or invalid options; a wrong
+/// result is not an error but a failed check in the report.
+pub fn run(options: &Options) -> Result<Report, CudaError> {
+    options.validate()?;
+    let device = Device::get(0)?;
+    device.set_current()?;
+    let properties = device.properties()?;
+
+    let mut rng = Rng::new(options.seed);
+    let n = options.elements as usize;
+    let host_input: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+    let steps = random_steps(&mut rng, options.kernels);
+    let want = reference(&host_input, &steps);
+
+    let config = LaunchConfig::for_elements(options.elements, options.threads_per_block);
+    let timer = Timer { stream: Stream::new()?, start: Event::new()?, end: Event::new()? };
+    let input = DeviceBuffer::from_slice(&host_input)?;
+    let mut out_stream = DeviceBuffer::<u32>::zeroed(n)?;
+    let mut out_graph = DeviceBuffer::<u32>::zeroed(n)?;
+
+    // Capture once and instantiate once: the one-off costs, timed on the host (after the
+    // kernel's one-off parameter check and module load).
+    chain::cg_step().function()?;
+    let t = Instant::now();
+    let graph = chain::capture_pass(&timer.stream, config, &steps, &input, &out_graph)?;
+    let capture_us = us_since(t);
+    let t = Instant::now();
+    let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
+    let instantiate_us = us_since(t);
+    exec.upload(&timer.stream)?;
+    let nodes = graph.node_count()?;
+
+    // 1 and 2: stream launches vs graph replay, alternating; run 0 is the warm-up.
+    let mut on_stream = Variant::default();
+    let mut in_graph = Variant::default();
+    for run in 0..=options.runs {
+        out_stream.memset_async(0, &timer.stream)?;
+        let timed = timer
+            .time(options.iters, |stream| chain::launch_pass(stream, config, &steps, &input, &out_stream))?;
+        on_stream.record(run, timed, &out_stream.to_vec()?, &want, "stream");
+
+        out_graph.memset_async(0, &timer.stream)?;
+        let timed = timer.time(options.iters, |stream| exec.launch(stream))?;
+        in_graph.record(run, timed, &out_graph.to_vec()?, &want, "graph");
+    }
+
+    // 3: the same chain built node by node (which hands out the kernel nodes), then one node's
+    // constant changed in the exec with cudaGraphExecKernelNodeSetParams.
+    let (built, built_nodes) = chain::build_pass(config, &steps, &input, &out_graph)?;
+    let mut built_exec = built.instantiate::<HostLaunch>(Default::default())?;
+    let built_out = timer.replay_once(&built_exec, &mut out_graph)?;
+    let k = options.kernels as usize / 2;
+    let mut changed = steps.clone();
+    changed[k].add ^= rng.next_u64() as u32 | 1;
+    let want_changed = reference(&host_input, &changed);
+    // Alternate old and new constant; the last call (an odd index) leaves the new one.
+    let set_params = time_alternating(options.runs, |i| {
+        let step = if i % 2 == 1 { changed[k] } else { steps[k] };
+        built_exec.set_kernel_params(
+            &built_nodes[k],
+            chain::cg_step(),
+            config,
+            chain::in_place_args(step, &out_graph),
+        )
+    })?;
+    let set_out = timer.replay_once(&built_exec, &mut out_graph)?;
+
+    // 4: the chain captured again with all-new constants; cudaGraphExecUpdate moves the
+    // captured exec to it (same topology, so no new instantiation).
+    let new_steps = random_steps(&mut rng, options.kernels);
+    let want_new = reference(&host_input, &new_steps);
+    let recaptured = chain::capture_pass(&timer.stream, config, &new_steps, &input, &out_graph)?;
+    let updates =
+        time_alternating(options.runs, |i| exec.update(if i % 2 == 1 { &recaptured } else { &graph }))?;
+    let update_out = timer.replay_once(&exec, &mut out_graph)?;
+    let t = Instant::now();
+    drop(recaptured.instantiate::<HostLaunch>(Default::default())?);
+    let reinstantiate_us = us_since(t);
+
+    // The report.
+    let iters = f64::from(options.iters);
+    let kernels = f64::from(options.kernels);
+    let stream_us = on_stream.gpu_ms.median() * 1e3 / iters;
+    let graph_us = in_graph.gpu_ms.median() * 1e3 / iters;
+    let mut report = Report::new("cuda_graphs");
+    report.figure("stream_us_per_iter", stream_us, "us");
+    report.figure("graph_us_per_iter", graph_us, "us");
+    report.figure("speedup", stream_us / graph_us, "x");
+    report.figure("stream_us_per_kernel", stream_us / kernels, "us");
+    report.figure("graph_us_per_kernel", graph_us / kernels, "us");
+    report.figure("stream_enqueue_us_per_iter", on_stream.enqueue_ms.median() * 1e3 / iters, "us");
+    report.figure("graph_enqueue_us_per_iter", in_graph.enqueue_ms.median() * 1e3 / iters, "us");
+    report.figure("capture_us", capture_us, "us");
+    report.figure("instantiate_us", instantiate_us, "us");
+    report.figure("set_kernel_params_us", set_params.median(), "us");
+    report.figure("exec_update_us", updates.median(), "us");
+    report.figure("reinstantiate_us", reinstantiate_us, "us");
+    report.figure("kernels", kernels, "kernels");
+    report.figure("elements", f64::from(options.elements), "elements");
+
+    let passes = (options.runs + 1) as u64 * u64::from(options.iters);
+    for (name, variant) in
+        [("stream matches CPU reference", &on_stream), ("graph replay matches CPU reference", &in_graph)]
+    {
+        report.check(
+            name,
+            variant.mismatch.is_none(),
+            variant.mismatch.clone().unwrap_or_else(|| {
+                format!(
+                    "{passes} passes of {} kernels x {} elements, bit-exact",
+                    options.kernels, options.elements
+                )
+            }),
+        );
+    }
+    report.check(
+        "checksum equal between stream and graph",
+        on_stream.checksum == in_graph.checksum && on_stream.checksum == checksum(&want),
+        format!("stream {} vs graph {} (CPU {})", on_stream.checksum, in_graph.checksum, checksum(&want)),
+    );
+    report.check(
+        "node-by-node graph equals the captured one",
+        built_out == want,
+        format!("{} of {n} elements differ from the CPU reference", count_different(&built_out, &want)),
+    );
+    report.check(
+        "replay after set_kernel_params",
+        set_out == want_changed && want_changed != want,
+        format!(
+            "node {k}: add {:#010x} -> {:#010x}; {} of {n} elements differ from the new reference, {} from the old",
+            steps[k].add,
+            changed[k].add,
+            count_different(&set_out, &want_changed),
+            count_different(&set_out, &want),
+        ),
+    );
+    report.check(
+        "replay after whole-graph update",
+        update_out == want_new && want_new != want,
+        format!(
+            "recaptured with new constants; {} of {n} elements differ from the new reference, {} from the old",
+            count_different(&update_out, &want_new),
+            count_different(&update_out, &want),
+        ),
+    );
+
+    report.note(format!(
+        "{} ({} SMs): {} kernels x {} blocks of {} threads per iteration, {} iterations per run; \
+         the captured graph has {nodes} nodes",
+        properties.name,
+        properties.multiprocessors,
+        options.kernels,
+        config.grid.x,
+        options.threads_per_block,
+        options.iters
+    ));
+    report.note(
+        "times per iteration are CUDA-event times around a whole run divided by its iterations; \
+         enqueue times are host time spent in the launch calls",
+    );
+    let runs_json = |v: &Variant| json!(v.gpu_ms.0.iter().map(|ms| ms * 1e3 / iters).collect::<Vec<_>>());
+    report
+        .data("runs_us_per_iter", json!({ "stream": runs_json(&on_stream), "graph": runs_json(&in_graph) }));
+    report.data("checksum", json!({ "stream": on_stream.checksum, "graph": in_graph.checksum }));
+    Ok(report)
+}
+
+/// The one-line summary for the chapter table, e.g.
+/// `graph 1.62x over stream (12.3 vs 19.9 µs/iter)`.
+///
+/// ```
+/// let mut report = chapter_common::Report::new("cuda_graphs");
+/// report.figure("stream_us_per_iter", 19.9, "us");
+/// report.figure("graph_us_per_iter", 12.3, "us");
+/// report.figure("speedup", 19.9 / 12.3, "x");
+/// assert_eq!(cuda_graphs::headline(&report), "graph 1.62x over stream (12.3 vs 19.9 µs/iter)");
+/// ```
+pub fn headline(report: &Report) -> String {
+    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
+    format!(
+        "graph {:.2}x over stream ({:.1} vs {:.1} µs/iter)",
+        figure("speedup"),
+        figure("graph_us_per_iter"),
+        figure("stream_us_per_iter")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_quick_are_valid() {
+        assert!(Options::default().validate().is_ok());
+        assert!(Options::quick().validate().is_ok());
+        assert!(Options::quick().iters < Options::default().iters);
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_a_reason() {
+        let cases = [
+            Options { elements: 0, ..Options::quick() },
+            Options { kernels: 1, ..Options::quick() },
+            Options { iters: 0, ..Options::quick() },
+            Options { runs: 0, ..Options::quick() },
+            Options { threads_per_block: 100, ..Options::quick() },
+        ];
+        for options in cases {
+            let err = options.validate().unwrap_err();
+            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn differences_are_found_and_counted() {
+        assert_eq!(first_difference(&[1, 2, 3], &[1, 2, 3]), None);
+        assert_eq!(first_difference(&[1, 5, 3], &[1, 2, 4]), Some(1));
+        assert_eq!(first_difference(&[1], &[1, 2]), Some(1));
+        assert_eq!(count_different(&[1, 5, 3], &[1, 2, 4]), 2);
+        assert_eq!(count_different(&[1], &[1, 2]), 1);
+    }
+}

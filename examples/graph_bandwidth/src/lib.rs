@@ -1,0 +1,565 @@
+//! `graph_bandwidth`: copies and memsets as graph nodes vs the same operations on a stream.
+//!
+//! For every size (4 KiB .. 256 MiB), four variants move the same bytes:
+//! 1. **copy, stream**: `chain` (16) device-to-device copies queued one by one
+//!    (`cudaMemcpyAsync` each, through `DeviceBuffer::copy_from_device_async`);
+//! 2. **copy, graph**: one launch of a graph of `chain` memcpy nodes in a chain;
+//! 3. **memset, stream**: `chain` byte memsets (`cudaMemsetAsync`, `DeviceBuffer::memset_async`);
+//! 4. **memset, graph**: one launch of a graph of `chain` memset nodes (1-byte elements).
+//!
+//! Each timed run repeats its variant until about `bytes_per_run` have moved (at least one
+//! chain, at most `max_ops` operations), between two CUDA events. The figures are medians of
+//! `runs` timed runs after one warm-up, as GB/s (10^9 bytes written per second) by size. The
+//! copies' destination must equal the seeded source and the memsets' the value set, checked
+//! after the warm-up and after the last run of every variant.
+//!
+//! The chapter's point: a graph does not make a copy faster, it only makes it cheaper to
+//! issue. Large copies reach the same bandwidth both ways; small ones are launch-bound, and
+//! there the graph's lower per-operation cost shows.
+
+#![warn(missing_docs)]
+
+use chapter_common::{Report, Rng, Samples};
+use cuda_graph::graph::{Graph, GraphExec, HostLaunch, MemcpyNode, MemsetNode, NodeKind};
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, Stream};
+use serde_json::json;
+
+cuda_graph::kernels! {
+    /// Writes word i of `out` (as 32-bit words) as `pattern(i, seed)`, for `i < words`.
+    pub fn gb_fill(out: DevicePtr<u8>, words: u32, seed: u32);
+}
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+
+/// The largest size accepted (1 GiB: a 1-D memcpy node is a 3-D copy whose pitch is its size,
+/// and CUDA caps pitches at `cudaDevAttrMaxPitch`, 2 GiB - 1 on current GPUs).
+pub const MAX_BYTES: u64 = 1 << 30;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Sizes of one copy or memset, in bytes (multiples of 4).
+    pub sizes: Vec<u64>,
+    /// Operations per graph, and per group queued on the stream.
+    pub chain: u32,
+    /// Bytes each timed run aims to move (sets how many operations a run has).
+    pub bytes_per_run: u64,
+    /// The most operations in one timed run.
+    pub max_ops: u32,
+    /// Timed runs after one warm-up run; figures are their medians.
+    pub runs: usize,
+    /// Seed of the source pattern and the memset values.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    /// Chapter scale: 4 KiB, 16 KiB, .. 256 MiB (powers of 4); chains of 16 operations; about
+    /// 1 GiB moved per run (at most 2048 operations); 5 runs.
+    fn default() -> Options {
+        Options {
+            sizes: (0..9).map(|k| (4 * KIB) << (2 * k)).collect(),
+            chain: 16,
+            bytes_per_run: 1 << 30,
+            max_ops: 2048,
+            runs: 5,
+            seed: 0x5eed,
+        }
+    }
+}
+
+impl Options {
+    /// Small and fast (for tests and `--quick`): 4 KiB, 64 KiB and 1 MiB, chains of 8, about
+    /// 16 MiB per run, two runs.
+    pub fn quick() -> Options {
+        Options {
+            sizes: vec![4 * KIB, 64 * KIB, MIB],
+            chain: 8,
+            bytes_per_run: 16 * MIB,
+            max_ops: 64,
+            runs: 2,
+            ..Options::default()
+        }
+    }
+
+    /// Refuses what cannot run, before any CUDA call.
+    pub fn validate(&self) -> Result<(), CudaError> {
+        let problem = if self.sizes.is_empty() {
+            "at least one size is needed".to_string()
+        } else if let Some(size) = self.sizes.iter().find(|&&s| s == 0 || s % 4 != 0 || s > MAX_BYTES) {
+            format!("sizes must be multiples of 4 bytes from 4 to {MAX_BYTES}, not {size}")
+        } else if self.chain == 0 || self.chain > 1024 {
+            format!("chain must be 1..=1024, not {}", self.chain)
+        } else if self.max_ops < self.chain {
+            format!("max_ops ({}) must be at least chain ({})", self.max_ops, self.chain)
+        } else if self.runs == 0 {
+            "runs must be at least 1".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(CudaError::InvalidArgument { call: "graph_bandwidth::run", problem })
+    }
+
+    /// Operations in one timed run of `size`-byte operations: enough for `bytes_per_run`,
+    /// whole chains, at least one chain and at most `max_ops` (rounded down to whole chains).
+    ///
+    /// ```
+    /// let options = graph_bandwidth::Options::default();
+    /// assert_eq!(options.ops_for(4096), 2048);
+    /// assert_eq!(options.ops_for(1 << 20), 1024);
+    /// assert_eq!(options.ops_for(256 << 20), 16);
+    /// ```
+    pub fn ops_for(&self, size: u64) -> u32 {
+        let chain = u64::from(self.chain.max(1));
+        let wanted = self.bytes_per_run.div_ceil(size.max(1)).div_ceil(chain) * chain;
+        let most = u64::from(self.max_ops) / chain * chain;
+        wanted.clamp(chain, most.max(chain)) as u32
+    }
+}
+
+/// Word `i` of the copy source; `gb_pattern` in `kernels/fill.cu` computes the same.
+///
+/// ```
+/// assert_ne!(graph_bandwidth::pattern(0, 1), graph_bandwidth::pattern(1, 1));
+/// assert_ne!(graph_bandwidth::pattern(0, 1), graph_bandwidth::pattern(0, 2));
+/// ```
+pub fn pattern(i: u32, seed: u32) -> u32 {
+    let mut x = i.wrapping_mul(0x9e37_79b9) ^ seed;
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x85eb_ca6b);
+    x ^= x >> 13;
+    x = x.wrapping_mul(0xc2b2_ae35);
+    x ^ (x >> 16)
+}
+
+/// `bytes` as "4 KiB", "256 MiB", or "1000 B".
+///
+/// ```
+/// assert_eq!(graph_bandwidth::human(4096), "4 KiB");
+/// assert_eq!(graph_bandwidth::human(256 << 20), "256 MiB");
+/// assert_eq!(graph_bandwidth::human(1000), "1000 B");
+/// ```
+pub fn human(bytes: u64) -> String {
+    match bytes {
+        b if b >= MIB && b % MIB == 0 => format!("{} MiB", b / MIB),
+        b if b >= KIB && b % KIB == 0 => format!("{} KiB", b / KIB),
+        b => format!("{b} B"),
+    }
+}
+
+/// The four variants, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    CopyStream,
+    CopyGraph,
+    MemsetStream,
+    MemsetGraph,
+}
+
+impl Kind {
+    const ALL: [Kind; 4] = [Kind::CopyStream, Kind::CopyGraph, Kind::MemsetStream, Kind::MemsetGraph];
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::CopyStream => "copy_stream",
+            Kind::CopyGraph => "copy_graph",
+            Kind::MemsetStream => "memset_stream",
+            Kind::MemsetGraph => "memset_graph",
+        }
+    }
+}
+
+/// The first wrong word or byte of `got`, if any: the copy source's pattern, or `byte` in
+/// every byte for a memset.
+fn first_wrong(got: &[u8], expect: Expect) -> Option<String> {
+    match expect {
+        Expect::Pattern(seed) => got.chunks_exact(4).enumerate().find_map(|(i, word)| {
+            let value = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+            let want = pattern(i as u32, seed);
+            (value != want).then(|| format!("word {i} is {value:#010x}, want {want:#010x}"))
+        }),
+        Expect::Byte(byte) => got
+            .iter()
+            .position(|&b| b != byte)
+            .map(|i| format!("byte {i} is {:#04x}, want {byte:#04x}", got[i])),
+    }
+}
+
+/// What a variant must leave in the destination.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    Pattern(u32),
+    Byte(u8),
+}
+
+/// The buffers, execs and values of one size.
+struct SizeBench {
+    bytes: u64,
+    src: DeviceBuffer<u8>,
+    dst: DeviceBuffer<u8>,
+    copy_exec: GraphExec<HostLaunch>,
+    memset_exec: GraphExec<HostLaunch>,
+    stream_byte: u8,
+    graph_byte: u8,
+    /// Whether both graphs hold only nodes of their kind, and what they hold.
+    node_kinds_ok: bool,
+    node_kinds: String,
+}
+
+/// A graph of `chain` memcpy nodes `dst <- src`, each after the one before.
+fn copy_graph(dst: &DeviceBuffer<u8>, src: &DeviceBuffer<u8>, chain: u32) -> cuda_graph::Result<Graph> {
+    let graph = Graph::new()?;
+    let mut prev: Option<MemcpyNode> = None;
+    for _ in 0..chain {
+        let node = match &prev {
+            Some(p) => graph.add_memcpy(&dst.ptr(), &src.ptr(), dst.len(), &[p])?,
+            None => graph.add_memcpy(&dst.ptr(), &src.ptr(), dst.len(), &[])?,
+        };
+        prev = Some(node);
+    }
+    Ok(graph)
+}
+
+/// A graph of `chain` memset nodes writing `byte` over all of `dst`, each after the one before.
+fn memset_graph(dst: &DeviceBuffer<u8>, byte: u8, chain: u32) -> cuda_graph::Result<Graph> {
+    let graph = Graph::new()?;
+    let mut prev: Option<MemsetNode> = None;
+    for _ in 0..chain {
+        let node = match &prev {
+            Some(p) => graph.add_memset(&dst.ptr(), byte, dst.len(), &[p])?,
+            None => graph.add_memset(&dst.ptr(), byte, dst.len(), &[])?,
+        };
+        prev = Some(node);
+    }
+    Ok(graph)
+}
+
+/// Whether every node of `graph` is of `kind`, and a description of what it holds.
+fn only_nodes_of(graph: &Graph, kind: NodeKind) -> cuda_graph::Result<(bool, String)> {
+    let nodes = graph.nodes()?;
+    let all = nodes.iter().all(|n| n.kind() == kind);
+    let odd = nodes.iter().find(|n| n.kind() != kind).map(|n| format!(", but {n}")).unwrap_or_default();
+    Ok((all, format!("{} {kind} nodes{odd}", nodes.len())))
+}
+
+impl SizeBench {
+    /// Allocates and fills the buffers of `bytes`, and builds and instantiates both graphs.
+    fn new(
+        bytes: u64,
+        options: &Options,
+        rng: &mut Rng,
+        seed: u32,
+        stream: &Stream,
+    ) -> cuda_graph::Result<Self> {
+        let len = bytes as usize;
+        let src = DeviceBuffer::<u8>::zeroed(len)?;
+        let dst = DeviceBuffer::<u8>::zeroed(len)?;
+        let words = (bytes / 4) as u32;
+        let blocks = words.div_ceil(256).clamp(1, 4096);
+        gb_fill().launch(stream, LaunchConfig::new(blocks, 256), (src.ptr(), words, seed))?;
+        // Two different non-zero bytes, so a memset that did not run is seen after another.
+        let stream_byte = (rng.below(255) + 1) as u8;
+        let graph_byte = if stream_byte == 0xff { 1 } else { stream_byte + 1 };
+        let copy = copy_graph(&dst, &src, options.chain)?;
+        let memset = memset_graph(&dst, graph_byte, options.chain)?;
+        let (copy_ok, copy_kinds) = only_nodes_of(&copy, NodeKind::Memcpy)?;
+        let (memset_ok, memset_kinds) = only_nodes_of(&memset, NodeKind::Memset)?;
+        let copy_exec = copy.instantiate::<HostLaunch>(Default::default())?;
+        let memset_exec = memset.instantiate::<HostLaunch>(Default::default())?;
+        copy_exec.upload(stream)?;
+        memset_exec.upload(stream)?;
+        stream.synchronize()?;
+        Ok(SizeBench {
+            bytes,
+            src,
+            dst,
+            copy_exec,
+            memset_exec,
+            stream_byte,
+            graph_byte,
+            node_kinds_ok: copy_ok && memset_ok,
+            node_kinds: format!("copy graph: {copy_kinds}; memset graph: {memset_kinds}"),
+        })
+    }
+
+    /// Queues `groups` groups of `chain` operations of `kind`.
+    fn enqueue(&mut self, kind: Kind, groups: u32, chain: u32, stream: &Stream) -> cuda_graph::Result<()> {
+        for _ in 0..groups {
+            match kind {
+                Kind::CopyStream => {
+                    for _ in 0..chain {
+                        self.dst.copy_from_device_async(&self.src, stream)?;
+                    }
+                }
+                Kind::MemsetStream => {
+                    for _ in 0..chain {
+                        self.dst.memset_async(self.stream_byte, stream)?;
+                    }
+                }
+                Kind::CopyGraph => self.copy_exec.launch(stream)?,
+                Kind::MemsetGraph => self.memset_exec.launch(stream)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn expect(&self, kind: Kind, seed: u32) -> Expect {
+        match kind {
+            Kind::CopyStream | Kind::CopyGraph => Expect::Pattern(seed),
+            Kind::MemsetStream => Expect::Byte(self.stream_byte),
+            Kind::MemsetGraph => Expect::Byte(self.graph_byte),
+        }
+    }
+}
+
+/// The timings and checks of one size.
+struct SizeResult {
+    bytes: u64,
+    ops: u32,
+    ms: [Samples; 4],
+    mismatches: Vec<String>,
+    checked: usize,
+    node_kinds_ok: bool,
+    node_kinds: String,
+}
+
+impl SizeResult {
+    /// Median GB/s of variant `k` (10^9 bytes written per second).
+    fn gbps(&self, k: usize) -> f64 {
+        self.bytes as f64 * f64::from(self.ops) / (self.ms[k].median() * 1e-3) / 1e9
+    }
+
+    /// Median µs per operation of variant `k`.
+    fn us_per_op(&self, k: usize) -> f64 {
+        self.ms[k].median() * 1e3 / f64::from(self.ops)
+    }
+}
+
+/// Times the four variants at one size.
+fn measure_size(
+    bytes: u64,
+    options: &Options,
+    rng: &mut Rng,
+    stream: &Stream,
+    events: (&Event, &Event),
+) -> cuda_graph::Result<SizeResult> {
+    let seed = rng.next_u64() as u32;
+    let mut bench = SizeBench::new(bytes, options, rng, seed, stream)?;
+    let ops = options.ops_for(bytes);
+    let groups = ops / options.chain;
+    let mut ms: [Samples; 4] = Default::default();
+    let mut mismatches = Vec::new();
+    let mut checked = 0;
+    let (start, end) = events;
+    for run in 0..=options.runs {
+        for (k, kind) in Kind::ALL.into_iter().enumerate() {
+            bench.dst.memset_async(0, stream)?; // untimed: before the start event
+            start.record(stream)?;
+            bench.enqueue(kind, groups, options.chain, stream)?;
+            end.record(stream)?;
+            end.synchronize()?;
+            if run > 0 {
+                ms[k].push(f64::from(Event::elapsed_ms(start, end)?));
+            }
+            if run == 0 || run == options.runs {
+                checked += 1;
+                if let Some(wrong) = first_wrong(&bench.dst.to_vec()?, bench.expect(kind, seed)) {
+                    mismatches.push(format!("{} {} run {run}: {wrong}", human(bytes), kind.name()));
+                }
+            }
+        }
+    }
+    Ok(SizeResult {
+        bytes: bench.bytes,
+        ops,
+        ms,
+        mismatches,
+        checked,
+        node_kinds_ok: bench.node_kinds_ok,
+        node_kinds: bench.node_kinds,
+    })
+}
+
+/// Runs every size on device 0 and reports GB/s by size, each way, and the checks.
+///
+/// Errors are CUDA's (no device, out of memory, a failed copy) or invalid options; wrong data
+/// is not an error but a failed check in the report.
+pub fn run(options: &Options) -> Result<Report, CudaError> {
+    options.validate()?;
+    let device = Device::get(0)?;
+    device.set_current()?;
+    let properties = device.properties()?;
+    gb_fill().function()?;
+
+    let mut rng = Rng::new(options.seed);
+    let stream = Stream::new()?;
+    let (start, end) = (Event::new()?, Event::new()?);
+    let mut results = Vec::new();
+    for &bytes in &options.sizes {
+        results.push(measure_size(bytes, options, &mut rng, &stream, (&start, &end))?);
+    }
+
+    let mut report = Report::new("graph_bandwidth");
+    let smallest = results.iter().min_by_key(|r| r.bytes).expect("at least one size");
+    let largest = results.iter().max_by_key(|r| r.bytes).expect("at least one size");
+    report.figure("largest_bytes", largest.bytes as f64, "B");
+    report.figure("largest_copy_stream_gbps", largest.gbps(0), "GB/s");
+    report.figure("largest_copy_graph_gbps", largest.gbps(1), "GB/s");
+    report.figure("largest_memset_stream_gbps", largest.gbps(2), "GB/s");
+    report.figure("largest_memset_graph_gbps", largest.gbps(3), "GB/s");
+    report.figure("smallest_bytes", smallest.bytes as f64, "B");
+    report.figure("smallest_copy_stream_us_per_op", smallest.us_per_op(0), "us");
+    report.figure("smallest_copy_graph_us_per_op", smallest.us_per_op(1), "us");
+    report.figure("smallest_memset_stream_us_per_op", smallest.us_per_op(2), "us");
+    report.figure("smallest_memset_graph_us_per_op", smallest.us_per_op(3), "us");
+    report.figure("smallest_copy_graph_speedup", smallest.gbps(1) / smallest.gbps(0), "x");
+    report.figure("smallest_memset_graph_speedup", smallest.gbps(3) / smallest.gbps(2), "x");
+    let peak = |k: usize| results.iter().map(|r| r.gbps(k)).fold(0.0, f64::max);
+    report.figure("peak_copy_stream_gbps", peak(0), "GB/s");
+    report.figure("peak_copy_graph_gbps", peak(1), "GB/s");
+
+    let copies: Vec<&String> =
+        results.iter().flat_map(|r| &r.mismatches).filter(|m| m.contains(" copy_")).collect();
+    let memsets: Vec<&String> =
+        results.iter().flat_map(|r| &r.mismatches).filter(|m| m.contains(" memset_")).collect();
+    let checked: usize = results.iter().map(|r| r.checked).sum::<usize>() / 2;
+    report.check(
+        "copies match the source",
+        copies.is_empty(),
+        match copies.first() {
+            None => format!("{checked} destinations equal the seeded source, every size, stream and graph"),
+            Some(first) => format!("{} wrong; first: {first}", copies.len()),
+        },
+    );
+    report.check(
+        "memsets wrote the value",
+        memsets.is_empty(),
+        match memsets.first() {
+            None => format!("{checked} destinations hold the value set, every size, stream and graph"),
+            Some(first) => format!("{} wrong; first: {first}", memsets.len()),
+        },
+    );
+    let bad_graph = results.iter().find(|r| !r.node_kinds_ok);
+    report.check(
+        "graphs hold only memcpy or memset nodes",
+        bad_graph.is_none(),
+        bad_graph.map_or_else(
+            || format!("every size; {}", results[0].node_kinds),
+            |r| format!("{}: {}", human(r.bytes), r.node_kinds),
+        ),
+    );
+
+    report.note(format!(
+        "{}: per size, {} operations per group (one graph, or {} stream calls); GB/s = bytes written \
+         / time (a copy also reads as many)",
+        properties.name, options.chain, options.chain
+    ));
+    for r in &results {
+        report.note(format!(
+            "{:>8} x {:>4} ops: copy stream {:>8.1} / graph {:>8.1} GB/s ({:.2} / {:.2} µs per op); \
+             memset stream {:>8.1} / graph {:>8.1} GB/s",
+            human(r.bytes),
+            r.ops,
+            r.gbps(0),
+            r.gbps(1),
+            r.us_per_op(0),
+            r.us_per_op(1),
+            r.gbps(2),
+            r.gbps(3),
+        ));
+    }
+    report.data(
+        "sizes",
+        json!(results
+            .iter()
+            .map(|r| {
+                let mut row = json!({ "bytes": r.bytes, "label": human(r.bytes), "ops": r.ops });
+                for (k, kind) in Kind::ALL.into_iter().enumerate() {
+                    row[format!("{}_gbps", kind.name())] = json!(r.gbps(k));
+                    row[format!("{}_us_per_op", kind.name())] = json!(r.us_per_op(k));
+                }
+                row
+            })
+            .collect::<Vec<_>>()),
+    );
+    Ok(report)
+}
+
+/// The one-line summary for the chapter table, e.g.
+/// `256 MiB copy: graph 1480 vs stream 1479 GB/s; 4 KiB: graph 1.45x`.
+///
+/// ```
+/// let mut report = chapter_common::Report::new("graph_bandwidth");
+/// report.figure("largest_bytes", (256u64 << 20) as f64, "B");
+/// report.figure("largest_copy_graph_gbps", 1480.2, "GB/s");
+/// report.figure("largest_copy_stream_gbps", 1479.4, "GB/s");
+/// report.figure("smallest_bytes", 4096.0, "B");
+/// report.figure("smallest_copy_graph_speedup", 1.45, "x");
+/// assert_eq!(
+///     graph_bandwidth::headline(&report),
+///     "256 MiB copy: graph 1480 vs stream 1479 GB/s; 4 KiB: graph 1.45x"
+/// );
+/// ```
+pub fn headline(report: &Report) -> String {
+    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
+    format!(
+        "{} copy: graph {:.0} vs stream {:.0} GB/s; {}: graph {:.2}x",
+        human(figure("largest_bytes") as u64),
+        figure("largest_copy_graph_gbps"),
+        figure("largest_copy_stream_gbps"),
+        human(figure("smallest_bytes") as u64),
+        figure("smallest_copy_graph_speedup")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_quick_are_valid() {
+        let options = Options::default();
+        assert!(options.validate().is_ok());
+        assert_eq!(options.sizes.first(), Some(&(4 * KIB)));
+        assert_eq!(options.sizes.last(), Some(&(256 * MIB)));
+        assert!(Options::quick().validate().is_ok());
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_a_reason() {
+        let cases = [
+            Options { sizes: vec![], ..Options::quick() },
+            Options { sizes: vec![6], ..Options::quick() },
+            Options { sizes: vec![0], ..Options::quick() },
+            Options { chain: 0, ..Options::quick() },
+            Options { max_ops: 4, ..Options::quick() },
+            Options { runs: 0, ..Options::quick() },
+        ];
+        for options in cases {
+            let err = options.validate().unwrap_err();
+            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn runs_are_whole_chains_within_the_bounds() {
+        let options = Options::quick();
+        for size in [4, 4096, 1 << 20, 1 << 30] {
+            let ops = options.ops_for(size);
+            assert_eq!(ops % options.chain, 0, "{size}");
+            assert!((options.chain..=options.max_ops).contains(&ops), "{size}: {ops}");
+        }
+    }
+
+    #[test]
+    fn wrong_data_is_found() {
+        let seed = 7;
+        let mut good: Vec<u8> = (0..16).flat_map(|i| pattern(i, seed).to_le_bytes()).collect();
+        assert_eq!(first_wrong(&good, Expect::Pattern(seed)), None);
+        good[9] ^= 1;
+        assert!(first_wrong(&good, Expect::Pattern(seed)).unwrap().starts_with("word 2 "));
+        assert_eq!(first_wrong(&[5, 5, 5], Expect::Byte(5)), None);
+        assert!(first_wrong(&[5, 0, 5], Expect::Byte(5)).unwrap().starts_with("byte 1 "));
+    }
+}

@@ -1,0 +1,431 @@
+//! `kernel_launches`: what a kernel launch costs when the kernel itself costs nothing.
+//!
+//! One iteration is `kernels` (1000) launches of a tiny kernel (one warp; one thread folds a
+//! value into an accumulator). It is issued two ways:
+//! 1. **stream**: `kernels` launches (`cudaLaunchKernel` each);
+//! 2. **graph**: one launch of a graph holding the same `kernels` kernel nodes in a chain.
+//!
+//! and, to show how a graph's own launch is amortized, as graphs of fewer nodes (`sweep`, e.g.
+//! 1, 10, 100) each launched `kernels / nodes` times per iteration.
+//!
+//! The fold is order-dependent, so the accumulator after a run proves that every launch ran
+//! exactly once and in order; it is compared with the CPU model after every run. The figures
+//! are medians of `runs` timed runs (CUDA events around `iters` iterations) after one warm-up:
+//! microseconds per kernel each way, and their ratio (the headline).
+
+#![warn(missing_docs)]
+
+use std::time::Instant;
+
+use chapter_common::{Report, Rng, Samples};
+use cuda_graph::graph::{Graph, GraphExec, HostLaunch, KernelNode};
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, Stream};
+use serde_json::json;
+
+cuda_graph::kernels! {
+    /// `acc[0] = (acc[0] ^ value) * 16777619` by one thread: a tiny kernel.
+    pub fn kl_tick(acc: DevicePtr<u32>, value: u32);
+}
+
+/// The most kernels per iteration (and nodes per graph).
+pub const MAX_KERNELS: u32 = 100_000;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Kernels per iteration: launches on the stream, nodes of the main graph.
+    pub kernels: u32,
+    /// Iterations per timed run.
+    pub iters: u32,
+    /// Smaller graph sizes, each launched `ceil(kernels / size)` times per iteration.
+    pub sweep: Vec<u32>,
+    /// Timed runs after one warm-up run; figures are their medians.
+    pub runs: usize,
+    /// Seed of the values the kernels fold in.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    /// Chapter scale: 1000 tiny kernels per iteration, 20 iterations per run (20 000 launches),
+    /// graphs of 1, 10, 100 and 1000 nodes, 5 runs.
+    fn default() -> Options {
+        Options { kernels: 1000, iters: 20, sweep: vec![1, 10, 100], runs: 5, seed: 0x5eed }
+    }
+}
+
+impl Options {
+    /// Small and fast (for tests and `--quick`): 50 kernels, 4 iterations, graphs of 1, 10
+    /// and 50 nodes, two runs.
+    pub fn quick() -> Options {
+        Options { kernels: 50, iters: 4, sweep: vec![1, 10], runs: 2, ..Options::default() }
+    }
+
+    /// Refuses what cannot run, before any CUDA call.
+    pub fn validate(&self) -> Result<(), CudaError> {
+        let problem = if self.kernels == 0 || self.kernels > MAX_KERNELS {
+            format!("kernels must be 1..={MAX_KERNELS}, not {}", self.kernels)
+        } else if self.iters == 0 || self.runs == 0 {
+            "iters and runs must be at least 1".to_string()
+        } else if let Some(size) = self.sweep.iter().find(|&&s| s == 0 || s > self.kernels) {
+            format!("graph sizes of the sweep must be 1..=kernels ({}), not {size}", self.kernels)
+        } else {
+            return Ok(());
+        };
+        Err(CudaError::InvalidArgument { call: "kernel_launches::run", problem })
+    }
+
+    /// The graph sizes measured: the sweep and `kernels`, ascending, without repeats.
+    pub fn graph_sizes(&self) -> Vec<u32> {
+        let mut sizes: Vec<u32> = self.sweep.iter().copied().chain([self.kernels]).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        sizes
+    }
+}
+
+/// What one launch of the kernel does to the accumulator; `kl_tick` does the same.
+///
+/// ```
+/// assert_eq!(kernel_launches::fold(0, 0), 0);
+/// assert_eq!(kernel_launches::fold(1, 0), 0x0100_0193);
+/// assert_ne!(kernel_launches::fold(kernel_launches::fold(7, 1), 2), kernel_launches::fold(kernel_launches::fold(7, 2), 1));
+/// ```
+pub fn fold(acc: u32, value: u32) -> u32 {
+    (acc ^ value).wrapping_mul(0x0100_0193)
+}
+
+/// The accumulator after `repeats` passes over `values`, starting from `start`.
+pub fn expected(start: u32, values: &[u32], repeats: u64) -> u32 {
+    (0..repeats).fold(start, |acc, _| values.iter().fold(acc, |acc, &v| fold(acc, v)))
+}
+
+/// The one-thread launch every kernel uses: one block of one warp.
+fn tiny() -> LaunchConfig {
+    LaunchConfig::new(1, 32)
+}
+
+/// A graph of `values.len()` kernel nodes in a chain, node j folding in `values[j]`.
+fn build_chain(acc: &DeviceBuffer<u32>, values: &[u32]) -> cuda_graph::Result<Graph> {
+    let graph = Graph::new()?;
+    let mut prev: Option<KernelNode> = None;
+    for &value in values {
+        let node = match &prev {
+            Some(p) => graph.add_kernel(kl_tick(), tiny(), (acc.ptr(), value), &[p])?,
+            None => graph.add_kernel(kl_tick(), tiny(), (acc.ptr(), value), &[])?,
+        };
+        prev = Some(node);
+    }
+    Ok(graph)
+}
+
+/// One way of issuing an iteration.
+struct Variant {
+    /// "stream", or "graph_<nodes>".
+    label: String,
+    /// `None` for the stream; else the exec, its node count and launches per iteration.
+    graph: Option<(GraphExec<HostLaunch>, u32, u32)>,
+    /// Kernels each iteration runs.
+    kernels_per_iter: u32,
+    /// The accumulator a run must leave.
+    want: u32,
+    gpu_ms: Samples,
+    host_ms: Samples,
+    mismatch: Option<String>,
+    last: u32,
+}
+
+impl Variant {
+    fn new(
+        label: String,
+        graph: Option<(GraphExec<HostLaunch>, u32, u32)>,
+        kernels_per_iter: u32,
+        want: u32,
+    ) -> Variant {
+        Variant {
+            label,
+            graph,
+            kernels_per_iter,
+            want,
+            gpu_ms: Samples::default(),
+            host_ms: Samples::default(),
+            mismatch: None,
+            last: 0,
+        }
+    }
+
+    /// Median GPU µs per kernel.
+    fn us_per_kernel(&self, iters: u32) -> f64 {
+        self.gpu_ms.median() * 1e3 / (f64::from(iters) * f64::from(self.kernels_per_iter))
+    }
+
+    /// Median host µs per launch call (a kernel launch, or a graph launch).
+    fn host_us_per_call(&self, iters: u32) -> f64 {
+        let calls = match &self.graph {
+            None => self.kernels_per_iter,
+            Some((_, _, launches)) => *launches,
+        };
+        self.host_ms.median() * 1e3 / (f64::from(iters) * f64::from(calls))
+    }
+}
+
+/// The stream, the timing events and the accumulator every variant folds into.
+struct Bench {
+    stream: Stream,
+    start: Event,
+    end: Event,
+    acc: DeviceBuffer<u32>,
+    start_value: u32,
+}
+
+impl Bench {
+    /// One timed run of `variant`: the accumulator reset (untimed), `iters` iterations between
+    /// two events, then the accumulator checked against the CPU model.
+    fn run(
+        &mut self,
+        variant: &mut Variant,
+        values: &[u32],
+        iters: u32,
+        run: usize,
+    ) -> cuda_graph::Result<()> {
+        self.acc.copy_from_host(&[self.start_value])?;
+        self.start.record(&self.stream)?;
+        let host = Instant::now();
+        for _ in 0..iters {
+            match &variant.graph {
+                None => {
+                    for &value in values {
+                        kl_tick().launch(&self.stream, tiny(), (self.acc.ptr(), value))?;
+                    }
+                }
+                Some((exec, _, launches)) => {
+                    for _ in 0..*launches {
+                        exec.launch(&self.stream)?;
+                    }
+                }
+            }
+        }
+        let host_ms = host.elapsed().as_secs_f64() * 1e3;
+        self.end.record(&self.stream)?;
+        self.end.synchronize()?;
+        let gpu_ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?);
+        if run > 0 {
+            variant.gpu_ms.push(gpu_ms);
+            variant.host_ms.push(host_ms);
+        }
+        variant.last = self.acc.to_vec()?[0];
+        if variant.last != variant.want && variant.mismatch.is_none() {
+            variant.mismatch = Some(format!(
+                "{} run {run}: {:#010x}, want {:#010x}",
+                variant.label, variant.last, variant.want
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Runs every variant on device 0 and reports µs per kernel and the checks.
+///
+/// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
+/// error but a failed check in the report.
+pub fn run(options: &Options) -> Result<Report, CudaError> {
+    options.validate()?;
+    let device = Device::get(0)?;
+    device.set_current()?;
+    let properties = device.properties()?;
+
+    let mut rng = Rng::new(options.seed);
+    let values: Vec<u32> = (0..options.kernels).map(|_| rng.next_u64() as u32).collect();
+    let start_value = rng.next_u64() as u32 | 1;
+    let iters = u64::from(options.iters);
+    kl_tick().function()?; // the one-off parameter check and module load, before any timing
+
+    let mut bench = Bench {
+        stream: Stream::new()?,
+        start: Event::new()?,
+        end: Event::new()?,
+        acc: DeviceBuffer::from_slice(&[start_value])?,
+        start_value,
+    };
+
+    let mut variants =
+        vec![Variant::new("stream".into(), None, options.kernels, expected(start_value, &values, iters))];
+    let (mut build_us, mut instantiate_us) = (f64::NAN, f64::NAN);
+    for nodes in options.graph_sizes() {
+        let t = Instant::now();
+        let graph = build_chain(&bench.acc, &values[..nodes as usize])?;
+        let built = t.elapsed().as_secs_f64() * 1e6;
+        let t = Instant::now();
+        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+        let instantiated = t.elapsed().as_secs_f64() * 1e6;
+        exec.upload(&bench.stream)?;
+        if nodes == options.kernels {
+            (build_us, instantiate_us) = (built, instantiated);
+        }
+        let launches = options.kernels.div_ceil(nodes);
+        let want = expected(start_value, &values[..nodes as usize], iters * u64::from(launches));
+        variants.push(Variant::new(
+            format!("graph_{nodes}"),
+            Some((exec, nodes, launches)),
+            nodes * launches,
+            want,
+        ));
+    }
+
+    // Run 0 is the warm-up; the variants take turns within each run.
+    for run in 0..=options.runs {
+        for variant in &mut variants {
+            bench.run(variant, &values, options.iters, run)?;
+        }
+    }
+
+    let main = variants
+        .iter()
+        .find(|v| matches!(v.graph, Some((_, nodes, _)) if nodes == options.kernels))
+        .expect("the main graph is always measured");
+    let stream = &variants[0];
+    let stream_us = stream.us_per_kernel(options.iters);
+    let graph_us = main.us_per_kernel(options.iters);
+
+    let mut report = Report::new("kernel_launches");
+    report.figure("stream_us_per_kernel", stream_us, "us");
+    report.figure("graph_us_per_kernel", graph_us, "us");
+    report.figure("stream_over_graph", stream_us / graph_us, "x");
+    report.figure("stream_host_us_per_launch", stream.host_us_per_call(options.iters), "us");
+    report.figure("graph_host_us_per_launch", main.host_us_per_call(options.iters), "us");
+    for v in &variants[1..] {
+        if let Some((_, nodes, _)) = v.graph {
+            report.figure(&format!("graph_{nodes}_us_per_kernel"), v.us_per_kernel(options.iters), "us");
+        }
+    }
+    report.figure("build_us", build_us, "us");
+    report.figure("instantiate_us", instantiate_us, "us");
+    // After how many iterations the graph's one-off cost (build + instantiate, host time) is
+    // paid back by what each iteration saves.
+    let saved_us_per_iter = (stream_us - graph_us) * f64::from(options.kernels);
+    report.figure(
+        "break_even_iterations",
+        if saved_us_per_iter > 0.0 { (build_us + instantiate_us) / saved_us_per_iter } else { f64::INFINITY },
+        "iterations",
+    );
+    report.figure("kernels", f64::from(options.kernels), "kernels");
+
+    let stream_bad = stream.mismatch.clone();
+    report.check(
+        "every stream launch ran once, in order",
+        stream_bad.is_none(),
+        stream_bad.unwrap_or_else(|| {
+            format!(
+                "{} runs x {} launches: accumulator {:#010x} as the CPU model",
+                options.runs + 1,
+                u64::from(options.kernels) * iters,
+                stream.want
+            )
+        }),
+    );
+    let graph_bad: Vec<&str> = variants[1..].iter().filter_map(|v| v.mismatch.as_deref()).collect();
+    report.check(
+        "every graph node ran once, in order",
+        graph_bad.is_empty(),
+        match graph_bad.first() {
+            None => format!("graphs of {:?} nodes, every run equal to the CPU model", options.graph_sizes()),
+            Some(first) => {
+                format!("{} of {} graphs differ; first: {first}", graph_bad.len(), variants.len() - 1)
+            }
+        },
+    );
+    report.check(
+        "stream and graph agree",
+        stream.last == main.last,
+        format!("stream {:#010x}, graph of {} nodes {:#010x}", stream.last, options.kernels, main.last),
+    );
+
+    report.note(format!(
+        "{}: kl_tick is one warp whose thread 0 does one xor and one multiply; each iteration runs {} \
+         of them, {} iterations per timed run",
+        properties.name, options.kernels, options.iters
+    ));
+    report.note(
+        "µs per kernel: CUDA-event time of a run over the kernels it ran; host µs per launch: time \
+         spent in cudaLaunchKernel (stream) or cudaGraphLaunch (graph) calls",
+    );
+    report.data(
+        "variants",
+        json!(variants
+            .iter()
+            .map(|v| {
+                let (min, max) = v.gpu_ms.range();
+                let per_kernel = 1e3 / (f64::from(options.iters) * f64::from(v.kernels_per_iter));
+                json!({
+                    "variant": v.label,
+                    "nodes": v.graph.as_ref().map(|(_, nodes, _)| *nodes),
+                    "launches_per_iter": v.graph.as_ref().map_or(options.kernels, |(_, _, l)| *l),
+                    "kernels_per_iter": v.kernels_per_iter,
+                    "us_per_kernel": v.us_per_kernel(options.iters),
+                    "min_us_per_kernel": min * per_kernel,
+                    "max_us_per_kernel": max * per_kernel,
+                    "host_us_per_launch": v.host_us_per_call(options.iters),
+                })
+            })
+            .collect::<Vec<_>>()),
+    );
+    Ok(report)
+}
+
+/// The one-line summary for the chapter table, e.g.
+/// `graph 0.92 vs stream 2.61 µs per kernel (2.84x)`.
+///
+/// ```
+/// let mut report = chapter_common::Report::new("kernel_launches");
+/// report.figure("stream_us_per_kernel", 2.61, "us");
+/// report.figure("graph_us_per_kernel", 0.92, "us");
+/// report.figure("stream_over_graph", 2.61 / 0.92, "x");
+/// assert_eq!(kernel_launches::headline(&report), "graph 0.92 vs stream 2.61 µs per kernel (2.84x)");
+/// ```
+pub fn headline(report: &Report) -> String {
+    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
+    format!(
+        "graph {:.2} vs stream {:.2} µs per kernel ({:.2}x)",
+        figure("graph_us_per_kernel"),
+        figure("stream_us_per_kernel"),
+        figure("stream_over_graph")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_quick_are_valid() {
+        assert!(Options::default().validate().is_ok());
+        assert!(Options::quick().validate().is_ok());
+        assert_eq!(Options::default().graph_sizes(), [1, 10, 100, 1000]);
+        assert_eq!(Options { sweep: vec![50, 1, 50], ..Options::quick() }.graph_sizes(), [1, 50]);
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_a_reason() {
+        let cases = [
+            Options { kernels: 0, ..Options::quick() },
+            Options { iters: 0, ..Options::quick() },
+            Options { runs: 0, ..Options::quick() },
+            Options { sweep: vec![0], ..Options::quick() },
+            Options { sweep: vec![51], ..Options::quick() },
+        ];
+        for options in cases {
+            let err = options.validate().unwrap_err();
+            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_model_sees_order_and_count() {
+        let values = [3, 9, 27];
+        let once = expected(5, &values, 1);
+        assert_eq!(once, fold(fold(fold(5, 3), 9), 27));
+        assert_ne!(once, expected(5, &[9, 3, 27], 1), "a reordered launch is caught");
+        assert_ne!(expected(5, &values, 2), once, "a missing pass is caught");
+        assert_eq!(expected(5, &values, 2), expected(once, &values, 1));
+    }
+}

@@ -1,0 +1,56 @@
+//! `cuda_graphs` on a real GPU: stream launches and graph replay give the CPU reference's
+//! output, the per-node and whole-graph updates take effect, and the report carries the
+//! chapter's figures. Speed is not asserted here.
+
+use cuda_graphs::{run, Options};
+
+#[test]
+fn quick_run_passes_and_reports_every_figure() {
+    gpu_test_support::require_gpu!();
+    let options = Options::quick();
+    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.passed(), "{}", report.to_text());
+
+    let json = report.to_json();
+    assert_eq!(json["verdict"], "PASS");
+    let figure = |name: &str| {
+        json["figures"][name]
+            .as_f64()
+            .unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
+    };
+    for name in [
+        "stream_us_per_iter",
+        "graph_us_per_iter",
+        "speedup",
+        "stream_us_per_kernel",
+        "graph_us_per_kernel",
+        "capture_us",
+        "instantiate_us",
+        "set_kernel_params_us",
+        "exec_update_us",
+    ] {
+        let value = figure(name);
+        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
+    }
+    assert_eq!(figure("kernels"), f64::from(options.kernels));
+    let checks = json["checks"].as_array().expect("checks");
+    for name in [
+        "stream matches CPU reference",
+        "graph replay matches CPU reference",
+        "checksum equal between stream and graph",
+        "node-by-node graph equals the captured one",
+        "replay after set_kernel_params",
+        "replay after whole-graph update",
+    ] {
+        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
+    }
+    let runs = json["data"]["runs_us_per_iter"]["graph"].as_array().expect("per-run times");
+    assert_eq!(runs.len(), options.runs);
+}
+
+#[test]
+fn invalid_options_are_an_error_not_a_panic() {
+    // Refused before any CUDA call, so this needs no GPU.
+    let err = run(&Options { kernels: 1, ..Options::quick() }).unwrap_err();
+    assert!(err.to_string().contains("kernels must be"), "{err}");
+}

@@ -1,0 +1,55 @@
+//! `graph_bandwidth` on a real GPU: copies and memsets leave the right bytes at every size,
+//! both as graph nodes and on the stream, and the report carries GB/s by size. Speed is not
+//! asserted here.
+
+use graph_bandwidth::{run, Options};
+
+#[test]
+fn quick_run_passes_and_reports_every_size() {
+    gpu_test_support::require_gpu!();
+    let options = Options::quick();
+    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.passed(), "{}", report.to_text());
+
+    let json = report.to_json();
+    assert_eq!(json["verdict"], "PASS");
+    let figure = |name: &str| {
+        json["figures"][name]
+            .as_f64()
+            .unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
+    };
+    for name in [
+        "largest_copy_stream_gbps",
+        "largest_copy_graph_gbps",
+        "largest_memset_stream_gbps",
+        "largest_memset_graph_gbps",
+        "smallest_copy_stream_us_per_op",
+        "smallest_copy_graph_us_per_op",
+        "smallest_copy_graph_speedup",
+    ] {
+        let value = figure(name);
+        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
+    }
+    let sizes = json["data"]["sizes"].as_array().expect("data.sizes");
+    assert_eq!(sizes.len(), options.sizes.len());
+    for (row, &bytes) in sizes.iter().zip(&options.sizes) {
+        assert_eq!(row["bytes"].as_u64(), Some(bytes));
+        for key in ["copy_stream_gbps", "copy_graph_gbps", "memset_stream_gbps", "memset_graph_gbps"] {
+            let gbps = row[key].as_f64().unwrap_or(f64::NAN);
+            assert!(gbps.is_finite() && gbps > 0.0, "{bytes} B {key} = {gbps}");
+        }
+    }
+    let checks = json["checks"].as_array().expect("checks");
+    for name in
+        ["copies match the source", "memsets wrote the value", "graphs hold only memcpy or memset nodes"]
+    {
+        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
+    }
+}
+
+#[test]
+fn invalid_options_are_an_error_not_a_panic() {
+    // Refused before any CUDA call, so this needs no GPU.
+    let err = run(&Options { sizes: vec![6], ..Options::quick() }).unwrap_err();
+    assert!(err.to_string().contains("multiples of 4"), "{err}");
+}
