@@ -1,0 +1,118 @@
+// Conditional graph nodes whose conditions are set on the device.
+//
+// Every condition here is set by a kernel of the graph that owns the handle, upstream of the
+// conditional node, by one thread, with cudaGraphSetConditional(handle, value): the call CUDA's
+// device runtime declares (cuda_device_runtime_api.h). Nothing sets a condition from the host.
+//
+// Two families of kernels:
+// - routing (IF, IF/ELSE, SWITCH, nested IF): cgc_set_field sets a condition from a bit field
+//   of the current input; the bodies run cgc_mark, which records in trace[cursor] and in
+//   counters[] which body ran; cgc_advance moves to the next input once every node is done.
+// - relaxation (WHILE): one damped Jacobi sweep of a small tridiagonal system per step, in one
+//   block; thread 0 counts the step, stores the residual (the largest change of any value) and
+//   decides whether to go on. cgc_relax_while sets the WHILE node's condition with it;
+//   cgc_relax_host stores it for a host-driven loop to read. The arithmetic is the CPU model's
+//   (src/relax.rs), operation for operation (explicit _rn intrinsics: no FMA contraction) and
+//   the reduction is a max, which does not depend on order, so results match bit for bit.
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#define CGC_FULL_MASK 0xffffffffu
+#define CGC_MAX_N 1024
+
+// ---------------------------------------------------------------------------------------------
+// Routing
+
+// Sets `handle` to (inputs[*cursor] >> shift) & mask. Launch with one thread.
+extern "C" __global__ void cgc_set_field(cudaGraphConditionalHandle handle, const uint32_t* inputs,
+                                         const uint32_t* cursor, uint32_t shift, uint32_t mask) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const uint32_t value = (inputs[*cursor] >> shift) & mask;
+        cudaGraphSetConditional(handle, value);
+    }
+}
+
+// Records that body `body` (0..31) ran for the current input: sets its bit in trace[*cursor]
+// and counts it in counters[body]. Bodies of different conditional nodes may run at the same
+// time, hence the atomics.
+extern "C" __global__ void cgc_mark(uint32_t* trace, uint32_t* counters, const uint32_t* cursor, uint32_t body) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        atomicOr(&trace[*cursor], 1u << body);
+        atomicAdd(&counters[body], 1u);
+    }
+}
+
+// Moves to the next input: the last node of the routing graph.
+extern "C" __global__ void cgc_advance(uint32_t* cursor) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *cursor += 1u;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Relaxation (WHILE)
+
+// One sweep x[i] <- ((b[i] + x[i-1]) + x[i+1]) * w with x[-1] = x[n] = 0, in place (the old
+// values are read into shared memory first). state[0] counts steps, state[1] holds the
+// residual's bits, state[2] whether to go on: residual > tol and steps < max_steps. Returns
+// that decision in thread 0 (0 elsewhere). One block of blockDim.x >= n threads, a multiple
+// of 32; n <= CGC_MAX_N.
+static __device__ uint32_t cgc_relax_sweep(float* x, const float* b, uint32_t n, float w, float tol,
+                                           uint32_t max_steps, uint32_t* state) {
+    __shared__ float s_x[CGC_MAX_N + 2];
+    __shared__ float s_max[32];
+    const uint32_t i = threadIdx.x;
+    if (i < n) {
+        s_x[i + 1] = x[i];
+    }
+    if (i == 0) {
+        s_x[0] = 0.0f;
+        s_x[n + 1] = 0.0f;
+    }
+    __syncthreads();
+
+    float change = 0.0f;
+    if (i < n) {
+        const float next = __fmul_rn(__fadd_rn(__fadd_rn(b[i], s_x[i]), s_x[i + 2]), w);
+        change = fabsf(__fsub_rn(next, s_x[i + 1]));
+        x[i] = next;
+    }
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        change = fmaxf(change, __shfl_xor_sync(CGC_FULL_MASK, change, offset));
+    }
+    if ((i & 31u) == 0) {
+        s_max[i >> 5] = change;
+    }
+    __syncthreads();
+
+    uint32_t go_on = 0;
+    if (i < 32) {
+        float residual = i < (blockDim.x >> 5) ? s_max[i] : 0.0f;
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            residual = fmaxf(residual, __shfl_xor_sync(CGC_FULL_MASK, residual, offset));
+        }
+        if (i == 0) {
+            const uint32_t steps = state[0] + 1u;
+            go_on = (residual > tol && steps < max_steps) ? 1u : 0u;
+            state[0] = steps;
+            state[1] = __float_as_uint(residual);
+            state[2] = go_on;
+        }
+    }
+    return go_on;
+}
+
+// The WHILE body: one sweep, then the loop's condition (set by thread 0 only).
+extern "C" __global__ void cgc_relax_while(cudaGraphConditionalHandle handle, float* x, const float* b, uint32_t n,
+                                           float w, float tol, uint32_t max_steps, uint32_t* state) {
+    const uint32_t go_on = cgc_relax_sweep(x, b, n, w, tol, max_steps, state);
+    if (threadIdx.x == 0) {
+        cudaGraphSetConditional(handle, go_on);
+    }
+}
+
+// The host-driven loop's step: one sweep; the host reads state[2] to decide.
+extern "C" __global__ void cgc_relax_host(float* x, const float* b, uint32_t n, float w, float tol,
+                                          uint32_t max_steps, uint32_t* state) {
+    (void)cgc_relax_sweep(x, b, n, w, tol, max_steps, state);
+}

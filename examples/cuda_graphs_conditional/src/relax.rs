@@ -1,0 +1,257 @@
+//! The WHILE loop: damped Jacobi sweeps of a small tridiagonal system until the largest change
+//! of any value drops to the tolerance, run as a WHILE node whose body kernel sets the loop's
+//! condition, and as a host-driven loop that reads a flag back after every step.
+
+use chapter_common::Rng;
+use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Result, Stream};
+
+cuda_graph::kernels! {
+    /// The WHILE body: one sweep, then `cudaGraphSetConditional(handle, go_on)`.
+    fn cgc_relax_while(
+        handle: ConditionalHandle,
+        x: DevicePtr<f32>,
+        b: DevicePtr<f32>,
+        n: u32,
+        w: f32,
+        tol: f32,
+        max_steps: u32,
+        state: DevicePtr<u32>,
+    );
+    /// The host-driven loop's step: one sweep; `state[2]` says whether to go on.
+    fn cgc_relax_host(
+        x: DevicePtr<f32>,
+        b: DevicePtr<f32>,
+        n: u32,
+        w: f32,
+        tol: f32,
+        max_steps: u32,
+        state: DevicePtr<u32>,
+    );
+}
+
+/// The most unknowns one block sweeps (`CGC_MAX_N` in the kernels).
+pub const MAX_UNKNOWNS: u32 = 1024;
+
+/// One system to relax: `x[i] <- ((b[i] + x[i-1]) + x[i+1]) * w` (`x[-1] = x[n] = 0`) until
+/// the largest change of a sweep is at most `tol`, or `max_steps` sweeps have run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// Right-hand side, in [-1, 1).
+    pub b: Vec<f32>,
+    /// Start values, in [-1, 1).
+    pub x0: Vec<f32>,
+    /// The damping weight, `1 / diagonal` (diagonal > 2: the sweep is a contraction).
+    pub w: f32,
+    /// Stop when the largest change of a sweep is at most this.
+    pub tol: f32,
+    /// Stop after this many sweeps in any case (at least 1).
+    pub max_steps: u32,
+}
+
+impl Problem {
+    /// `n` unknowns with seeded random `b` and start values.
+    pub fn random(n: u32, diagonal: f32, tol: f32, max_steps: u32, seed: u64) -> Problem {
+        let mut rng = Rng::new(seed);
+        let b = rng.vec_f32(n as usize, -1.0, 1.0);
+        let x0 = rng.vec_f32(n as usize, -1.0, 1.0);
+        Problem { b, x0, w: 1.0 / diagonal, tol, max_steps }
+    }
+
+    /// Unknowns.
+    pub fn n(&self) -> u32 {
+        self.b.len() as u32
+    }
+}
+
+/// Where a loop stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Solution {
+    /// The values after the last sweep.
+    pub x: Vec<f32>,
+    /// Sweeps run.
+    pub steps: u32,
+    /// The largest change of the last sweep.
+    pub residual: f32,
+}
+
+impl Solution {
+    /// Whether the loop stopped on the tolerance (not on `max_steps`).
+    pub fn converged(&self, problem: &Problem) -> bool {
+        self.residual <= problem.tol
+    }
+
+    /// Bit-exact comparison; on a difference, what differs.
+    pub fn difference(&self, other: &Solution) -> Option<String> {
+        if self.steps != other.steps {
+            return Some(format!("{} steps, want {}", self.steps, other.steps));
+        }
+        if self.residual.to_bits() != other.residual.to_bits() {
+            return Some(format!("residual {:e}, want {:e}", self.residual, other.residual));
+        }
+        if self.x.len() != other.x.len() {
+            return Some(format!("{} values, want {}", self.x.len(), other.x.len()));
+        }
+        let i = self.x.iter().zip(&other.x).position(|(a, b)| a.to_bits() != b.to_bits())?;
+        Some(format!("x[{i}] = {:e}, want {:e}", self.x[i], other.x[i]))
+    }
+}
+
+/// The CPU model: the kernels' loop, operation for operation in `f32` (Rust does not fuse
+/// multiply-adds; the kernels use `__fadd_rn`/`__fmul_rn`, which nvcc does not fuse either).
+///
+/// ```
+/// use cuda_graphs_conditional::relax::{solve_cpu, Problem};
+/// let problem = Problem::random(64, 2.5, 1e-4, 10_000, 1);
+/// let solution = solve_cpu(&problem);
+/// assert!(solution.converged(&problem) && solution.steps > 1);
+/// ```
+pub fn solve_cpu(problem: &Problem) -> Solution {
+    let n = problem.b.len();
+    let mut x = problem.x0.clone();
+    let mut old = vec![0.0f32; n + 2];
+    let mut steps = 0;
+    loop {
+        old[1..=n].copy_from_slice(&x);
+        let mut residual = 0.0f32;
+        for i in 0..n {
+            let next = ((problem.b[i] + old[i]) + old[i + 2]) * problem.w;
+            residual = residual.max((next - old[i + 1]).abs());
+            x[i] = next;
+        }
+        steps += 1;
+        if !(residual > problem.tol && steps < problem.max_steps) {
+            return Solution { x, steps, residual };
+        }
+    }
+}
+
+/// The launch geometry of a sweep: one block, a whole number of warps covering `n`.
+fn sweep_config(n: u32) -> LaunchConfig {
+    LaunchConfig::new(1u32, n.div_ceil(32).max(1) * 32)
+}
+
+/// A problem on the device, with a WHILE graph over it and what a host loop needs.
+pub struct RelaxBench {
+    stream: Stream,
+    x0: DeviceBuffer<f32>,
+    x: DeviceBuffer<f32>,
+    b: DeviceBuffer<f32>,
+    state: DeviceBuffer<u32>,
+    readback: PinnedBuffer<u32>,
+    start: Event,
+    end: Event,
+    exec: GraphExec<HostLaunch>,
+    problem: Problem,
+}
+
+impl RelaxBench {
+    /// Uploads `problem` and builds its WHILE graph: one WHILE node, whose handle starts at 1
+    /// on every launch (so the body runs at least once) and whose only body node is the sweep
+    /// that sets it.
+    pub fn new(problem: &Problem) -> Result<RelaxBench> {
+        let x0 = DeviceBuffer::from_slice(&problem.x0)?;
+        let x = DeviceBuffer::from_slice(&problem.x0)?;
+        let b = DeviceBuffer::from_slice(&problem.b)?;
+        let state = DeviceBuffer::<u32>::zeroed(3)?;
+
+        let graph = Graph::new()?;
+        let handle = graph.conditional_handle(Some(1))?;
+        let (_loop, body) = graph.add_while(&handle, &[])?;
+        let args =
+            (handle, x.ptr(), b.ptr(), problem.n(), problem.w, problem.tol, problem.max_steps, state.ptr());
+        body.add_kernel(cgc_relax_while(), sweep_config(problem.n()), args, &[])?;
+        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+
+        Ok(RelaxBench {
+            stream: Stream::new()?,
+            x0,
+            x,
+            b,
+            state,
+            readback: PinnedBuffer::zeroed(3)?,
+            start: Event::new()?,
+            end: Event::new()?,
+            exec,
+            problem: problem.clone(),
+        })
+    }
+
+    /// Puts the start values back and zeroes the step counter (queued, not timed).
+    fn reset(&mut self) -> Result<()> {
+        self.x.copy_from_device_async(&self.x0, &self.stream)?;
+        self.state.memset_async(0, &self.stream)
+    }
+
+    /// Runs the WHILE graph once (one launch, every step on the device) and returns the
+    /// solution and the time between events around the launch, in ms.
+    pub fn run_while(&mut self) -> Result<(Solution, f64)> {
+        self.reset()?;
+        self.start.record(&self.stream)?;
+        self.exec.launch(&self.stream)?;
+        self.end.record(&self.stream)?;
+        self.end.synchronize()?;
+        let ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?);
+        Ok((self.solution()?, ms))
+    }
+
+    /// Runs the host-driven loop: launch one sweep, copy the state to pinned memory, wait for
+    /// it, read the flag, repeat while it says so. Returns the solution and the time between
+    /// events around the whole loop, in ms.
+    pub fn run_host_loop(&mut self) -> Result<(Solution, f64)> {
+        self.reset()?;
+        let p = &self.problem;
+        let args = (self.x.ptr(), self.b.ptr(), p.n(), p.w, p.tol, p.max_steps, self.state.ptr());
+        let config = sweep_config(p.n());
+        self.start.record(&self.stream)?;
+        // The kernel stops by itself at max_steps; the bound only guards against a broken flag.
+        for _ in 0..p.max_steps {
+            cgc_relax_host().launch(&self.stream, config, args.clone())?;
+            self.state.copy_to_pinned_async(&mut self.readback, &self.stream)?;
+            if self.readback.as_slice()?[2] == 0 {
+                break;
+            }
+        }
+        self.end.record(&self.stream)?;
+        self.end.synchronize()?;
+        let ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?);
+        Ok((self.solution()?, ms))
+    }
+
+    fn solution(&self) -> Result<Solution> {
+        let state = self.state.to_vec()?;
+        Ok(Solution { x: self.x.to_vec()?, steps: state[0], residual: f32::from_bits(state[1]) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_stops_on_the_tolerance_or_the_step_limit() {
+        let problem = Problem::random(256, 2.05, 1e-4, 100_000, 7);
+        let solution = solve_cpu(&problem);
+        assert!(solution.converged(&problem));
+        assert!(solution.steps > 100, "{} steps", solution.steps);
+        let capped = Problem { max_steps: 5, ..problem.clone() };
+        let stopped = solve_cpu(&capped);
+        assert_eq!(stopped.steps, 5);
+        assert!(!stopped.converged(&capped));
+        // One step of the model is the formula.
+        let one = solve_cpu(&Problem { max_steps: 1, ..problem.clone() });
+        let want0 = (problem.b[0] + problem.x0[1]) * problem.w;
+        assert_eq!(one.x[0].to_bits(), want0.to_bits());
+    }
+
+    #[test]
+    fn differences_are_named() {
+        let a = Solution { x: vec![1.0, 2.0], steps: 3, residual: 0.5 };
+        assert_eq!(a.difference(&a.clone()), None);
+        let b = Solution { x: vec![1.0, 2.5], ..a.clone() };
+        assert!(a.difference(&b).unwrap().contains("x[1]"));
+        let c = Solution { steps: 4, ..a.clone() };
+        assert!(a.difference(&c).unwrap().contains("steps"));
+    }
+}

@@ -1,0 +1,5 @@
+fn main() {
+    cuda_build::KernelBuild::new()
+        .compile("cuda_graphs_pipeline_kernels")
+        .unwrap_or_else(|e| panic!("\n{e}\n"));
+}

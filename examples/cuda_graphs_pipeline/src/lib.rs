@@ -1,0 +1,262 @@
+//! `cuda_graphs_pipeline`: the chapter's six-stage pipeline, baseline vs optimized graph.
+//!
+//! Each iteration runs six small stages over 16 Ki values (every stage reads the previous
+//! stage's output). Three ways ([`bench::Way`]), the same kernel work:
+//! 1. **stream** (the baseline): stage by stage on a stream, each stage allocating its output
+//!    from a memory pool in stream order and freeing its input, as an eager framework does;
+//! 2. **stream_prealloc**: the same launches over two buffers allocated once (launch cost
+//!    alone, to split the baseline's time between launches and allocations);
+//! 3. **graph** (the optimized program): `capture_iters` iterations captured once into a graph
+//!    over those two pool buffers (fixed addresses, allocated outside the graph), replayed.
+//!
+//! All three must give the same values bit for bit; with `verify` they must also equal the CPU
+//! reference ([`model::reference`]). Figures are medians over `runs` timed runs after one
+//! warm-up (CUDA events around the iterations); the headline is stream over graph time per
+//! iteration (`graph_over_stream`).
+
+#![warn(missing_docs)]
+
+pub mod bench;
+pub mod model;
+
+use chapter_common::{Report, Rng, Samples};
+use cuda_graph::{CudaError, Device};
+use serde_json::json;
+
+use bench::{Bench, Way};
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Values each stage maps.
+    pub size: u32,
+    /// Pipeline iterations per timed run (a multiple of `capture_iters`).
+    pub iters: u32,
+    /// Iterations captured into the graph (`6 x capture_iters` kernel nodes).
+    pub capture_iters: u32,
+    /// Threads per block of every stage.
+    pub threads_per_block: u32,
+    /// Check the output against the CPU reference (the three ways are compared regardless).
+    pub verify: bool,
+    /// Timed runs of each way after one warm-up; figures are their medians.
+    pub runs: usize,
+    /// Seed of the input.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    /// The chapter's sizes: 16 Ki values, blocks of 128, 1000 iterations per graph; 10 000
+    /// iterations per run (the chapter: 20 000), verified.
+    fn default() -> Options {
+        Options {
+            size: 1 << 14,
+            iters: 10_000,
+            capture_iters: 1000,
+            threads_per_block: 128,
+            verify: true,
+            runs: 5,
+            seed: 0x5eed,
+        }
+    }
+}
+
+impl Options {
+    /// Small and fast (for tests and `--quick`): 400 iterations, 100 per graph, two runs.
+    pub fn quick() -> Options {
+        Options { iters: 400, capture_iters: 100, runs: 2, ..Options::default() }
+    }
+
+    /// Refuses what cannot run as asked, before any CUDA call.
+    pub fn validate(&self) -> Result<(), CudaError> {
+        let problem = if self.size == 0 || self.size > 1 << 26 {
+            format!("size must be 1..={}, not {}", 1 << 26, self.size)
+        } else if self.capture_iters == 0 || self.capture_iters > 10_000 {
+            format!("capture_iters must be 1..=10000, not {}", self.capture_iters)
+        } else if self.iters == 0 || self.iters % self.capture_iters != 0 {
+            format!(
+                "iters must be a positive multiple of capture_iters ({}), not {}",
+                self.capture_iters, self.iters
+            )
+        } else if self.threads_per_block == 0
+            || self.threads_per_block % 32 != 0
+            || self.threads_per_block > 1024
+        {
+            format!("threads_per_block must be a multiple of 32 up to 1024, not {}", self.threads_per_block)
+        } else if self.runs == 0 {
+            "runs must be at least 1".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(CudaError::InvalidArgument { call: "cuda_graphs_pipeline::run", problem })
+    }
+}
+
+/// The first index where two outputs differ, described.
+fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
+    if got.len() != want.len() {
+        return Some(format!("{} values, want {}", got.len(), want.len()));
+    }
+    let i = got.iter().zip(want).position(|(a, b)| a != b)?;
+    Some(format!("value {i} is {:#010x}, want {:#010x}", got[i], want[i]))
+}
+
+/// Runs the three ways on device 0 and reports times, speedups, the checksum and the checks.
+///
+/// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
+/// error but a failed check in the report.
+pub fn run(options: &Options) -> Result<Report, CudaError> {
+    options.validate()?;
+    let device = Device::get(0)?;
+    device.set_current()?;
+    let properties = device.properties()?;
+
+    let mut rng = Rng::new(options.seed);
+    let input: Vec<u32> = (0..options.size).map(|_| rng.next_u64() as u32 | 1).collect();
+    let reference = options.verify.then(|| model::reference(&input, u64::from(options.iters)));
+
+    let mut bench = Bench::new(&input, options.threads_per_block, options.capture_iters)?;
+    let ways = [Way::StreamAlloc, Way::StreamPrealloc, Way::Graph];
+    let mut samples: Vec<Samples> = ways.iter().map(|_| Samples::default()).collect();
+    let mut outputs: Vec<Vec<u32>> = vec![Vec::new(); ways.len()];
+    let mut disagreement = None;
+    let mut verify_failure = None;
+    let mut baseline_pool_bytes = 0;
+    for run in 0..=options.runs {
+        for (k, &way) in ways.iter().enumerate() {
+            let (output, ms) = bench.run(way, options.iters)?;
+            if way == Way::StreamAlloc {
+                baseline_pool_bytes = baseline_pool_bytes.max(bench.pool_reserved_bytes()?);
+            }
+            if run > 0 {
+                samples[k].push(ms);
+            }
+            if let (None, Some(want)) = (&verify_failure, &reference) {
+                verify_failure =
+                    first_difference(&output, want).map(|d| format!("{} run {run}: {d}", way.name()));
+            }
+            if disagreement.is_none() && k > 0 {
+                disagreement = first_difference(&output, &outputs[0])
+                    .map(|d| format!("{} vs {} run {run}: {d}", way.name(), ways[0].name()));
+            }
+            outputs[k] = output;
+        }
+    }
+
+    let mut report = Report::new("cuda_graphs_pipeline");
+    let ms = |way: Way| samples[ways.iter().position(|&w| w == way).unwrap_or(0)].median();
+    let (stream, prealloc, graph) = (ms(Way::StreamAlloc), ms(Way::StreamPrealloc), ms(Way::Graph));
+    report.figure("stream_ms_per_iter", stream, "ms");
+    report.figure("stream_prealloc_ms_per_iter", prealloc, "ms");
+    report.figure("graph_ms_per_iter", graph, "ms");
+    report.figure("graph_over_stream", stream / graph, "x");
+    report.figure("graph_over_stream_prealloc", prealloc / graph, "x");
+    report.figure("prealloc_over_stream", stream / prealloc, "x");
+    let checksum = model::checksum(&outputs[2]);
+    report.figure("checksum", checksum, "");
+    report.figure("iters", f64::from(options.iters), "iterations");
+    report.figure("baseline_pool_reserved_mib", baseline_pool_bytes as f64 / f64::from(1 << 20), "MiB");
+
+    let runs = options.runs + 1;
+    report.check(
+        "identical results across ways",
+        disagreement.is_none(),
+        disagreement.clone().unwrap_or_else(|| {
+            format!("{runs} runs x 3 ways x {} values, bit for bit (checksum {checksum:.6e})", options.size)
+        }),
+    );
+    if let Some(reference) = &reference {
+        report.check(
+            "verify: matches the CPU reference",
+            verify_failure.is_none(),
+            verify_failure.clone().unwrap_or_else(|| {
+                format!(
+                    "PASS: {runs} runs x 3 ways, all {} values after {} iterations (checksum {:.6e})",
+                    options.size,
+                    options.iters,
+                    model::checksum(reference)
+                )
+            }),
+        );
+    } else {
+        report.note("verify skipped (--no-verify): the ways are compared with each other only");
+    }
+
+    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(format!(
+        "{} stages x {} values per iteration, blocks of {}; graph: {} iterations = {} kernel nodes, replayed {} \
+         times per run",
+        model::STAGES,
+        options.size,
+        options.threads_per_block,
+        options.capture_iters,
+        options.capture_iters as usize * model::STAGES,
+        options.iters / options.capture_iters
+    ));
+    report.data(
+        "ways",
+        json!(ways
+            .iter()
+            .zip(&samples)
+            .map(|(way, s)| {
+                let (min, max) = s.range();
+                json!({"way": way.name(), "median_ms_per_iter": s.median(), "min": min, "max": max, "runs": s.0})
+            })
+            .collect::<Vec<_>>()),
+    );
+    Ok(report)
+}
+
+/// The one-line summary for the chapter table, e.g.
+/// `graph 3.10x over stream (0.0080 vs 0.0248 ms/iter)`.
+///
+/// ```
+/// let mut report = chapter_common::Report::new("cuda_graphs_pipeline");
+/// report.figure("stream_ms_per_iter", 0.0248, "ms");
+/// report.figure("graph_ms_per_iter", 0.008, "ms");
+/// report.figure("graph_over_stream", 0.0248 / 0.008, "x");
+/// assert_eq!(cuda_graphs_pipeline::headline(&report), "graph 3.10x over stream (0.0080 vs 0.0248 ms/iter)");
+/// ```
+pub fn headline(report: &Report) -> String {
+    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
+    format!(
+        "graph {:.2}x over stream ({:.4} vs {:.4} ms/iter)",
+        figure("graph_over_stream"),
+        figure("graph_ms_per_iter"),
+        figure("stream_ms_per_iter")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_quick_are_valid() {
+        assert!(Options::default().validate().is_ok());
+        assert!(Options::quick().validate().is_ok());
+        assert!(Options::quick().iters < Options::default().iters);
+        assert!(Options::quick().verify && Options::default().verify);
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_a_reason() {
+        let cases = [
+            Options { size: 0, ..Options::quick() },
+            Options { iters: 150, ..Options::quick() },
+            Options { capture_iters: 0, ..Options::quick() },
+            Options { threads_per_block: 100, ..Options::quick() },
+            Options { runs: 0, ..Options::quick() },
+        ];
+        for options in cases {
+            let err = options.validate().unwrap_err();
+            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn first_difference_names_the_value() {
+        assert_eq!(first_difference(&[1, 2], &[1, 2]), None);
+        assert_eq!(first_difference(&[1, 3], &[1, 2]).unwrap(), "value 1 is 0x00000003, want 0x00000002");
+        assert!(first_difference(&[1], &[1, 2]).is_some());
+    }
+}

@@ -1,0 +1,346 @@
+//! `graph_conditional_runtime`: who decides a data-dependent branch, the host or the graph?
+//!
+//! Every iteration a predicate kernel looks at the data and picks the heavy or the light
+//! update, which changes the data the next predicate sees: a chain of decisions no one can
+//! know in advance. Two ways to run it, with the same kernels' work:
+//! - **host branching**: launch the predicate, copy its flag to pinned memory, wait, read it,
+//!   launch the chosen update: one host-device round trip per iteration;
+//! - **conditional node**: one graph, `predicate -> IF/ELSE { heavy } { light }`, whose
+//!   predicate sets the node's condition with `cudaGraphSetConditional`; launched once per
+//!   iteration, back to back, with no synchronization at all.
+//!
+//! Both must take the CPU model's branch at every iteration (each update kernel appends its
+//! code to a device-side trace) and end with its data, bit for bit. Figures are medians over
+//! `runs` timed runs after one warm-up (CUDA events); the headline is host time over graph
+//! time per iteration (`conditional_over_host`).
+
+#![warn(missing_docs)]
+
+pub mod model;
+
+use chapter_common::{Report, Rng, Samples};
+use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{
+    ConditionalHandle, CudaError, Device, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream,
+};
+use serde_json::json;
+
+cuda_graph::kernels! {
+    /// The predicate, setting an IF/ELSE node's condition (one warp).
+    fn gcr_predicate_graph(handle: ConditionalHandle, data: DevicePtr<u32>, n: u32);
+    /// The predicate, storing its decision in `flag[0]` (one warp).
+    fn gcr_predicate_host(flag: DevicePtr<u32>, data: DevicePtr<u32>, n: u32);
+    /// The heavy update: `rounds` LCG steps per element; records code 1 in the trace.
+    fn gcr_heavy(data: DevicePtr<u32>, n: u32, rounds: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
+    /// The light update; records code 2 in the trace.
+    fn gcr_light(data: DevicePtr<u32>, n: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
+}
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Iterations (decisions) per run.
+    pub iters: u32,
+    /// Elements of the data.
+    pub size: u32,
+    /// LCG rounds per element of the heavy update.
+    pub rounds: u32,
+    /// Threads per block of the updates.
+    pub threads_per_block: u32,
+    /// Timed runs of each way after one warm-up; figures are their medians.
+    pub runs: usize,
+    /// Seed of the data.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    /// 1000 iterations over 16 Ki elements, 16 rounds for the heavy update: each kernel takes a
+    /// few microseconds, so how the next one gets launched is what the time is made of.
+    fn default() -> Options {
+        Options { iters: 1000, size: 1 << 14, rounds: 16, threads_per_block: 256, runs: 5, seed: 0x5eed }
+    }
+}
+
+impl Options {
+    /// Small and fast (for tests and `--quick`): 100 iterations over 4 Ki elements, two runs.
+    pub fn quick() -> Options {
+        Options { iters: 100, size: 1 << 12, runs: 2, ..Options::default() }
+    }
+
+    /// Refuses what the kernels cannot run, before any CUDA call.
+    pub fn validate(&self) -> Result<(), CudaError> {
+        let problem = if self.iters == 0 || self.iters > 1 << 24 {
+            format!("iters must be 1..={}, not {}", 1 << 24, self.iters)
+        } else if self.size == 0 || self.size > 1 << 26 {
+            format!("size must be 1..={}, not {}", 1 << 26, self.size)
+        } else if self.rounds > 1 << 12 {
+            format!("rounds must be at most 4096, not {}", self.rounds)
+        } else if self.threads_per_block == 0
+            || self.threads_per_block % 32 != 0
+            || self.threads_per_block > 1024
+        {
+            format!("threads_per_block must be a multiple of 32 up to 1024, not {}", self.threads_per_block)
+        } else if self.runs == 0 {
+            "runs must be at least 1".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(CudaError::InvalidArgument { call: "graph_conditional_runtime::run", problem })
+    }
+}
+
+/// What a run left on the device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Outcome {
+    trace: Vec<u32>,
+    data: Vec<u32>,
+}
+
+impl Outcome {
+    /// The first difference from `want`, described.
+    fn difference(&self, want: &Outcome) -> Option<String> {
+        let name = |code: u32| match code {
+            model::HEAVY => "heavy",
+            model::LIGHT => "light",
+            _ => "none",
+        };
+        if let Some(i) = self.trace.iter().zip(&want.trace).position(|(a, b)| a != b) {
+            return Some(format!("iteration {i} ran {}, want {}", name(self.trace[i]), name(want.trace[i])));
+        }
+        let i = self.data.iter().zip(&want.data).position(|(a, b)| a != b)?;
+        Some(format!("data[{i}] = {:#x}, want {:#x}", self.data[i], want.data[i]))
+    }
+}
+
+/// The data, the trace, the stream and both ways of running the loop.
+struct Bench {
+    stream: Stream,
+    initial: DeviceBuffer<u32>,
+    data: DeviceBuffer<u32>,
+    trace: DeviceBuffer<u32>,
+    step: DeviceBuffer<u32>,
+    flag: DeviceBuffer<u32>,
+    readback: PinnedBuffer<u32>,
+    start: Event,
+    end: Event,
+    exec: GraphExec<HostLaunch>,
+    options: Options,
+}
+
+impl Bench {
+    fn new(initial: &[u32], options: &Options) -> Result<Bench, CudaError> {
+        let data = DeviceBuffer::from_slice(initial)?;
+        let trace = DeviceBuffer::<u32>::zeroed(options.iters as usize)?;
+        let step = DeviceBuffer::<u32>::zeroed(1)?;
+        let (n, rounds) = (options.size, options.rounds);
+        let updates = LaunchConfig::for_elements(n, options.threads_per_block);
+
+        // predicate -> IF/ELSE { heavy } { light }. The handle starts each launch at 0; the
+        // predicate always replaces it.
+        let graph = Graph::new()?;
+        let handle = graph.conditional_handle(Some(0))?;
+        let predicate = graph.add_kernel(
+            gcr_predicate_graph(),
+            LaunchConfig::new(1u32, 32u32),
+            (handle, data.ptr(), n),
+            &[],
+        )?;
+        let (_branch, [heavy, light]) = graph.add_if_else(&handle, &[&predicate])?;
+        heavy.add_kernel(gcr_heavy(), updates, (data.ptr(), n, rounds, trace.ptr(), step.ptr()), &[])?;
+        light.add_kernel(gcr_light(), updates, (data.ptr(), n, trace.ptr(), step.ptr()), &[])?;
+        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+
+        Ok(Bench {
+            stream: Stream::new()?,
+            initial: DeviceBuffer::from_slice(initial)?,
+            data,
+            trace,
+            step,
+            flag: DeviceBuffer::zeroed(1)?,
+            readback: PinnedBuffer::zeroed(1)?,
+            start: Event::new()?,
+            end: Event::new()?,
+            exec,
+            options: options.clone(),
+        })
+    }
+
+    /// Puts the initial data back and clears the trace (queued, not timed).
+    fn reset(&mut self) -> Result<(), CudaError> {
+        self.data.copy_from_device_async(&self.initial, &self.stream)?;
+        self.trace.memset_async(0, &self.stream)?;
+        self.step.memset_async(0, &self.stream)
+    }
+
+    /// Runs the loop one way and returns its outcome and ms per iteration (events around all
+    /// the iterations).
+    fn run(&mut self, on_device: bool) -> Result<(Outcome, f64), CudaError> {
+        self.reset()?;
+        let (n, rounds, iters) = (self.options.size, self.options.rounds, self.options.iters);
+        let updates = LaunchConfig::for_elements(n, self.options.threads_per_block);
+        let warp = LaunchConfig::new(1u32, 32u32);
+        self.start.record(&self.stream)?;
+        if on_device {
+            for _ in 0..iters {
+                self.exec.launch(&self.stream)?;
+            }
+        } else {
+            let (data, trace, step) = (self.data.ptr(), self.trace.ptr(), self.step.ptr());
+            for _ in 0..iters {
+                gcr_predicate_host().launch(&self.stream, warp, (self.flag.ptr(), data.clone(), n))?;
+                self.flag.copy_to_pinned_async(&mut self.readback, &self.stream)?;
+                if self.readback.as_slice()?[0] != 0 {
+                    gcr_heavy().launch(
+                        &self.stream,
+                        updates,
+                        (data.clone(), n, rounds, trace.clone(), step.clone()),
+                    )?;
+                } else {
+                    gcr_light().launch(
+                        &self.stream,
+                        updates,
+                        (data.clone(), n, trace.clone(), step.clone()),
+                    )?;
+                }
+            }
+        }
+        self.end.record(&self.stream)?;
+        self.end.synchronize()?;
+        let ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?) / f64::from(iters);
+        Ok((Outcome { trace: self.trace.to_vec()?, data: self.data.to_vec()? }, ms))
+    }
+}
+
+/// Runs both ways on device 0 and reports their times, the ratio and the checks.
+///
+/// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
+/// error but a failed check in the report.
+pub fn run(options: &Options) -> Result<Report, CudaError> {
+    options.validate()?;
+    let device = Device::get(0)?;
+    device.set_current()?;
+    let properties = device.properties()?;
+
+    let mut rng = Rng::new(options.seed);
+    let initial: Vec<u32> = (0..options.size).map(|_| rng.next_u64() as u32 | 1).collect();
+    let mut expected_data = initial.clone();
+    let expected_trace = model::simulate(&mut expected_data, options.iters, options.rounds);
+    let want = Outcome { trace: expected_trace, data: expected_data };
+    let heavy_share =
+        want.trace.iter().filter(|&&t| t == model::HEAVY).count() as f64 / f64::from(options.iters);
+
+    let mut bench = Bench::new(&initial, options)?;
+    let (mut host_ms, mut graph_ms) = (Samples::default(), Samples::default());
+    let (mut host_mismatch, mut graph_mismatch) = (None, None);
+    for run in 0..=options.runs {
+        let (outcome, ms) = bench.run(false)?;
+        if host_mismatch.is_none() {
+            host_mismatch = outcome.difference(&want).map(|d| format!("run {run}: {d}"));
+        }
+        if run > 0 {
+            host_ms.push(ms);
+        }
+        let (outcome, ms) = bench.run(true)?;
+        if graph_mismatch.is_none() {
+            graph_mismatch = outcome.difference(&want).map(|d| format!("run {run}: {d}"));
+        }
+        if run > 0 {
+            graph_ms.push(ms);
+        }
+    }
+
+    let mut report = Report::new("graph_conditional_runtime");
+    let (host, graph) = (host_ms.median(), graph_ms.median());
+    report.figure("host_branch_ms_per_iter", host, "ms");
+    report.figure("conditional_ms_per_iter", graph, "ms");
+    report.figure("conditional_over_host", host / graph, "x");
+    report.figure("heavy_share", heavy_share, "");
+    report.figure("iters", f64::from(options.iters), "iterations");
+
+    let detail = |mismatch: &Option<String>| match mismatch {
+        None => format!(
+            "{} runs x {} iterations: every branch ({:.0}% heavy) and all {} values bit for bit",
+            options.runs + 1,
+            options.iters,
+            100.0 * heavy_share,
+            options.size
+        ),
+        Some(first) => first.clone(),
+    };
+    report.check("host branching equals the CPU model", host_mismatch.is_none(), detail(&host_mismatch));
+    report.check("conditional node equals the CPU model", graph_mismatch.is_none(), detail(&graph_mismatch));
+
+    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(format!(
+        "per iteration: host = predicate launch + async flag copy + wait + update launch; graph = one launch of \
+         predicate -> IF/ELSE {{heavy ({} rounds) | light}} over {} elements",
+        options.rounds, options.size
+    ));
+    let range = |s: &Samples| {
+        let (min, max) = s.range();
+        json!({"median": s.median(), "min": min, "max": max, "runs": s.0})
+    };
+    report.data("ms_per_iter", json!({"host_branch": range(&host_ms), "conditional": range(&graph_ms)}));
+    Ok(report)
+}
+
+/// The one-line summary for the chapter table, e.g.
+/// `conditional node 3.10x over host branching (0.0050 vs 0.0155 ms/iter)`.
+///
+/// ```
+/// let mut report = chapter_common::Report::new("graph_conditional_runtime");
+/// report.figure("host_branch_ms_per_iter", 0.0155, "ms");
+/// report.figure("conditional_ms_per_iter", 0.005, "ms");
+/// report.figure("conditional_over_host", 0.0155 / 0.005, "x");
+/// assert_eq!(
+///     graph_conditional_runtime::headline(&report),
+///     "conditional node 3.10x over host branching (0.0050 vs 0.0155 ms/iter)"
+/// );
+/// ```
+pub fn headline(report: &Report) -> String {
+    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
+    format!(
+        "conditional node {:.2}x over host branching ({:.4} vs {:.4} ms/iter)",
+        figure("conditional_over_host"),
+        figure("conditional_ms_per_iter"),
+        figure("host_branch_ms_per_iter")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_quick_are_valid() {
+        assert!(Options::default().validate().is_ok());
+        assert!(Options::quick().validate().is_ok());
+        assert!(Options::quick().iters < Options::default().iters);
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_a_reason() {
+        let cases = [
+            Options { iters: 0, ..Options::quick() },
+            Options { size: 0, ..Options::quick() },
+            Options { rounds: 5000, ..Options::quick() },
+            Options { threads_per_block: 48, ..Options::quick() },
+            Options { runs: 0, ..Options::quick() },
+        ];
+        for options in cases {
+            let err = options.validate().unwrap_err();
+            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn differences_name_the_iteration_or_the_value() {
+        let want = Outcome { trace: vec![1, 2, 1], data: vec![7, 8] };
+        assert_eq!(want.difference(&want.clone()), None);
+        let wrong_branch = Outcome { trace: vec![1, 1, 1], ..want.clone() };
+        assert_eq!(wrong_branch.difference(&want).unwrap(), "iteration 1 ran heavy, want light");
+        let wrong_value = Outcome { data: vec![7, 9], ..want.clone() };
+        assert!(wrong_value.difference(&want).unwrap().starts_with("data[1]"));
+    }
+}

@@ -1,0 +1,46 @@
+//! `cuda_graphs_pipeline` on a real GPU: the three ways give the same values, equal to the CPU
+//! reference (verify is on), and the report carries the chapter's figures. Speed is not
+//! asserted.
+
+use cuda_graphs_pipeline::{run, Options};
+
+#[test]
+fn quick_run_passes_and_reports_every_figure() {
+    gpu_test_support::require_gpu!();
+    let options = Options::quick();
+    assert!(options.verify);
+    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.passed(), "{}", report.to_text());
+
+    let json = report.to_json();
+    assert_eq!(json["verdict"], "PASS");
+    let figure = |name: &str| {
+        json["figures"][name]
+            .as_f64()
+            .unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
+    };
+    for name in [
+        "stream_ms_per_iter",
+        "stream_prealloc_ms_per_iter",
+        "graph_ms_per_iter",
+        "graph_over_stream",
+        "graph_over_stream_prealloc",
+        "prealloc_over_stream",
+        "checksum",
+    ] {
+        let value = figure(name);
+        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
+    }
+    assert_eq!(figure("iters"), f64::from(options.iters));
+    let checks = json["checks"].as_array().expect("checks");
+    for name in ["identical results across ways", "verify: matches the CPU reference"] {
+        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
+    }
+}
+
+#[test]
+fn invalid_options_are_an_error_not_a_panic() {
+    // Refused before any CUDA call, so this needs no GPU.
+    let err = run(&Options { iters: 150, ..Options::quick() }).unwrap_err();
+    assert!(err.to_string().contains("multiple of capture_iters"), "{err}");
+}
