@@ -5,11 +5,16 @@ use std::process::Command;
 use crate::workspace::{ensure_toolkit, root};
 use crate::{bindings, Fail};
 
-/// `cargo xtask test [args]`: bindings check, then `cargo test --workspace [args]`.
+/// The downstream user's crate: outside the workspace, with its own lock file.
+const DOWNSTREAM_MANIFEST: &str = "tests/downstream/Cargo.toml";
+
+/// `cargo xtask test [args]`: bindings check, `cargo test --workspace [args]`, then the tests
+/// of the downstream crate (which uses the crates as a user would).
 pub fn test(args: &[String]) -> Result<(), Fail> {
     ensure_toolkit()?;
     bindings::run(&["--check".to_string()])?;
-    cargo(&["test", "--workspace"], args)
+    cargo(&["test", "--workspace"], args)?;
+    cargo(&["test", "--manifest-path", DOWNSTREAM_MANIFEST], &[])
 }
 
 /// `cargo xtask ch12 [args]`: builds and runs the chapter runner in release mode.
