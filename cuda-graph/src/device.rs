@@ -134,7 +134,7 @@ impl Device {
         check(unsafe { sys::cudaGetDeviceProperties(&mut raw, self.ordinal) }, "cudaGetDeviceProperties")?;
         // SAFETY: the runtime NUL-terminates `name` within its 256 bytes.
         let name = unsafe { CStr::from_ptr(raw.name.as_ptr()) }.to_string_lossy().into_owned();
-        let pools = self.attribute(sys::cudaDeviceAttr::cudaDevAttrMemoryPoolsSupported)?;
+        let pools = self.attribute_raw(sys::cudaDeviceAttr::cudaDevAttrMemoryPoolsSupported)?;
         Ok(DeviceProperties {
             name,
             major: raw.major,
@@ -150,8 +150,16 @@ impl Device {
         })
     }
 
-    /// One device attribute (`cudaDeviceGetAttribute`).
-    pub fn attribute(self, attribute: sys::cudaDeviceAttr) -> Result<i32> {
+    /// One device attribute by its raw CUDA name (`cudaDeviceGetAttribute`): the escape hatch
+    /// for attributes [`DeviceProperties`] does not carry.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{sys, Device};
+    /// let warp = Device::get(0)?.attribute_raw(sys::cudaDeviceAttr::cudaDevAttrWarpSize)?;
+    /// assert_eq!(warp, 32);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn attribute_raw(self, attribute: sys::cudaDeviceAttr) -> Result<i32> {
         let mut value = 0;
         // SAFETY: `value` is a valid, writable i32; CUDA checks attribute and ordinal.
         check(

@@ -20,7 +20,7 @@ fn device_zero_reports_plausible_properties() {
     assert!(props.total_global_memory > 1 << 30, "{props:?}");
     assert_eq!(props.warp_size, 32);
     assert!(props.memory_pools_supported, "{props:?}");
-    assert_eq!(device.attribute(sys::cudaDeviceAttr::cudaDevAttrWarpSize).unwrap(), 32);
+    assert_eq!(device.attribute_raw(sys::cudaDeviceAttr::cudaDevAttrWarpSize).unwrap(), 32);
     device.synchronize().unwrap();
 }
 
