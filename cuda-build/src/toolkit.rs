@@ -76,8 +76,9 @@ impl fmt::Display for ToolkitNotFound {
         }
         write!(
             f,
-            "Fix: in this project's workspace run `cargo xtask setup-cuda` (installs CUDA 13.0 \
-             into .cuda/ from PyPI), or install a CUDA 13 toolkit and set CUDA_PATH to its root."
+            "Fix: install a CUDA 13 toolkit and set CUDA_PATH to its root (or put nvcc on PATH); \
+             in the cuda-graph workspace, `cargo xtask setup-cuda` installs CUDA 13.0 into .cuda/ \
+             from PyPI."
         )
     }
 }
@@ -87,7 +88,9 @@ impl std::error::Error for ToolkitNotFound {}
 impl Toolkit {
     /// Finds the toolkit, looking in this order: `CUDA_PATH`, `CUDA_HOME`, `nvcc` on `PATH`,
     /// `/usr/local/cuda`, then a project-local `.cuda/` in the build script's package folder
-    /// (`CARGO_MANIFEST_DIR`, else the current folder) or any folder above it.
+    /// (`CARGO_MANIFEST_DIR`, else the current folder) or any folder above it, and then above
+    /// the build's output folder (`OUT_DIR`): a crate built from the registry lives under
+    /// `~/.cargo`, but its output lives in the user's own target folder, inside their project.
     ///
     /// An environment variable that is set but points at no toolkit is an error, not skipped:
     /// the user asked for that toolkit.
@@ -96,11 +99,18 @@ impl Toolkit {
             .map(PathBuf::from)
             .or_else(|| env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("."));
-        Self::find_from(&start)
+        let out_dir = env::var_os("OUT_DIR").map(PathBuf::from);
+        Self::find_from_any(&[Some(start), out_dir].into_iter().flatten().collect::<Vec<_>>())
     }
 
     /// Like [`Toolkit::find`], searching for the project-local `.cuda/` from `start` upward.
     pub fn find_from(start: &Path) -> Result<Toolkit, ToolkitNotFound> {
+        Self::find_from_any(&[start.to_path_buf()])
+    }
+
+    /// Like [`Toolkit::find`], searching for the project-local `.cuda/` upward from each of
+    /// `starts` in turn.
+    pub fn find_from_any(starts: &[PathBuf]) -> Result<Toolkit, ToolkitNotFound> {
         let mut searched = Vec::new();
         for (var, source) in [("CUDA_PATH", Source::CudaPath), ("CUDA_HOME", Source::CudaHome)] {
             match env::var_os(var) {
@@ -129,15 +139,17 @@ impl Toolkit {
             Ok(toolkit) => return Ok(toolkit),
             Err(why) => searched.push(format!("{}: {why}", usr_local.display())),
         }
-        match find_local_toolkit_dir(start) {
-            Some(local) => match Self::at_with(&local, Source::ProjectLocal) {
-                Ok(toolkit) => return Ok(toolkit),
-                Err(why) => searched.push(format!("{}: {why}", local.display())),
-            },
-            None => searched.push(format!(
-                "{LOCAL_TOOLKIT_DIR}/ in {} or any folder above it: not found",
-                start.display()
-            )),
+        for start in starts {
+            match find_local_toolkit_dir(start) {
+                Some(local) => match Self::at_with(&local, Source::ProjectLocal) {
+                    Ok(toolkit) => return Ok(toolkit),
+                    Err(why) => searched.push(format!("{}: {why}", local.display())),
+                },
+                None => searched.push(format!(
+                    "{LOCAL_TOOLKIT_DIR}/ in {} or any folder above it: not found",
+                    start.display()
+                )),
+            }
         }
         Err(ToolkitNotFound { searched })
     }
@@ -257,6 +269,29 @@ mod tests {
         fs::create_dir_all(&nested).unwrap();
         fs::create_dir_all(base.join(LOCAL_TOOLKIT_DIR)).unwrap();
         assert_eq!(find_local_toolkit_dir(&nested), Some(base.join(LOCAL_TOOLKIT_DIR)));
+        fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn every_start_is_searched_in_turn_and_named_when_nothing_is_found() {
+        if Toolkit::find_from_any(&[]).is_ok() {
+            // A toolkit from CUDA_PATH, CUDA_HOME, PATH or /usr/local/cuda wins before any
+            // project-local search: nothing here to observe.
+            return;
+        }
+        let base = env::temp_dir().join(format!("cuda-build-starts-{}", std::process::id()));
+        let (registry, project) = (base.join("registry").join("sys-0.1.0"), base.join("project"));
+        let out_dir = project.join("target").join("debug").join("build").join("sys-1").join("out");
+        fs::create_dir_all(&registry).unwrap();
+        fs::create_dir_all(&out_dir).unwrap();
+        fs::create_dir_all(project.join(LOCAL_TOOLKIT_DIR)).unwrap();
+        // The project's .cuda/ is empty, so it is found from OUT_DIR but refused, with the reason.
+        let err = Toolkit::find_from_any(&[registry.clone(), out_dir]).unwrap_err().to_string();
+        assert!(err.contains(&format!("{}/ in {}", LOCAL_TOOLKIT_DIR, registry.display())), "{err}");
+        assert!(
+            err.contains(&format!("{}: no bin/nvcc", project.join(LOCAL_TOOLKIT_DIR).display())),
+            "{err}"
+        );
         fs::remove_dir_all(&base).unwrap();
     }
 

@@ -31,6 +31,7 @@ mod device;
 mod error;
 mod event;
 pub mod graph;
+mod graph_memory;
 mod host_fn;
 pub mod kernel;
 pub mod memory;
@@ -43,6 +44,7 @@ pub use graph::{
     CaptureMode, ConditionalHandle, DeviceLaunch, Graph, GraphBuilder, GraphExec, HostLaunch,
     InstantiateOptions, UpdateRefusal,
 };
+pub use graph_memory::GraphMemoryUsage;
 pub use host_fn::take_host_fn_errors;
 pub use kernel::{Kernel, KernelArgs, KernelParam, LaunchConfig, ParamLayout};
 pub use memory::{

@@ -55,7 +55,10 @@ pub fn all() -> Vec<Program> {
         program!(cuda_graphs_pipeline, "graph 3.03x over stream (0.0080 vs 0.0242 ms/iter)"),
         program!(cuda_graphs_conditional, "conditional nodes branch and loop on the device, no host round trip"),
         program!(graph_conditional_runtime, "device-side branch beats sync + read flag + launch on the host"),
+        program!(streams_events, "3+ streams cut copy+compute time 40-60% (1.7-2.5x)"),
+        program!(graph_memory, "allocate outside the graph: fixed addresses, memory reused across replays"),
         program!(kernel_launches, "~3 µs gap per stream launch, none in a graph"),
+        program!(kernel_fusion, "fusion cuts global-memory round trips of a memory-bound chain"),
         program!(graph_bandwidth, "same GB/s for big copies; graphs only cut launch cost"),
         // (one line per ported program; keep the chapter's order)
     ]

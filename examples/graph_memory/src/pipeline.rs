@@ -1,0 +1,122 @@
+//! The pipeline: its stages, the CPU reference, and the two ways of running it that need no
+//! graph memory nodes (a graph over preallocated scratch buffers, and stream launches with
+//! scratch from a stream-ordered memory pool).
+
+use chapter_common::Rng;
+use cuda_graph::graph::{AsNode, Graph, KernelNode};
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{DeviceBuffer, DevicePtr, MemoryPool, Result, Stream};
+
+cuda_graph::kernels! {
+    /// One stage: `dst[i] = mix(src[i], mul, add)` for `i < n`.
+    pub fn gm_stage(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
+}
+
+/// Threads per block of every launch.
+pub const THREADS_PER_BLOCK: u32 = 256;
+
+/// The constants of one stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stage {
+    /// Multiplier (odd).
+    pub mul: u32,
+    /// Addend.
+    pub add: u32,
+}
+
+/// What one stage does to one element; `gm_stage` in `kernels/pipeline.cu` does the same.
+///
+/// ```
+/// assert_eq!(graph_memory::mix(0, 3, 7), 7);
+/// assert_eq!(graph_memory::mix(1 << 15, 1, 0), (1 << 15) ^ 1);
+/// ```
+pub fn mix(x: u32, mul: u32, add: u32) -> u32 {
+    let x = x.wrapping_mul(mul).wrapping_add(add);
+    x ^ (x >> 15)
+}
+
+/// `count` stages with seeded constants.
+pub fn random_stages(rng: &mut Rng, count: u32) -> Vec<Stage> {
+    (0..count).map(|_| Stage { mul: rng.next_u64() as u32 | 1, add: rng.next_u64() as u32 }).collect()
+}
+
+/// The pipeline's output for `input`: every stage in order.
+pub fn reference(input: &[u32], stages: &[Stage]) -> Vec<u32> {
+    input.iter().map(|&x| stages.iter().fold(x, |x, s| mix(x, s.mul, s.add))).collect()
+}
+
+/// The launch of `gm_stage` over `n` elements.
+pub fn config(n: u32) -> LaunchConfig {
+    LaunchConfig::for_elements(n, THREADS_PER_BLOCK)
+}
+
+/// The graph over preallocated scratch: stage `k` reads `x` (k = 0) or `scratch[k-1]` and
+/// writes `scratch[k]` or `y` (the last stage); each kernel node depends on the one before.
+/// The scratch buffers (one fewer than the stages) exist for the program's whole life.
+pub fn static_graph(
+    stages: &[Stage],
+    x: &DeviceBuffer<u32>,
+    y: &DeviceBuffer<u32>,
+    scratch: &[DeviceBuffer<u32>],
+) -> Result<Graph> {
+    let n = x.len() as u32;
+    let graph = Graph::new()?;
+    let mut previous: Option<KernelNode> = None;
+    for (k, stage) in stages.iter().enumerate() {
+        let src = if k == 0 { x.ptr() } else { scratch[k - 1].ptr() };
+        let dst = if k + 1 == stages.len() { y.ptr() } else { scratch[k].ptr() };
+        let deps: Vec<&dyn AsNode> = previous.iter().map(|p| p as &dyn AsNode).collect();
+        previous =
+            Some(graph.add_kernel(gm_stage(), config(n), (src, dst, n, stage.mul, stage.add), &deps)?);
+    }
+    Ok(graph)
+}
+
+/// One pass with scratch from `pool`, allocated on `stream` as the pass goes
+/// (`cudaMallocFromPoolAsync`): stage `k`'s output buffer is allocated just before its launch,
+/// and its input buffer (stage `k-1`'s output) is dropped right after, which queues its
+/// stream-ordered free behind the launch that reads it. So at most two scratch buffers are in
+/// use at a time, and none after the pass. `x` and `y` hold `n` elements.
+pub fn pool_pass(
+    stream: &Stream,
+    pool: &MemoryPool,
+    stages: &[Stage],
+    x: &DevicePtr<u32>,
+    y: &DevicePtr<u32>,
+    n: u32,
+) -> Result<()> {
+    let mut input: Option<DeviceBuffer<u32>> = None;
+    for (k, stage) in stages.iter().enumerate() {
+        let src = input.as_ref().map_or_else(|| x.clone(), DeviceBuffer::ptr);
+        if k + 1 == stages.len() {
+            gm_stage().launch(stream, config(n), (src, y.clone(), n, stage.mul, stage.add))?;
+        } else {
+            let output = DeviceBuffer::<u32>::alloc_from_pool_async(n as usize, pool, stream)?;
+            gm_stage().launch(stream, config(n), (src, output.ptr(), n, stage.mul, stage.add))?;
+            // Drops (and so frees, in stream order) the buffer the launch above reads.
+            input = Some(output);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stages_are_seeded_with_odd_multipliers() {
+        let stages = random_stages(&mut Rng::new(1), 10);
+        assert!(stages.iter().all(|s| s.mul % 2 == 1));
+        assert_eq!(stages, random_stages(&mut Rng::new(1), 10));
+        assert_ne!(stages, random_stages(&mut Rng::new(2), 10));
+    }
+
+    #[test]
+    fn the_reference_applies_every_stage_in_order() {
+        let stages = [Stage { mul: 3, add: 1 }, Stage { mul: 5, add: 0x8000_0000 }];
+        let out = reference(&[2, 9], &stages);
+        assert_eq!(out, [mix(mix(2, 3, 1), 5, 0x8000_0000), mix(mix(9, 3, 1), 5, 0x8000_0000)]);
+        assert_ne!(out, reference(&[2, 9], &[stages[1], stages[0]]));
+    }
+}

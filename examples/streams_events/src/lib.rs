@@ -1,0 +1,534 @@
+//! `streams_events`: CUDA streams and events, in three experiments on one kernel (`se_work`).
+//!
+//! 1. **Copy/compute overlap.** The input goes through in chunks: copy in (pinned host to
+//!    device), compute, copy out, chunk `c` on stream `c % S`. With `S = 1` that is the
+//!    serialized run; with several streams one chunk's copy in, another's kernel and a third's
+//!    copy out run at once. The main stream records a start event that every worker stream
+//!    waits for (fork) and waits for each worker's done event before recording the end event
+//!    (join), so the time covers the whole pipeline. The kernel's work is calibrated so that
+//!    computing takes about as long as copying in, where overlap pays most. Headline: serialized
+//!    time over overlapped time (`overlap`).
+//! 2. **Priorities.** A flood of long kernels on a low-priority stream keeps every SM busy; a
+//!    small urgent kernel is submitted meanwhile, once on a stream of the same priority and
+//!    once on a stream of the greatest priority, and once on an idle GPU. Its latency
+//!    (submission to completion, events on its stream) shows what priority buys.
+//! 3. **Work stealing between streams.** Chunks of uneven cost (a seeded hot span) on a few
+//!    streams: a static contiguous split vs a host dispatcher that gives the next chunk to
+//!    whichever stream's previous chunk has completed (polling its event).
+//!
+//! Every output of every run is checked against the CPU reference ([`mix`]); figures are
+//! medians of `runs` timed runs after a warm-up, timed with CUDA events.
+
+#![warn(missing_docs)]
+
+mod overlap;
+mod priority;
+mod stealing;
+mod work;
+
+use chapter_common::{Report, Rng, Samples};
+use cuda_graph::{CudaError, Device};
+use serde_json::json;
+
+pub use overlap::{overlap_bound, rounds_to_match, Overlap, StageTimes};
+pub use priority::{flood_elements, Mode, Priorities, Trial};
+pub use stealing::{Costs, Policy, Stealing};
+pub use work::{inputs, mix, Table, THREADS_PER_BLOCK, VALUES};
+
+/// The most rounds of work per element any launch may ask for.
+pub const MAX_ROUNDS: u32 = 1 << 16;
+
+/// The most elements any buffer may hold (1 GiB of `u32`).
+pub const MAX_ELEMENTS: u64 = 1 << 28;
+
+/// Rounds of the probe launch that calibrates the overlap's kernel.
+const PROBE_ROUNDS: u32 = 64;
+
+/// What to run: sizes and parameters of the three experiments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Timed runs of everything after one warm-up; figures are their medians.
+    pub runs: usize,
+    /// Seed of the inputs, the salt and the hot span.
+    pub seed: u64,
+    /// Overlap: elements copied in, computed and copied out.
+    pub elements: u32,
+    /// Overlap: chunks the elements are split into.
+    pub chunks: u32,
+    /// Overlap: worker streams of the headline figure.
+    pub streams: u32,
+    /// Overlap: other stream counts timed too (the headline's is added if missing).
+    pub stream_sweep: Vec<u32>,
+    /// Overlap: rounds of work per element; `None` calibrates them so that the kernels take
+    /// about as long as the copies in.
+    pub rounds: Option<u32>,
+    /// Priorities: kernels in the flood.
+    pub flood_kernels: u32,
+    /// Priorities: full waves of blocks (8 per SM) in each flood kernel.
+    pub flood_waves: u32,
+    /// Priorities: rounds per element of the flood (sets how long a flood block runs).
+    pub flood_rounds: u32,
+    /// Priorities: elements of the urgent job.
+    pub urgent_elements: u32,
+    /// Priorities: rounds per element of the urgent job.
+    pub urgent_rounds: u32,
+    /// Stealing: worker streams.
+    pub steal_streams: u32,
+    /// Stealing: chunks.
+    pub steal_chunks: u32,
+    /// Stealing: elements per chunk.
+    pub steal_chunk_len: u32,
+    /// Stealing: rounds per element of a light chunk.
+    pub light_rounds: u32,
+    /// Stealing: how many times costlier a hot chunk is.
+    pub heavy_factor: u32,
+    /// Stealing: chunks per span (a span is hot or light as a whole).
+    pub hot_span: u32,
+    /// Stealing: one span in this many is hot (at least one is).
+    pub hot_one_in: u32,
+    /// Stealing: chunks the dispatcher keeps queued per stream.
+    pub depth: u32,
+}
+
+impl Default for Options {
+    /// Chapter scale: 64 MiB each way in 16 chunks on 4 streams (and 2, 3, 8); a flood of 8
+    /// kernels of 32 waves; 64 stealable chunks of 32 Ki elements on 4 streams, one hot span
+    /// of 4 chunks 8x costlier.
+    fn default() -> Options {
+        Options {
+            runs: 5,
+            seed: 0x5eed,
+            elements: 1 << 24,
+            chunks: 16,
+            streams: 4,
+            stream_sweep: vec![2, 3, 4, 8],
+            rounds: None,
+            flood_kernels: 8,
+            flood_waves: 32,
+            flood_rounds: 1024,
+            urgent_elements: 2048,
+            urgent_rounds: 256,
+            steal_streams: 4,
+            steal_chunks: 64,
+            steal_chunk_len: 1 << 15,
+            light_rounds: 2048,
+            heavy_factor: 8,
+            hot_span: 4,
+            hot_one_in: 16,
+            depth: 2,
+        }
+    }
+}
+
+impl Options {
+    /// Small and fast (for tests and `--quick`): 4 MiB each way in 8 chunks, a short flood,
+    /// 16 light stealable chunks, two runs.
+    pub fn quick() -> Options {
+        Options {
+            runs: 2,
+            elements: 1 << 20,
+            chunks: 8,
+            stream_sweep: vec![2],
+            flood_kernels: 3,
+            flood_waves: 2,
+            flood_rounds: 256,
+            urgent_rounds: 64,
+            steal_chunks: 16,
+            steal_chunk_len: 4096,
+            light_rounds: 128,
+            hot_span: 2,
+            hot_one_in: 8,
+            ..Options::default()
+        }
+    }
+
+    /// The overlap's stream counts: the sweep plus the headline's, sorted, without repeats.
+    pub fn stream_counts(&self) -> Vec<u32> {
+        let mut counts: Vec<u32> = self.stream_sweep.iter().copied().chain([self.streams]).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        counts
+    }
+
+    /// Refuses what the experiments cannot run correctly, before any CUDA call.
+    pub fn validate(&self) -> Result<(), CudaError> {
+        let rounds_ok = |r: u32| (1..=MAX_ROUNDS).contains(&r);
+        let max_streams = self.stream_counts().into_iter().max().unwrap_or(1);
+        let steal_total = u64::from(self.steal_chunks) * u64::from(self.steal_chunk_len);
+        let problem = if self.runs == 0 {
+            "runs must be at least 1".to_string()
+        } else if self.elements == 0 || u64::from(self.elements) > MAX_ELEMENTS {
+            format!("elements must be 1..={MAX_ELEMENTS}, not {}", self.elements)
+        } else if self.stream_counts().iter().any(|&s| s == 0 || s > 32) {
+            format!("stream counts must be 1..=32, not {:?}", self.stream_counts())
+        } else if self.chunks < max_streams || self.chunks > 4096 || self.chunks > self.elements {
+            format!(
+                "chunks must be at least the most streams ({max_streams}), at most 4096 and at most the \
+                 elements, not {}",
+                self.chunks
+            )
+        } else if self.rounds.is_some_and(|r| !rounds_ok(r)) {
+            format!("rounds must be 1..={MAX_ROUNDS}")
+        } else if !rounds_ok(self.flood_rounds) || !rounds_ok(self.urgent_rounds) {
+            format!("flood and urgent rounds must be 1..={MAX_ROUNDS}")
+        } else if !(1..=64).contains(&self.flood_kernels) || !(1..=256).contains(&self.flood_waves) {
+            "flood_kernels must be 1..=64 and flood_waves 1..=256".to_string()
+        } else if self.urgent_elements == 0 || self.urgent_elements > 1 << 24 {
+            format!("urgent_elements must be 1..=16777216, not {}", self.urgent_elements)
+        } else if self.steal_streams == 0 || self.steal_streams > 32 || self.steal_chunks < self.steal_streams
+        {
+            "steal_streams must be 1..=32 and steal_chunks at least steal_streams".to_string()
+        } else if self.steal_chunk_len == 0 || steal_total > MAX_ELEMENTS || self.steal_chunks > 1 << 16 {
+            format!(
+                "steal_chunks x steal_chunk_len must be 1..={MAX_ELEMENTS} elements (at most 65536 chunks)"
+            )
+        } else if !rounds_ok(self.light_rounds)
+            || self.heavy_factor == 0
+            || !rounds_ok(self.light_rounds.saturating_mul(self.heavy_factor))
+        {
+            format!("light_rounds and light_rounds x heavy_factor must be 1..={MAX_ROUNDS}")
+        } else if self.hot_span == 0 || self.hot_one_in == 0 || !(1..=16).contains(&self.depth) {
+            "hot_span and hot_one_in must be at least 1, depth 1..=16".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(CudaError::InvalidArgument { call: "streams_events::run", problem })
+    }
+}
+
+/// Median, min and max of some samples, as JSON.
+fn stats(samples: &Samples) -> serde_json::Value {
+    let (min, max) = samples.range();
+    json!({ "median": samples.median(), "min": min, "max": max })
+}
+
+/// Keeps the first failure of a check.
+#[derive(Default)]
+struct FirstFailure {
+    failure: Option<String>,
+    checked: usize,
+}
+
+impl FirstFailure {
+    fn record(&mut self, outcome: Option<String>) {
+        self.checked += 1;
+        if self.failure.is_none() {
+            self.failure = outcome;
+        }
+    }
+
+    fn report(&self, report: &mut Report, name: &str, what: &str) {
+        match &self.failure {
+            None => report.check(name, true, format!("{} runs, every {what} bit-exact", self.checked)),
+            Some(first) => report.check(name, false, format!("first mismatch: {first}")),
+        }
+    }
+}
+
+/// Runs the three experiments on device 0 and reports times, ratios and the checks.
+///
+/// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
+/// error but a failed check in the report.
+pub fn run(options: &Options) -> Result<Report, CudaError> {
+    options.validate()?;
+    let device = Device::get(0)?;
+    device.set_current()?;
+    let properties = device.properties()?;
+    let sms = properties.multiprocessors.max(1) as u32;
+    let flood_len = flood_elements(sms, options.flood_waves);
+    if u64::from(flood_len) * u64::from(options.flood_kernels) > MAX_ELEMENTS {
+        return Err(CudaError::InvalidArgument {
+            call: "streams_events::run",
+            problem: format!(
+                "the flood would need {} elements on this GPU; lower flood_waves or flood_kernels",
+                u64::from(flood_len) * u64::from(options.flood_kernels)
+            ),
+        });
+    }
+    let mut rng = Rng::new(options.seed);
+    let salt = rng.next_u64() as u32;
+    let mut report = Report::new("streams_events");
+
+    // 1. Copy/compute overlap.
+    let counts = options.stream_counts();
+    let input = inputs(&mut rng, options.elements as usize);
+    let max_streams = counts.iter().copied().max().unwrap_or(1) as usize;
+    let mut pipeline = Overlap::new(&input, options.chunks as usize, max_streams, salt)?;
+    let rounds = match options.rounds {
+        Some(rounds) => rounds,
+        None => {
+            pipeline.stage_times(PROBE_ROUNDS)?; // warm-up: first copies, module load
+            let probe = pipeline.stage_times(PROBE_ROUNDS)?;
+            let first = rounds_to_match(PROBE_ROUNDS, probe.kernel_ms, probe.h2d_ms);
+            let second = pipeline.stage_times(first)?;
+            rounds_to_match(first, second.kernel_ms, second.h2d_ms)
+        }
+    };
+    let table = Table::new(rounds, salt);
+    let (mut h2d, mut kernel, mut d2h) = (Samples::default(), Samples::default(), Samples::default());
+    for _ in 0..options.runs {
+        let stages = pipeline.stage_times(rounds)?;
+        h2d.push(stages.h2d_ms);
+        kernel.push(stages.kernel_ms);
+        d2h.push(stages.d2h_ms);
+    }
+    let stages = StageTimes { h2d_ms: h2d.median(), kernel_ms: kernel.median(), d2h_ms: d2h.median() };
+    let mut overlap_checks = FirstFailure::default();
+    let mut by_count: Vec<(u32, Samples)> = Vec::new();
+    for &streams in std::iter::once(&1).chain(counts.iter().filter(|&&s| s > 1)) {
+        let mut samples = Samples::default();
+        for run in 0..=options.runs {
+            let ms = pipeline.run(streams as usize, rounds)?;
+            if run > 0 {
+                samples.push(ms);
+            }
+            let outcome = pipeline.check(&table)?.map(|m| format!("{streams} stream(s), run {run}: {m}"));
+            overlap_checks.record(outcome);
+        }
+        by_count.push((streams, samples));
+    }
+    let median_at = |s: u32| by_count.iter().find(|(c, _)| *c == s).map_or(f64::NAN, |(_, m)| m.median());
+    let serialized_ms = median_at(1);
+    let overlapped_ms = median_at(options.streams);
+    let bytes = f64::from(options.elements) * 4.0;
+    report.figure("serialized_ms", serialized_ms, "ms");
+    report.figure("overlapped_ms", overlapped_ms, "ms");
+    report.figure("overlap", serialized_ms / overlapped_ms, "x");
+    report.figure("overlap_bound", overlap_bound(&stages), "x");
+    report.figure("h2d_ms", stages.h2d_ms, "ms");
+    report.figure("kernel_ms", stages.kernel_ms, "ms");
+    report.figure("d2h_ms", stages.d2h_ms, "ms");
+    report.figure("h2d_gbps", bytes / stages.h2d_ms / 1e6, "GB/s");
+    report.figure("d2h_gbps", bytes / stages.d2h_ms / 1e6, "GB/s");
+    report.figure("rounds", f64::from(rounds), "rounds");
+    for (streams, samples) in &by_count {
+        if *streams > 1 {
+            report.figure(&format!("overlapped_{streams}_streams_ms"), samples.median(), "ms");
+            report.figure(&format!("overlap_{streams}_streams"), serialized_ms / samples.median(), "x");
+        }
+    }
+    overlap_checks.report(&mut report, "overlap outputs match CPU reference", "chunk copied back");
+    let overlap_data: Vec<serde_json::Value> =
+        by_count.iter().map(|(s, samples)| json!({ "streams": s, "ms": stats(samples) })).collect();
+    drop(pipeline);
+
+    // 2. Priorities.
+    let flood_input = inputs(&mut rng, flood_len as usize);
+    let urgent_input = inputs(&mut rng, options.urgent_elements as usize);
+    let flood_table = Table::new(options.flood_rounds, salt);
+    let urgent_table = Table::new(options.urgent_rounds, salt);
+    let mut priorities = Priorities::new(&flood_input, options.flood_kernels, &urgent_input, salt)?;
+    let (least, greatest) = priorities.range;
+    let got = priorities.stream_priorities()?;
+    report.check(
+        "stream priorities as requested",
+        got == (least, least, greatest),
+        format!(
+            "device range least {least} .. greatest {greatest}; flood {}, urgent same {}, urgent high {}",
+            got.0, got.1, got.2
+        ),
+    );
+    let mut priority_checks = FirstFailure::default();
+    let mut latency: Vec<(Mode, Samples)> = Vec::new();
+    let mut flood_kernel = Samples::default();
+    for mode in Mode::ALL {
+        let mut samples = Samples::default();
+        for run in 0..=options.runs {
+            let trial = priorities.trial(mode, options.flood_rounds, options.urgent_rounds)?;
+            if run > 0 {
+                samples.push(trial.urgent_ms * 1e3);
+                if mode != Mode::Idle {
+                    flood_kernel.push(trial.flood_kernel_ms);
+                }
+            }
+            let outcome = priorities.check(mode, &flood_input, &flood_table, &urgent_input, &urgent_table)?;
+            priority_checks.record(outcome.map(|m| format!("run {run}: {m}")));
+        }
+        latency.push((mode, samples));
+    }
+    let us = |mode: Mode| latency.iter().find(|(m, _)| *m == mode).map_or(f64::NAN, |(_, s)| s.median());
+    for (mode, samples) in &latency {
+        report.figure(&format!("urgent_{}_us", mode.name()), samples.median(), "us");
+    }
+    report.figure("priority_gain", us(Mode::SamePriority) / us(Mode::HighPriority), "x");
+    report.figure("flood_kernel_ms", flood_kernel.median(), "ms");
+    priority_checks.report(&mut report, "priority outputs match CPU reference", "urgent and flood output");
+    let priority_data: Vec<serde_json::Value> =
+        latency.iter().map(|(m, s)| json!({ "mode": m.name(), "urgent_us": stats(s) })).collect();
+    drop(priorities);
+
+    // 3. Work stealing between streams.
+    let costs = Costs::build(
+        &mut rng,
+        options.steal_chunks as usize,
+        options.hot_span as usize,
+        options.hot_one_in as usize,
+        options.light_rounds,
+        options.heavy_factor,
+    );
+    let steal_len = options.steal_chunks as usize * options.steal_chunk_len as usize;
+    let steal_input = inputs(&mut rng, steal_len);
+    let tables: Vec<Table> = costs.distinct().into_iter().map(|r| Table::new(r, salt)).collect();
+    let imbalance = costs.static_imbalance(options.steal_streams as usize);
+    let mut stealing = Stealing::new(
+        &steal_input,
+        options.steal_chunk_len as usize,
+        costs.clone(),
+        options.steal_streams as usize,
+        salt,
+    )?;
+    let mut steal_checks = FirstFailure::default();
+    let mut dispatch_ok = true;
+    let mut policies: Vec<(Policy, Samples, Vec<usize>)> = Vec::new();
+    for policy in [Policy::StaticSplit, Policy::Dynamic { depth: options.depth as usize }] {
+        let mut samples = Samples::default();
+        let mut chunks_per_stream = vec![0usize; options.steal_streams as usize];
+        for run in 0..=options.runs {
+            let (ms, owner) = stealing.run(policy)?;
+            if run > 0 {
+                samples.push(ms);
+            }
+            dispatch_ok &= owner.iter().all(|&k| k < options.steal_streams as usize);
+            chunks_per_stream = vec![0; options.steal_streams as usize];
+            for &k in &owner {
+                if let Some(count) = chunks_per_stream.get_mut(k) {
+                    *count += 1;
+                }
+            }
+            let outcome = stealing.check(&steal_input, &tables)?;
+            steal_checks.record(outcome.map(|m| format!("{} run {run}: {m}", policy.name())));
+        }
+        policies.push((policy, samples, chunks_per_stream));
+    }
+    let static_ms = policies[0].1.median();
+    let dynamic_ms = policies[1].1.median();
+    report.figure("static_split_ms", static_ms, "ms");
+    report.figure("dynamic_dispatch_ms", dynamic_ms, "ms");
+    report.figure("stealing_over_static", static_ms / dynamic_ms, "x");
+    report.figure("static_imbalance", imbalance, "x");
+    steal_checks.report(&mut report, "work-stealing outputs match CPU reference", "chunk");
+    report.check(
+        "every chunk dispatched to a stream",
+        dispatch_ok,
+        format!(
+            "{} chunks per run, each queued exactly once on one of {} streams",
+            costs.rounds.len(),
+            options.steal_streams
+        ),
+    );
+
+    report.note(format!(
+        "{} ({sms} SMs); stream priorities {least} (least) .. {greatest} (greatest)",
+        properties.name
+    ));
+    report.note(format!(
+        "overlap: {} elements ({:.0} MiB each way) in {} chunks; {rounds} rounds per element ({}); stages \
+         alone: H2D {:.3} ms, kernel {:.3} ms, D2H {:.3} ms",
+        options.elements,
+        bytes / (1 << 20) as f64,
+        options.chunks,
+        if options.rounds.is_some() { "as given" } else { "calibrated: kernel time about H2D time" },
+        stages.h2d_ms,
+        stages.kernel_ms,
+        stages.d2h_ms
+    ));
+    report.note(format!(
+        "priority: flood of {} kernels x {} blocks ({} waves), {} rounds per element; urgent job {} elements x {} \
+         rounds; latency = urgent kernel's submission to completion",
+        options.flood_kernels,
+        flood_len / THREADS_PER_BLOCK,
+        options.flood_waves,
+        options.flood_rounds,
+        options.urgent_elements,
+        options.urgent_rounds
+    ));
+    report.note(format!(
+        "stealing: {} chunks x {} elements on {} streams; {} of {} spans of {} chunks hot ({}x {} rounds); static \
+         split: costliest stream {imbalance:.2}x the mean; dispatcher depth {}",
+        options.steal_chunks,
+        options.steal_chunk_len,
+        options.steal_streams,
+        costs.hot_spans,
+        costs.spans,
+        options.hot_span,
+        options.heavy_factor,
+        options.light_rounds,
+        options.depth
+    ));
+    report.data("overlap", json!(overlap_data));
+    report.data("priority", json!(priority_data));
+    report.data(
+        "stealing",
+        json!(policies
+            .iter()
+            .map(|(p, s, per)| json!({ "policy": p.name(), "ms": stats(s), "chunks_per_stream": per }))
+            .collect::<Vec<_>>()),
+    );
+    Ok(report)
+}
+
+/// The one-line summary for the chapter table, e.g.
+/// `overlap 2.40x (12.00 vs 5.00 ms); priority 20.0x; stealing 1.50x`: serialized over
+/// overlapped time on `streams` streams, urgent latency at the same over the greatest priority,
+/// static split over dynamic dispatch.
+///
+/// ```
+/// let mut report = chapter_common::Report::new("streams_events");
+/// report.figure("serialized_ms", 12.0, "ms");
+/// report.figure("overlapped_ms", 5.0, "ms");
+/// report.figure("overlap", 2.4, "x");
+/// report.figure("priority_gain", 20.0, "x");
+/// report.figure("stealing_over_static", 1.5, "x");
+/// assert_eq!(
+///     streams_events::headline(&report),
+///     "overlap 2.40x (12.00 vs 5.00 ms); priority 20.0x; stealing 1.50x"
+/// );
+/// ```
+pub fn headline(report: &Report) -> String {
+    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
+    format!(
+        "overlap {:.2}x ({:.2} vs {:.2} ms); priority {:.1}x; stealing {:.2}x",
+        figure("overlap"),
+        figure("serialized_ms"),
+        figure("overlapped_ms"),
+        figure("priority_gain"),
+        figure("stealing_over_static"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_quick_are_valid() {
+        assert!(Options::default().validate().is_ok());
+        assert!(Options::quick().validate().is_ok());
+        assert!(Options::quick().elements < Options::default().elements);
+    }
+
+    #[test]
+    fn the_headline_stream_count_is_always_timed() {
+        let options = Options { streams: 5, stream_sweep: vec![8, 2, 2], ..Options::quick() };
+        assert_eq!(options.stream_counts(), [2, 5, 8]);
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_a_reason() {
+        let cases = [
+            Options { runs: 0, ..Options::quick() },
+            Options { elements: 0, ..Options::quick() },
+            Options { chunks: 1, ..Options::quick() },
+            Options { streams: 0, ..Options::quick() },
+            Options { rounds: Some(0), ..Options::quick() },
+            Options { flood_kernels: 0, ..Options::quick() },
+            Options { steal_chunks: 2, steal_streams: 4, ..Options::quick() },
+            Options { light_rounds: MAX_ROUNDS, heavy_factor: 2, ..Options::quick() },
+            Options { depth: 0, ..Options::quick() },
+        ];
+        for options in cases {
+            let err = options.validate().unwrap_err();
+            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        }
+    }
+}
