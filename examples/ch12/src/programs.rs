@@ -53,7 +53,7 @@ pub fn all() -> Vec<Program> {
         program!(atomic_work_queue, "dynamic 1.81-1.98x over static"),
         program!(cuda_graphs, "graph replay 1.35-1.40x over stream launches"),
         program!(cuda_graphs_pipeline, "graph 3.03x over stream (0.0080 vs 0.0242 ms/iter)"),
-        program!(cuda_graphs_conditional, "conditional nodes branch and loop on the device, no host round trip"),
+        program!(cuda_graphs_conditional, "branch and loop on the device, no host round trip"),
         program!(graph_conditional_runtime, "device-side branch beats sync + read flag + launch on the host"),
         program!(streams_events, "3+ streams cut copy+compute time 40-60% (1.7-2.5x)"),
         program!(graph_memory, "allocate outside the graph: fixed addresses, memory reused across replays"),
