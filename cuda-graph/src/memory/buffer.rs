@@ -68,6 +68,23 @@ impl Allocation {
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
+
+    /// True when dropping the last owner queues the free on the legacy default stream
+    /// without waiting (stream-ordered memory from a blocking stream): work on a
+    /// non-blocking stream that still uses the memory is not ordered before that free, so
+    /// whoever launched such work must wait for it before releasing its owner. (Memory from
+    /// a non-blocking stream waits for the whole device before it is freed, and `cudaMalloc`
+    /// memory's `cudaFree` waits for the device too.)
+    pub(crate) fn free_is_queued(&self) -> bool {
+        !self.ptr.is_null() && matches!(self.free, FreeKind::StreamOrdered { blocking_stream: true, .. })
+    }
+}
+
+/// Whether `owner` is an [`Allocation`] whose free is queued without waiting for other
+/// streams ([`Allocation::free_is_queued`]): execs that launch work using it must wait for
+/// their last launch before releasing it.
+pub(crate) fn free_is_queued(owner: &KeepAlive) -> bool {
+    owner.downcast_ref::<Allocation>().is_some_and(Allocation::free_is_queued)
 }
 
 impl Drop for Allocation {
@@ -372,5 +389,28 @@ impl<T> DevicePtr<T> {
     /// What keeps the memory alive, if this crate owns it.
     pub fn keep_alive(&self) -> Option<KeepAlive> {
         self.owner.clone().map(|owner| owner as KeepAlive)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream_ordered(ptr: usize, blocking_stream: bool) -> Arc<Allocation> {
+        let free = FreeKind::StreamOrdered { device: 0, blocking_stream, _pool: None };
+        Arc::new(Allocation::from_stream_ordered(ptr as *mut c_void, 4, free))
+    }
+
+    #[test]
+    fn only_frees_queued_without_waiting_ask_execs_to_fence() {
+        let queued = stream_ordered(0x1000, true);
+        let waits = stream_ordered(0x2000, false);
+        let empty = stream_ordered(0, true);
+        assert!(queued.free_is_queued() && free_is_queued(&(queued.clone() as KeepAlive)));
+        assert!(!waits.free_is_queued() && !empty.free_is_queued());
+        let not_an_allocation: KeepAlive = Arc::new(7u32);
+        assert!(!free_is_queued(&not_an_allocation));
+        // Fake addresses: never freed.
+        std::mem::forget((queued, waits));
     }
 }

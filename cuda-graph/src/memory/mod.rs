@@ -14,7 +14,7 @@ pub use pool::{MemoryPool, MemoryPoolOptions};
 pub use repr::DeviceRepr;
 
 pub(crate) use async_ops::refuse_during_capture;
-pub(crate) use buffer::{Allocation, FreeKind};
+pub(crate) use buffer::{free_is_queued, Allocation, FreeKind};
 #[allow(unused_imports)] // for the graph code: memcpy nodes and launches that touch pinned memory
 pub(crate) use pinned::{fence_keep_alive, DeviceAccess, PinnedAllocation};
 
