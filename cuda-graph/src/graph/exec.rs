@@ -8,9 +8,9 @@ use std::sync::Arc;
 use cudart_graph_sys as sys;
 
 use super::node::kind_of;
-use super::{Graph, GraphCore, NodeRef};
+use super::{CoreState, Graph, GraphCore, NodeRef};
 use crate::error::{check, record_drop_error, CudaError, Result};
-use crate::memory::{fence_keep_alive, KeepAlive, PinnedAllocation};
+use crate::memory::{as_pinned, KeepAlive, LaunchLock, PinnedAllocation};
 use crate::stream::Stream;
 
 mod sealed {
@@ -41,8 +41,10 @@ pub enum HostLaunch {}
 
 /// Instantiated with `cudaGraphInstantiateFlagDeviceLaunch`: kernels may launch it with
 /// device-side `cudaGraphLaunch` once it is uploaded. CUDA refuses graphs with host, empty,
-/// event, child graph, memory and conditional nodes. The `device-launch` crate wraps these
-/// execs with the upload typestate; from this crate they can also be launched from the host
+/// event, child graph, memory and conditional nodes; this crate refuses graphs that copy to
+/// or from a [`PinnedBuffer`](crate::PinnedBuffer), since nothing could fence device-side
+/// launches against host slices. The `device-launch` crate wraps these execs with the upload
+/// typestate; from this crate they can also be launched from the host
 /// (which uploads them too), as a self-relaunching scheduler's first launch needs.
 ///
 /// ```no_run
@@ -136,8 +138,9 @@ pub struct GraphExec<M: LaunchMode> {
     pub(super) params_from: Vec<Arc<GraphCore>>,
     /// Owners of what per-node setters pointed nodes at, by node.
     pub(super) overrides: HashMap<NodeRef, Vec<KeepAlive>>,
-    /// The pinned host allocations the nodes copy to or from: each launch fences them.
-    pub(super) pinned: Vec<KeepAlive>,
+    /// The pinned host allocations the nodes copy to or from, sorted by address: each launch
+    /// locks them (refusing one the host borrows) and fences them.
+    pub(super) pinned: Vec<Arc<PinnedAllocation>>,
     _mode: PhantomData<M>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
@@ -293,6 +296,7 @@ impl Graph {
             ..Default::default()
         };
         let (raw, need_fence) = self.core().locked("Graph::instantiate", |state| {
+            refuse_pinned_for_device_launch::<M>(state, "Graph::instantiate")?;
             let mut raw = ptr::null_mut();
             // SAFETY: the graph is alive and locked; `raw` and `params` are valid; the upload
             // stream, if any, is borrowed for the call.
@@ -317,6 +321,22 @@ impl Graph {
         exec.refresh_pinned();
         Ok(exec)
     }
+}
+
+/// Refuses, for [`DeviceLaunch`], graphs whose nodes use pinned host memory: launches from
+/// the device pass no [`GraphExec::launch`], so nothing could keep host slices away from them.
+pub(super) fn refuse_pinned_for_device_launch<M: LaunchMode>(
+    state: &CoreState,
+    call: &'static str,
+) -> Result<()> {
+    if M::DEVICE_LAUNCH && state.keep_alive.iter().any(|owner| owner.is::<PinnedAllocation>()) {
+        return Err(CudaError::invalid(
+            call,
+            "the graph copies to or from a PinnedBuffer, which launches from the device could race host \
+             slices of: instantiate it for HostLaunch",
+        ));
+    }
+    Ok(())
 }
 
 /// The instantiation failure, with CUDA's reason and the offending node's kind when given.
@@ -397,8 +417,21 @@ impl<M: LaunchMode> GraphExec<M> {
     /// stream.synchronize()?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Refused (`CudaError::InvalidArgument`, before anything is queued) while a slice of a
+    /// [`PinnedBuffer`](crate::PinnedBuffer) that the nodes copy to or from is alive
+    /// ([`PinnedBuffer::as_slice`](crate::PinnedBuffer::as_slice) and `as_mut_slice`): the
+    /// launch would race it. Slices taken after the launch wait for it.
     pub fn launch(&self, stream: &Stream) -> Result<()> {
-        // SAFETY: exec and stream are alive; everything the nodes use is kept by `self`.
+        // Held from before the launch until it is fenced: see `LaunchLock`.
+        let pinned = if self.pinned.is_empty() {
+            None
+        } else {
+            Some(LaunchLock::new(&self.pinned, "GraphExec::launch")?)
+        };
+        // SAFETY: exec and stream are alive; everything the nodes use is kept by `self`; no
+        // host slice of the pinned memory they use is alive (refused above) or can be taken
+        // before the launch is fenced (the allocations are locked until then).
         check(unsafe { sys::cudaGraphLaunch(self.raw, stream.as_raw()) }, "cudaGraphLaunch")?;
         let mut result = Ok(());
         if let Some(fence) = self.release.fence {
@@ -409,29 +442,23 @@ impl<M: LaunchMode> GraphExec<M> {
                 self.release.unfenced_launch.set(true);
             }
         }
-        for owner in &self.pinned {
-            // Host access to the pinned buffers waits for this launch (each is fenced, or
-            // closed to the host, even when an earlier one failed).
-            let fenced = fence_keep_alive(owner, stream);
-            result = result.and(fenced);
+        if let Some(pinned) = pinned {
+            // Host access to the pinned buffers waits for this launch.
+            result = result.and(pinned.fence_after(stream));
         }
         result
     }
 
-    /// Lists the pinned allocations the exec's nodes may use (after instantiate, update, set).
+    /// Lists the pinned allocations the exec's nodes may use (after instantiate, update, set),
+    /// sorted by address and without repeats (the order launches lock them in).
     pub(super) fn refresh_pinned(&mut self) {
-        let mut pinned: Vec<KeepAlive> = Vec::new();
-        let mut add = |owner: &KeepAlive| {
-            if owner.downcast_ref::<PinnedAllocation>().is_some()
-                && !pinned.iter().any(|p| Arc::ptr_eq(p, owner))
-            {
-                pinned.push(owner.clone());
-            }
-        };
+        let mut pinned: Vec<Arc<PinnedAllocation>> = Vec::new();
         for core in &self.params_from {
-            core.state().keep_alive.iter().for_each(&mut add);
+            pinned.extend(core.state().keep_alive.iter().filter_map(as_pinned));
         }
-        self.overrides.values().flatten().for_each(&mut add);
+        pinned.extend(self.overrides.values().flatten().filter_map(as_pinned));
+        pinned.sort_by_key(Arc::as_ptr);
+        pinned.dedup_by(|a, b| Arc::ptr_eq(a, b));
         self.pinned = pinned;
     }
 

@@ -112,6 +112,7 @@ impl<M: LaunchMode> GraphExec<M> {
     pub fn update(&mut self, graph: &Graph) -> Result<()> {
         let mut info = sys::cudaGraphExecUpdateResultInfo::default();
         let status = graph.core().locked("GraphExec::update", |state| {
+            super::exec::refuse_pinned_for_device_launch::<M>(state, "GraphExec::update")?;
             // Before any node may use what needs it, so that no launch goes unfenced.
             self.ensure_fence(state.execs_need_fence())?;
             // SAFETY: exec and graph are alive, the graph's family locked; `info` is writable.

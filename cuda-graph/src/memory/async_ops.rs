@@ -29,8 +29,10 @@
 //! buffers to that graph (which keeps them alive like its own nodes') when the capture was
 //! started through this crate ([`Stream::begin_capture`]); under a capture started by raw
 //! calls they are refused. Copies to or from pinned memory are always refused while
-//! capturing: the graph could then write a [`PinnedBuffer`] while a slice of it is alive, and
-//! only an `unsafe` graph memcpy node can take that promise from you.
+//! capturing: a captured copy would run at each launch of the graph, which nothing would
+//! then fence or check against slices of the buffer. Use the graph memcpy nodes instead
+//! ([`GraphBuilder::add_memcpy_from_host`](crate::GraphBuilder::add_memcpy_from_host),
+//! [`add_memcpy_to_host`](crate::GraphBuilder::add_memcpy_to_host)), whose launches do both.
 
 use cudart_graph_sys as sys;
 
