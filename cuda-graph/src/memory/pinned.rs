@@ -13,7 +13,7 @@ use cudart_graph_sys as sys;
 use crate::error::{check, record_drop_error, CudaError, Result};
 use crate::event::Event;
 use crate::memory::pinned_slice::HostBorrow;
-use crate::memory::{DeviceRepr, KeepAlive, PinnedSlice, PinnedSliceMut};
+use crate::memory::{bytes_for, DeviceRepr, KeepAlive, PinnedSlice, PinnedSliceMut};
 use crate::stream::Stream;
 
 /// What queued device work does to a pinned allocation.
@@ -290,12 +290,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn zeroed(len: usize) -> Result<PinnedBuffer<T>> {
-        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
-            CudaError::invalid(
-                "PinnedBuffer",
-                format!("{len} elements of {} bytes overflow usize", size_of::<T>()),
-            )
-        })?;
+        let bytes = bytes_for::<T>(len, "PinnedBuffer")?;
         let allocation = PinnedAllocation::new(bytes, align_of::<T>())?;
         if bytes > 0 {
             // SAFETY: the allocation holds `bytes` writable bytes that nothing else uses yet.

@@ -319,7 +319,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         stream: &Stream,
         call: &'static str,
     ) -> Result<DeviceBuffer<T>> {
-        let bytes = Self::bytes_for(len, call)?;
+        let bytes = crate::memory::bytes_for::<T>(len, call)?;
         let free = |device, blocking_stream| FreeKind::StreamOrdered {
             device,
             blocking_stream,
