@@ -91,17 +91,7 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_from_host";
-        let bytes =
-            checked_bytes(CALL, len, size_of::<T>(), &[("destination", dst.len()), ("source", src.len())])?;
-        let keep = dst.keep_alive().into_iter().chain([src.keep_alive()]).collect();
-        let copy = Copy1D::raw(
-            dst.addr() as *mut std::ffi::c_void,
-            src.as_raw(),
-            bytes,
-            sys::cudaMemcpyKind::cudaMemcpyHostToDevice,
-            keep,
-        );
-        self.add_copy(CALL, copy, deps)
+        self.add_copy(CALL, pinned_copy(CALL, dst, src, len, true)?, deps)
     }
 
     /// Adds a copy of `len` elements from device memory `src` into pinned host memory `dst`.
@@ -137,16 +127,28 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_to_host";
-        let bytes =
-            checked_bytes(CALL, len, size_of::<T>(), &[("destination", dst.len()), ("source", src.len())])?;
-        let keep = src.keep_alive().into_iter().chain([dst.keep_alive()]).collect();
-        let copy = Copy1D::raw(
-            dst.as_raw(),
-            src.addr() as *const std::ffi::c_void,
-            bytes,
-            sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
-            keep,
-        );
-        self.add_copy(CALL, copy, deps)
+        self.add_copy(CALL, pinned_copy(CALL, src, dst, len, false)?, deps)
     }
+}
+
+/// A copy of `len` elements between device memory `device` and pinned host memory `pinned`:
+/// into the device when `into_device`, out of it otherwise. Both sides are checked to hold
+/// `len` elements and are kept alive by the copy.
+fn pinned_copy<T: DeviceRepr>(
+    call: &'static str,
+    device: &DevicePtr<T>,
+    pinned: &PinnedBuffer<T>,
+    len: usize,
+    into_device: bool,
+) -> Result<Copy1D> {
+    let (dst_len, src_len) =
+        if into_device { (device.len(), pinned.len()) } else { (pinned.len(), device.len()) };
+    let bytes = checked_bytes(call, len, size_of::<T>(), &[("destination", dst_len), ("source", src_len)])?;
+    let keep = device.keep_alive().into_iter().chain([pinned.keep_alive()]).collect();
+    let (device, host) = (device.addr() as *mut std::ffi::c_void, pinned.as_raw());
+    Ok(if into_device {
+        Copy1D::raw(device, host, bytes, sys::cudaMemcpyKind::cudaMemcpyHostToDevice, keep)
+    } else {
+        Copy1D::raw(host, device, bytes, sys::cudaMemcpyKind::cudaMemcpyDeviceToHost, keep)
+    })
 }
