@@ -48,7 +48,8 @@ pub use graph_memory::GraphMemoryUsage;
 pub use host_fn::take_host_fn_errors;
 pub use kernel::{Kernel, KernelArgs, KernelParam, LaunchConfig, ParamLayout};
 pub use memory::{
-    DeviceBuffer, DevicePtr, DeviceRepr, KeepAlive, MemoryPool, MemoryPoolOptions, PinnedBuffer,
+    DeviceBuffer, DevicePtr, DeviceRepr, KeepAlive, MemoryPool, MemoryPoolOptions, PinnedBuffer, PinnedSlice,
+    PinnedSliceMut,
 };
 pub use stream::{Stream, StreamOptions};
 

@@ -5,10 +5,10 @@
 mod graph_support;
 
 use cuda_graph::graph::{DeviceLaunch, Graph, GraphExec, HostLaunch, InstantiateOptions, KernelNode};
-use cuda_graph::{CudaError, DeviceBuffer, UpdateRefusal};
+use cuda_graph::{CudaError, DeviceBuffer, MemoryPool, MemoryPoolOptions, Stream, UpdateRefusal};
 use gpu_test_support::require_gpu;
 use graph_support::{one, per_element, run, stream};
-use test_kernels::{add_scalar, fill_pattern, increment_counter, pattern};
+use test_kernels::{add_scalar, fill_pattern, fill_pattern_after_spin, increment_counter, pattern};
 
 const N: u32 = 1000;
 
@@ -205,6 +205,48 @@ fn instantiate_options_upload_and_auto_free() {
         exec.launch(&stream)?; // allowed again: the first launch's allocation is freed
         stream.synchronize()?;
         assert_eq!(out.to_vec()?, [6; 16]);
+        Ok(())
+    });
+}
+
+/// Stream-ordered memory from a blocking stream is freed on the legacy default stream, which
+/// is not ordered after a non-blocking stream. An exec launched there that owns such memory
+/// must wait for its launch when dropped, or the memory is handed out again while the launch
+/// still writes it.
+#[test]
+fn dropping_an_exec_waits_for_its_launch_before_stream_ordered_memory_is_freed() {
+    require_gpu!();
+    run(|| {
+        let blocking = Stream::new()?;
+        let pool = MemoryPool::new(MemoryPoolOptions { release_threshold: u64::MAX, ..Default::default() })?;
+        let buffer = DeviceBuffer::<u32>::alloc_from_pool_async(N as usize, &pool, &blocking)?;
+        blocking.synchronize()?;
+        let first_address = buffer.as_raw();
+        let graph = Graph::new()?;
+        // Spins for about a second before writing: far longer than what follows takes.
+        let spin = (N, 1u32, 1_500_000_000u64);
+        graph.add_kernel(
+            fill_pattern_after_spin(),
+            per_element(N),
+            (buffer.ptr(), spin.0, spin.1, spin.2),
+            &[],
+        )?;
+        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+        let launched_on = stream()?; // non-blocking
+        exec.launch(&launched_on)?;
+        drop((exec, graph, buffer)); // the exec was the last owner, its launch still spinning
+
+        let other = stream()?;
+        let mut reused = DeviceBuffer::<u32>::alloc_from_pool_async(N as usize, &pool, &other)?;
+        if reused.as_raw() != first_address {
+            eprintln!("note: the pool handed out other memory; this run cannot show a use after free");
+        }
+        reused.memset_async(0xab, &other)?;
+        other.synchronize()?;
+        launched_on.synchronize()?; // a launch still running would have overwritten `reused` now
+        for (index, value) in reused.to_vec()?.into_iter().enumerate() {
+            assert_eq!(value, 0xabab_abab, "element {index} was written by the dropped exec's launch");
+        }
         Ok(())
     });
 }

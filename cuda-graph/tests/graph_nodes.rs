@@ -6,7 +6,7 @@ mod graph_support;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use cuda_graph::graph::{AsNode, Graph, GraphBuilder, GraphExec, HostLaunch, NodeKind};
+use cuda_graph::graph::{AsNode, DeviceLaunch, Graph, GraphBuilder, GraphExec, HostLaunch, NodeKind};
 use cuda_graph::{CudaError, DeviceBuffer, Event, EventOptions, PinnedBuffer};
 use gpu_test_support::require_gpu;
 use graph_support::{one, per_element, run, stream};
@@ -127,13 +127,10 @@ fn pinned_copies_carry_data_through_a_graph_and_fence_host_access() {
         let output = PinnedBuffer::<u32>::zeroed(n)?;
         let device = DeviceBuffer::<u32>::zeroed(n)?;
         let graph = Graph::new()?;
-        // SAFETY: no slice of `input` or `output` is held across a launch: each is taken after
-        // the launch is queued, and the fences make it wait for the launch.
-        let up = unsafe { graph.add_memcpy_from_host(&device.ptr(), &input, n, &[])? };
+        let up = graph.add_memcpy_from_host(&device.ptr(), &input, n, &[])?;
         let add =
             graph.add_kernel(add_scalar(), per_element(n as u32), (device.ptr(), n as u32, 2), &[&up])?;
-        // SAFETY: as above.
-        unsafe { graph.add_memcpy_to_host(&output, &device.ptr(), n, &[&add])? };
+        graph.add_memcpy_to_host(&output, &device.ptr(), n, &[&add])?;
         let exec = graph.instantiate::<HostLaunch>(Default::default())?;
         let stream = stream()?;
         exec.launch(&stream)?;
@@ -142,6 +139,76 @@ fn pinned_copies_carry_data_through_a_graph_and_fence_host_access() {
         input.as_mut_slice()?.iter_mut().for_each(|v| *v = 100);
         exec.launch(&stream)?;
         assert!(output.as_slice()?.iter().all(|&v| v == 102));
+        Ok(())
+    });
+}
+
+/// The error a launch gives while a slice of a pinned buffer its nodes use is alive.
+fn expect_borrowed_refusal(result: Result<(), CudaError>) {
+    match result {
+        Err(CudaError::InvalidArgument { call, problem }) => {
+            assert_eq!(call, "GraphExec::launch");
+            assert!(
+                problem.contains("is borrowed by the host; drop the slice before launching"),
+                "{problem}"
+            );
+        }
+        other => panic!("expected the launch to be refused, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_launch_is_refused_while_a_slice_of_its_pinned_buffers_is_alive() {
+    require_gpu!();
+    run(|| {
+        let n = 64usize;
+        let mut input = PinnedBuffer::from_slice(&vec![5u32; n])?;
+        let output = PinnedBuffer::<u32>::zeroed(n)?;
+        let device = DeviceBuffer::<u32>::zeroed(n)?;
+        let graph = Graph::new()?;
+        let up = graph.add_memcpy_from_host(&device.ptr(), &input, n, &[])?;
+        let down = graph.add_memcpy_to_host(&output, &device.ptr(), n, &[&up])?;
+        // The same pinned buffer in two nodes: launches lock and fence it once.
+        graph.add_memcpy_to_host(&output, &device.ptr(), n, &[&down])?;
+        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+        let stream = stream()?;
+
+        // A slice of the destination, taken before the launch: the launch would write under it.
+        let before = output.as_slice()?;
+        expect_borrowed_refusal(exec.launch(&stream));
+        stream.synchronize()?;
+        assert_eq!(before, vec![0; n], "a refused launch must not have copied anything");
+        drop(before);
+
+        // A writable slice of the source: the launch would read it while it changes.
+        let mut writing = input.as_mut_slice()?;
+        writing.fill(9);
+        expect_borrowed_refusal(exec.launch(&stream));
+        drop(writing);
+
+        // Every slice dropped: the launch goes ahead, and a slice taken after it waits for it.
+        exec.launch(&stream)?;
+        assert_eq!(output.as_slice()?, vec![9; n]);
+        assert_eq!(input.as_slice()?, vec![9; n]);
+        Ok(())
+    });
+}
+
+#[test]
+fn graphs_with_pinned_copies_are_refused_for_device_launch() {
+    require_gpu!();
+    run(|| {
+        let output = PinnedBuffer::<u32>::zeroed(4)?;
+        let device = DeviceBuffer::<u32>::zeroed(4)?;
+        let graph = Graph::new()?;
+        graph.add_memcpy_to_host(&output, &device.ptr(), 4, &[])?;
+        match graph.instantiate::<DeviceLaunch>(Default::default()) {
+            Err(CudaError::InvalidArgument { call, problem }) => {
+                assert_eq!(call, "Graph::instantiate");
+                assert!(problem.contains("PinnedBuffer") && problem.contains("HostLaunch"), "{problem}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
         Ok(())
     });
 }

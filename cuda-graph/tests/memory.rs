@@ -51,7 +51,7 @@ fn round_trip_every_copy_kind<T: DeviceRepr + PartialEq + Debug + Default>(data:
     let len = data.len();
 
     let staging = PinnedBuffer::from_slice(data).unwrap();
-    assert_same(staging.as_slice().unwrap(), data, what);
+    assert_same(&staging.as_slice().unwrap(), data, what);
     let mut first = DeviceBuffer::<T>::zeroed(len).unwrap();
     first.copy_from_pinned_async(&staging, &stream).unwrap();
     let mut second = DeviceBuffer::<T>::zeroed(len).unwrap();
@@ -59,7 +59,7 @@ fn round_trip_every_copy_kind<T: DeviceRepr + PartialEq + Debug + Default>(data:
     let mut back = PinnedBuffer::<T>::zeroed(len).unwrap();
     second.copy_to_pinned_async(&mut back, &stream).unwrap();
     // No synchronize: reading the pinned buffer waits for the copy into it.
-    assert_same(back.as_slice().unwrap(), data, &format!("{what}, async path"));
+    assert_same(&back.as_slice().unwrap(), data, &format!("{what}, async path"));
     assert_same(&back.to_vec().unwrap(), data, &format!("{what}, async path to_vec"));
 
     let synchronous = DeviceBuffer::from_slice(data).unwrap();
@@ -110,7 +110,7 @@ fn memset_async_sets_every_byte() {
     words.memset_async(0xa5, &stream).unwrap();
     let mut out = PinnedBuffer::<u32>::zeroed(words.len()).unwrap();
     words.copy_to_pinned_async(&mut out, &stream).unwrap();
-    assert_same(out.as_slice().unwrap(), &vec![0xa5a5_a5a5; data.len()], "memset 0xa5");
+    assert_same(&out.as_slice().unwrap(), &vec![0xa5a5_a5a5; data.len()], "memset 0xa5");
 
     words.memset_async(0, &stream).unwrap();
     stream.synchronize().unwrap();
@@ -214,7 +214,7 @@ fn pinned_buffers_wait_for_the_copies_that_use_them() {
     // Reading a pinned buffer waits for the copy that writes it.
     let mut target = PinnedBuffer::<u32>::zeroed(len).unwrap();
     device.copy_to_pinned_async(&mut target, &stream).unwrap();
-    assert_same(target.as_slice().unwrap(), &data, "pinned buffer read right after the copy into it");
+    assert_same(&target.as_slice().unwrap(), &data, "pinned buffer read right after the copy into it");
 
     // Dropping a pinned buffer waits for the copy that reads it.
     let dropped = PinnedBuffer::from_slice(&data).unwrap();
@@ -255,7 +255,7 @@ fn a_pool_counts_what_stream_ordered_buffers_use() {
     copy.copy_from_device_async(&buffer, &stream).unwrap();
     let mut back = PinnedBuffer::<u32>::zeroed(len).unwrap();
     copy.copy_to_pinned_async(&mut back, &stream).unwrap();
-    assert_same(back.as_slice().unwrap(), &data, "pool memory round trip");
+    assert_same(&back.as_slice().unwrap(), &data, "pool memory round trip");
     assert!(pool.used_bytes().unwrap() >= 2 * bytes);
 
     // Freed in stream order; the release threshold keeps the reservation until trimmed.
@@ -306,7 +306,7 @@ fn buffers_from_non_blocking_streams_are_freed_after_their_work() {
         buffer.copy_to_pinned_async(&mut result, &stream).unwrap();
         // Dropped with both copies possibly in flight: the drop waits for the device.
     }
-    assert_same(result.as_slice().unwrap(), &data, "copy through a buffer dropped in flight");
+    assert_same(&result.as_slice().unwrap(), &data, "copy through a buffer dropped in flight");
     // The free itself is stream-ordered: the pool counts the memory as free once it has run.
     Device::get(0).unwrap().synchronize().unwrap();
     assert_eq!(pool.used_bytes().unwrap(), 0);

@@ -201,12 +201,24 @@ impl Stream {
     }
 }
 
-/// Ends the capture on `stream`, returning CUDA's status and graph (null on failure).
-fn end_capture(stream: &Stream) -> (sys::cudaError_t, sys::cudaGraph_t) {
+/// Ends the capture on `stream` and forgets the owners sink of capture `id`, returning CUDA's
+/// status and graph (null on failure), and the sink.
+fn end_capture(stream: &Stream, id: u64) -> (sys::cudaError_t, sys::cudaGraph_t, Option<Sink>) {
     let mut raw = ptr::null_mut();
     // SAFETY: the stream is alive and capturing (begun by the guard that calls this).
     let status = unsafe { sys::cudaStreamEndCapture(stream.as_raw(), &mut raw) };
-    (status, raw)
+    (status, raw, captures(|map| map.remove(&id)))
+}
+
+/// For a guard dropped without `end`: ends the capture (see [`end_capture`]), recording its
+/// error unless the capture was invalidated (what the drop cleans up, not an error to
+/// report), and returns CUDA's graph (null on failure).
+fn abandon_capture(stream: &Stream, id: u64) -> sys::cudaGraph_t {
+    let (status, raw, _sink) = end_capture(stream, id);
+    if status != sys::cudaError::cudaErrorStreamCaptureInvalidated {
+        record_drop_error(status, "cudaStreamEndCapture");
+    }
+    raw
 }
 
 /// A capture into a new graph, from [`Stream::begin_capture`]. Not `Send`: CUDA requires
@@ -230,8 +242,8 @@ impl CaptureGuard<'_> {
     /// alive what the captured work points to.
     pub fn end(mut self) -> Result<Graph> {
         self.done = true;
-        let (status, raw) = end_capture(self.stream);
-        let (owners, host_work) = match captures(|map| map.remove(&self.id)) {
+        let (status, raw, sink) = end_capture(self.stream, self.id);
+        let (owners, host_work) = match sink {
             Some(Sink::New { owners, host_work }) => (owners, host_work),
             _ => (Vec::new(), false),
         };
@@ -251,12 +263,7 @@ impl Drop for CaptureGuard<'_> {
         if self.done {
             return;
         }
-        let (status, raw) = end_capture(self.stream);
-        captures(|map| map.remove(&self.id));
-        // An invalidated capture is what this drop cleans up, not an error to report.
-        if status != sys::cudaError::cudaErrorStreamCaptureInvalidated {
-            record_drop_error(status, "cudaStreamEndCapture");
-        }
+        let raw = abandon_capture(self.stream, self.id);
         if !raw.is_null() {
             // SAFETY: the partial graph is ours alone and discarded once.
             record_drop_error(unsafe { sys::cudaGraphDestroy(raw) }, "cudaGraphDestroy");
@@ -287,8 +294,7 @@ impl CaptureToGraphGuard<'_> {
     /// Ends the capture (`cudaStreamEndCapture`); the recorded work stays in the graph.
     pub fn end(mut self) -> Result<()> {
         self.done = true;
-        let (status, _same_graph) = end_capture(self.stream);
-        captures(|map| map.remove(&self.id));
+        let (status, _same_graph, _sink) = end_capture(self.stream, self.id);
         let result = check(status, "cudaStreamEndCapture");
         if result.is_err() {
             self.remove_captured_nodes();
@@ -314,11 +320,7 @@ impl Drop for CaptureToGraphGuard<'_> {
         if self.done {
             return;
         }
-        let (status, _same_graph) = end_capture(self.stream);
-        captures(|map| map.remove(&self.id));
-        if status != sys::cudaError::cudaErrorStreamCaptureInvalidated {
-            record_drop_error(status, "cudaStreamEndCapture");
-        }
+        let _same_graph = abandon_capture(self.stream, self.id);
         self.remove_captured_nodes();
         self.graph.core.clear_capturing();
     }

@@ -182,9 +182,8 @@ impl GraphBuilder {
         handle: &ConditionalHandle,
         deps: &[&dyn AsNode],
     ) -> Result<(ConditionalNode, GraphBuilder)> {
-        let (node, mut bodies) =
-            self.add_conditional("GraphBuilder::add_if", handle, ConditionalKind::If, 1, deps)?;
-        Ok((node, bodies.remove(0)))
+        let (node, [body]) = self.add_fixed("GraphBuilder::add_if", handle, ConditionalKind::If, deps)?;
+        Ok((node, body))
     }
 
     /// Adds an IF/ELSE node: the first body runs when `handle`'s value is non-zero, the
@@ -202,11 +201,7 @@ impl GraphBuilder {
         handle: &ConditionalHandle,
         deps: &[&dyn AsNode],
     ) -> Result<(ConditionalNode, [GraphBuilder; 2])> {
-        const CALL: &str = "GraphBuilder::add_if_else";
-        let (node, bodies) = self.add_conditional(CALL, handle, ConditionalKind::IfElse, 2, deps)?;
-        let bodies = <[GraphBuilder; 2]>::try_from(bodies)
-            .map_err(|b| CudaError::invalid(CALL, format!("CUDA returned {} bodies, not 2", b.len())))?;
-        Ok((node, bodies))
+        self.add_fixed("GraphBuilder::add_if_else", handle, ConditionalKind::IfElse, deps)
     }
 
     /// Adds a WHILE node: while `handle`'s value is non-zero (tested before each run), the
@@ -223,9 +218,9 @@ impl GraphBuilder {
         handle: &ConditionalHandle,
         deps: &[&dyn AsNode],
     ) -> Result<(ConditionalNode, GraphBuilder)> {
-        let (node, mut bodies) =
-            self.add_conditional("GraphBuilder::add_while", handle, ConditionalKind::While, 1, deps)?;
-        Ok((node, bodies.remove(0)))
+        let (node, [body]) =
+            self.add_fixed("GraphBuilder::add_while", handle, ConditionalKind::While, deps)?;
+        Ok((node, body))
     }
 
     /// Adds a SWITCH node with `cases` bodies (at least 1): body `n` runs when `handle`'s
@@ -248,6 +243,20 @@ impl GraphBuilder {
         const CALL: &str = "GraphBuilder::add_switch";
         let size = switch_size(CALL, cases)?;
         self.add_conditional(CALL, handle, ConditionalKind::Switch, size, deps)
+    }
+
+    /// A conditional node with `N` bodies (IF and WHILE have 1, IF/ELSE 2).
+    fn add_fixed<const N: usize>(
+        &self,
+        call: &'static str,
+        handle: &ConditionalHandle,
+        kind: ConditionalKind,
+        deps: &[&dyn AsNode],
+    ) -> Result<(ConditionalNode, [GraphBuilder; N])> {
+        let (node, bodies) = self.add_conditional(call, handle, kind, N as u32, deps)?;
+        let bodies = <[GraphBuilder; N]>::try_from(bodies)
+            .map_err(|b| CudaError::invalid(call, format!("CUDA returned {} bodies, not {N}", b.len())))?;
+        Ok((node, bodies))
     }
 
     fn add_conditional(

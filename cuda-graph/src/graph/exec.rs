@@ -8,9 +8,9 @@ use std::sync::Arc;
 use cudart_graph_sys as sys;
 
 use super::node::kind_of;
-use super::{Graph, GraphCore, NodeRef};
+use super::{CoreState, Graph, GraphCore, NodeRef};
 use crate::error::{check, record_drop_error, CudaError, Result};
-use crate::memory::{fence_keep_alive, KeepAlive, PinnedAllocation};
+use crate::memory::{as_pinned, KeepAlive, LaunchLock, PinnedAllocation};
 use crate::stream::Stream;
 
 mod sealed {
@@ -41,8 +41,10 @@ pub enum HostLaunch {}
 
 /// Instantiated with `cudaGraphInstantiateFlagDeviceLaunch`: kernels may launch it with
 /// device-side `cudaGraphLaunch` once it is uploaded. CUDA refuses graphs with host, empty,
-/// event, child graph, memory and conditional nodes. The `device-launch` crate wraps these
-/// execs with the upload typestate; from this crate they can also be launched from the host
+/// event, child graph, memory and conditional nodes; this crate refuses graphs that copy to
+/// or from a [`PinnedBuffer`](crate::PinnedBuffer), since nothing could fence device-side
+/// launches against host slices. The `device-launch` crate wraps these execs with the upload
+/// typestate; from this crate they can also be launched from the host
 /// (which uploads them too), as a self-relaunching scheduler's first launch needs.
 ///
 /// ```no_run
@@ -106,9 +108,12 @@ impl InstantiateOptions<'_> {
 ///
 /// It keeps the graph family it was instantiated from alive (its nodes name this exec's
 /// nodes in the per-node setters) together with everything the nodes point to, and the
-/// resources of graphs it was updated from. Execs whose graphs contain host functions wait,
-/// on drop, for their last launch to finish (the functions must outlive it). `Send`, not
-/// `Sync`.
+/// resources of graphs it was updated from. Execs whose nodes call host functions or use
+/// stream-ordered memory from a blocking stream ([`DeviceBuffer::alloc_async`](crate::DeviceBuffer::alloc_async))
+/// wait, on drop, for their last launch to finish: the functions must outlive it, and that
+/// memory's free (queued on the legacy default stream) would not be ordered after a launch
+/// on a non-blocking stream. Other execs record nothing per launch and do not wait. `Send`,
+/// not `Sync`.
 ///
 /// ```no_run
 /// use cuda_graph::graph::{Graph, HostLaunch};
@@ -133,8 +138,9 @@ pub struct GraphExec<M: LaunchMode> {
     pub(super) params_from: Vec<Arc<GraphCore>>,
     /// Owners of what per-node setters pointed nodes at, by node.
     pub(super) overrides: HashMap<NodeRef, Vec<KeepAlive>>,
-    /// The pinned host allocations the nodes copy to or from: each launch fences them.
-    pub(super) pinned: Vec<KeepAlive>,
+    /// The pinned host allocations the nodes copy to or from, sorted by address: each launch
+    /// locks them (refusing one the host borrows) and fences them.
+    pub(super) pinned: Vec<Arc<PinnedAllocation>>,
     _mode: PhantomData<M>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
@@ -153,11 +159,15 @@ impl<M: LaunchMode> std::fmt::Debug for GraphExec<M> {
     }
 }
 
-/// Owns the exec handle, and the event recorded after each launch when host functions must
-/// outlive the launches (so that drop can wait for the last one).
+/// Owns the exec handle, and the event recorded after each launch when what the exec keeps
+/// must outlive the launches (so that drop can wait for the last one; see
+/// [`CoreState::execs_need_fence`](super::CoreState::execs_need_fence)).
 struct ExecRelease {
     raw: sys::cudaGraphExec_t,
     fence: Option<sys::cudaEvent_t>,
+    /// Set when a launch could be neither fenced nor waited for: drop then leaks what the
+    /// exec keeps instead of releasing it under that launch.
+    unfenced_launch: std::cell::Cell<bool>,
 }
 
 // SAFETY: exec and event handles may be released from any thread.
@@ -173,19 +183,91 @@ impl Drop for ExecRelease {
             let moved = ExecRelease {
                 raw: std::mem::replace(&mut self.raw, ptr::null_mut()),
                 fence: self.fence.take(),
+                unfenced_launch: self.unfenced_launch.clone(),
             };
             crate::host_fn::defer_drop(moved);
             return;
         }
         if let Some(event) = self.fence.take() {
-            // Host functions (kept by the exec) may still be called by the last launch.
-            // SAFETY: the event is ours; waiting on a never-recorded event returns at once.
-            record_drop_error(unsafe { sys::cudaEventSynchronize(event) }, "cudaEventSynchronize");
-            // SAFETY: destroyed once.
+            // `GraphExec::drop` waited for the last launch before this runs.
+            // SAFETY: the event is ours and destroyed once.
             record_drop_error(unsafe { sys::cudaEventDestroy(event) }, "cudaEventDestroy");
         }
         // SAFETY: the exec is owned and destroyed once; CUDA frees it after launches in flight.
         record_drop_error(unsafe { sys::cudaGraphExecDestroy(self.raw) }, "cudaGraphExecDestroy");
+    }
+}
+
+impl ExecRelease {
+    /// Creates the launch fence if `needed` and not there yet. Call it before the exec's nodes
+    /// may use what needs it, so that no launch goes unfenced.
+    fn ensure_fence(&mut self, needed: bool) -> Result<()> {
+        if needed && self.fence.is_none() {
+            let mut event = ptr::null_mut();
+            // SAFETY: `event` is a valid out-pointer; timing is not needed.
+            check(
+                unsafe { sys::cudaEventCreateWithFlags(&mut event, sys::cudaEventDisableTiming) },
+                "cudaEventCreateWithFlags",
+            )?;
+            self.fence = Some(event);
+        }
+        Ok(())
+    }
+
+    /// Waits for the last launch, if launches are fenced, and destroys the fence. Returns
+    /// false when waiting failed: the launch may then still use what the exec keeps. Not for
+    /// host functions (it calls CUDA).
+    fn wait_for_last_launch(&mut self) -> bool {
+        let Some(event) = self.fence.take() else { return true };
+        if self.unfenced_launch.get() {
+            // SAFETY: the event is ours and destroyed once (taken out of `fence`).
+            record_drop_error(unsafe { sys::cudaEventDestroy(event) }, "cudaEventDestroy");
+            return false;
+        }
+        // SAFETY: the event is ours and alive; waiting on a never-recorded event returns at
+        // once. Launches of one exec run in launch order, so the last one's fence covers all.
+        let status = unsafe { sys::cudaEventSynchronize(event) };
+        // SAFETY: destroyed once (taken out of `fence` above); a pending record is fine.
+        record_drop_error(unsafe { sys::cudaEventDestroy(event) }, "cudaEventDestroy");
+        if status == sys::cudaError::cudaSuccess {
+            return true;
+        }
+        record_drop_error(status, "cudaEventSynchronize");
+        false
+    }
+}
+
+impl<M: LaunchMode> Drop for GraphExec<M> {
+    fn drop(&mut self) {
+        if self.release.fence.is_some() && crate::host_fn::in_host_fn() {
+            // CUDA calls are not allowed inside a host function: wait, then release it all,
+            // on another thread. `self` is left with nothing to release.
+            let moved = GraphExec::<M> {
+                raw: self.raw,
+                release: ExecRelease {
+                    raw: std::mem::replace(&mut self.release.raw, ptr::null_mut()),
+                    fence: self.release.fence.take(),
+                    unfenced_launch: self.release.unfenced_launch.clone(),
+                },
+                source: self.source.clone(),
+                params_from: std::mem::take(&mut self.params_from),
+                overrides: std::mem::take(&mut self.overrides),
+                pinned: std::mem::take(&mut self.pinned),
+                _mode: PhantomData,
+                _not_sync: PhantomData,
+            };
+            crate::host_fn::defer_drop(moved);
+            return;
+        }
+        if self.release.wait_for_last_launch() {
+            return; // `release` destroys the exec, then the fields release what it kept
+        }
+        // The last launch may still use host functions or memory the exec keeps: leak them
+        // rather than free them under that launch.
+        std::mem::forget(self.source.clone());
+        std::mem::forget(std::mem::take(&mut self.params_from));
+        std::mem::forget(std::mem::take(&mut self.overrides));
+        std::mem::forget(std::mem::take(&mut self.pinned));
     }
 }
 
@@ -213,7 +295,8 @@ impl Graph {
             uploadStream: options.upload_stream.map_or(ptr::null_mut(), Stream::as_raw),
             ..Default::default()
         };
-        let (raw, host_work) = self.core().locked("Graph::instantiate", |state| {
+        let (raw, need_fence) = self.core().locked("Graph::instantiate", |state| {
+            refuse_pinned_for_device_launch::<M>(state, "Graph::instantiate")?;
             let mut raw = ptr::null_mut();
             // SAFETY: the graph is alive and locked; `raw` and `params` are valid; the upload
             // stream, if any, is borrowed for the call.
@@ -221,11 +304,11 @@ impl Graph {
             if status != sys::cudaError::cudaSuccess {
                 return Err(instantiate_error(status, params.result_out, params.errNode_out));
             }
-            Ok((raw, state.host_work))
+            Ok((raw, state.execs_need_fence()))
         })?;
         let mut exec = GraphExec {
             raw,
-            release: ExecRelease { raw, fence: None },
+            release: ExecRelease { raw, fence: None, unfenced_launch: Default::default() },
             source: self.core().clone(),
             params_from: vec![self.core().clone()],
             overrides: HashMap::new(),
@@ -233,10 +316,27 @@ impl Graph {
             _mode: PhantomData,
             _not_sync: PhantomData,
         };
-        exec.need_fence(host_work)?;
+        // No launch happened yet: if this fails, the exec is dropped unlaunched.
+        exec.release.ensure_fence(need_fence)?;
         exec.refresh_pinned();
         Ok(exec)
     }
+}
+
+/// Refuses, for [`DeviceLaunch`], graphs whose nodes use pinned host memory: launches from
+/// the device pass no [`GraphExec::launch`], so nothing could keep host slices away from them.
+pub(super) fn refuse_pinned_for_device_launch<M: LaunchMode>(
+    state: &CoreState,
+    call: &'static str,
+) -> Result<()> {
+    if M::DEVICE_LAUNCH && state.keep_alive.iter().any(|owner| owner.is::<PinnedAllocation>()) {
+        return Err(CudaError::invalid(
+            call,
+            "the graph copies to or from a PinnedBuffer, which launches from the device could race host \
+             slices of: instantiate it for HostLaunch",
+        ));
+    }
+    Ok(())
 }
 
 /// The instantiation failure, with CUDA's reason and the offending node's kind when given.
@@ -317,49 +417,56 @@ impl<M: LaunchMode> GraphExec<M> {
     /// stream.synchronize()?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Refused (`CudaError::InvalidArgument`, before anything is queued) while a slice of a
+    /// [`PinnedBuffer`](crate::PinnedBuffer) that the nodes copy to or from is alive
+    /// ([`PinnedBuffer::as_slice`](crate::PinnedBuffer::as_slice) and `as_mut_slice`): the
+    /// launch would race it. Slices taken after the launch wait for it.
     pub fn launch(&self, stream: &Stream) -> Result<()> {
-        // SAFETY: exec and stream are alive; everything the nodes use is kept by `self`.
+        // Held from before the launch until it is fenced: see `LaunchLock`.
+        let pinned = if self.pinned.is_empty() {
+            None
+        } else {
+            Some(LaunchLock::new(&self.pinned, "GraphExec::launch")?)
+        };
+        // SAFETY: exec and stream are alive; everything the nodes use is kept by `self`; no
+        // host slice of the pinned memory they use is alive (refused above) or can be taken
+        // before the launch is fenced (the allocations are locked until then).
         check(unsafe { sys::cudaGraphLaunch(self.raw, stream.as_raw()) }, "cudaGraphLaunch")?;
-        for owner in &self.pinned {
-            // Host access to the pinned buffers waits for this launch.
-            fence_keep_alive(owner, stream)?;
-        }
+        let mut result = Ok(());
         if let Some(fence) = self.release.fence {
             // SAFETY: event and stream are alive; the event then completes after this launch.
-            check(unsafe { sys::cudaEventRecord(fence, stream.as_raw()) }, "cudaEventRecord")?;
+            result = check(unsafe { sys::cudaEventRecord(fence, stream.as_raw()) }, "cudaEventRecord");
+            if result.is_err() && stream.synchronize().is_err() {
+                // Neither fenced nor finished: drop must not release what this launch uses.
+                self.release.unfenced_launch.set(true);
+            }
         }
-        Ok(())
+        if let Some(pinned) = pinned {
+            // Host access to the pinned buffers waits for this launch.
+            result = result.and(pinned.fence_after(stream));
+        }
+        result
     }
 
-    /// Lists the pinned allocations the exec's nodes may use (after instantiate, update, set).
+    /// Lists the pinned allocations the exec's nodes may use (after instantiate, update, set),
+    /// sorted by address and without repeats (the order launches lock them in).
     pub(super) fn refresh_pinned(&mut self) {
-        let mut pinned: Vec<KeepAlive> = Vec::new();
-        let mut add = |owner: &KeepAlive| {
-            if owner.downcast_ref::<PinnedAllocation>().is_some()
-                && !pinned.iter().any(|p| Arc::ptr_eq(p, owner))
-            {
-                pinned.push(owner.clone());
-            }
-        };
+        let mut pinned: Vec<Arc<PinnedAllocation>> = Vec::new();
         for core in &self.params_from {
-            core.state().keep_alive.iter().for_each(&mut add);
+            pinned.extend(core.state().keep_alive.iter().filter_map(as_pinned));
         }
-        self.overrides.values().flatten().for_each(&mut add);
+        pinned.extend(self.overrides.values().flatten().filter_map(as_pinned));
+        pinned.sort_by_key(Arc::as_ptr);
+        pinned.dedup_by(|a, b| Arc::ptr_eq(a, b));
         self.pinned = pinned;
     }
 
-    /// Starts recording launch fences when the exec's graphs have host functions.
-    pub(super) fn need_fence(&mut self, host_work: bool) -> Result<()> {
-        if host_work && self.release.fence.is_none() {
-            let mut event = ptr::null_mut();
-            // SAFETY: `event` is a valid out-pointer; timing is not needed.
-            check(
-                unsafe { sys::cudaEventCreateWithFlags(&mut event, sys::cudaEventDisableTiming) },
-                "cudaEventCreateWithFlags",
-            )?;
-            self.release.fence = Some(event);
-        }
-        Ok(())
+    /// Starts recording launch fences if `needed` (see
+    /// [`CoreState::execs_need_fence`](super::CoreState::execs_need_fence)); call it before the
+    /// nodes may use what needs them.
+    pub(super) fn ensure_fence(&mut self, needed: bool) -> Result<()> {
+        self.release.ensure_fence(needed)
     }
 }
 

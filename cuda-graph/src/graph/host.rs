@@ -61,23 +61,29 @@ impl GraphBuilder {
     }
 
     /// Adds a copy of `len` elements from pinned host memory `src` into device memory `dst`.
-    /// Both stay alive with the graph; each launch fences `src`, so that writing it through
-    /// [`PinnedBuffer::as_mut_slice`] waits for launches queued before.
+    /// Both stay alive with the graph and its execs.
     ///
-    /// # Safety
-    /// The fence covers slices taken after a launch is queued. A slice from
-    /// `as_mut_slice` taken *before* a launch must not be written while that launch may run
-    /// (nothing borrows the buffer during a launch to stop it).
+    /// The host and the launches never race on `src`: each launch fences it, so that a slice
+    /// taken later ([`PinnedBuffer::as_mut_slice`], [`as_slice`](PinnedBuffer::as_slice))
+    /// waits for the launches queued before, and a launch while such a slice is alive is
+    /// refused ([`GraphExec::launch`](super::GraphExec::launch) returns
+    /// `CudaError::InvalidArgument`). Graphs with this node are for [`HostLaunch`](super::HostLaunch)
+    /// only.
     ///
     /// ```no_run
-    /// let input = cuda_graph::PinnedBuffer::from_slice(&[1u32, 2, 3])?;
+    /// use cuda_graph::graph::{Graph, HostLaunch};
+    /// let mut input = cuda_graph::PinnedBuffer::from_slice(&[1u32, 2, 3])?;
     /// let device = cuda_graph::DeviceBuffer::<u32>::zeroed(3)?;
-    /// let graph = cuda_graph::graph::Graph::new()?;
-    /// // SAFETY: no slice of `input` is held across the graph's launches.
-    /// unsafe { graph.add_memcpy_from_host(&device.ptr(), &input, 3, &[])? };
+    /// let graph = Graph::new()?;
+    /// graph.add_memcpy_from_host(&device.ptr(), &input, 3, &[])?;
+    /// let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+    /// let stream = cuda_graph::Stream::new()?;
+    /// exec.launch(&stream)?;
+    /// input.as_mut_slice()?.fill(7); // waits for the launch's copy first
+    /// exec.launch(&stream)?; // copies the sevens
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub unsafe fn add_memcpy_from_host<T: DeviceRepr>(
+    pub fn add_memcpy_from_host<T: DeviceRepr>(
         &self,
         dst: &DevicePtr<T>,
         src: &PinnedBuffer<T>,
@@ -85,41 +91,35 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_from_host";
-        let bytes =
-            checked_bytes(CALL, len, size_of::<T>(), &[("destination", dst.len()), ("source", src.len())])?;
-        let keep = dst.keep_alive().into_iter().chain([src.keep_alive()]).collect();
-        let copy = Copy1D::raw(
-            dst.addr() as *mut std::ffi::c_void,
-            src.as_raw(),
-            bytes,
-            sys::cudaMemcpyKind::cudaMemcpyHostToDevice,
-            keep,
-        );
-        self.add_copy(CALL, copy, deps)
+        self.add_copy(CALL, pinned_copy(CALL, dst, src, len, true)?, deps)
     }
 
     /// Adds a copy of `len` elements from device memory `src` into pinned host memory `dst`.
-    /// Both stay alive with the graph; each launch fences `dst`, so that reading it through
-    /// [`PinnedBuffer::as_slice`] after queuing a launch waits for the copy.
+    /// Both stay alive with the graph and its execs.
     ///
-    /// # Safety
-    /// The fence covers slices taken after a launch is queued. A slice from `as_slice` or
-    /// `as_mut_slice` taken *before* a launch must not be used while that launch may run
-    /// (nothing borrows the buffer during a launch to stop it).
+    /// The host and the launches never race on `dst`: each launch fences it, so that a slice
+    /// taken later ([`PinnedBuffer::as_slice`], [`as_mut_slice`](PinnedBuffer::as_mut_slice))
+    /// waits for the copy, and a launch while such a slice is alive is refused
+    /// ([`GraphExec::launch`](super::GraphExec::launch) returns `CudaError::InvalidArgument`).
+    /// Graphs with this node are for [`HostLaunch`](super::HostLaunch) only.
     ///
     /// ```no_run
     /// use cuda_graph::graph::{Graph, HostLaunch};
     /// let device = cuda_graph::DeviceBuffer::from_slice(&[4u32, 5])?;
     /// let output = cuda_graph::PinnedBuffer::<u32>::zeroed(2)?;
     /// let graph = Graph::new()?;
-    /// // SAFETY: `output` is read only after each launch is queued (the fence waits).
-    /// unsafe { graph.add_memcpy_to_host(&output, &device.ptr(), 2, &[])? };
+    /// graph.add_memcpy_to_host(&output, &device.ptr(), 2, &[])?;
     /// let exec = graph.instantiate::<HostLaunch>(Default::default())?;
-    /// exec.launch(&cuda_graph::Stream::new()?)?;
-    /// assert_eq!(output.as_slice()?, [4, 5]);
+    /// let stream = cuda_graph::Stream::new()?;
+    /// exec.launch(&stream)?;
+    /// let result = output.as_slice()?; // waits for the launch's copy
+    /// assert_eq!(result, [4, 5]);
+    /// assert!(exec.launch(&stream).is_err()); // refused: `result` is still alive
+    /// drop(result);
+    /// exec.launch(&stream)?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub unsafe fn add_memcpy_to_host<T: DeviceRepr>(
+    pub fn add_memcpy_to_host<T: DeviceRepr>(
         &self,
         dst: &PinnedBuffer<T>,
         src: &DevicePtr<T>,
@@ -127,16 +127,28 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_to_host";
-        let bytes =
-            checked_bytes(CALL, len, size_of::<T>(), &[("destination", dst.len()), ("source", src.len())])?;
-        let keep = src.keep_alive().into_iter().chain([dst.keep_alive()]).collect();
-        let copy = Copy1D::raw(
-            dst.as_raw(),
-            src.addr() as *const std::ffi::c_void,
-            bytes,
-            sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
-            keep,
-        );
-        self.add_copy(CALL, copy, deps)
+        self.add_copy(CALL, pinned_copy(CALL, src, dst, len, false)?, deps)
     }
+}
+
+/// A copy of `len` elements between device memory `device` and pinned host memory `pinned`:
+/// into the device when `into_device`, out of it otherwise. Both sides are checked to hold
+/// `len` elements and are kept alive by the copy.
+fn pinned_copy<T: DeviceRepr>(
+    call: &'static str,
+    device: &DevicePtr<T>,
+    pinned: &PinnedBuffer<T>,
+    len: usize,
+    into_device: bool,
+) -> Result<Copy1D> {
+    let (dst_len, src_len) =
+        if into_device { (device.len(), pinned.len()) } else { (pinned.len(), device.len()) };
+    let bytes = checked_bytes(call, len, size_of::<T>(), &[("destination", dst_len), ("source", src_len)])?;
+    let keep = device.keep_alive().into_iter().chain([pinned.keep_alive()]).collect();
+    let (device, host) = (device.addr() as *mut std::ffi::c_void, pinned.as_raw());
+    Ok(if into_device {
+        Copy1D::raw(device, host, bytes, sys::cudaMemcpyKind::cudaMemcpyHostToDevice, keep)
+    } else {
+        Copy1D::raw(host, device, bytes, sys::cudaMemcpyKind::cudaMemcpyDeviceToHost, keep)
+    })
 }

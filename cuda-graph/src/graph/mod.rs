@@ -97,6 +97,15 @@ pub(crate) struct CoreState {
     capturing_on: Option<ThreadId>,
 }
 
+impl CoreState {
+    /// Whether an exec using these nodes must wait for its last launch before releasing what
+    /// they keep: host functions the launch may still call, or stream-ordered memory whose
+    /// free would not be ordered after a launch on a non-blocking stream.
+    pub(crate) fn execs_need_fence(&self) -> bool {
+        self.host_work || self.keep_alive.iter().any(crate::memory::free_is_queued)
+    }
+}
+
 // SAFETY: the raw graph is only used by CUDA calls made under `state`'s lock (or in Drop,
 // when no other owner is left); CUDA graphs may be used from any thread one at a time.
 unsafe impl Send for GraphCore {}

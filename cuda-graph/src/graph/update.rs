@@ -111,16 +111,17 @@ impl<M: LaunchMode> GraphExec<M> {
     /// ```
     pub fn update(&mut self, graph: &Graph) -> Result<()> {
         let mut info = sys::cudaGraphExecUpdateResultInfo::default();
-        let (status, host_work) = graph.core().locked("GraphExec::update", |state| {
+        let status = graph.core().locked("GraphExec::update", |state| {
+            super::exec::refuse_pinned_for_device_launch::<M>(state, "GraphExec::update")?;
+            // Before any node may use what needs it, so that no launch goes unfenced.
+            self.ensure_fence(state.execs_need_fence())?;
             // SAFETY: exec and graph are alive, the graph's family locked; `info` is writable.
-            let status = unsafe { sys::cudaGraphExecUpdate(self.raw, graph.as_raw(), &mut info) };
-            Ok((status, state.host_work))
+            Ok(unsafe { sys::cudaGraphExecUpdate(self.raw, graph.as_raw(), &mut info) })
         })?;
         // Even a refused update may have changed some nodes: keep what they may point at.
         if !self.params_from.iter().any(|core| core.id() == graph.core().id()) {
             self.params_from.push(graph.core().clone());
         }
-        self.need_fence(host_work)?;
         if status == sys::cudaError::cudaSuccess {
             // Every node now uses `graph`'s parameters: drop the others.
             self.overrides.clear();
@@ -163,6 +164,7 @@ impl<M: LaunchMode> GraphExec<M> {
         keep: Vec<KeepAlive>,
         f: impl FnOnce(sys::cudaGraphExec_t) -> Result<()>,
     ) -> Result<()> {
+        self.ensure_fence(keep.iter().any(crate::memory::free_is_queued))?;
         let raw = self.raw;
         self.source.locked(call, |_| f(raw))?;
         self.overrides.insert(node, keep);

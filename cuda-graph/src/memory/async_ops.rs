@@ -29,8 +29,10 @@
 //! buffers to that graph (which keeps them alive like its own nodes') when the capture was
 //! started through this crate ([`Stream::begin_capture`]); under a capture started by raw
 //! calls they are refused. Copies to or from pinned memory are always refused while
-//! capturing: the graph could then write a [`PinnedBuffer`] while a slice of it is alive, and
-//! only an `unsafe` graph memcpy node can take that promise from you.
+//! capturing: a captured copy would run at each launch of the graph, which nothing would
+//! then fence or check against slices of the buffer. Use the graph memcpy nodes instead
+//! ([`GraphBuilder::add_memcpy_from_host`](crate::GraphBuilder::add_memcpy_from_host),
+//! [`add_memcpy_to_host`](crate::GraphBuilder::add_memcpy_to_host)), whose launches do both.
 
 use cudart_graph_sys as sys;
 
@@ -91,28 +93,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_pinned_async(&mut self, src: &PinnedBuffer<T>, stream: &Stream) -> Result<()> {
-        const CALL: &str = "DeviceBuffer::copy_from_pinned_async";
-        expect_same_len(self.len(), src.len(), CALL)?;
-        if self.bytes() == 0 {
-            return Ok(());
-        }
-        refuse_during_capture(stream, CALL)?;
-        // SAFETY: both sides hold `bytes()` bytes; the device side lives until the copy is
-        // done (see the module docs), and the pinned side's host access waits for the fence
-        // set below.
-        check(
-            unsafe {
-                sys::cudaMemcpyAsync(
-                    self.as_raw(),
-                    src.as_raw(),
-                    self.bytes(),
-                    sys::cudaMemcpyKind::cudaMemcpyHostToDevice,
-                    stream.as_raw(),
-                )
-            },
-            "cudaMemcpyAsync",
-        )?;
-        src.fence_after(stream, DeviceAccess::Reads)
+        // `&mut self`: the device side is written.
+        self.pinned_copy_async("DeviceBuffer::copy_from_pinned_async", src, DeviceAccess::Reads, stream)
     }
 
     /// Queues a copy of this buffer into `dst` (pinned host memory) on `stream`
@@ -132,27 +114,46 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_to_pinned_async(&self, dst: &mut PinnedBuffer<T>, stream: &Stream) -> Result<()> {
-        const CALL: &str = "DeviceBuffer::copy_to_pinned_async";
-        expect_same_len(dst.len(), self.len(), CALL)?;
+        // `&mut dst`: no slice of the pinned side is alive while the copy is queued.
+        self.pinned_copy_async("DeviceBuffer::copy_to_pinned_async", dst, DeviceAccess::Writes, stream)
+    }
+
+    /// Queues, for `call`, a copy between this buffer and `pinned` on `stream`: from `pinned`
+    /// into this buffer when the device `Reads` it, the other way when it `Writes` it. Then
+    /// fences `pinned`. The callers borrow mutably the side that is written.
+    fn pinned_copy_async(
+        &self,
+        call: &'static str,
+        pinned: &PinnedBuffer<T>,
+        access: DeviceAccess,
+        stream: &Stream,
+    ) -> Result<()> {
+        let (target, source) = match access {
+            DeviceAccess::Reads => (self.len(), pinned.len()),
+            DeviceAccess::Writes => (pinned.len(), self.len()),
+        };
+        expect_same_len(target, source, call)?;
         if self.bytes() == 0 {
             return Ok(());
         }
-        refuse_during_capture(stream, CALL)?;
-        // SAFETY: both sides hold `bytes()` bytes; any bit pattern is a valid T; the pinned
-        // side is borrowed mutably now and every later host access waits for the fence.
+        refuse_during_capture(stream, call)?;
+        let (dst, src, kind) = match access {
+            DeviceAccess::Reads => {
+                (self.as_raw(), pinned.as_raw(), sys::cudaMemcpyKind::cudaMemcpyHostToDevice)
+            }
+            DeviceAccess::Writes => {
+                (pinned.as_raw(), self.as_raw(), sys::cudaMemcpyKind::cudaMemcpyDeviceToHost)
+            }
+        };
+        // SAFETY: both sides hold `bytes()` bytes (lengths checked above); any bit pattern is
+        // a valid T. The device side lives until the copy is done (see the module docs). The
+        // pinned side's host access waits for the fence set below; when the copy writes it,
+        // the caller holds it by `&mut`, so no slice of it is alive now.
         check(
-            unsafe {
-                sys::cudaMemcpyAsync(
-                    dst.as_raw(),
-                    self.as_raw(),
-                    self.bytes(),
-                    sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
-                    stream.as_raw(),
-                )
-            },
+            unsafe { sys::cudaMemcpyAsync(dst, src, self.bytes(), kind, stream.as_raw()) },
             "cudaMemcpyAsync",
         )?;
-        dst.fence_after(stream, DeviceAccess::Writes)
+        pinned.fence_after(stream, access)
     }
 
     /// Queues a copy of `src` into this buffer on `stream` (`cudaMemcpyAsync`, device to

@@ -68,6 +68,23 @@ impl Allocation {
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
+
+    /// True when dropping the last owner queues the free on the legacy default stream
+    /// without waiting (stream-ordered memory from a blocking stream): work on a
+    /// non-blocking stream that still uses the memory is not ordered before that free, so
+    /// whoever launched such work must wait for it before releasing its owner. (Memory from
+    /// a non-blocking stream waits for the whole device before it is freed, and `cudaMalloc`
+    /// memory's `cudaFree` waits for the device too.)
+    pub(crate) fn free_is_queued(&self) -> bool {
+        !self.ptr.is_null() && matches!(self.free, FreeKind::StreamOrdered { blocking_stream: true, .. })
+    }
+}
+
+/// Whether `owner` is an [`Allocation`] whose free is queued without waiting for other
+/// streams ([`Allocation::free_is_queued`]): execs that launch work using it must wait for
+/// their last launch before releasing it.
+pub(crate) fn free_is_queued(owner: &KeepAlive) -> bool {
+    owner.downcast_ref::<Allocation>().is_some_and(Allocation::free_is_queued)
 }
 
 impl Drop for Allocation {
@@ -129,6 +146,32 @@ fn free_stream_ordered(ptr: *mut c_void, device: i32, blocking_stream: bool) {
     }
 }
 
+/// The number of bytes `len` elements of `T` take, or the error naming `call` on overflow.
+pub(crate) fn bytes_for<T>(len: usize, call: &'static str) -> Result<usize> {
+    len.checked_mul(size_of::<T>()).ok_or_else(|| {
+        CudaError::invalid(call, format!("{len} elements of {} bytes overflow usize", size_of::<T>()))
+    })
+}
+
+/// A synchronous copy of `bytes` bytes between host and device memory (`cudaMemcpy`, of
+/// `kind`); nothing at all for zero bytes.
+///
+/// # Safety
+/// `dst` must be valid for writing and `src` for reading `bytes` bytes, each in the memory
+/// (host or device) that `kind` names, and whatever lands in `dst` must be valid there.
+unsafe fn memcpy_sync(
+    dst: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+    kind: sys::cudaMemcpyKind,
+) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: the caller's promise.
+    check(unsafe { sys::cudaMemcpy(dst, src, bytes, kind) }, "cudaMemcpy")
+}
+
 /// An owned array of `len` values of `T` in device memory.
 ///
 /// Buffers are shared, not copied, by [`DevicePtr`]s, kernel launches and graph nodes: the
@@ -173,15 +216,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 
     fn uninitialized_bytes(len: usize) -> Result<DeviceBuffer<T>> {
-        let bytes = Self::bytes_for(len, "DeviceBuffer")?;
+        let bytes = bytes_for::<T>(len, "DeviceBuffer")?;
         Ok(DeviceBuffer { allocation: Arc::new(Allocation::new(bytes)?), len, _element: PhantomData })
-    }
-
-    /// The number of bytes `len` elements take, or the error naming `call` on overflow.
-    pub(crate) fn bytes_for(len: usize, call: &'static str) -> Result<usize> {
-        len.checked_mul(size_of::<T>()).ok_or_else(|| {
-            CudaError::invalid(call, format!("{len} elements of {} bytes overflow usize", size_of::<T>()))
-        })
     }
 
     /// A buffer of `len` elements owning `allocation` (which holds at least that many bytes).
@@ -208,66 +244,52 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Copies `data` into the buffer (synchronous). Lengths must match.
     pub fn copy_from_host(&mut self, data: &[T]) -> Result<()> {
         self.expect_len(data.len(), "DeviceBuffer::copy_from_host")?;
-        if self.bytes() == 0 {
-            return Ok(());
+        // SAFETY: both sides hold `bytes()` bytes (lengths checked); T is plain data.
+        unsafe {
+            memcpy_sync(
+                self.allocation.ptr,
+                data.as_ptr().cast(),
+                self.bytes(),
+                sys::cudaMemcpyKind::cudaMemcpyHostToDevice,
+            )
         }
-        // SAFETY: both sides hold `bytes()` bytes; T is plain data.
-        check(
-            unsafe {
-                sys::cudaMemcpy(
-                    self.allocation.ptr,
-                    data.as_ptr().cast(),
-                    self.bytes(),
-                    sys::cudaMemcpyKind::cudaMemcpyHostToDevice,
-                )
-            },
-            "cudaMemcpy",
-        )
     }
 
     /// Copies the buffer into `out` (synchronous: waits for work on the legacy default
     /// stream, and so for blocking streams). Lengths must match.
     pub fn copy_to_host(&self, out: &mut [T]) -> Result<()> {
         self.expect_len(out.len(), "DeviceBuffer::copy_to_host")?;
-        if self.bytes() == 0 {
-            return Ok(());
-        }
-        // SAFETY: both sides hold `bytes()` bytes; every bit pattern is a valid T.
-        check(
-            unsafe {
-                sys::cudaMemcpy(
-                    out.as_mut_ptr().cast(),
-                    self.allocation.ptr,
-                    self.bytes(),
-                    sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
-                )
-            },
-            "cudaMemcpy",
-        )
+        // SAFETY: `out` holds `bytes()` writable bytes (lengths checked), the allocation as
+        // many readable ones; every bit pattern is a valid T.
+        unsafe { self.copy_out(out.as_mut_ptr()) }
     }
 
     /// The buffer's contents as a `Vec` (synchronous).
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = Vec::<T>::with_capacity(self.len);
-        if self.bytes() > 0 {
-            // SAFETY: the Vec's capacity holds `bytes()` writable bytes, the allocation as
-            // many readable ones; no reference to the uninitialized elements is made.
-            check(
-                unsafe {
-                    sys::cudaMemcpy(
-                        out.as_mut_ptr().cast(),
-                        self.allocation.ptr,
-                        self.bytes(),
-                        sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
-                    )
-                },
-                "cudaMemcpy",
-            )?;
-        }
+        // SAFETY: the Vec's capacity holds `bytes()` writable bytes; no reference to the
+        // uninitialized elements is made.
+        unsafe { self.copy_out(out.as_mut_ptr()) }?;
         // SAFETY: cudaMemcpy initialized all `len` elements (or there are no bytes), and any
         // bit pattern is a valid T (DeviceRepr).
         unsafe { out.set_len(self.len) };
         Ok(out)
+    }
+
+    /// Copies the whole buffer to host memory at `out` (synchronous).
+    ///
+    /// # Safety
+    /// `out` must be valid for writing `len` elements of `T` (any bit pattern is a valid T).
+    unsafe fn copy_out(&self, out: *mut T) -> Result<()> {
+        // SAFETY: the allocation holds `bytes()` readable bytes; the caller promises `out`.
+        unsafe {
+            memcpy_sync(
+                out.cast(),
+                self.allocation.ptr,
+                self.bytes(),
+                sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
+            )
+        }
     }
 
     /// A typed pointer to the first element, sharing ownership of the memory.
@@ -372,5 +394,28 @@ impl<T> DevicePtr<T> {
     /// What keeps the memory alive, if this crate owns it.
     pub fn keep_alive(&self) -> Option<KeepAlive> {
         self.owner.clone().map(|owner| owner as KeepAlive)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream_ordered(ptr: usize, blocking_stream: bool) -> Arc<Allocation> {
+        let free = FreeKind::StreamOrdered { device: 0, blocking_stream, _pool: None };
+        Arc::new(Allocation::from_stream_ordered(ptr as *mut c_void, 4, free))
+    }
+
+    #[test]
+    fn only_frees_queued_without_waiting_ask_execs_to_fence() {
+        let queued = stream_ordered(0x1000, true);
+        let waits = stream_ordered(0x2000, false);
+        let empty = stream_ordered(0, true);
+        assert!(queued.free_is_queued() && free_is_queued(&(queued.clone() as KeepAlive)));
+        assert!(!waits.free_is_queued() && !empty.free_is_queued());
+        let not_an_allocation: KeepAlive = Arc::new(7u32);
+        assert!(!free_is_queued(&not_an_allocation));
+        // Fake addresses: never freed.
+        std::mem::forget((queued, waits));
     }
 }

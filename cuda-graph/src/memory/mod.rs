@@ -5,18 +5,19 @@
 mod async_ops;
 mod buffer;
 mod pinned;
+mod pinned_slice;
 mod pool;
 mod repr;
 
 pub use buffer::{DeviceBuffer, DevicePtr};
 pub use pinned::PinnedBuffer;
+pub use pinned_slice::{PinnedSlice, PinnedSliceMut};
 pub use pool::{MemoryPool, MemoryPoolOptions};
 pub use repr::DeviceRepr;
 
 pub(crate) use async_ops::refuse_during_capture;
-pub(crate) use buffer::{Allocation, FreeKind};
-#[allow(unused_imports)] // for the graph code: memcpy nodes and launches that touch pinned memory
-pub(crate) use pinned::{fence_keep_alive, DeviceAccess, PinnedAllocation};
+pub(crate) use buffer::{bytes_for, free_is_queued, Allocation, FreeKind};
+pub(crate) use pinned::{as_pinned, LaunchLock, PinnedAllocation};
 
 /// A shared owner that keeps an allocation (or any resource a node points to) alive for as
 /// long as a graph or exec that uses it. See the crate docs, "Ownership".

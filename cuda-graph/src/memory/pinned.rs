@@ -5,13 +5,15 @@ use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use cudart_graph_sys as sys;
 
 use crate::error::{check, record_drop_error, CudaError, Result};
 use crate::event::Event;
-use crate::memory::{DeviceRepr, KeepAlive};
+use crate::memory::pinned_slice::HostBorrow;
+use crate::memory::{bytes_for, DeviceRepr, KeepAlive, PinnedSlice, PinnedSliceMut};
 use crate::stream::Stream;
 
 /// What queued device work does to a pinned allocation.
@@ -32,18 +34,44 @@ struct Fences {
     poisoned: Option<CudaError>,
 }
 
+impl Fences {
+    /// Records that the work queued on `stream` so far `access`es the allocation (see
+    /// [`PinnedAllocation::fence_after`]).
+    fn fence_after(&mut self, stream: &Stream, access: DeviceAccess) -> Result<()> {
+        // Forget fences already passed, so the list stays as short as the work in flight.
+        self.pending.retain(|(event, _)| !matches!(event.is_complete(), Ok(true)));
+        match Event::fence(stream) {
+            Ok(event) => {
+                self.pending.push((event, access));
+                Ok(())
+            }
+            Err(err) => {
+                if let Err(sync_err) = stream.synchronize() {
+                    self.poisoned = Some(sync_err);
+                }
+                Err(err)
+            }
+        }
+    }
+}
+
 /// One `cudaMallocHost` allocation, freed (after the device work fenced on it has finished)
 /// when the last owner is dropped: a [`PinnedBuffer`], or a graph node's [`KeepAlive`].
 pub(crate) struct PinnedAllocation {
     ptr: *mut c_void,
     bytes: usize,
     fences: Mutex<Fences>,
+    /// Host slices alive ([`PinnedSlice`], [`PinnedSliceMut`]): graph launches that use the
+    /// allocation are refused meanwhile. Only raised with `fences` locked (after waiting for
+    /// the fences), so a launch holding that lock sees every slice that could race it.
+    host_borrows: AtomicUsize,
 }
 
 // SAFETY: the host memory is owned by this value; access to its contents is governed by the
-// `PinnedBuffer` borrows and the fences, which are behind a mutex.
+// `PinnedBuffer` borrows, the host-borrow count and the fences, which are behind a mutex.
 unsafe impl Send for PinnedAllocation {}
-// SAFETY: as above; `&PinnedAllocation` exposes the address, the size and the locked fences.
+// SAFETY: as above; `&PinnedAllocation` exposes the address, the size, the atomic count and
+// the locked fences.
 unsafe impl Sync for PinnedAllocation {}
 
 impl PinnedAllocation {
@@ -53,7 +81,8 @@ impl PinnedAllocation {
             // SAFETY: `ptr` is a valid out-pointer.
             check(unsafe { sys::cudaMallocHost(&mut ptr, bytes) }, "cudaMallocHost")?;
         }
-        let allocation = PinnedAllocation { ptr, bytes, fences: Mutex::default() };
+        let allocation =
+            PinnedAllocation { ptr, bytes, fences: Mutex::default(), host_borrows: AtomicUsize::new(0) };
         if (ptr as usize) % align != 0 {
             return Err(CudaError::invalid(
                 "PinnedBuffer",
@@ -75,27 +104,28 @@ impl PinnedAllocation {
         if self.bytes == 0 {
             return Ok(());
         }
-        let mut fences = self.fences();
-        // Forget fences already passed, so the list stays as short as the work in flight.
-        fences.pending.retain(|(event, _)| !matches!(event.is_complete(), Ok(true)));
-        match Event::fence(stream) {
-            Ok(event) => {
-                fences.pending.push((event, access));
-                Ok(())
-            }
-            Err(err) => {
-                if let Err(sync_err) = stream.synchronize() {
-                    fences.poisoned = Some(sync_err);
-                }
-                Err(err)
-            }
-        }
+        self.fences().fence_after(stream, access)
     }
 
     /// Waits for the fenced device work that conflicts with a host read (`DeviceAccess::Writes`
-    /// only) or a host write (all of it).
-    fn wait(&self, for_host_write: bool, call: &'static str) -> Result<()> {
-        let mut fences = self.fences();
+    /// only) or a host write (all of it), then counts a host borrow until the returned value
+    /// is dropped. Inside a host function, where waiting could deadlock, it refuses instead of
+    /// waiting for a launch or another thread's wait.
+    pub(crate) fn borrow_for_host(&self, for_host_write: bool, call: &'static str) -> Result<HostBorrow<'_>> {
+        let mut fences = if crate::host_fn::in_host_fn() {
+            match self.fences.try_lock() {
+                Ok(fences) => fences,
+                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    return Err(CudaError::invalid(
+                        call,
+                        "another thread is launching or waiting on this pinned buffer, and a host function cannot wait",
+                    ))
+                }
+            }
+        } else {
+            self.fences()
+        };
         if let Some(err) = &fences.poisoned {
             return Err(err.clone());
         }
@@ -116,7 +146,58 @@ impl PinnedAllocation {
                 index += 1;
             }
         }
-        Ok(())
+        // Raised under the lock: see `host_borrows`.
+        self.host_borrows.fetch_add(1, Ordering::SeqCst);
+        Ok(HostBorrow::new(self))
+    }
+
+    /// Ends a host borrow counted by [`borrow_for_host`](Self::borrow_for_host).
+    pub(crate) fn end_host_borrow(&self) {
+        self.host_borrows.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The pinned allocations one graph launch uses, locked from before the launch until it is
+/// fenced: no host slice can be taken meanwhile, and none was alive when it was locked.
+pub(crate) struct LaunchLock<'a> {
+    locked: Vec<MutexGuard<'a, Fences>>,
+}
+
+impl<'a> LaunchLock<'a> {
+    /// Locks `allocations` (sorted by address, so that two launches cannot deadlock; the host
+    /// side never holds two of these locks), refusing, for `call`, one a host slice borrows.
+    pub(crate) fn new(
+        allocations: &'a [Arc<PinnedAllocation>],
+        call: &'static str,
+    ) -> Result<LaunchLock<'a>> {
+        debug_assert!(allocations.windows(2).all(|pair| Arc::as_ptr(&pair[0]) < Arc::as_ptr(&pair[1])));
+        let mut locked = Vec::with_capacity(allocations.len());
+        for allocation in allocations.iter().filter(|allocation| allocation.bytes > 0) {
+            let fences = allocation.fences();
+            if allocation.host_borrows.load(Ordering::SeqCst) > 0 {
+                return Err(CudaError::invalid(
+                    call,
+                    format!(
+                        "pinned buffer at {:p} ({} bytes) is borrowed by the host; drop the slice before launching",
+                        allocation.ptr, allocation.bytes
+                    ),
+                ));
+            }
+            locked.push(fences);
+        }
+        Ok(LaunchLock { locked })
+    }
+
+    /// Fences the launch just queued on `stream` on every allocation, as a write (the
+    /// conservative choice), so that host access waits for it. Each is fenced (or closed to
+    /// the host) even when an earlier one fails; the first error is returned.
+    pub(crate) fn fence_after(mut self, stream: &Stream) -> Result<()> {
+        let mut result = Ok(());
+        for fences in &mut self.locked {
+            let fenced = fences.fence_after(stream, DeviceAccess::Writes);
+            result = result.and(fenced);
+        }
+        result
     }
 }
 
@@ -129,7 +210,12 @@ impl Drop for PinnedAllocation {
         if crate::host_fn::in_host_fn() {
             // CUDA calls are not allowed inside a host function: free it on another thread.
             let ptr = std::mem::replace(&mut self.ptr, ptr::null_mut());
-            let moved = PinnedAllocation { ptr, bytes: self.bytes, fences: Mutex::new(fences) };
+            let moved = PinnedAllocation {
+                ptr,
+                bytes: self.bytes,
+                fences: Mutex::new(fences),
+                host_borrows: AtomicUsize::new(0),
+            };
             crate::host_fn::defer_drop(moved);
             return;
         }
@@ -163,8 +249,14 @@ impl Drop for PinnedAllocation {
 /// there is no `Deref` to `[T]`), and the borrow rules do the rest: a copy that writes takes
 /// `&mut self`, so no slice can be alive while it is queued.
 ///
-/// Graph memcpy nodes share the allocation through [`keep_alive`](Self::keep_alive); the
-/// graph code fences each launch the same way.
+/// Graph memcpy nodes ([`GraphBuilder::add_memcpy_from_host`](crate::GraphBuilder::add_memcpy_from_host),
+/// [`add_memcpy_to_host`](crate::GraphBuilder::add_memcpy_to_host)) share the allocation
+/// instead of borrowing the buffer, so the borrow rules cannot keep slices away from their
+/// launches. The slices are therefore guards ([`PinnedSlice`], [`PinnedSliceMut`], which
+/// deref to `[T]`) that mark the buffer as borrowed by the host while they live: launching an
+/// exec whose nodes use the buffer then fails with `CudaError::InvalidArgument` ("pinned buffer
+/// … is borrowed by the host; drop the slice before launching") instead of racing the slice,
+/// and each launch that does go ahead leaves a fence that later slices wait for.
 ///
 /// ```no_run
 /// use cuda_graph::{DeviceBuffer, PinnedBuffer, Stream};
@@ -198,12 +290,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn zeroed(len: usize) -> Result<PinnedBuffer<T>> {
-        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
-            CudaError::invalid(
-                "PinnedBuffer",
-                format!("{len} elements of {} bytes overflow usize", size_of::<T>()),
-            )
-        })?;
+        let bytes = bytes_for::<T>(len, "PinnedBuffer")?;
         let allocation = PinnedAllocation::new(bytes, align_of::<T>())?;
         if bytes > 0 {
             // SAFETY: the allocation holds `bytes` writable bytes that nothing else uses yet.
@@ -265,12 +352,17 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// assert_eq!(buffer.as_slice()?, [1, 2]);
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn as_slice(&self) -> Result<&[T]> {
-        self.allocation.wait(false, "PinnedBuffer::as_slice")?;
+    ///
+    /// While the returned guard lives, graph launches that use the buffer are refused (see
+    /// "The host never touches it under a copy" above).
+    pub fn as_slice(&self) -> Result<PinnedSlice<'_, T>> {
+        let borrow = self.allocation.borrow_for_host(false, "PinnedBuffer::as_slice")?;
         // SAFETY: the allocation holds `len` initialized, aligned elements (any bit pattern
-        // is a valid T); no queued copy writes them (waited above, and a new one needs
-        // `&mut self`). Zero elements use a dangling, aligned pointer.
-        Ok(unsafe { std::slice::from_raw_parts(self.element_ptr(), self.len) })
+        // is a valid T); no queued copy or launch writes them (waited above), a new copy that
+        // writes needs `&mut self`, and a new launch is refused while `borrow` lives. Zero
+        // elements use a dangling, aligned pointer.
+        let slice = unsafe { std::slice::from_raw_parts(self.element_ptr(), self.len) };
+        Ok(PinnedSlice::new(slice, borrow))
     }
 
     /// The contents, writable, once every asynchronous copy that uses the buffer has
@@ -283,11 +375,16 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// buffer.as_mut_slice()?.copy_from_slice(&[-1, 0, 1]);
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
-        self.allocation.wait(true, "PinnedBuffer::as_mut_slice")?;
-        // SAFETY: as in `as_slice`; in addition no queued copy reads the elements, and
-        // `&mut self` keeps new copies out while the slice lives.
-        Ok(unsafe { std::slice::from_raw_parts_mut(self.element_ptr(), self.len) })
+    ///
+    /// While the returned guard lives, graph launches that use the buffer are refused (see
+    /// "The host never touches it under a copy" above).
+    pub fn as_mut_slice(&mut self) -> Result<PinnedSliceMut<'_, T>> {
+        let borrow = self.allocation.borrow_for_host(true, "PinnedBuffer::as_mut_slice")?;
+        // SAFETY: as in `as_slice`; in addition no queued copy or launch reads the elements,
+        // `&mut self` keeps new copies and other slices out, and `borrow` new launches, while
+        // the slice lives.
+        let slice = unsafe { std::slice::from_raw_parts_mut(self.element_ptr(), self.len) };
+        Ok(PinnedSliceMut::new(slice, borrow))
     }
 
     /// The contents as a `Vec` (waits like [`as_slice`](Self::as_slice)).
@@ -303,7 +400,8 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
 
     /// The raw host address (null for zero elements), for calls this crate does not wrap.
     /// The buffer still owns the memory; whoever queues device work on it through this
-    /// address must keep the host away from it until that work has finished.
+    /// address must keep the host away from it until that work has finished (no fence or
+    /// borrow check covers such work).
     ///
     /// ```no_run
     /// let buffer = cuda_graph::PinnedBuffer::<u8>::zeroed(16)?;
@@ -342,15 +440,10 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     }
 }
 
-/// For graph launches: if `owner` is a pinned allocation ([`PinnedBuffer::keep_alive`]),
-/// fences the work just queued on `stream` on it as a write (the conservative choice), so the
-/// buffer's host access waits for that launch. Other owners are left alone.
-#[allow(dead_code)] // for the graph launch code
-pub(crate) fn fence_keep_alive(owner: &KeepAlive, stream: &Stream) -> Result<()> {
-    match owner.downcast_ref::<PinnedAllocation>() {
-        Some(pinned) => pinned.fence_after(stream, DeviceAccess::Writes),
-        None => Ok(()),
-    }
+/// For graph launches: `owner` as a pinned allocation ([`PinnedBuffer::keep_alive`]), if it
+/// is one.
+pub(crate) fn as_pinned(owner: &KeepAlive) -> Option<Arc<PinnedAllocation>> {
+    owner.clone().downcast::<PinnedAllocation>().ok()
 }
 
 #[cfg(test)]
@@ -369,6 +462,38 @@ mod tests {
         assert!(owner.downcast_ref::<PinnedAllocation>().is_some());
         drop(empty);
         drop(owner);
+    }
+
+    /// An allocation at a fake address, never freed (the test forgets it).
+    fn fake_allocation(bytes: usize) -> Arc<PinnedAllocation> {
+        Arc::new(PinnedAllocation {
+            ptr: 0x1000 as *mut c_void,
+            bytes,
+            fences: Mutex::default(),
+            host_borrows: AtomicUsize::new(0),
+        })
+    }
+
+    #[test]
+    fn launches_are_refused_while_the_host_borrows_the_memory() {
+        let (first, second) = (fake_allocation(16), fake_allocation(8));
+        let mut both = [first.clone(), second.clone()];
+        both.sort_by_key(Arc::as_ptr);
+        let reading = second.borrow_for_host(false, "PinnedBuffer::as_slice").unwrap();
+        let writing = second.borrow_for_host(true, "PinnedBuffer::as_mut_slice").unwrap();
+        drop(reading);
+        let err = LaunchLock::new(&both, "GraphExec::launch").err().unwrap();
+        assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("GraphExec::launch: pinned buffer at 0x1000 (8 bytes) is borrowed by the host; drop the slice before launching"),
+            "{text}"
+        );
+        drop(writing);
+        let locked = LaunchLock::new(&both, "GraphExec::launch").unwrap();
+        assert_eq!(locked.locked.len(), 2);
+        drop(locked);
+        std::mem::forget((first, second, both));
     }
 
     #[test]

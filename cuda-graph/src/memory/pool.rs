@@ -12,14 +12,18 @@
 //!   global mode: the free then fails, is recorded for [`crate::take_drop_errors`], and the
 //!   memory leaks.)
 //! - allocated on a **non-blocking** stream: no stream is ordered after that one, so the drop
-//!   waits for the device (`cudaDeviceSynchronize`) and then calls `cudaFree`, which does not
-//!   wait by itself for stream-ordered memory.
+//!   waits for the device (`cudaDeviceSynchronize`) and then calls `cudaFreeAsync` on the
+//!   legacy default stream (the device is idle by then).
 //!
-//! Either way the free comes after the work queued so far on the allocating stream. Work
-//! that uses the buffer on *other non-blocking* streams must be made to finish first (an
-//! event, a synchronize), as CUDA requires for any use of stream-ordered memory outside its
-//! stream; so must the first use of the buffer on another stream be ordered after the
-//! allocation. A buffer allocated from a pool keeps the pool alive until it is freed.
+//! Either way the free comes after the work queued so far on the allocating stream. A graph
+//! exec that keeps such a buffer is ordered too, wherever it was launched: it records an
+//! event after each launch and, when dropped, waits for its last launch before releasing the
+//! buffer (execs without such buffers record nothing; see [`GraphExec`](crate::GraphExec)).
+//! Other work that uses the buffer on *other non-blocking* streams (a kernel launch, a copy)
+//! must be made to finish first (an event, a synchronize), as CUDA requires for any use of
+//! stream-ordered memory outside its stream; so must the first use of the buffer on another
+//! stream be ordered after the allocation. A buffer allocated from a pool keeps the pool
+//! alive until it is freed.
 
 use std::ffi::c_void;
 use std::ptr;
@@ -315,7 +319,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         stream: &Stream,
         call: &'static str,
     ) -> Result<DeviceBuffer<T>> {
-        let bytes = Self::bytes_for(len, call)?;
+        let bytes = crate::memory::bytes_for::<T>(len, call)?;
         let free = |device, blocking_stream| FreeKind::StreamOrdered {
             device,
             blocking_stream,

@@ -68,6 +68,20 @@ cuda_graph::kernels! {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn scale_add_index(data: DevicePtr<u32>, n: u32, scale: u32);
+
+    /// `fill_pattern_after_spin(uint32_t* out, uint32_t n, uint32_t seed, uint64_t spin_cycles)`:
+    /// each thread spins for `spin_cycles` clock cycles (about `spin_cycles / 1.5e9` seconds),
+    /// then writes `out[i] = pattern(i, seed)` like [`fill_pattern`]: a kernel still writing
+    /// its buffer long after the launch, for tests of what must wait for it.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let out = DeviceBuffer::<u32>::zeroed(100)?;
+    /// test_kernels::fill_pattern_after_spin().launch(&stream, LaunchConfig::for_elements(100, 64), (out.ptr(), 100, 1, 1 << 28))?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn fill_pattern_after_spin(out: DevicePtr<u32>, n: u32, seed: u32, spin_cycles: u64);
 }
 
 // kernels/math.cu
