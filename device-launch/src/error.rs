@@ -52,8 +52,8 @@ pub enum Error {
     },
     /// A memcpy node copies from or to memory a device-launched graph cannot use.
     #[error(
-        "device-launch graphs may copy only between device memory and pinned host memory; node {index} \
-         (memcpy) {problem}"
+        "device-launch graphs may copy only between device (or managed) memory; node {index} (memcpy) \
+         {problem}"
     )]
     UnsupportedMemcpy {
         /// The node's position in [`GraphBuilder::nodes`](cuda_graph::graph::GraphBuilder::nodes).

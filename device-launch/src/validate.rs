@@ -13,12 +13,13 @@ use cuda_graph::CudaError;
 use crate::error::{Error, Result};
 
 /// Checks that `graph` may be instantiated for device launch: only kernel, memcpy and memset
-/// nodes, and memcpy nodes only between device memory and pinned (page-locked) host memory.
+/// nodes, and memcpy nodes only between device (or managed) memory.
 ///
 /// Refused, each with [`Error::UnsupportedNode`] naming the first offending node: host,
 /// empty, event record and wait, child graph, memory alloc and free, conditional, external
 /// semaphore and batch memory operation nodes, and kinds this crate does not know. A memcpy
-/// from or to pageable host memory or a CUDA array is [`Error::UnsupportedMemcpy`].
+/// from or to host memory (pageable, or pinned: see [`Error::UnsupportedMemcpy`]) or a CUDA array
+/// is [`Error::UnsupportedMemcpy`].
 ///
 /// Not checked (CUDA's to refuse or to misbehave): kernels that use dynamic parallelism
 /// (CDP kernel launches) inside a device-launched graph, and nodes on another device.
@@ -96,10 +97,14 @@ fn memory_type(ptr: *const c_void) -> Result<sys::cudaMemoryType> {
 pub(crate) fn memory_problem(kind: sys::cudaMemoryType, side: &str) -> Option<String> {
     use sys::cudaMemoryType as T;
     match kind {
-        T::cudaMemoryTypeDevice | T::cudaMemoryTypeHost | T::cudaMemoryTypeManaged => None,
-        T::cudaMemoryTypeUnregistered => Some(format!(
-            "has pageable host memory as its {side}: use a cuda_graph::PinnedBuffer (page-locked) instead"
+        T::cudaMemoryTypeDevice | T::cudaMemoryTypeManaged => None,
+        // CUDA can copy pinned memory from a device-launched graph, but nothing on the host
+        // could then keep slices of the PinnedBuffer away from a copy the device starts.
+        T::cudaMemoryTypeHost => Some(format!(
+            "has pinned host memory as its {side}: a launch from the device cannot be fenced against the \
+             host's slices of the buffer, so copy between host and device outside device-launched graphs"
         )),
+        T::cudaMemoryTypeUnregistered => Some(format!("has pageable host memory as its {side}")),
         other => Some(format!("has memory of unknown type {} as its {side}", other.0)),
     }
 }
@@ -116,10 +121,12 @@ mod tests {
     }
 
     #[test]
-    fn pageable_memory_is_refused_and_device_and_pinned_memory_are_not() {
+    fn host_memory_is_refused_and_device_memory_is_not() {
         use sys::cudaMemoryType as T;
         assert_eq!(memory_problem(T::cudaMemoryTypeDevice, "source"), None);
-        assert_eq!(memory_problem(T::cudaMemoryTypeHost, "source"), None);
+        assert_eq!(memory_problem(T::cudaMemoryTypeManaged, "source"), None);
+        let pinned = memory_problem(T::cudaMemoryTypeHost, "source").unwrap();
+        assert!(pinned.contains("pinned host memory as its source"), "{pinned}");
         let problem = memory_problem(T::cudaMemoryTypeUnregistered, "destination").unwrap();
         assert!(problem.contains("pageable host memory as its destination"), "{problem}");
         let err = Error::UnsupportedMemcpy { index: 4, problem };

@@ -119,16 +119,13 @@ fn child_graph_memory_event_and_conditional_nodes_are_refused_by_the_crate() {
 }
 
 #[test]
-fn kernel_memset_and_device_and_pinned_memcpy_nodes_are_accepted_and_run() {
+fn kernel_memset_and_device_memcpy_nodes_are_accepted_and_run() {
     require_gpu!();
     run(|| {
         let stream = stream()?;
-        let input = PinnedBuffer::from_slice(&[5u32, 6, 7, 8])?;
-        let (a, b) = (DeviceBuffer::<u32>::zeroed(4)?, DeviceBuffer::<u32>::zeroed(4)?);
+        let (a, b) = (DeviceBuffer::from_slice(&[5u32, 6, 7, 8])?, DeviceBuffer::<u32>::zeroed(4)?);
         let graph = Graph::new()?;
-        // SAFETY: no slice of `input` is held while the graph runs.
-        let upload = unsafe { graph.add_memcpy_from_host(&a.ptr(), &input, 4, &[])? };
-        let mark = graph.add_kernel(dl_mark(), one(), (a.ptr(), 0), &[&upload])?;
+        let mark = graph.add_kernel(dl_mark(), one(), (a.ptr(), 0), &[])?;
         let copy = graph.add_memcpy(&b.ptr(), &a.ptr(), 4, &[&mark])?;
         graph.add_memset(&a.ptr(), 0u32, 4, &[&copy])?;
         validate(&graph)?;
@@ -137,6 +134,23 @@ fn kernel_memset_and_device_and_pinned_memcpy_nodes_are_accepted_and_run() {
         stream.synchronize()?;
         assert_eq!(b.to_vec()?, [6, 6, 7, 8]);
         assert_eq!(a.to_vec()?, [0, 0, 0, 0]);
+        Ok(())
+    });
+}
+
+#[test]
+fn a_copy_from_pinned_host_memory_is_refused_naming_the_node() {
+    require_gpu!();
+    run(|| {
+        let input = PinnedBuffer::from_slice(&[5u32, 6, 7, 8])?;
+        let a = DeviceBuffer::<u32>::zeroed(4)?;
+        let graph = Graph::new()?;
+        let mark = graph.add_kernel(dl_mark(), one(), (a.ptr(), 0), &[])?;
+        let upload = graph.add_memcpy_from_host(&a.ptr(), &input, 4, &[&mark])?;
+        let index = index_of(&graph, &upload)?;
+        let err = instantiate_for_device(&graph).unwrap_err();
+        assert!(matches!(err, Error::UnsupportedMemcpy { index: i, .. } if i == index), "{err}");
+        assert!(err.to_string().contains("pinned host memory as its source"), "{err}");
         Ok(())
     });
 }

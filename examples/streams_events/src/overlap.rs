@@ -144,7 +144,7 @@ impl Overlap {
     pub fn check(&self, table: &Table) -> Result<Option<String>> {
         for (c, chunk) in self.chunks.iter().enumerate() {
             let (input, output) = (chunk.pin_in.as_slice()?, chunk.pin_out.as_slice()?);
-            if let Some((i, got, want)) = table.first_mismatch(input, output) {
+            if let Some((i, got, want)) = table.first_mismatch(&input, &output) {
                 return Ok(Some(format!("chunk {c}, element {i}: {got:#x}, want {want:#x}")));
             }
         }
