@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cudart_graph_sys as sys;
@@ -50,9 +51,23 @@ enum Sink {
 /// Captures in progress, by CUDA's capture id (shared by every stream joined into one).
 static CAPTURES: Mutex<Option<HashMap<u64, Sink>>> = Mutex::new(None);
 
+/// How many entries `CAPTURES` has: read without the lock on every kernel launch, so launches
+/// pay one atomic load while no capture runs.
+static ACTIVE_CAPTURES: AtomicUsize = AtomicUsize::new(0);
+
 fn captures<R>(f: impl FnOnce(&mut HashMap<u64, Sink>) -> R) -> R {
-    let mut map = CAPTURES.lock().unwrap_or_else(PoisonError::into_inner);
-    f(map.get_or_insert_with(HashMap::new))
+    let mut guard = CAPTURES.lock().unwrap_or_else(PoisonError::into_inner);
+    let map = guard.get_or_insert_with(HashMap::new);
+    let result = f(map);
+    ACTIVE_CAPTURES.store(map.len(), Ordering::Release);
+    result
+}
+
+/// True while a capture begun through this crate is in progress on any stream. A stream can
+/// only be capturing into a graph of this crate (directly, or joined through an event) while
+/// one is; captures begun by raw calls are their caller's to account for.
+pub(crate) fn any_capture_active() -> bool {
+    ACTIVE_CAPTURES.load(Ordering::Acquire) != 0
 }
 
 /// The id of the capture `stream` takes part in, if any.
@@ -88,6 +103,9 @@ pub(crate) fn retain_for_capture(
     owners: Vec<KeepAlive>,
     host_work: bool,
 ) -> Result<bool> {
+    if !any_capture_active() {
+        return Ok(false);
+    }
     let Some(id) = capture_id(stream)? else { return Ok(false) };
     Ok(captures(|map| match map.get_mut(&id) {
         Some(Sink::New { owners: list, host_work: any_host_work }) => {

@@ -70,7 +70,7 @@ pub use params::MemsetElement;
 pub use update::UpdateRefusal;
 
 #[allow(unused_imports)] // for `Kernel::launch` and the stream copies, which call it while capturing
-pub(crate) use capture::retain_for_capture;
+pub(crate) use capture::{any_capture_active, retain_for_capture};
 
 /// Ids for graph definitions (roots and bodies); never reused, so a stale node is refused.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);

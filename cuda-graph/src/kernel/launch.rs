@@ -38,10 +38,12 @@ impl<A: KernelArgs> Kernel<A> {
         let function = self.function()?;
         // A launch recorded by stream capture runs whenever the graph runs, long after this
         // call: the captured graph must then own the buffers the arguments point into.
-        let mut owners = Vec::new();
-        args.keep_alive(&mut owners);
-        if !owners.is_empty() {
-            crate::graph::retain_for_capture(stream.as_raw(), owners, false)?;
+        if crate::graph::any_capture_active() {
+            let mut owners = Vec::new();
+            args.keep_alive(&mut owners);
+            if !owners.is_empty() {
+                crate::graph::retain_for_capture(stream.as_raw(), owners, false)?;
+            }
         }
         let mut packed = args.pack();
         let mut pointers = A::pointers(&mut packed);
