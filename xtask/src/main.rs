@@ -3,6 +3,7 @@
 //! This crate installs the CUDA toolkit, so it builds without one: it depends on no crate
 //! that compiles kernels, and runs those through `cargo` once the toolkit is in place.
 
+mod bench;
 mod bindings;
 mod cargo;
 mod setup_cuda;
@@ -17,6 +18,7 @@ usage: cargo xtask <task> [args]
 tasks:
   setup-cuda       install the CUDA 13.0 toolkit from NVIDIA's PyPI wheels into .cuda/ (idempotent)
   ch12 [args]      build and run every chapter program, then print the summary table
+  bench [args]     Rust path vs the C++ twin on the GPU: table, CSV, PNG (`bench --help`)
   test [args]      check the bindings, then run every test (`cargo test --workspace [args]`)
   bindgen [--check]  regenerate cudart-graph-sys's bindings (or check they are current)
 
@@ -52,6 +54,7 @@ fn main() -> ExitCode {
         "bindgen" => bindings::run(rest),
         "test" => cargo::test(rest),
         "ch12" => cargo::ch12(rest),
+        "bench" => bench::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

@@ -1,0 +1,69 @@
+//! (c) Graph instantiate and exec update cost for a chain of `nodes` kernel nodes, host µs.
+//!
+//! - instantiate: one `Graph::instantiate` (Rust) or `cudaGraphInstantiate` (C++) of the same
+//!   chain, the exec destroyed after the clock stops;
+//! - update: one whole-graph `GraphExec::update` (Rust) or `cudaGraphExecUpdate` (C++) from a
+//!   graph of the same shape whose nodes add 2 instead of 1, then back, alternately (so every
+//!   update changes every node's parameters). Afterwards each exec is launched once and the
+//!   counter shows it runs what the last update gave it.
+
+use std::cell::Cell;
+
+use cuda_graph::graph::{GraphExec, HostLaunch};
+
+use crate::error::{expect_count, Result};
+use crate::graph_replay::build_chain;
+use crate::harness::{host_us, interleave, Plan, Row, RustSide};
+use crate::twin::Twin;
+
+/// The instantiate row's name.
+pub const INSTANTIATE: &str = "graph instantiate";
+/// The update row's name.
+pub const UPDATE: &str = "graph exec update";
+
+/// Measures both sides.
+pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Result<Vec<Row>> {
+    let (graph_one, graph_two) =
+        (build_chain(&rust.counter, nodes, 1)?, build_chain(&rust.counter, nodes, 2)?);
+    let (cpp_one, cpp_two) = (twin.chain(nodes, 1)?, twin.chain(nodes, 2)?);
+
+    let instantiate = interleave(
+        plan,
+        || {
+            let (exec, us) = host_us(|| Ok(graph_one.instantiate::<HostLaunch>(Default::default())?))?;
+            drop(exec);
+            Ok(us)
+        },
+        || cpp_one.instantiate(),
+    )?;
+
+    let mut exec: GraphExec<HostLaunch> = graph_one.instantiate(Default::default())?;
+    // Which graph the next update takes its parameters from: two, one, two, … (each side).
+    let rust_next_two = Cell::new(true);
+    let cpp_next_two = Cell::new(true);
+    let update = interleave(
+        plan,
+        || {
+            let from = if rust_next_two.replace(!rust_next_two.get()) { &graph_two } else { &graph_one };
+            Ok(host_us(|| Ok(exec.update(from)?))?.1)
+        },
+        || {
+            let from = if cpp_next_two.replace(!cpp_next_two.get()) { &cpp_two } else { &cpp_one };
+            cpp_one.update_from(from)
+        },
+    )?;
+
+    // The last update gave each exec the values of graph "two" when the next would be "one".
+    let value = |next_two: bool| if next_two { 1 } else { 2 };
+    rust.begin_sample()?;
+    exec.launch(&rust.stream)?;
+    rust.end_sample()?;
+    expect_count(UPDATE, "Rust", rust.counter()?, nodes * value(rust_next_two.get()))?;
+    let (_, counter) = cpp_one.replay(1)?;
+    expect_count(UPDATE, "C++", counter, nodes * value(cpp_next_two.get()))?;
+
+    Ok(vec![
+        Row::new(INSTANTIATE, format!("nodes={nodes}"), "µs", instantiate),
+        Row::new(UPDATE, format!("nodes={nodes}"), "µs", update),
+    ])
+}

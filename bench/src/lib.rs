@@ -1,0 +1,272 @@
+//! `cuda-graph-bench`: the cuda-graph crates against a hand-written C++ twin of the same work,
+//! side by side, in one process on one GPU.
+//!
+//! Each operation is measured through the Rust path and through the twin (kernels/twin.cu,
+//! plain CUDA C++ compiled by `cuda-build` with the kernels), alternately after a warm-up,
+//! and reported as medians with the ratio Rust/C++:
+//!
+//! - (a) [`stream_launch`]: empty-kernel stream launch, µs per launch;
+//! - (b) [`graph_replay`]: graph replay of a chain of 1, 10, 100, 1000 kernel nodes, µs per node;
+//! - (c) [`instantiate_update`]: instantiate and whole-graph update of a 100-node chain, µs;
+//! - (d) [`data_loop`]: a data-dependent loop of 5000 steps driven by host sync and by a WHILE
+//!   node, µs per step;
+//! - (e) [`cdp`]: CDP child launch vs host launch of the same child kernel, µs per child.
+//!
+//! Host vs device launch by graph width and the device self-relaunch loop come with the
+//! device-launch crate ([`goals::PENDING`]). Every measured run's counter is checked, so a
+//! launch that did not run cannot pass for a fast one.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod cdp;
+pub mod chart;
+pub mod data_loop;
+pub mod device_info;
+pub mod error;
+pub mod goals;
+pub mod graph_replay;
+pub mod harness;
+pub mod instantiate_update;
+pub mod kernels;
+pub mod output;
+pub mod stream_launch;
+pub mod twin;
+
+use std::path::{Path, PathBuf};
+
+use cuda_graph::Device;
+
+pub use error::{BenchError, Result};
+use harness::{Plan, Row, RustSide};
+use output::RunInfo;
+
+/// What to measure, and how often.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// A smoke run (few samples, small sizes): `quick` in the outputs.
+    pub quick: bool,
+    /// The device ordinal.
+    pub device: i32,
+    /// Warm-up and samples per side.
+    pub plan: Plan,
+    /// (a) Launches per sample.
+    pub launches: u32,
+    /// (b) Chain lengths.
+    pub chain_lengths: Vec<u32>,
+    /// (b) Nodes run per sample (launches = this / length, at least 1).
+    pub chain_target_nodes: u32,
+    /// (c) Nodes of the chain instantiated and updated.
+    pub update_nodes: u32,
+    /// (d) Steps of the loop.
+    pub loop_steps: u32,
+    /// (e) Children per sample.
+    pub cdp_children: u32,
+}
+
+impl Options {
+    /// The full run: issue 8's sizes, 5 warm-up and 31 timed samples per side.
+    pub fn full() -> Options {
+        Options {
+            quick: false,
+            device: 0,
+            plan: Plan { warmup: 5, reps: 31 },
+            launches: 1000,
+            chain_lengths: vec![1, 10, 100, 1000],
+            chain_target_nodes: 20_000,
+            update_nodes: 100,
+            loop_steps: 5000,
+            cdp_children: 1000,
+        }
+    }
+
+    /// A smoke run: every operation and chain length, small sizes, 1 warm-up and 3 samples.
+    pub fn quick() -> Options {
+        Options {
+            quick: true,
+            plan: Plan { warmup: 1, reps: 3 },
+            launches: 100,
+            chain_target_nodes: 1000,
+            loop_steps: 200,
+            cdp_children: 100,
+            ..Options::full()
+        }
+    }
+
+    /// Refuses what cannot run, before any CUDA call.
+    pub fn validate(&self) -> Result<()> {
+        let problem = if self.plan.reps == 0 {
+            "reps must be at least 1".to_string()
+        } else if self.launches == 0 || self.chain_target_nodes == 0 || self.update_nodes == 0 {
+            "launches, chain target and update nodes must be at least 1".to_string()
+        } else if self.chain_lengths.is_empty() || self.chain_lengths.iter().any(|&n| n == 0 || n > 100_000) {
+            format!("chain lengths must be 1..=100000, not {:?}", self.chain_lengths)
+        } else if self.loop_steps < 2 || self.loop_steps > 10_000_000 {
+            format!("loop steps must be 2..=10000000, not {}", self.loop_steps)
+        } else if self.cdp_children == 0 || self.cdp_children > 2048 {
+            format!(
+                "CDP children must be 1..=2048 (the default pending launch limit), not {}",
+                self.cdp_children
+            )
+        } else {
+            return Ok(());
+        };
+        Err(BenchError::Options(problem))
+    }
+
+    /// `full` or `quick`.
+    pub fn mode(&self) -> &'static str {
+        if self.quick {
+            "quick"
+        } else {
+            "full"
+        }
+    }
+}
+
+/// What a run measured.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Device, driver, date, method.
+    pub info: RunInfo,
+    /// Every figure, in the order measured.
+    pub rows: Vec<Row>,
+    /// Issue 8's goals against the rows.
+    pub goals: Vec<goals::Goal>,
+}
+
+/// Measures everything, calling `progress` with a line as each operation finishes.
+pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report> {
+    options.validate()?;
+    Device::count()?; // no device: BenchError::NoDevice, before anything else
+    let device = Device::get(options.device)?;
+    device.set_current()?;
+    let info = RunInfo {
+        device: device_info::DeviceInfo::query(device)?,
+        mode: options.mode(),
+        plan: options.plan,
+        date: output::now_utc(),
+    };
+    progress(&format!("device: {}; {}", info.device.device_line(), info.device.driver_line()));
+
+    let rows = measure_all(options, device, progress)?;
+    // Releases (drops) cannot return errors: they are kept, and any fails the run.
+    let mut release_errors = twin::take_release_errors();
+    release_errors.extend(cuda_graph::take_drop_errors().into_iter().map(BenchError::Cuda));
+    if let Some(first) = release_errors.into_iter().next() {
+        return Err(first);
+    }
+    let goals = goals::check(&rows, options.loop_steps);
+    Ok(Report { info, rows, goals })
+}
+
+fn measure_all(options: &Options, device: Device, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>> {
+    let twin = twin::Twin::new()?;
+    let mut rust = RustSide::new()?;
+    let plan = &options.plan;
+    let mut rows = Vec::new();
+    let mut done = |name: &str, new: Vec<Row>, rows: &mut Vec<Row>| {
+        progress(&format!("measured: {name}"));
+        rows.extend(new);
+    };
+    done("(a) stream launch", stream_launch::measure(&mut rust, &twin, plan, options.launches)?, &mut rows);
+    let replay =
+        graph_replay::measure(&mut rust, &twin, plan, &options.chain_lengths, options.chain_target_nodes)?;
+    done("(b) graph replay", replay, &mut rows);
+    let update = instantiate_update::measure(&mut rust, &twin, plan, options.update_nodes)?;
+    done("(c) instantiate and update", update, &mut rows);
+    done(
+        "(d) data-dependent loop",
+        data_loop::measure(&mut rust, &twin, plan, options.loop_steps)?,
+        &mut rows,
+    );
+    done(
+        "(e) CDP vs host launch",
+        cdp::measure(&mut rust, &twin, plan, device, options.cdp_children)?,
+        &mut rows,
+    );
+    rust.stream.synchronize()?;
+    Ok(rows)
+}
+
+/// The files a run wrote.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The CSV.
+    pub csv: PathBuf,
+    /// The PNG chart.
+    pub chart: PathBuf,
+    /// Whether the chart has text (a font was found).
+    pub chart_has_text: bool,
+    /// The results README.
+    pub readme: PathBuf,
+}
+
+/// Writes `bench.csv`, `launch_latency.png` and `README.md` into `dir`.
+pub fn write_outputs(report: &Report, dir: &Path) -> Result<Written> {
+    let csv = output::write_file(dir, "bench.csv", &output::csv(&report.info, &report.rows))?;
+    let chart = dir.join("launch_latency.png");
+    let caption = format!("Launch latency by mode and width: {}", report.info.device.name);
+    let series = chart::series(&report.rows);
+    // A font that registers but does not render must not cost the run its chart: retry plain.
+    let text = chart::load_font() && chart::draw(&chart, &caption, &series, true).is_ok();
+    if !text {
+        chart::draw(&chart, &caption, &series, false)?;
+    }
+    let note = if text {
+        ""
+    } else {
+        " (drawn without text: no usable font was found; set BENCH_FONT to a .ttf file for labels)"
+    };
+    let readme = output::write_file(
+        dir,
+        "README.md",
+        &output::results_readme(&report.info, &report.rows, &report.goals, note),
+    )?;
+    Ok(Written { csv, chart, chart_has_text: text, readme })
+}
+
+/// The results folder when `--out` is not given: `results/` of this package (from the package
+/// folder, as the GPU runner starts it, or from the workspace root, as `cargo run` does), with
+/// `quick/` under it for smoke runs so they never overwrite a full run's results.
+pub fn default_out_dir(quick: bool) -> PathBuf {
+    let in_package = Path::new("kernels/twin.cu").is_file();
+    let base = if in_package { PathBuf::from("results") } else { PathBuf::from("bench/results") };
+    if quick {
+        base.join("quick")
+    } else {
+        base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sizes_are_issue_8s_and_quick_is_smaller() {
+        let full = Options::full();
+        assert!(full.validate().is_ok());
+        assert_eq!(full.chain_lengths, [1, 10, 100, 1000]);
+        assert_eq!((full.update_nodes, full.loop_steps), (100, 5000));
+        let quick = Options::quick();
+        assert!(quick.validate().is_ok());
+        assert!(quick.plan.reps < full.plan.reps && quick.loop_steps < full.loop_steps);
+        assert_eq!(quick.mode(), "quick");
+    }
+
+    #[test]
+    fn bad_options_are_refused() {
+        let bad = Options { cdp_children: 5000, ..Options::full() };
+        assert!(bad.validate().unwrap_err().to_string().contains("pending launch limit"));
+        let bad = Options { chain_lengths: vec![0], ..Options::full() };
+        assert!(bad.validate().is_err());
+        let bad = Options { plan: Plan { warmup: 0, reps: 0 }, ..Options::full() };
+        assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn quick_runs_write_beside_full_results() {
+        assert!(default_out_dir(true).ends_with("results/quick"));
+        assert!(default_out_dir(false).ends_with("results"));
+    }
+}

@@ -1,0 +1,285 @@
+//! The C++ twin (kernels/twin.cu), called through its `extern "C"` functions.
+//!
+//! Each wrapper turns a twin status into [`BenchError::Twin`] naming the CUDA call that failed
+//! inside the twin. The twin's objects are released on drop; a release that fails is kept
+//! for [`take_release_errors`], which the run checks at the end (a drop cannot return it).
+
+use std::ffi::{c_char, c_int, CStr};
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
+use std::sync::Mutex;
+
+use cuda_graph::CudaError;
+
+use crate::error::{BenchError, Result};
+
+#[repr(C)]
+struct RawSession {
+    _private: [u8; 0],
+}
+#[repr(C)]
+struct RawChain {
+    _private: [u8; 0],
+}
+#[repr(C)]
+struct RawWhile {
+    _private: [u8; 0],
+}
+
+extern "C" {
+    fn twin_failed_call() -> *const c_char;
+    fn twin_session_create(out: *mut *mut RawSession) -> c_int;
+    fn twin_session_destroy(session: *mut RawSession) -> c_int;
+    fn twin_stream_empty(session: *mut RawSession, launches: c_int, us_per_launch: *mut f64) -> c_int;
+    fn twin_chain_create(
+        session: *mut RawSession,
+        nodes: c_int,
+        value: u32,
+        out: *mut *mut RawChain,
+    ) -> c_int;
+    fn twin_chain_destroy(chain: *mut RawChain) -> c_int;
+    fn twin_chain_replay(
+        session: *mut RawSession,
+        chain: *mut RawChain,
+        replays: c_int,
+        us_per_node: *mut f64,
+        counter: *mut u32,
+    ) -> c_int;
+    fn twin_chain_instantiate(chain: *mut RawChain, us: *mut f64) -> c_int;
+    fn twin_chain_update(chain: *mut RawChain, from: *const RawChain, us: *mut f64) -> c_int;
+    fn twin_loop_host(
+        session: *mut RawSession,
+        steps: c_int,
+        us_per_step: *mut f64,
+        counter: *mut u32,
+    ) -> c_int;
+    fn twin_while_create(session: *mut RawSession, steps: c_int, out: *mut *mut RawWhile) -> c_int;
+    fn twin_while_destroy(graph: *mut RawWhile) -> c_int;
+    fn twin_while_run(
+        session: *mut RawSession,
+        graph: *mut RawWhile,
+        us_per_step: *mut f64,
+        counter: *mut u32,
+    ) -> c_int;
+    fn twin_cdp_device(
+        session: *mut RawSession,
+        children: c_int,
+        us_per_child: *mut f64,
+        counter: *mut u32,
+    ) -> c_int;
+    fn twin_cdp_host(
+        session: *mut RawSession,
+        children: c_int,
+        us_per_child: *mut f64,
+        counter: *mut u32,
+    ) -> c_int;
+}
+
+/// `Ok` for status 0; else the twin error for `function`, naming the failed call.
+fn check(status: c_int, function: &'static str) -> Result<()> {
+    if status == 0 {
+        return Ok(());
+    }
+    // SAFETY: twin_failed_call returns a pointer to a static, NUL-terminated string literal
+    // (the text of the failed call, or "").
+    let failed_call = unsafe { CStr::from_ptr(twin_failed_call()) }.to_string_lossy().into_owned();
+    Err(BenchError::Twin { function, failed_call, error: CudaError::from_code(status, function) })
+}
+
+/// Converts a count for the C side.
+fn c_count(what: &str, value: u32) -> Result<c_int> {
+    c_int::try_from(value).map_err(|_| BenchError::Options(format!("{what} = {value} is too large")))
+}
+
+static RELEASE_ERRORS: Mutex<Vec<BenchError>> = Mutex::new(Vec::new());
+
+fn record_release(status: c_int, function: &'static str) {
+    if let Err(err) = check(status, function) {
+        RELEASE_ERRORS.lock().unwrap_or_else(|p| p.into_inner()).push(err);
+    }
+}
+
+/// The errors met while releasing twin objects since the last call.
+pub fn take_release_errors() -> Vec<BenchError> {
+    std::mem::take(&mut *RELEASE_ERRORS.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// The twin's stream, timing events, counter and loop flag (`TwinSession`), on the current
+/// device. Not `Send`: the twin keeps its last failed call per thread.
+pub struct Twin {
+    raw: NonNull<RawSession>,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl Twin {
+    /// Creates the twin's session (`twin_session_create`).
+    pub fn new() -> Result<Twin> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the twin sets it only on success.
+        check(unsafe { twin_session_create(&mut raw) }, "twin_session_create")?;
+        let raw = NonNull::new(raw).ok_or_else(|| BenchError::Twin {
+            function: "twin_session_create",
+            failed_call: "returned no session".into(),
+            error: CudaError::from_code(999, "twin_session_create"),
+        })?;
+        Ok(Twin { raw, _not_send: PhantomData })
+    }
+
+    /// (a) One sample of `launches` empty-kernel launches: µs per launch.
+    pub fn stream_empty(&self, launches: u32) -> Result<f64> {
+        let launches = c_count("launches", launches)?;
+        let mut us = 0.0;
+        // SAFETY: the session is alive; `us` is a valid out-pointer.
+        check(unsafe { twin_stream_empty(self.raw.as_ptr(), launches, &mut us) }, "twin_stream_empty")?;
+        Ok(us)
+    }
+
+    /// (b, c) A chain of `nodes` `bench_chain_step(counter, value)` nodes, instantiated and
+    /// uploaded.
+    pub fn chain(&self, nodes: u32, value: u32) -> Result<TwinChain<'_>> {
+        let nodes = c_count("nodes", nodes)?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: the session is alive and outlives the chain (borrowed by it); `raw` is a
+        // valid out-pointer.
+        check(unsafe { twin_chain_create(self.raw.as_ptr(), nodes, value, &mut raw) }, "twin_chain_create")?;
+        let raw = NonNull::new(raw).ok_or_else(|| BenchError::Twin {
+            function: "twin_chain_create",
+            failed_call: "returned no chain".into(),
+            error: CudaError::from_code(999, "twin_chain_create"),
+        })?;
+        Ok(TwinChain { raw, session: self })
+    }
+
+    /// (d) One sample of the host-driven loop of `steps` steps: (µs per step, counter).
+    pub fn loop_host(&self, steps: u32) -> Result<(f64, u32)> {
+        let steps = c_count("steps", steps)?;
+        let (mut us, mut counter) = (0.0, 0);
+        // SAFETY: the session is alive; both out-pointers are valid.
+        check(unsafe { twin_loop_host(self.raw.as_ptr(), steps, &mut us, &mut counter) }, "twin_loop_host")?;
+        Ok((us, counter))
+    }
+
+    /// (d) The graph of one WHILE node running `steps` steps per launch.
+    pub fn while_graph(&self, steps: u32) -> Result<TwinWhile<'_>> {
+        let steps = c_count("steps", steps)?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: the session is alive and outlives the graph (borrowed); `raw` is valid.
+        check(unsafe { twin_while_create(self.raw.as_ptr(), steps, &mut raw) }, "twin_while_create")?;
+        let raw = NonNull::new(raw).ok_or_else(|| BenchError::Twin {
+            function: "twin_while_create",
+            failed_call: "returned no graph".into(),
+            error: CudaError::from_code(999, "twin_while_create"),
+        })?;
+        Ok(TwinWhile { raw, session: self })
+    }
+
+    /// (e) One launch of the CDP parent launching `children` children: (µs per child, counter).
+    pub fn cdp_device(&self, children: u32) -> Result<(f64, u32)> {
+        let children = c_count("children", children)?;
+        let (mut us, mut counter) = (0.0, 0);
+        // SAFETY: the session is alive; both out-pointers are valid.
+        check(
+            unsafe { twin_cdp_device(self.raw.as_ptr(), children, &mut us, &mut counter) },
+            "twin_cdp_device",
+        )?;
+        Ok((us, counter))
+    }
+
+    /// (e) `children` host launches of the child kernel: (µs per child, counter).
+    pub fn cdp_host(&self, children: u32) -> Result<(f64, u32)> {
+        let children = c_count("children", children)?;
+        let (mut us, mut counter) = (0.0, 0);
+        // SAFETY: the session is alive; both out-pointers are valid.
+        check(unsafe { twin_cdp_host(self.raw.as_ptr(), children, &mut us, &mut counter) }, "twin_cdp_host")?;
+        Ok((us, counter))
+    }
+}
+
+impl Drop for Twin {
+    fn drop(&mut self) {
+        // SAFETY: the session is owned and destroyed once; chains and WHILE graphs borrow it,
+        // so they are gone already.
+        record_release(unsafe { twin_session_destroy(self.raw.as_ptr()) }, "twin_session_destroy");
+    }
+}
+
+/// A twin chain graph and its exec (`TwinChain`).
+pub struct TwinChain<'s> {
+    raw: NonNull<RawChain>,
+    session: &'s Twin,
+}
+
+impl TwinChain<'_> {
+    /// (b) One sample of `replays` launches: (µs per node, counter).
+    pub fn replay(&self, replays: u32) -> Result<(f64, u32)> {
+        let replays = c_count("replays", replays)?;
+        let (mut us, mut counter) = (0.0, 0);
+        // SAFETY: session and chain are alive; both out-pointers are valid.
+        check(
+            unsafe {
+                twin_chain_replay(
+                    self.session.raw.as_ptr(),
+                    self.raw.as_ptr(),
+                    replays,
+                    &mut us,
+                    &mut counter,
+                )
+            },
+            "twin_chain_replay",
+        )?;
+        Ok((us, counter))
+    }
+
+    /// (c) One instantiation of the chain's graph: host µs.
+    pub fn instantiate(&self) -> Result<f64> {
+        let mut us = 0.0;
+        // SAFETY: the chain is alive; `us` is a valid out-pointer.
+        check(unsafe { twin_chain_instantiate(self.raw.as_ptr(), &mut us) }, "twin_chain_instantiate")?;
+        Ok(us)
+    }
+
+    /// (c) One whole-graph update of this chain's exec from `from`'s graph: host µs.
+    pub fn update_from(&self, from: &TwinChain<'_>) -> Result<f64> {
+        let mut us = 0.0;
+        // SAFETY: both chains are alive; `us` is a valid out-pointer. Updating an exec from
+        // its own graph is allowed.
+        check(
+            unsafe { twin_chain_update(self.raw.as_ptr(), from.raw.as_ptr(), &mut us) },
+            "twin_chain_update",
+        )?;
+        Ok(us)
+    }
+}
+
+impl Drop for TwinChain<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the chain is owned and destroyed once.
+        record_release(unsafe { twin_chain_destroy(self.raw.as_ptr()) }, "twin_chain_destroy");
+    }
+}
+
+/// A twin WHILE graph and its exec (`TwinWhile`).
+pub struct TwinWhile<'s> {
+    raw: NonNull<RawWhile>,
+    session: &'s Twin,
+}
+
+impl TwinWhile<'_> {
+    /// (d) One launch: (µs per step, counter).
+    pub fn run(&self) -> Result<(f64, u32)> {
+        let (mut us, mut counter) = (0.0, 0);
+        // SAFETY: session and graph are alive; both out-pointers are valid.
+        check(
+            unsafe { twin_while_run(self.session.raw.as_ptr(), self.raw.as_ptr(), &mut us, &mut counter) },
+            "twin_while_run",
+        )?;
+        Ok((us, counter))
+    }
+}
+
+impl Drop for TwinWhile<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the graph is owned and destroyed once.
+        record_release(unsafe { twin_while_destroy(self.raw.as_ptr()) }, "twin_while_destroy");
+    }
+}

@@ -1,0 +1,268 @@
+//! `device_graph_launch`: graphs launched by a kernel, timed against graphs launched by the
+//! host, and the device-launch limits hit on purpose.
+//!
+//! A work graph of `width` independent small kernel nodes (1, 8, 32, 64) runs `iters` times,
+//! each iteration waiting for the previous one, launched:
+//! - **from the host**: `cudaGraphLaunch` then `cudaStreamSynchronize`, every iteration
+//!   (`host_sync`; `host_nosync`, back-to-back launches, is reported for reference);
+//! - **from the device**: one host launch of a scheduler kernel's graph
+//!   ([`device_launch::Launcher`]); the scheduler launches the work graph, counts the step, and
+//!   tail-launches its own graph again (`cudaGetCurrentGraphExec`, `DL_RELAUNCH_SELF`) until
+//!   `iters` steps ran. The work graph is launched **fire-and-forget** (the self-relaunch, a
+//!   tail launch, waits for it), as a **tail** launch (it runs before the relaunch, in order),
+//!   or as a **sibling** (nothing waits for a sibling, so the scheduler spins until its nodes
+//!   have counted themselves). `relaunch_only` is the bare device loop.
+//!
+//! Every iteration of every mode must have run every node (each node adds a seeded amount to
+//! its own counter; the CPU knows the totals), and no device-side launch may be refused. Then
+//! each limit is hit on purpose: the 121st fire-and-forget launch of one launcher, its 256th
+//! tail launch, and a second launch of a graph whose first is still pending must each come back
+//! as a device-side error (`cudaErrorInvalidValue`) in the `ErrorSlot`, with exactly the
+//! accepted graphs run: those errors are checks that hold.
+//!
+//! Figures are medians of `runs` timed runs after one warm-up (CUDA events around the
+//! `iters` iterations); the headline is host launch + sync over device fire-and-forget per
+//! iteration at the widest graph (`ff_over_host`).
+
+#![warn(missing_docs)]
+
+mod limits;
+mod sweep;
+
+use chapter_common::{Report, Rng};
+use cuda_graph::{CudaError, Device};
+use serde_json::{json, Map, Value};
+
+pub use sweep::Mode;
+
+/// The widest work graph accepted.
+pub const MAX_WIDTH: u32 = 512;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Work-graph widths (independent kernel nodes) to measure.
+    pub widths: Vec<u32>,
+    /// Iterations per timed run.
+    pub iters: u32,
+    /// Timed runs of each mode after one warm-up; figures are their medians.
+    pub runs: usize,
+    /// Seed of the amounts the nodes add.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    /// Chapter scale: widths 1, 8, 32 and 64, 1000 iterations per run, 5 runs.
+    fn default() -> Options {
+        Options { widths: vec![1, 8, 32, 64], iters: 1000, runs: 5, seed: 0x5eed }
+    }
+}
+
+impl Options {
+    /// Small and fast (for tests and `--quick`): the same widths, 50 iterations, two runs.
+    pub fn quick() -> Options {
+        Options { iters: 50, runs: 2, ..Options::default() }
+    }
+
+    /// Refuses what cannot run, before any CUDA call.
+    pub fn validate(&self) -> Result<(), CudaError> {
+        let problem = if self.widths.is_empty() {
+            "at least one width is needed".to_string()
+        } else if let Some(w) = self.widths.iter().find(|&&w| w == 0 || w > MAX_WIDTH) {
+            format!("widths must be 1..={MAX_WIDTH}, not {w}")
+        } else if self.iters == 0 || self.iters > 1 << 20 {
+            format!("iters must be 1..={}, not {}", 1 << 20, self.iters)
+        } else if self.runs == 0 {
+            "runs must be at least 1".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(CudaError::InvalidArgument { call: "device_graph_launch::run", problem })
+    }
+
+    /// The widest graph measured (the headline's).
+    pub fn widest(&self) -> u32 {
+        self.widths.iter().copied().max().unwrap_or(1)
+    }
+}
+
+/// A host-side `device_launch` error as the chapter runner's error type.
+pub(crate) fn cuda(err: device_launch::Error) -> CudaError {
+    match err {
+        device_launch::Error::Cuda(err) => err,
+        other => CudaError::InvalidArgument {
+            call: "device_graph_launch (device launch)",
+            problem: other.to_string(),
+        },
+    }
+}
+
+/// Runs the sweep and the limit probes on device 0 and reports times and checks.
+///
+/// Errors are CUDA's (no device, a failed host call) or invalid options; a wrong result or a
+/// refused device-side launch in the sweep is not an error but a failed check in the report.
+pub fn run(options: &Options) -> Result<Report, CudaError> {
+    options.validate()?;
+    let device = Device::get(0)?;
+    device.set_current()?;
+    let properties = device.properties()?;
+
+    let mut rng = Rng::new(options.seed);
+    let mut shared = sweep::Shared::new(options.widest())?;
+    let widths = options
+        .widths
+        .iter()
+        .map(|&w| {
+            let amounts: Vec<u32> = (0..w).map(|_| 1 + rng.below(1000)).collect();
+            sweep::Width::new(&shared, &amounts, options.iters)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
+    // series[w][m]: width index, mode index (Mode::ALL order). Modes and widths alternate
+    // within every run; run 0 is the warm-up.
+    let mut series: Vec<Vec<sweep::Series>> =
+        widths.iter().map(|_| Mode::ALL.iter().map(|_| sweep::Series::default()).collect()).collect();
+    for run in 0..=options.runs {
+        for (w, width) in widths.iter().enumerate() {
+            for (m, &mode) in Mode::ALL.iter().enumerate() {
+                let iters = mode.iterations(options.iters);
+                let outcome = sweep::time(&mut shared, width, mode, iters)?;
+                series[w][m].record(run, outcome, mode, width, iters);
+            }
+        }
+    }
+    let probes = limits::probe_all(&shared.stream)?;
+
+    let mut report = Report::new("device_graph_launch");
+    let mut table = Map::new();
+    for (w, width) in widths.iter().enumerate() {
+        let mut row = Map::new();
+        for (m, mode) in Mode::ALL.iter().enumerate() {
+            let us = series[w][m].us_per_iter(mode.iterations(options.iters));
+            report.figure(&format!("{}_us_w{}", mode.name(), width.width), us, "us");
+            row.insert(mode.name().to_string(), json!(us));
+        }
+        let us = |mode: Mode| series[w][mode.index()].us_per_iter(mode.iterations(options.iters));
+        let host = us(Mode::HostSync);
+        report.figure(&format!("ff_over_host_w{}", width.width), host / us(Mode::FireAndForget), "x");
+        report.figure(
+            &format!("ff_batched_over_host_w{}", width.width),
+            host / us(Mode::FireAndForgetBatch),
+            "x",
+        );
+        table.insert(width.width.to_string(), Value::Object(row));
+    }
+    let widest = options.widest();
+    let w = options.widths.iter().position(|&x| x == widest).unwrap_or(0);
+    let us = |mode: Mode| series[w][mode.index()].us_per_iter(mode.iterations(options.iters));
+    report.figure("ff_over_host", us(Mode::HostSync) / us(Mode::FireAndForget), "x");
+    report.figure("ff_batched_over_host", us(Mode::HostSync) / us(Mode::FireAndForgetBatch), "x");
+    report.figure("widest", f64::from(widest), "nodes");
+    report.figure("iters", f64::from(options.iters), "iterations");
+
+    let iterations = (options.runs + 1) * options.iters as usize;
+    for (m, mode) in Mode::ALL.iter().enumerate() {
+        let problem = series.iter().find_map(|row| row[m].problem.clone());
+        let what = match mode {
+            Mode::RelaunchOnly => {
+                format!(
+                    "the scheduler relaunched itself to exactly {} steps every run, none refused",
+                    options.iters
+                )
+            }
+            _ if mode.device_code().is_some() => format!(
+                "{iterations} iterations per width: every node ran once per iteration, the scheduler counted \
+                 {} per run, no device-side launch refused",
+                options.iters
+            ),
+            _ => format!("{iterations} iterations per width: every node ran once per iteration"),
+        };
+        report.check(
+            &format!("{}: every iteration ran", mode.name()),
+            problem.is_none(),
+            problem.unwrap_or(what),
+        );
+    }
+    for probe in probes {
+        report.check(probe.name, probe.held, probe.detail);
+    }
+
+    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(format!(
+        "per iteration, widths {:?}: host_sync = cudaGraphLaunch + cudaStreamSynchronize; device modes = one \
+         scheduler step (launch the work graph, tail-relaunch itself), one host launch per {} iterations; \
+         fire_and_forget_batched = {} iterations per scheduler step, spinning on the nodes' done count",
+        options.widths,
+        options.iters,
+        sweep::BATCH
+    ));
+    report.data("us_per_iter", Value::Object(table));
+    Ok(report)
+}
+
+/// The one-line summary for the chapter table, e.g.
+/// `device fire-and-forget 3.20x over host launch+sync at width 64 (4.5 vs 14.4 µs/iter)`.
+///
+/// ```
+/// let mut report = chapter_common::Report::new("device_graph_launch");
+/// report.figure("widest", 64.0, "nodes");
+/// report.figure("host_sync_us_w64", 14.4, "us");
+/// report.figure("fire_and_forget_us_w64", 4.5, "us");
+/// report.figure("ff_over_host", 3.2, "x");
+/// assert_eq!(
+///     device_graph_launch::headline(&report),
+///     "device fire-and-forget 3.20x over host launch+sync at width 64 (4.5 vs 14.4 µs/iter)"
+/// );
+/// ```
+pub fn headline(report: &Report) -> String {
+    let figure = |name: &str| report.figure_value(name).unwrap_or(f64::NAN);
+    let widest = figure("widest");
+    format!(
+        "device fire-and-forget {:.2}x over host launch+sync at width {widest:.0} ({:.1} vs {:.1} µs/iter)",
+        figure("ff_over_host"),
+        figure(&format!("fire_and_forget_us_w{widest:.0}")),
+        figure(&format!("host_sync_us_w{widest:.0}")),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_quick_are_valid() {
+        assert!(Options::default().validate().is_ok());
+        assert!(Options::quick().validate().is_ok());
+        assert!(Options::quick().iters < Options::default().iters);
+        assert_eq!(Options::default().widest(), 64);
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_a_reason() {
+        let cases = [
+            Options { widths: vec![], ..Options::quick() },
+            Options { widths: vec![1, 0], ..Options::quick() },
+            Options { widths: vec![MAX_WIDTH + 1], ..Options::quick() },
+            Options { iters: 0, ..Options::quick() },
+            Options { runs: 0, ..Options::quick() },
+        ];
+        for options in cases {
+            let err = options.validate().unwrap_err();
+            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_mode_table_matches_the_kernel() {
+        let kernel = include_str!("../kernels/scheduler.cu");
+        for (name, value) in
+            [("DGL_RELAUNCH_ONLY", 0), ("DGL_FIRE_AND_FORGET", 1), ("DGL_TAIL", 2), ("DGL_SIBLING", 3)]
+        {
+            assert!(kernel.contains(&format!("#define {name} {value}u")), "{name}");
+        }
+        assert!(kernel.contains(&format!("#define DGL_FIRE_AND_FORGET_BATCH {}u", 4)));
+        let codes: Vec<_> = Mode::ALL.iter().filter_map(|m| m.device_code()).collect();
+        assert_eq!(codes, [0, 1, 2, 3, 4]);
+        assert!(Mode::ALL.iter().enumerate().all(|(i, m)| m.index() == i));
+    }
+}

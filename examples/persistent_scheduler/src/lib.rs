@@ -1,0 +1,646 @@
+//! `persistent_scheduler`: queues and graphs together. A scheduler kernel that lives on the GPU
+//! drains an atomic work queue by launching the device graph that matches each item.
+//!
+//! `items` small work items (a kind each and a slice of `width` elements) are pushed onto a
+//! [`WorkQueue`] in a shuffled order. Each kind has its own graph (one `ps_item` kernel: a
+//! block that transforms the item's slice with the kind's constants, counts the item in a
+//! per-item counter and reports it done to the queue). Two ways to process the queue:
+//! - **persistent scheduler**: one host launch of the scheduler's graph
+//!   ([`device_launch::Launcher`]). Each run of `ps_scheduler` claims up to `batch` (at most
+//!   120) items with one atomic (`dl_queue_pop_block`), fire-and-forgets one graph per item
+//!   and relaunches itself (`DL_RELAUNCH_SELF`, a tail launch: it waits for the run's graphs)
+//!   while the queue holds more. CUDA refuses to launch an exec again while its previous launch
+//!   is pending, so every kind has `batch` replicas of its graph (separate execs) and a run
+//!   launches each replica at most once.
+//! - **host-driven loop**: the host walks the same items in queue order and launches the
+//!   graph of each item's kind (`cudaGraphLaunch`, instantiated for host launch), one launch
+//!   per item, synchronizing once at the end.
+//!
+//! Both must process every item exactly once (per-item counters, checked on the host), leave
+//! the CPU model's output bit for bit ([`model`]) and make one graph launch per item;
+//! device-side launch failures are read from an [`ErrorSlot`]. Figures are medians of `runs`
+//! timed runs after one warm-up (CUDA events around a whole drain of the queue); the
+//! headline is the host loop's time per item over the scheduler's (`speedup`).
+
+#![warn(missing_docs)]
+
+pub mod model;
+
+use std::time::Instant;
+
+use chapter_common::{Report, Samples};
+use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, Stream};
+use device_launch::limits::FIRE_AND_FORGET_LIMIT;
+use device_launch::{
+    instantiate_for_device, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher, RawErrorSlot,
+    UploadedGraphExec, WorkQueue, WorkQueueArg,
+};
+use serde_json::json;
+
+cuda_graph::kernels! {
+    /// One item: the next entry of its kind's list, transformed, counted and reported done.
+    fn ps_item(
+        input: DevicePtr<u32>,
+        output: DevicePtr<u32>,
+        width: u32,
+        rounds: u32,
+        kind: u32,
+        lists: DevicePtr<u32>,
+        capacity: u32,
+        counters: DevicePtr<u32>,
+        hits: DevicePtr<u32>,
+        queue: WorkQueueArg,
+    );
+    /// The persistent scheduler: claims a batch, launches one graph per item, relaunches
+    /// itself while items remain.
+    fn ps_scheduler(
+        queue: WorkQueueArg,
+        kinds: DevicePtr<u32>,
+        lists: DevicePtr<u32>,
+        capacity: u32,
+        counters: DevicePtr<u32>,
+        graphs: DeviceGraphTableArg,
+        replicas: u32,
+        launch_threads: u32,
+        slot: DevicePtr<RawErrorSlot>,
+    );
+}
+
+/// The most kinds (`PS_MAX_KINDS`).
+pub const MAX_KINDS: u32 = 16;
+/// The most items per scheduler run (`PS_MAX_BATCH`): one fire-and-forget launch each,
+/// within CUDA's limit per launching kernel.
+pub const MAX_BATCH: u32 = 120;
+/// The most items.
+pub const MAX_ITEMS: u32 = 1 << 20;
+/// The most elements per item (one block of that many threads).
+pub const MAX_WIDTH: u32 = 1024;
+/// The most rounds of work per element.
+pub const MAX_ROUNDS: u32 = 4096;
+
+/// The layout of the `counters` array (the `PS_*` defines of `kernels/scheduler.cu`).
+mod counters {
+    use super::MAX_KINDS;
+    /// `[k]`: list entries of kind `k` taken by item graphs.
+    pub const SEQ: usize = 0;
+    /// `[k]`: list entries of kind `k` written.
+    pub const TAIL: usize = MAX_KINDS as usize;
+    /// Item graphs fire-and-forgotten by the scheduler (accepted launches).
+    pub const LAUNCHED: usize = 2 * MAX_KINDS as usize;
+    /// Scheduler runs that claimed items.
+    pub const RUNS: usize = LAUNCHED + 1;
+    /// Length of the array.
+    pub const LEN: usize = LAUNCHED + 2;
+}
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Work items pushed onto the queue.
+    pub items: u32,
+    /// Kinds of item, each its own graph.
+    pub kinds: u32,
+    /// Elements per item (threads of its one block).
+    pub width: u32,
+    /// Rounds of work per element.
+    pub rounds: u32,
+    /// Items per scheduler run (at most 120), and replicas of every kind's graph.
+    pub batch: u32,
+    /// Scheduler threads that make the launches: 0 for one per item, 1 for one thread
+    /// launching them all in order.
+    pub launch_threads: u32,
+    /// Timed runs of each way after one warm-up; figures are their medians.
+    pub runs: usize,
+    /// Seed of the items.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    /// Chapter scale: 10000 small items (a block of 128 threads, 16 rounds per element: a
+    /// few microseconds of GPU work, launch-bound), 4 kinds, batches of 120, 5 runs.
+    fn default() -> Options {
+        Options {
+            items: 10_000,
+            kinds: 4,
+            width: 128,
+            rounds: 16,
+            batch: 120,
+            launch_threads: 0,
+            runs: 5,
+            seed: 0x5eed,
+        }
+    }
+}
+
+impl Options {
+    /// Small and fast (for tests and `--quick`): 1000 items in batches of 32, two runs.
+    pub fn quick() -> Options {
+        Options { items: 1000, batch: 32, runs: 2, ..Options::default() }
+    }
+
+    /// Refuses what cannot run, before any CUDA call.
+    pub fn validate(&self) -> Result<(), CudaError> {
+        let problem = if self.items == 0 || self.items > MAX_ITEMS {
+            format!("items must be 1..={MAX_ITEMS}, not {}", self.items)
+        } else if self.kinds == 0 || self.kinds > MAX_KINDS {
+            format!("kinds must be 1..={MAX_KINDS}, not {}", self.kinds)
+        } else if self.width == 0 || self.width > MAX_WIDTH {
+            format!("width must be 1..={MAX_WIDTH}, not {}", self.width)
+        } else if self.rounds > MAX_ROUNDS {
+            format!("rounds must be 0..={MAX_ROUNDS}, not {}", self.rounds)
+        } else if self.batch == 0 || self.batch > MAX_BATCH {
+            format!(
+                "batch must be 1..={MAX_BATCH} (one fire-and-forget launch per item; CUDA allows \
+                 {FIRE_AND_FORGET_LIMIT} per launching kernel), not {}",
+                self.batch
+            )
+        } else if self.launch_threads > self.batch {
+            format!(
+                "launch_threads must be 0 (one per item) or 1..={}, not {}",
+                self.batch, self.launch_threads
+            )
+        } else if self.runs == 0 {
+            "runs must be at least 1".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(CudaError::InvalidArgument { call: "persistent_scheduler::run", problem })
+    }
+
+    /// The number of scheduler threads that launch.
+    fn launchers(&self) -> u32 {
+        if self.launch_threads == 0 {
+            self.batch
+        } else {
+            self.launch_threads
+        }
+    }
+}
+
+/// A host-side `device_launch` error as the chapter runner's error type.
+fn cuda(err: device_launch::Error) -> CudaError {
+    match err {
+        device_launch::Error::Cuda(err) => err,
+        other => CudaError::InvalidArgument {
+            call: "persistent_scheduler (device launch)",
+            problem: other.to_string(),
+        },
+    }
+}
+
+/// The argument list of `ps_item`.
+type ItemArgs = (
+    DevicePtr<u32>,
+    DevicePtr<u32>,
+    u32,
+    u32,
+    u32,
+    DevicePtr<u32>,
+    u32,
+    DevicePtr<u32>,
+    DevicePtr<u32>,
+    WorkQueueArg,
+);
+
+/// The argument list of `ps_scheduler`.
+type SchedulerArgs = (
+    WorkQueueArg,
+    DevicePtr<u32>,
+    DevicePtr<u32>,
+    u32,
+    DevicePtr<u32>,
+    DeviceGraphTableArg,
+    u32,
+    u32,
+    DevicePtr<RawErrorSlot>,
+);
+
+/// The queue, the item data and bookkeeping, and the stream and events that time a drain.
+struct Bench {
+    stream: Stream,
+    start: Event,
+    end: Event,
+    queue: WorkQueue,
+    kinds: DeviceBuffer<u32>,
+    input: DeviceBuffer<u32>,
+    output: DeviceBuffer<u32>,
+    /// `lists[k * items + n]`: the `n`-th item handed to a graph of kind `k`.
+    lists: DeviceBuffer<u32>,
+    /// The host loop's lists, in the same layout.
+    host_lists: Vec<u32>,
+    /// The host loop's counters: every list written (tail = items of the kind), none taken.
+    host_counters: Vec<u32>,
+    counters: DeviceBuffer<u32>,
+    hits: DeviceBuffer<u32>,
+    slot: ErrorSlot,
+    items: model::Items,
+    options: Options,
+}
+
+/// What one drain of the queue left.
+struct Outcome {
+    ms: f64,
+    output: Vec<u32>,
+    hits: Vec<u32>,
+    counters: Vec<u32>,
+    processed: u32,
+    /// Item graphs launched: counted by the scheduler, or by the host loop.
+    launched: u64,
+    refused: Option<String>,
+}
+
+/// The scheduler's graph and the item graphs it launches.
+struct SchedulerWay {
+    /// `kinds x batch` uploaded execs (also held by the table in the scheduler's arguments).
+    _replicas: Vec<UploadedGraphExec>,
+    scheduler: Launcher<SchedulerArgs>,
+}
+
+impl Bench {
+    fn new(items: model::Items, options: &Options) -> Result<Bench, CudaError> {
+        let n = options.items as usize;
+        let lists = items.lists_in_queue_order(options.kinds);
+        let mut host_lists = vec![0u32; options.kinds as usize * n];
+        let mut host_counters = vec![0u32; counters::LEN];
+        for (k, list) in lists.iter().enumerate() {
+            host_lists[k * n..k * n + list.len()].copy_from_slice(list);
+            host_counters[counters::TAIL + k] = list.len() as u32;
+        }
+        Ok(Bench {
+            stream: Stream::new()?,
+            start: Event::new()?,
+            end: Event::new()?,
+            queue: WorkQueue::with_capacity(options.items).map_err(cuda)?,
+            kinds: DeviceBuffer::from_slice(&items.kinds)?,
+            input: DeviceBuffer::from_slice(&items.input)?,
+            output: DeviceBuffer::zeroed(items.input.len())?,
+            lists: DeviceBuffer::zeroed(host_lists.len())?,
+            host_lists,
+            host_counters,
+            counters: DeviceBuffer::zeroed(counters::LEN)?,
+            hits: DeviceBuffer::zeroed(n)?,
+            slot: ErrorSlot::new()?,
+            items,
+            options: options.clone(),
+        })
+    }
+
+    fn item_config(&self) -> LaunchConfig {
+        LaunchConfig::new(1, self.options.width)
+    }
+
+    fn item_args(&self, kind: u32) -> ItemArgs {
+        let Options { items, width, rounds, .. } = self.options;
+        (
+            self.input.ptr(),
+            self.output.ptr(),
+            width,
+            rounds,
+            kind,
+            self.lists.ptr(),
+            items,
+            self.counters.ptr(),
+            self.hits.ptr(),
+            self.queue.arg(),
+        )
+    }
+
+    /// `batch` replicas of every kind's graph, instantiated for device launch and uploaded,
+    /// and the scheduler's graph that launches them.
+    fn scheduler_way(&self) -> Result<SchedulerWay, CudaError> {
+        let Options { items, kinds, batch, .. } = self.options;
+        let mut replicas = Vec::with_capacity((kinds * batch) as usize);
+        for kind in 0..kinds {
+            let graph = Graph::new()?;
+            graph.add_kernel(ps_item(), self.item_config(), self.item_args(kind), &[])?;
+            for _ in 0..batch {
+                replicas
+                    .push(instantiate_for_device(&graph).map_err(cuda)?.upload(&self.stream).map_err(cuda)?);
+            }
+        }
+        let handles: Vec<_> = replicas.iter().map(UploadedGraphExec::handle).collect();
+        let table = DeviceGraphTable::new(&handles).map_err(cuda)?;
+        let args = (
+            self.queue.arg(),
+            self.kinds.ptr(),
+            self.lists.ptr(),
+            items,
+            self.counters.ptr(),
+            table.arg(),
+            batch,
+            self.options.launchers(),
+            self.slot.ptr(),
+        );
+        let scheduler = Launcher::new(ps_scheduler(), LaunchConfig::new(1, batch), args).map_err(cuda)?;
+        Ok(SchedulerWay { _replicas: replicas, scheduler })
+    }
+
+    /// One graph per kind, instantiated for host launch: what a host-driven loop uses.
+    fn host_graphs(&self) -> Result<Vec<GraphExec<HostLaunch>>, CudaError> {
+        (0..self.options.kinds)
+            .map(|kind| {
+                let graph = Graph::new()?;
+                graph.add_kernel(ps_item(), self.item_config(), self.item_args(kind), &[])?;
+                let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+                exec.upload(&self.stream)?;
+                Ok(exec)
+            })
+            .collect()
+    }
+
+    /// Clears what a drain writes.
+    fn reset(&mut self) -> Result<(), CudaError> {
+        self.output.memset_async(0, &self.stream)?;
+        self.hits.memset_async(0, &self.stream)?;
+        self.stream.synchronize()?;
+        self.queue.reset().map_err(cuda)
+    }
+
+    /// Drains the queue with the persistent scheduler: one host launch.
+    fn run_scheduler(&mut self, way: &SchedulerWay) -> Result<Outcome, CudaError> {
+        self.reset()?;
+        self.queue.push_all(&self.items.order).map_err(cuda)?;
+        self.counters.memset_async(0, &self.stream)?;
+        self.start.record(&self.stream)?;
+        way.scheduler.launch(&self.stream).map_err(cuda)?;
+        self.end.record(&self.stream)?;
+        let mut outcome = self.finish()?;
+        outcome.launched = u64::from(outcome.counters[counters::LAUNCHED]);
+        Ok(outcome)
+    }
+
+    /// The host-driven loop: one graph launch per item, in queue order.
+    fn run_host(&mut self, graphs: &[GraphExec<HostLaunch>]) -> Result<Outcome, CudaError> {
+        self.reset()?;
+        // The lists the graphs read, ready before timing starts (a favour to the host loop:
+        // the scheduler builds its lists on the device, inside its timed run).
+        self.lists.copy_from_host(&self.host_lists)?;
+        self.counters.copy_from_host(&self.host_counters)?;
+        self.start.record(&self.stream)?;
+        for &item in &self.items.order {
+            graphs[self.items.kinds[item as usize] as usize].launch(&self.stream)?;
+        }
+        self.end.record(&self.stream)?;
+        let mut outcome = self.finish()?;
+        outcome.launched = self.items.len() as u64;
+        Ok(outcome)
+    }
+
+    /// Waits for the drain and reads what it left.
+    fn finish(&mut self) -> Result<Outcome, CudaError> {
+        self.end.synchronize()?;
+        self.stream.synchronize()?;
+        let ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?);
+        Ok(Outcome {
+            ms,
+            output: self.output.to_vec()?,
+            hits: self.hits.to_vec()?,
+            counters: self.counters.to_vec()?,
+            processed: self.queue.processed().map_err(cuda)?,
+            launched: 0,
+            refused: self.slot.take()?.err().map(|err| err.to_string()),
+        })
+    }
+}
+
+/// Per-run samples of one way and the first problem of each kind met.
+#[derive(Default)]
+struct Way {
+    ms: Samples,
+    once: Option<String>,
+    output: Option<String>,
+    launches: Option<String>,
+    scheduler_runs: u32,
+}
+
+impl Way {
+    fn record(&mut self, run: usize, outcome: Outcome, want: &Expected, scheduler: bool) {
+        if run > 0 {
+            self.ms.push(outcome.ms);
+        }
+        let n = want.output.len() / want.width;
+        if self.once.is_none() {
+            let wrong: Vec<(usize, u32)> =
+                outcome.hits.iter().copied().enumerate().filter(|&(_, h)| h != 1).take(5).collect();
+            self.once = if !wrong.is_empty() {
+                Some(format!("run {run}: items not processed exactly once (item, times): {wrong:?}"))
+            } else if outcome.processed as usize != n {
+                Some(format!("run {run}: the queue counted {} items done, want {n}", outcome.processed))
+            } else {
+                None
+            };
+        }
+        if self.output.is_none() {
+            if let Some(i) = outcome.output.iter().zip(&want.output).position(|(a, b)| a != b) {
+                self.output = Some(format!(
+                    "run {run}: item {} element {}: {:#x}, want {:#x}",
+                    i / want.width,
+                    i % want.width,
+                    outcome.output[i],
+                    want.output[i]
+                ));
+            }
+        }
+        let c = &outcome.counters;
+        self.scheduler_runs = c[counters::RUNS];
+        if self.launches.is_none() {
+            let taken: Vec<u32> = (0..want.per_kind.len()).map(|k| c[counters::SEQ + k]).collect();
+            self.launches = if let Some(refused) = outcome.refused {
+                Some(format!("run {run}: {refused}"))
+            } else if outcome.launched != n as u64 {
+                Some(format!("run {run}: {} item graphs launched, want {n}", outcome.launched))
+            } else if taken != want.per_kind {
+                Some(format!("run {run}: graph runs per kind {taken:?}, want {:?}", want.per_kind))
+            } else if scheduler && c[counters::RUNS] != want.scheduler_runs {
+                Some(format!("run {run}: {} scheduler runs, want {}", c[counters::RUNS], want.scheduler_runs))
+            } else {
+                None
+            };
+        }
+    }
+}
+
+/// What a drain must leave.
+struct Expected {
+    output: Vec<u32>,
+    width: usize,
+    per_kind: Vec<u32>,
+    scheduler_runs: u32,
+}
+
+/// Runs both ways on device 0 and reports times and checks.
+///
+/// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
+/// error but a failed check in the report.
+pub fn run(options: &Options) -> Result<Report, CudaError> {
+    options.validate()?;
+    let device = Device::get(0)?;
+    device.set_current()?;
+    let properties = device.properties()?;
+
+    let items = model::Items::new(options.seed, options.items, options.kinds, options.width, options.rounds);
+    let want = Expected {
+        output: items.expected_output(),
+        width: options.width as usize,
+        per_kind: items.per_kind(options.kinds),
+        scheduler_runs: options.items.div_ceil(options.batch),
+    };
+    let mut bench = Bench::new(items, options)?;
+    // The kernel's one-off parameter check and module load happen before the setup is timed.
+    ps_item().function()?;
+    let t = Instant::now();
+    let way = bench.scheduler_way()?;
+    bench.stream.synchronize()?;
+    let setup_ms = t.elapsed().as_secs_f64() * 1e3;
+    let host_graphs = bench.host_graphs()?;
+
+    // Alternating; run 0 is the warm-up (it also uploads the scheduler's graph).
+    let (mut on_device, mut on_host) = (Way::default(), Way::default());
+    for run in 0..=options.runs {
+        let outcome = bench.run_scheduler(&way)?;
+        on_device.record(run, outcome, &want, true);
+        let outcome = bench.run_host(&host_graphs)?;
+        on_host.record(run, outcome, &want, false);
+    }
+
+    let n = f64::from(options.items);
+    let device_us = on_device.ms.median() * 1e3 / n;
+    let host_us = on_host.ms.median() * 1e3 / n;
+    let runs_per_drain = f64::from(want.scheduler_runs);
+    let mut report = Report::new("persistent_scheduler");
+    report.figure("scheduler_us_per_item", device_us, "us");
+    report.figure("host_loop_us_per_item", host_us, "us");
+    report.figure("speedup", host_us / device_us, "x");
+    report.figure("scheduler_ms_per_drain", on_device.ms.median(), "ms");
+    report.figure("host_loop_ms_per_drain", on_host.ms.median(), "ms");
+    report.figure("us_per_scheduler_run", on_device.ms.median() * 1e3 / runs_per_drain, "us");
+    report.figure("scheduler_runs", f64::from(on_device.scheduler_runs), "runs");
+    report.figure("graph_execs", f64::from(options.kinds * options.batch), "execs");
+    report.figure("setup_ms", setup_ms, "ms");
+    report.figure("items", n, "items");
+    report.figure("kinds", f64::from(options.kinds), "kinds");
+    report.figure("batch", f64::from(options.batch), "items");
+
+    let drains = options.runs + 1;
+    for (label, way) in [("persistent scheduler", &on_device), ("host loop", &on_host)] {
+        report.check(
+            &format!("{label}: every item processed exactly once"),
+            way.once.is_none(),
+            way.once.clone().unwrap_or_else(|| {
+                format!(
+                    "{drains} drains of {} items: every per-item counter 1, the queue counted all",
+                    options.items
+                )
+            }),
+        );
+        report.check(
+            &format!("{label}: output equals the CPU model"),
+            way.output.is_none(),
+            way.output.clone().unwrap_or_else(|| {
+                format!("{} items x {} elements, bit-exact, every drain", options.items, options.width)
+            }),
+        );
+        report.check(
+            &format!("{label}: one graph launch per item"),
+            way.launches.is_none(),
+            way.launches.clone().unwrap_or_else(|| {
+                format!(
+                    "{} launches per drain, graph runs per kind {:?}, none refused",
+                    options.items, want.per_kind
+                )
+            }),
+        );
+    }
+
+    report.note(format!(
+        "{} ({} SMs): {} items of {} elements x {} rounds, {} kinds; the scheduler claims {} items per run \
+         ({} runs per drain) and launches them from {} thread(s); {} device-launch execs ({} replicas per kind)",
+        properties.name,
+        properties.multiprocessors,
+        options.items,
+        options.width,
+        options.rounds,
+        options.kinds,
+        options.batch,
+        want.scheduler_runs,
+        options.launchers(),
+        options.kinds * options.batch,
+        options.batch
+    ));
+    report.note(
+        "times are CUDA-event times around a whole drain of the queue (one host launch for the \
+         scheduler; one host graph launch per item for the host loop), divided by the items",
+    );
+    let per_item = |w: &Way| json!(w.ms.0.iter().map(|ms| ms * 1e3 / n).collect::<Vec<_>>());
+    report.data(
+        "runs_us_per_item",
+        json!({ "scheduler": per_item(&on_device), "host_loop": per_item(&on_host) }),
+    );
+    report.data("items_per_kind", json!(want.per_kind));
+    Ok(report)
+}
+
+/// The one-line summary for the chapter table, e.g.
+/// `persistent scheduler 3.10x over host loop (0.71 vs 2.20 µs/item)`.
+///
+/// ```
+/// let mut report = chapter_common::Report::new("persistent_scheduler");
+/// report.figure("scheduler_us_per_item", 0.71, "us");
+/// report.figure("host_loop_us_per_item", 2.2, "us");
+/// report.figure("speedup", 2.2 / 0.71, "x");
+/// assert_eq!(
+///     persistent_scheduler::headline(&report),
+///     "persistent scheduler 3.10x over host loop (0.71 vs 2.20 µs/item)"
+/// );
+/// ```
+pub fn headline(report: &Report) -> String {
+    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
+    format!(
+        "persistent scheduler {:.2}x over host loop ({:.2} vs {:.2} µs/item)",
+        figure("speedup"),
+        figure("scheduler_us_per_item"),
+        figure("host_loop_us_per_item")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_quick_are_valid() {
+        assert!(Options::default().validate().is_ok());
+        assert!(Options::quick().validate().is_ok());
+        assert!(Options::quick().items < Options::default().items);
+        assert_eq!(Options::default().launchers(), 120);
+        assert_eq!(Options { launch_threads: 1, ..Options::default() }.launchers(), 1);
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_a_reason() {
+        let cases = [
+            Options { items: 0, ..Options::quick() },
+            Options { kinds: MAX_KINDS + 1, ..Options::quick() },
+            Options { width: 0, ..Options::quick() },
+            Options { rounds: MAX_ROUNDS + 1, ..Options::quick() },
+            Options { batch: 121, ..Options::quick() },
+            Options { launch_threads: 33, ..Options::quick() },
+            Options { runs: 0, ..Options::quick() },
+        ];
+        for options in cases {
+            let err = options.validate().unwrap_err();
+            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_limits_and_counter_layout_match_the_kernels() {
+        let source = include_str!("../kernels/scheduler.cu");
+        assert!(source.contains(&format!("#define PS_MAX_KINDS {MAX_KINDS}u")));
+        assert!(source.contains(&format!("#define PS_MAX_BATCH {MAX_BATCH}u")));
+        assert_eq!(MAX_BATCH, FIRE_AND_FORGET_LIMIT);
+        assert_eq!((counters::TAIL, counters::LAUNCHED, counters::RUNS, counters::LEN), (16, 32, 33, 34));
+    }
+}

@@ -1,0 +1,63 @@
+//! `device_graph_launch` on a real GPU: every launch mode (host with and without a sync,
+//! device fire-and-forget, tail, sibling, batched fire-and-forget, the bare self-relaunch loop)
+//! runs every node of every iteration at every width, no device-side launch is refused in the
+//! timed loops, and each limit hit on purpose comes back as the expected device-side error.
+//! Speed is not asserted here.
+
+use device_graph_launch::{run, Mode, Options};
+
+#[test]
+fn quick_run_passes_and_reports_every_figure() {
+    gpu_test_support::require_gpu!();
+    let options = Options::quick();
+    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.passed(), "{}", report.to_text());
+
+    let json = report.to_json();
+    assert_eq!(json["verdict"], "PASS");
+    let figure = |name: &str| {
+        json["figures"][name]
+            .as_f64()
+            .unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
+    };
+    for width in &options.widths {
+        for mode in Mode::ALL {
+            let value = figure(&format!("{}_us_w{width}", mode.name()));
+            assert!(value.is_finite() && value > 0.0, "{} at width {width} = {value}", mode.name());
+        }
+        let ratio = figure(&format!("ff_over_host_w{width}"));
+        assert!(ratio.is_finite() && ratio > 0.0, "ff_over_host_w{width} = {ratio}");
+    }
+    for name in ["ff_over_host", "ff_batched_over_host"] {
+        let value = figure(name);
+        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
+    }
+    assert_eq!(figure("widest"), 64.0);
+    let checks = json["checks"].as_array().expect("checks");
+    let mut names: Vec<String> =
+        Mode::ALL.iter().map(|m| format!("{}: every iteration ran", m.name())).collect();
+    names.extend(
+        [
+            "121st fire-and-forget launch refused and reported",
+            "256th tail launch refused and reported",
+            "second launch of a pending graph refused and reported",
+        ]
+        .map(String::from),
+    );
+    for name in &names {
+        assert!(checks.iter().any(|c| c["name"] == name.as_str() && c["held"] == true), "{name}: {checks:?}");
+    }
+    // The expected refusals name CUDA's error.
+    let limit =
+        checks.iter().find(|c| c["name"] == "121st fire-and-forget launch refused and reported").unwrap();
+    assert!(limit["detail"].as_str().unwrap().contains("cudaErrorInvalidValue"), "{limit}");
+    let table = json["data"]["us_per_iter"].as_object().expect("per-width table");
+    assert_eq!(table.len(), options.widths.len());
+}
+
+#[test]
+fn invalid_options_are_an_error_not_a_panic() {
+    // Refused before any CUDA call, so this needs no GPU.
+    let err = run(&Options { widths: vec![0], ..Options::quick() }).unwrap_err();
+    assert!(err.to_string().contains("widths must be"), "{err}");
+}

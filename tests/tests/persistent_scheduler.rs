@@ -1,0 +1,65 @@
+//! `persistent_scheduler` on a real GPU: the self-relaunching scheduler kernel and the
+//! host-driven loop both process every queued item exactly once (per-item counters), leave the
+//! CPU model's output and make one graph launch per item, with no device-side launch refused;
+//! the report carries the chapter's figures. Speed is not asserted.
+
+use persistent_scheduler::{run, Options};
+
+fn passes(options: &Options) {
+    let report = run(options).unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.passed(), "{}", report.to_text());
+}
+
+#[test]
+fn quick_run_passes_and_reports_every_figure() {
+    gpu_test_support::require_gpu!();
+    let options = Options::quick();
+    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.passed(), "{}", report.to_text());
+    let json = report.to_json();
+    assert_eq!(json["verdict"], "PASS");
+    let figure = |name: &str| {
+        json["figures"][name].as_f64().unwrap_or_else(|| panic!("figure {name} missing: {json}"))
+    };
+    for name in
+        ["scheduler_us_per_item", "host_loop_us_per_item", "speedup", "us_per_scheduler_run", "setup_ms"]
+    {
+        let value = figure(name);
+        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
+    }
+    assert_eq!(figure("items"), f64::from(options.items));
+    assert_eq!(figure("scheduler_runs"), f64::from(options.items.div_ceil(options.batch)));
+    assert_eq!(figure("graph_execs"), f64::from(options.kinds * options.batch));
+    let checks = json["checks"].as_array().expect("checks");
+    for way in ["persistent scheduler", "host loop"] {
+        for what in
+            ["every item processed exactly once", "output equals the CPU model", "one graph launch per item"]
+        {
+            let name = format!("{way}: {what}");
+            assert!(
+                checks.iter().any(|c| c["name"] == name.as_str() && c["held"] == true),
+                "{name}: {checks:?}"
+            );
+        }
+    }
+    let runs = json["data"]["runs_us_per_item"]["scheduler"].as_array().expect("per-run times");
+    assert_eq!(runs.len(), options.runs);
+    let per_kind = json["data"]["items_per_kind"].as_array().expect("items per kind");
+    assert_eq!(per_kind.iter().map(|c| c.as_u64().unwrap()).sum::<u64>(), u64::from(options.items));
+}
+
+#[test]
+fn one_launching_thread_and_full_batches_pass_too() {
+    gpu_test_support::require_gpu!();
+    // Serial launches from one thread; batches of 120 (CUDA's fire-and-forget limit per
+    // launching kernel) with a partial last batch; one kind, so every batch uses all replicas.
+    passes(&Options { launch_threads: 1, ..Options::quick() });
+    passes(&Options { items: 1000, batch: 120, kinds: 1, ..Options::quick() });
+}
+
+#[test]
+fn invalid_options_are_an_error_not_a_panic() {
+    // Refused before any CUDA call, so this needs no GPU.
+    let err = run(&Options { batch: 121, ..Options::quick() }).unwrap_err();
+    assert!(err.to_string().contains("batch must be"), "{err}");
+}
