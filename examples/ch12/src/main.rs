@@ -22,11 +22,23 @@ struct Cli {
     /// Smaller sizes and fewer iterations (a quick correctness pass, not for figures).
     #[arg(long)]
     quick: bool,
+    /// Run only these programs (comma-separated crate names), in the chapter's order.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let programs = programs::all();
+    let mut programs = programs::all();
+    if !cli.only.is_empty() {
+        if let Some(unknown) = cli.only.iter().find(|name| !programs.iter().any(|p| p.name == name.as_str()))
+        {
+            let names: Vec<&str> = programs.iter().map(|p| p.name).collect();
+            eprintln!("ch12: no program named {unknown}; the programs are: {}", names.join(", "));
+            return ExitCode::from(2);
+        }
+        programs.retain(|p| cli.only.iter().any(|name| name == p.name));
+    }
     let device = match Device::count() {
         Ok(count) if count > 0 => Device::get(0).and_then(|d| d.properties()).map(|p| p.name),
         Ok(_) => Err(cuda_graph::CudaError::from_code(100, "cudaGetDeviceCount")),
