@@ -5,7 +5,7 @@ mod support;
 
 use cuda_graph::DeviceBuffer;
 use device_launch::ErrorSlot;
-use device_launch_kernels::dl_cdp_parent;
+use device_launch_cdp_kernels::dl_cdp_parent;
 use gpu_test_support::require_gpu;
 use support::{one, run, stream};
 

@@ -3,14 +3,16 @@
 //! its `ErrorSlot` (`cudaErrorLaunchPendingCountExceeded`, with the fix in the message), and
 //! exactly the accepted children run.
 //!
-//! Alone in its binary: the limit applies to the whole device, before any CDP launch.
+//! Alone in its binary: the limit applies to the whole device, before any CDP launch. Named
+//! `deliberate_*`: its refused launches are the outcome it checks, so the sanitizer script
+//! does not count them as errors.
 
 mod support;
 
 use cuda_graph::{Device, DeviceBuffer};
 use device_launch::limits::LaunchLimits;
 use device_launch::{ErrorSlot, Operation};
-use device_launch_kernels::dl_cdp_parent;
+use device_launch_cdp_kernels::dl_cdp_parent;
 use gpu_test_support::require_gpu;
 use support::{one, run, stream};
 
