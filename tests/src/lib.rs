@@ -35,6 +35,13 @@ pub fn stub(kernel: unsafe extern "C" fn()) -> *const c_void {
     kernel as *const c_void
 }
 
+/// The figure `name` of a chapter program's report, failing the test with the whole report
+/// when the program did not report it.
+#[track_caller]
+pub fn figure(report: &chapter_common::Report, name: &str) -> f64 {
+    report.figure_value(name).unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
+}
+
 /// The value `smoke_fill_pattern` writes at index `i`.
 pub fn smoke_pattern(i: u32, seed: u32) -> u32 {
     i.wrapping_mul(2_654_435_761) ^ seed

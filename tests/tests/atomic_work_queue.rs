@@ -12,11 +12,7 @@ fn quick_run_passes_and_reports_every_figure() {
 
     let json = report.to_json();
     assert_eq!(json["verdict"], "PASS");
-    let figure = |name: &str| {
-        json["figures"][name]
-            .as_f64()
-            .unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
-    };
+    let figure = |name: &str| chapter_tests::figure(&report, name);
     let ratio = figure("dynamic_over_static");
     assert!(ratio.is_finite() && ratio > 0.0, "dynamic_over_static = {ratio}");
     for name in ["static_ms", "dynamic_per_thread_ms", "dynamic_warp_ms", "hierarchical_ms", "best_batch_ms"]

@@ -13,11 +13,7 @@ fn quick_run_passes_and_reports_every_figure() {
 
     let json = report.to_json();
     assert_eq!(json["verdict"], "PASS");
-    let figure = |name: &str| {
-        json["figures"][name]
-            .as_f64()
-            .unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
-    };
+    let figure = |name: &str| chapter_tests::figure(&report, name);
     for name in ["static_graph_ms", "mem_nodes_graph_ms", "stream_pool_ms", "mem_nodes_over_static_time"] {
         let value = figure(name);
         assert!(value.is_finite() && value > 0.0, "{name} = {value}");

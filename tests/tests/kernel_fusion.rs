@@ -12,11 +12,7 @@ fn quick_run_passes_and_reports_every_figure() {
 
     let json = report.to_json();
     assert_eq!(json["verdict"], "PASS");
-    let figure = |name: &str| {
-        json["figures"][name]
-            .as_f64()
-            .unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
-    };
+    let figure = |name: &str| chapter_tests::figure(&report, name);
     for variant in ["unfused", "fused", "graph"] {
         for suffix in ["ms", "gbps", "traffic_gbps"] {
             let value = figure(&format!("{variant}_{suffix}"));

@@ -18,9 +18,7 @@ fn quick_run_passes_and_reports_every_figure() {
     assert!(report.passed(), "{}", report.to_text());
     let json = report.to_json();
     assert_eq!(json["verdict"], "PASS");
-    let figure = |name: &str| {
-        json["figures"][name].as_f64().unwrap_or_else(|| panic!("figure {name} missing: {json}"))
-    };
+    let figure = |name: &str| chapter_tests::figure(&report, name);
     for name in
         ["scheduler_us_per_item", "host_loop_us_per_item", "speedup", "us_per_scheduler_run", "setup_ms"]
     {
