@@ -15,7 +15,7 @@ cuda_graph::kernels! {
     /// launches accepted; failures land in `slot`.
     ///
     /// ```no_run
-    /// device_launch_kernels::dl_cdp_parent().function()?;
+    /// device_launch_cdp_kernels::dl_cdp_parent().function()?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn dl_cdp_parent(
