@@ -23,6 +23,13 @@ pub struct Device {
 }
 
 /// The properties of a device that launch decisions need.
+///
+/// ```no_run
+/// let props = cuda_graph::Device::get(0)?.properties()?;
+/// let blocks_to_fill = props.multiprocessors * 4;
+/// println!("{}: {blocks_to_fill} blocks fill the GPU", props.name);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DeviceProperties {
@@ -51,6 +58,14 @@ pub struct DeviceProperties {
 }
 
 /// A device limit that [`Device::limit`] reads and [`Device::set_limit`] changes.
+///
+/// ```no_run
+/// use cuda_graph::{Device, Limit};
+/// let device = Device::get(0)?;
+/// device.set_limit(Limit::DevRuntimePendingLaunchCount, 4096)?;
+/// assert_eq!(device.limit(Limit::DevRuntimePendingLaunchCount)?, 4096);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Limit {

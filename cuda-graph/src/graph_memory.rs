@@ -8,6 +8,12 @@ use crate::device::Device;
 use crate::error::{check, Result};
 
 /// The graph allocator's counters for one device (`cudaDeviceGetGraphMemAttribute`), in bytes.
+///
+/// ```no_run
+/// let usage = cuda_graph::Device::get(0)?.graph_memory_usage()?;
+/// assert!(usage.used <= usage.reserved);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GraphMemoryUsage {
     /// Memory in use by graph allocations now (`UsedMemCurrent`).

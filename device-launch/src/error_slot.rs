@@ -6,6 +6,12 @@ use std::fmt;
 use cuda_graph::{CudaError, DeviceBuffer, DevicePtr, DeviceRepr};
 
 /// The slot's memory layout, shared with `DlErrorSlot` in `device_launch.cuh`.
+///
+/// ```
+/// let clear = device_launch::RawErrorSlot::default();
+/// assert_eq!((clear.code, clear.failures), (0, 0));
+/// assert_eq!(size_of::<device_launch::RawErrorSlot>(), 16);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct RawErrorSlot {
@@ -23,6 +29,16 @@ pub struct RawErrorSlot {
 unsafe impl DeviceRepr for RawErrorSlot {}
 
 /// Which device-side helper failed.
+///
+/// ```no_run
+/// # let slot = device_launch::ErrorSlot::new()?;
+/// if let Err(err) = slot.check()? {
+///     if err.operation == device_launch::Operation::TailLaunch {
+///         eprintln!("a tail launch failed at line {}", err.line);
+///     }
+/// }
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Operation {
@@ -57,6 +73,15 @@ impl Operation {
 }
 
 /// A device-side launch failed: the first failure recorded into an [`ErrorSlot`].
+///
+/// ```no_run
+/// # let slot = device_launch::ErrorSlot::new()?;
+/// match slot.check()? {
+///     Ok(()) => println!("every device-side launch ran"),
+///     Err(err) => eprintln!("{err} (hint: {:?})", err.hint()),
+/// }
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct DeviceLaunchError {
     /// The CUDA error the device-side call returned.

@@ -351,6 +351,20 @@ pub struct UpdateError {
 }
 
 /// The state of an exec given back by an [`UpdateError`].
+///
+/// ```no_run
+/// use device_launch::{instantiate_for_device, ExecState};
+/// # let (graph, next, stream) = (cuda_graph::graph::Graph::new()?, cuda_graph::graph::Graph::new()?, cuda_graph::Stream::new()?);
+/// let exec = instantiate_for_device(&graph)?.upload(&stream)?;
+/// match exec.update(&next) {
+///     Ok(not_uploaded) => drop(not_uploaded.upload(&stream)?),
+///     Err(err) => match err.exec {
+///         ExecState::Uploaded(still_usable) => drop(still_usable),
+///         ExecState::NotUploaded(needs_upload) => drop(needs_upload.upload(&stream)?),
+///     },
+/// }
+/// # Ok::<(), device_launch::Error>(())
+/// ```
 #[derive(Debug)]
 pub enum ExecState {
     /// Unchanged and still uploaded (validation failed, or holders remain).

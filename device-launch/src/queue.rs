@@ -13,6 +13,11 @@ use cuda_graph::{sys, CudaError, DeviceBuffer, DeviceRepr, KeepAlive, KernelPara
 use crate::error::Result;
 
 /// The queue's header, shared with `DlQueue` in `device_launch.cuh` (24 bytes).
+///
+/// ```
+/// // The header's DlQueue and this struct must agree byte for byte.
+/// assert_eq!(size_of::<device_launch::RawQueue>() % 4, 0);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct RawQueue {

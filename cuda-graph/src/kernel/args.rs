@@ -7,6 +7,12 @@ use std::ffi::c_void;
 use crate::memory::{DevicePtr, DeviceRepr, KeepAlive};
 
 /// Size and alignment of one kernel parameter as the compiled kernel sees it.
+///
+/// ```
+/// use cuda_graph::{DevicePtr, KernelArgs, ParamLayout};
+/// let layout = <(DevicePtr<f32>, u32)>::layout();
+/// assert_eq!(layout, [ParamLayout { size: 8, align: 8 }, ParamLayout { size: 4, align: 4 }]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParamLayout {
     /// Bytes.
