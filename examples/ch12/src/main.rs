@@ -1,7 +1,11 @@
 //! `cargo xtask ch12`: runs every ported chapter program in order, one progress line each,
 //! then one table: program, check (PASS/FAIL), headline figure, the chapter's claim.
 //! Exits non-zero when any check fails. `--json` prints the table as JSON as well.
+//!
+//! Every program runs in a process of its own (see `isolate`); `--in-process` runs them all in
+//! this one.
 
+mod isolate;
 mod programs;
 mod table;
 
@@ -25,11 +29,30 @@ struct Cli {
     /// Run only these programs (comma-separated crate names), in the chapter's order.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// Run every program in this process instead of one process each (programs then share
+    /// one CUDA context: a sticky error in one fails all later ones).
+    #[arg(long)]
+    in_process: bool,
+    /// Run this one program here and print its row for the parent runner (internal).
+    #[arg(long, hide = true)]
+    child: Option<String>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mut programs = programs::all();
+    if let Some(name) = &cli.child {
+        return match programs.iter().find(|p| p.name == name.as_str()) {
+            Some(program) => {
+                println!("{}", isolate::child_line(&(program.run)(cli.quick)));
+                ExitCode::SUCCESS
+            }
+            None => {
+                eprintln!("ch12: no program named {name}");
+                ExitCode::from(2)
+            }
+        };
+    }
     if !cli.only.is_empty() {
         if let Some(unknown) = cli.only.iter().find(|name| !programs.iter().any(|p| p.name == name.as_str()))
         {
@@ -60,8 +83,15 @@ fn main() -> ExitCode {
                 .enumerate()
                 .map(|(i, program)| {
                     println!("[{}/{}] {} ...", i + 1, programs.len(), program.name);
-                    let row = (program.run)(cli.quick);
+                    let row = if cli.in_process {
+                        (program.run)(cli.quick)
+                    } else {
+                        isolate::run_in_child(program, cli.quick)
+                    };
                     println!("[{}/{}] {}: {}", i + 1, programs.len(), program.name, row.check.label());
+                    for failure in &row.failures {
+                        println!("    {failure}");
+                    }
                     row
                 })
                 .collect()

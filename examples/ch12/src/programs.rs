@@ -6,6 +6,8 @@
 //! `run(&Options) -> Result<chapter_common::Report, cuda_graph::CudaError>`, and
 //! `headline(&Report) -> String` (the figure the table shows).
 
+use chapter_common::Verdict;
+
 use crate::table::{Check, Row};
 
 /// One chapter program.
@@ -25,12 +27,14 @@ fn row(
     outcome: Result<chapter_common::Report, cuda_graph::CudaError>,
     headline: fn(&chapter_common::Report) -> String,
 ) -> Row {
-    let (check, headline) = match outcome {
-        Ok(report) if report.passed() => (Check::Pass, headline(&report)),
-        Ok(report) => (Check::Fail, headline(&report)),
-        Err(err) => (Check::Fail, format!("error: {err}")),
+    let (check, headline, failures) = match outcome {
+        Ok(report) => match report.verdict() {
+            Verdict::Pass => (Check::Pass, headline(&report), Vec::new()),
+            Verdict::Fail(failed) => (Check::Fail, headline(&report), failed),
+        },
+        Err(err) => (Check::Fail, format!("error: {err}"), vec![err.to_string()]),
     };
-    Row { program, check, headline, claim }
+    Row { program, check, headline, claim, failures }
 }
 
 /// `program!(crate_name, "the chapter's claim")`: the entry for one example crate.

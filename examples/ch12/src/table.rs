@@ -30,11 +30,19 @@ pub struct Row {
     pub check: Check,
     pub headline: String,
     pub claim: &'static str,
+    /// Why it failed: each failed check (name: detail), or the error it stopped on.
+    pub failures: Vec<String>,
 }
 
 impl Row {
     pub fn skipped(program: &'static str, claim: &'static str) -> Row {
-        Row { program, check: Check::Skipped, headline: "not run: no CUDA device".into(), claim }
+        Row {
+            program,
+            check: Check::Skipped,
+            headline: "not run: no CUDA device".into(),
+            claim,
+            failures: Vec::new(),
+        }
     }
 }
 
@@ -63,11 +71,19 @@ pub fn render(rows: &[Row]) -> String {
     out
 }
 
-/// The table as one JSON object: `{"programs": [{program, check, headline, claim}, ...]}`.
+/// The table as one JSON object: `{"programs": [{program, check, headline, claim, failures}, ...]}`.
 pub fn to_json(rows: &[Row]) -> String {
     let programs: Vec<_> = rows
         .iter()
-        .map(|r| json!({"program": r.program, "check": r.check.label(), "headline": r.headline, "claim": r.claim}))
+        .map(|r| {
+            json!({
+                "program": r.program,
+                "check": r.check.label(),
+                "headline": r.headline,
+                "claim": r.claim,
+                "failures": r.failures,
+            })
+        })
         .collect();
     json!({ "programs": programs }).to_string()
 }
@@ -77,7 +93,8 @@ mod tests {
     use super::*;
 
     fn row(check: Check) -> Row {
-        Row { program: "cuda_graphs", check, headline: "1.38x".into(), claim: "1.35-1.40x" }
+        let failures = if check == Check::Fail { vec!["checksum equal: 1 vs 2".into()] } else { Vec::new() };
+        Row { program: "cuda_graphs", check, headline: "1.38x".into(), claim: "1.35-1.40x", failures }
     }
 
     #[test]
@@ -96,5 +113,7 @@ mod tests {
         let value: serde_json::Value = serde_json::from_str(&to_json(&[row(Check::Pass)])).unwrap();
         assert_eq!(value["programs"][0]["check"], "PASS");
         assert_eq!(value["programs"].as_array().unwrap().len(), 1);
+        let value: serde_json::Value = serde_json::from_str(&to_json(&[row(Check::Fail)])).unwrap();
+        assert_eq!(value["programs"][0]["failures"][0], "checksum equal: 1 vs 2");
     }
 }
