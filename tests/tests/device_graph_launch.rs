@@ -9,7 +9,12 @@ use device_graph_launch::{run, Mode, Options};
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
+    // Under a sanitizer every device-side launch is slow: 4 iterations, one timed run.
+    let options = if chapter_tests::under_sanitizer() {
+        Options { iters: 4, runs: 1, ..Options::quick() }
+    } else {
+        Options::quick()
+    };
     let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
     assert!(report.passed(), "{}", report.to_text());
 
