@@ -87,7 +87,10 @@ int end_sample(TwinSession* s, float* ms, uint32_t* counter_out) {
     return 0;
 }
 
-int build_chain(TwinSession* s, TwinChain* c, int nodes, uint32_t value) {
+// Nodes are added with cudaGraphAddKernelNode (node_api 0), as hand-written C++ usually does,
+// or with the generic cudaGraphAddNode (node_api 1), as the Rust crate does: the bench compares
+// both, to see whether the node API changes what an exec update costs.
+int build_chain(TwinSession* s, TwinChain* c, int nodes, uint32_t value, int node_api) {
     TWIN_CHECK(cudaGraphCreate(&c->graph, 0));
     cudaGraphNode_t previous = nullptr;
     for (int i = 0; i < nodes; ++i) {
@@ -100,7 +103,19 @@ int build_chain(TwinSession* s, TwinChain* c, int nodes, uint32_t value) {
         params.kernelParams = args;
         params.extra = nullptr;
         cudaGraphNode_t node = nullptr;
-        TWIN_CHECK(cudaGraphAddKernelNode(&node, c->graph, previous ? &previous : nullptr, previous ? 1 : 0, &params));
+        if (node_api == 0) {
+            TWIN_CHECK(cudaGraphAddKernelNode(&node, c->graph, previous ? &previous : nullptr, previous ? 1 : 0, &params));
+        } else {
+            cudaGraphNodeParams generic = {};
+            generic.type = cudaGraphNodeTypeKernel;
+            generic.kernel.func = params.func;
+            generic.kernel.gridDim = params.gridDim;
+            generic.kernel.blockDim = params.blockDim;
+            generic.kernel.sharedMemBytes = params.sharedMemBytes;
+            generic.kernel.kernelParams = params.kernelParams;
+            generic.kernel.extra = params.extra;
+            TWIN_CHECK(cudaGraphAddNode(&node, c->graph, previous ? &previous : nullptr, nullptr, previous ? 1 : 0, &generic));
+        }
         previous = node;
     }
     TWIN_CHECK(cudaGraphInstantiate(&c->exec, c->graph, 0));
@@ -214,16 +229,16 @@ int twin_chain_destroy(TwinChain* c) {
     return status;
 }
 
-// (b, c) A graph of `nodes` bench_chain_step(counter, value) nodes in a chain, instantiated
-// and uploaded.
-int twin_chain_create(TwinSession* s, int nodes, uint32_t value, TwinChain** out) {
+// (b, c) A graph of `nodes` bench_chain_step(counter, value) nodes in a chain (added through
+// `node_api`, see build_chain), instantiated and uploaded.
+int twin_chain_create(TwinSession* s, int nodes, uint32_t value, int node_api, TwinChain** out) {
     *out = nullptr;
     TwinChain* c = new (std::nothrow) TwinChain();
     if (c == nullptr) {
         g_failed_call = "new TwinChain";
         return static_cast<int>(cudaErrorMemoryAllocation);
     }
-    int status = build_chain(s, c, nodes, value);
+    int status = build_chain(s, c, nodes, value, node_api);
     if (status != 0) {
         const char* failed = g_failed_call;
         twin_chain_destroy(c);

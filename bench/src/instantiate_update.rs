@@ -5,7 +5,10 @@
 //! - update: one whole-graph `GraphExec::update` (Rust) or `cudaGraphExecUpdate` (C++) from a
 //!   graph of the same shape whose nodes add 2 instead of 1, then back, alternately (so every
 //!   update changes every node's parameters). Afterwards each exec is launched once and the
-//!   counter shows it runs what the last update gave it.
+//!   counter shows it runs what the last update gave it;
+//! - update, twin nodes via `cudaGraphAddNode`: the same update, where the C++ chain's nodes
+//!   were added with the generic `cudaGraphAddNode` (as the Rust crate adds them) instead of
+//!   `cudaGraphAddKernelNode`: whether the node API explains a difference in update cost.
 
 use std::cell::Cell;
 
@@ -20,12 +23,15 @@ use crate::twin::Twin;
 pub const INSTANTIATE: &str = "graph instantiate";
 /// The update row's name.
 pub const UPDATE: &str = "graph exec update";
+/// The row of the update against a twin whose nodes came from `cudaGraphAddNode`.
+pub const UPDATE_ADD_NODE: &str = "graph exec update (twin nodes via cudaGraphAddNode)";
 
 /// Measures both sides.
 pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Result<Vec<Row>> {
     let (graph_one, graph_two) =
         (build_chain(&rust.counter, nodes, 1)?, build_chain(&rust.counter, nodes, 2)?);
     let (cpp_one, cpp_two) = (twin.chain(nodes, 1)?, twin.chain(nodes, 2)?);
+    let (generic_one, generic_two) = (twin.chain_via_add_node(nodes, 1)?, twin.chain_via_add_node(nodes, 2)?);
 
     let instantiate = interleave(
         plan,
@@ -53,6 +59,20 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Res
         },
     )?;
 
+    let generic_next_two = Cell::new(true);
+    let update_add_node = interleave(
+        plan,
+        || {
+            let from = if rust_next_two.replace(!rust_next_two.get()) { &graph_two } else { &graph_one };
+            Ok(host_us(|| Ok(exec.update(from)?))?.1)
+        },
+        || {
+            let from =
+                if generic_next_two.replace(!generic_next_two.get()) { &generic_two } else { &generic_one };
+            generic_one.update_from(from)
+        },
+    )?;
+
     // The last update gave each exec the values of graph "two" when the next would be "one".
     let value = |next_two: bool| if next_two { 1 } else { 2 };
     rust.begin_sample()?;
@@ -61,9 +81,12 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Res
     expect_count(UPDATE, "Rust", rust.counter()?, nodes * value(rust_next_two.get()))?;
     let (_, counter) = cpp_one.replay(1)?;
     expect_count(UPDATE, "C++", counter, nodes * value(cpp_next_two.get()))?;
+    let (_, counter) = generic_one.replay(1)?;
+    expect_count(UPDATE_ADD_NODE, "C++", counter, nodes * value(generic_next_two.get()))?;
 
     Ok(vec![
         Row::new(INSTANTIATE, format!("nodes={nodes}"), "µs", instantiate),
         Row::new(UPDATE, format!("nodes={nodes}"), "µs", update),
+        Row::new(UPDATE_ADD_NODE, format!("nodes={nodes}"), "µs", update_add_node),
     ])
 }

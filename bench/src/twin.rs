@@ -26,6 +26,13 @@ struct RawWhile {
     _private: [u8; 0],
 }
 
+/// How the C++ twin adds a chain's kernel nodes (`node_api` in twin.cu's build_chain).
+#[derive(Clone, Copy)]
+enum NodeApi {
+    AddKernelNode = 0,
+    AddNode = 1,
+}
+
 extern "C" {
     fn twin_failed_call() -> *const c_char;
     fn twin_session_create(out: *mut *mut RawSession) -> c_int;
@@ -35,6 +42,7 @@ extern "C" {
         session: *mut RawSession,
         nodes: c_int,
         value: u32,
+        node_api: c_int,
         out: *mut *mut RawChain,
     ) -> c_int;
     fn twin_chain_destroy(chain: *mut RawChain) -> c_int;
@@ -135,13 +143,26 @@ impl Twin {
     }
 
     /// (b, c) A chain of `nodes` `bench_chain_step(counter, value)` nodes, instantiated and
-    /// uploaded.
+    /// uploaded; the nodes are added with `cudaGraphAddKernelNode`.
     pub fn chain(&self, nodes: u32, value: u32) -> Result<TwinChain<'_>> {
+        self.chain_through(nodes, value, NodeApi::AddKernelNode)
+    }
+
+    /// (c) The same chain with its nodes added through the generic `cudaGraphAddNode`, as the
+    /// Rust crate adds them.
+    pub fn chain_via_add_node(&self, nodes: u32, value: u32) -> Result<TwinChain<'_>> {
+        self.chain_through(nodes, value, NodeApi::AddNode)
+    }
+
+    fn chain_through(&self, nodes: u32, value: u32, api: NodeApi) -> Result<TwinChain<'_>> {
         let nodes = c_count("nodes", nodes)?;
         let mut raw = ptr::null_mut();
         // SAFETY: the session is alive and outlives the chain (borrowed by it); `raw` is a
-        // valid out-pointer.
-        check(unsafe { twin_chain_create(self.raw.as_ptr(), nodes, value, &mut raw) }, "twin_chain_create")?;
+        // valid out-pointer; `api` is 0 or 1, the two values twin.cu knows.
+        check(
+            unsafe { twin_chain_create(self.raw.as_ptr(), nodes, value, api as c_int, &mut raw) },
+            "twin_chain_create",
+        )?;
         let raw = NonNull::new(raw).ok_or_else(|| BenchError::Twin {
             function: "twin_chain_create",
             failed_call: "returned no chain".into(),
