@@ -17,7 +17,7 @@ use cuda_graph::graph::{GraphExec, HostLaunch};
 use crate::error::{expect_count, Result};
 use crate::graph_replay::build_chain;
 use crate::harness::{host_us, interleave, Plan, Row, RustSide};
-use crate::twin::Twin;
+use crate::twin::{Twin, TwinChain};
 
 /// The instantiate row's name.
 pub const INSTANTIATE: &str = "graph instantiate";
@@ -46,32 +46,17 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Res
     let mut exec: GraphExec<HostLaunch> = graph_one.instantiate(Default::default())?;
     // Which graph the next update takes its parameters from: two, one, two, … (each side).
     let rust_next_two = Cell::new(true);
-    let cpp_next_two = Cell::new(true);
-    let update = interleave(
-        plan,
-        || {
-            let from = if rust_next_two.replace(!rust_next_two.get()) { &graph_two } else { &graph_one };
-            Ok(host_us(|| Ok(exec.update(from)?))?.1)
-        },
-        || {
-            let from = if cpp_next_two.replace(!cpp_next_two.get()) { &cpp_two } else { &cpp_one };
-            cpp_one.update_from(from)
-        },
-    )?;
-
-    let generic_next_two = Cell::new(true);
-    let update_add_node = interleave(
-        plan,
-        || {
-            let from = if rust_next_two.replace(!rust_next_two.get()) { &graph_two } else { &graph_one };
-            Ok(host_us(|| Ok(exec.update(from)?))?.1)
-        },
-        || {
-            let from =
-                if generic_next_two.replace(!generic_next_two.get()) { &generic_two } else { &generic_one };
-            generic_one.update_from(from)
-        },
-    )?;
+    let mut rust_update = || {
+        let from = if rust_next_two.replace(!rust_next_two.get()) { &graph_two } else { &graph_one };
+        Ok(host_us(|| Ok(exec.update(from)?))?.1)
+    };
+    let cpp_update = |next_two: &Cell<bool>, one: &TwinChain<'_>, two: &TwinChain<'_>| {
+        one.update_from(if next_two.replace(!next_two.get()) { two } else { one })
+    };
+    let (cpp_next_two, generic_next_two) = (Cell::new(true), Cell::new(true));
+    let update = interleave(plan, &mut rust_update, || cpp_update(&cpp_next_two, &cpp_one, &cpp_two))?;
+    let update_add_node =
+        interleave(plan, &mut rust_update, || cpp_update(&generic_next_two, &generic_one, &generic_two))?;
 
     // The last update gave each exec the values of graph "two" when the next would be "one".
     let value = |next_two: bool| if next_two { 1 } else { 2 };

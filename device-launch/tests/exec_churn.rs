@@ -17,12 +17,11 @@ use device_launch::limits::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
 use device_launch::WorkQueue;
 use device_launch::{instantiate_for_device, Error, ErrorSlot, Launcher};
 use device_launch_kernels::{
-    dl_fire_and_forget_all, dl_fire_and_forget_past_limit, dl_fire_and_forget_twice, dl_mark,
-    dl_queue_scheduler, dl_relaunch_until, dl_tail_launch_all, dl_tail_launch_past_limit,
-    dl_wait_for_release,
+    dl_fire_and_forget_all, dl_fire_and_forget_past_limit, dl_mark, dl_queue_scheduler, dl_relaunch_until,
+    dl_tail_launch_all, dl_tail_launch_past_limit,
 };
 use gpu_test_support::require_gpu;
-use support::{marking_graphs, one, run, stream, table};
+use support::{launch_pending_graph_twice, marking_graphs, one, run, stream, table};
 
 /// Fresh execs made in rounds of `per_round`, each round fire-and-forgotten by launchers of at
 /// most 120 graphs each: every graph must run exactly once.
@@ -105,16 +104,8 @@ fn fresh_graphs_run_after_a_refused_tail_launch() {
 fn fresh_graphs_run_after_a_refused_launch_of_a_pending_graph() {
     require_gpu!();
     run(|| {
-        let stream = stream()?;
-        {
-            let (release, counters) = (DeviceBuffer::<u32>::zeroed(1)?, DeviceBuffer::<u32>::zeroed(1)?);
-            let graph = Graph::new()?;
-            graph.add_kernel(dl_wait_for_release(), one(), (release.ptr(), counters.ptr(), 0), &[])?;
-            let waiting = instantiate_for_device(&graph)?.upload(&stream)?;
-            let slot = ErrorSlot::new()?;
-            let args = (waiting.handle().arg(), release.ptr(), slot.ptr());
-            assert!(Launcher::new(dl_fire_and_forget_twice(), one(), args)?.run(&stream, &slot).is_err());
-        }
+        let (outcome, runs) = launch_pending_graph_twice(&stream()?)?;
+        assert!(outcome.is_err() && runs == 1, "{outcome:?}, ran {runs} times");
         fresh_execs_all_run(4, 16 * 120)
     });
 }

@@ -3,16 +3,14 @@
 
 mod support;
 
-use cuda_graph::graph::Graph;
 use cuda_graph::DeviceBuffer;
 use device_launch::limits::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
-use device_launch::{instantiate_for_device, DeviceLaunchError, Error, ErrorSlot, Launcher, Operation};
+use device_launch::{DeviceLaunchError, Error, ErrorSlot, Launcher, Operation};
 use device_launch_kernels::{
-    dl_fire_and_forget_all, dl_fire_and_forget_past_limit, dl_fire_and_forget_twice,
-    dl_tail_launch_past_limit, dl_wait_for_release,
+    dl_fire_and_forget_all, dl_fire_and_forget_past_limit, dl_tail_launch_past_limit,
 };
 use gpu_test_support::require_gpu;
-use support::{marking_graphs, one, run, stream, table};
+use support::{launch_pending_graph_twice, marking_graphs, one, run, stream, table};
 
 fn device_error(result: Result<(), Error>) -> DeviceLaunchError {
     match result {
@@ -91,22 +89,12 @@ fn the_256th_tail_launch_is_refused_and_reported_in_the_slot() {
 fn a_graph_launched_again_while_its_launch_is_pending_is_refused() {
     require_gpu!();
     run(|| {
-        let stream = stream()?;
-        let (release, counters) = (DeviceBuffer::<u32>::zeroed(1)?, DeviceBuffer::<u32>::zeroed(1)?);
         // The launched graph waits for the launcher's release, so it is still pending when
         // the launcher fires it the second time.
-        let graph = Graph::new()?;
-        graph.add_kernel(dl_wait_for_release(), one(), (release.ptr(), counters.ptr(), 0), &[])?;
-        let waiting = instantiate_for_device(&graph)?.upload(&stream)?;
-        let slot = ErrorSlot::new()?;
-        let launcher = Launcher::new(
-            dl_fire_and_forget_twice(),
-            one(),
-            (waiting.handle().arg(), release.ptr(), slot.ptr()),
-        )?;
-        let err = device_error(launcher.run(&stream, &slot));
+        let (outcome, runs) = launch_pending_graph_twice(&stream()?)?;
+        let err = device_error(outcome);
         assert_eq!((err.code, err.operation, err.failures), (1, Operation::FireAndForget, 1), "{err}");
-        assert_eq!(counters.to_vec()?, [1], "the graph ran once");
+        assert_eq!(runs, 1, "the graph ran once");
         Ok(())
     });
 }

@@ -4,7 +4,9 @@
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, Stream, StreamOptions};
-use device_launch::{instantiate_for_device, DeviceGraphTable, Error, UploadedGraphExec};
+use device_launch::{
+    instantiate_for_device, DeviceGraphTable, Error, ErrorSlot, Launcher, UploadedGraphExec,
+};
 
 /// Runs a test body, failing the test with the error's message if it returns one.
 pub fn run(body: impl FnOnce() -> Result<(), Error>) {
@@ -41,4 +43,24 @@ pub fn marking_graphs(
 /// A table of every exec's handle, in order.
 pub fn table(execs: &[UploadedGraphExec]) -> Result<DeviceGraphTable, Error> {
     DeviceGraphTable::new(&execs.iter().map(UploadedGraphExec::handle).collect::<Vec<_>>())
+}
+
+/// Fire-and-forgets one graph twice from one launcher while its first launch is still pending
+/// (the graph waits for the launcher's release): returns what `Launcher::run` returned (the
+/// second launch should be refused) and how often the graph ran.
+pub fn launch_pending_graph_twice(stream: &Stream) -> Result<(Result<(), Error>, u32), Error> {
+    let (release, counters) = (DeviceBuffer::<u32>::zeroed(1)?, DeviceBuffer::<u32>::zeroed(1)?);
+    let graph = Graph::new()?;
+    graph.add_kernel(
+        device_launch_kernels::dl_wait_for_release(),
+        one(),
+        (release.ptr(), counters.ptr(), 0),
+        &[],
+    )?;
+    let waiting = instantiate_for_device(&graph)?.upload(stream)?;
+    let slot = ErrorSlot::new()?;
+    let args = (waiting.handle().arg(), release.ptr(), slot.ptr());
+    let outcome =
+        Launcher::new(device_launch_kernels::dl_fire_and_forget_twice(), one(), args)?.run(stream, &slot);
+    Ok((outcome, counters.to_vec()?[0]))
 }
