@@ -164,6 +164,12 @@ impl KernelBuild {
             .flag("-fPIC")
             .include(toolkit.include_dir())
             .flag("-rdc=true")
+            // nvlink (CUDA 13) drops kernels that no nvcc-compiled host code references once
+            // any object carries host-reference information (a .cu file whose host code takes
+            // a kernel's address): kernels launched only from Rust would then be missing at
+            // run time (cudaErrorSymbolNotFound). nvlink cannot see Rust's references.
+            .flag("-Xnvlink")
+            .flag("-ignore-host-info")
             .flag("-std=c++17")
             .flag("-lineinfo")
             .flag("-L")
