@@ -7,20 +7,25 @@
 //! - from the host: `children` launches into one stream.
 //!
 //! Both between two events, µs per child. Each is measured through the Rust path and through
-//! the C++ twin (for the device launches only the parent's launch differs). The counter must
-//! equal `children`: a launch the device runtime refused shows as a short count.
+//! the C++ twin (for the device launches only the parent's launch differs). The parent checks
+//! each child launch (`cudaGetLastError`) and leaves the first failure's code in a device
+//! word, which either side turns into an error with that code; and the counter must equal
+//! `children`.
 
 use cuda_graph::{Device, LaunchConfig, Limit};
 
 use crate::error::{expect_count, BenchError, Result};
 use crate::harness::{interleave, Plan, Row, RustSide};
-use crate::kernels::{bench_cdp_child, bench_cdp_parent};
+use crate::kernels::{bench_cdp_parent, bench_count};
 use crate::twin::Twin;
 
 /// The device-launch row's name.
 pub const FROM_DEVICE: &str = "child launch from the device (CDP)";
 /// The host-launch row's name.
 pub const FROM_HOST: &str = "child launch from the host";
+
+/// What failed when the parent's device word holds an error (the twin names it the same way).
+const CHILD_LAUNCH: &str = "bench_cdp_parent: device-side <<<>>> launch (cudaGetLastError)";
 
 /// Measures both sides, both ways.
 pub fn measure(
@@ -38,14 +43,16 @@ pub fn measure(
     }
     let config = LaunchConfig::new(1, 1);
     bench_cdp_parent().function()?;
-    bench_cdp_child().function()?;
+    bench_count().function()?;
 
     let from_device = interleave(
         plan,
         || {
             rust.begin_sample()?;
-            bench_cdp_parent().launch(&rust.stream, config, (rust.counter.ptr(), children))?;
+            let args = (rust.counter.ptr(), children, rust.device_error.ptr());
+            bench_cdp_parent().launch(&rust.stream, config, args)?;
             let ms = rust.end_sample()?;
+            rust.check_device_error(CHILD_LAUNCH)?;
             expect_count(FROM_DEVICE, "Rust", rust.counter()?, children)?;
             Ok(ms * 1e3 / f64::from(children))
         },
@@ -61,7 +68,7 @@ pub fn measure(
         || {
             rust.begin_sample()?;
             for _ in 0..children {
-                bench_cdp_child().launch(&rust.stream, config, (rust.counter.ptr(),))?;
+                bench_count().launch(&rust.stream, config, (rust.counter.ptr(),))?;
             }
             let ms = rust.end_sample()?;
             expect_count(FROM_HOST, "Rust", rust.counter()?, children)?;

@@ -1,7 +1,11 @@
-//! The PNG chart: launch latency by mode and width. For now the modes are a stream launch
-//! (flat: it does not depend on the chain) and a graph replay per node by chain length, each
-//! for the Rust path (solid) and the C++ twin (dashed). Host vs device launch by graph width
-//! joins it with the device-launch crate.
+//! The PNG chart: launch latency by mode and width, each mode for the Rust path (solid) and
+//! the C++ twin (dashed). The x axis is the graph's width in nodes (log scale): a chain's
+//! length for graph replay, the number of independent nodes for (f). The modes:
+//!
+//! - stream launch of an empty kernel, µs per launch (flat: it has no width);
+//! - graph replay, µs per node, by chain length;
+//! - (f) graph launch, host + sync; device fire-and-forget; device tail: µs per launch of the
+//!   work graph, by width.
 //!
 //! Text needs a font. Nothing is embedded: a TrueType font is read at run time from
 //! `BENCH_FONT` or a usual system place; where there is none (a bare GPU machine), the chart is
@@ -13,9 +17,8 @@ use std::sync::OnceLock;
 use plotters::prelude::*;
 
 use crate::error::{BenchError, Result};
-use crate::graph_replay;
 use crate::harness::Row;
-use crate::stream_launch;
+use crate::{device_launch_width, graph_replay, stream_launch};
 
 /// Where fonts usually are (Debian/Ubuntu, Fedora/RHEL, Arch, SUSE).
 const FONT_PLACES: &[&str] = &[
@@ -53,7 +56,7 @@ pub fn load_font() -> bool {
 pub struct Series {
     /// Its legend text.
     pub label: String,
-    /// (chain length, µs) points.
+    /// (width in nodes, µs) points.
     pub points: Vec<(f64, f64)>,
     /// Rust (solid) or C++ (dashed).
     pub rust: bool,
@@ -61,44 +64,53 @@ pub struct Series {
     pub mode: usize,
 }
 
-/// The series from the rows: stream launch (flat over the chain lengths measured) and graph
-/// replay per node, each for Rust and C++.
+/// The modes drawn by width: (operation, parameter prefix of the width, legend text), in
+/// colour order after the stream launch.
+const BY_WIDTH: [(&str, &str, &str); 4] = [
+    (graph_replay::OPERATION, "nodes=", "graph replay, per node"),
+    (device_launch_width::HOST_SYNC, "width=", "graph launch, host + sync"),
+    (device_launch_width::DEVICE_FIRE_AND_FORGET, "width=", "graph launch, device fire-and-forget"),
+    (device_launch_width::DEVICE_TAIL, "width=", "graph launch, device tail"),
+];
+
+/// The series from the rows: stream launch (flat over the widths measured), then graph replay
+/// by chain length and the three (f) modes by width, those that have rows; each for Rust and
+/// C++.
 pub fn series(rows: &[Row]) -> Vec<Series> {
-    let replay: Vec<&Row> = rows.iter().filter(|row| row.operation == graph_replay::OPERATION).collect();
-    let lengths: Vec<f64> = replay.iter().filter_map(|row| chain_length(&row.parameter)).collect();
+    let widths: Vec<f64> = rows.iter().filter_map(width_of).collect();
     let mut out = Vec::new();
+    let side = |rust: bool| if rust { "Rust" } else { "C++, dashed" };
     if let Some(stream) = rows.iter().find(|row| row.operation == stream_launch::OPERATION) {
-        let (lo, hi) = span(&lengths);
+        let (lo, hi) = span(&widths);
         for (rust, value) in [(true, stream.rust()), (false, stream.cpp())] {
             out.push(Series {
-                label: format!("stream launch, empty kernel ({})", if rust { "Rust" } else { "C++, dashed" }),
+                label: format!("stream launch, empty kernel ({})", side(rust)),
                 points: vec![(lo, value), (hi, value)],
                 rust,
                 mode: 0,
             });
         }
     }
-    if !replay.is_empty() {
+    for (index, (operation, _, label)) in BY_WIDTH.iter().enumerate() {
+        let mode_rows: Vec<&Row> = rows.iter().filter(|row| row.operation == *operation).collect();
+        if mode_rows.is_empty() {
+            continue;
+        }
         for rust in [true, false] {
-            let points = replay
+            let points = mode_rows
                 .iter()
-                .filter_map(|row| {
-                    chain_length(&row.parameter).map(|n| (n, if rust { row.rust() } else { row.cpp() }))
-                })
+                .filter_map(|row| width_of(row).map(|n| (n, if rust { row.rust() } else { row.cpp() })))
                 .collect();
-            out.push(Series {
-                label: format!("graph replay, per node ({})", if rust { "Rust" } else { "C++, dashed" }),
-                points,
-                rust,
-                mode: 1,
-            });
+            out.push(Series { label: format!("{label} ({})", side(rust)), points, rust, mode: index + 1 });
         }
     }
     out
 }
 
-fn chain_length(parameter: &str) -> Option<f64> {
-    parameter.strip_prefix("nodes=")?.parse().ok()
+/// The width of a row of a [`BY_WIDTH`] mode, from its parameter.
+fn width_of(row: &Row) -> Option<f64> {
+    let (_, prefix, _) = BY_WIDTH.iter().find(|(operation, ..)| *operation == row.operation)?;
+    row.parameter.strip_prefix(prefix)?.parse().ok()
 }
 
 fn span(lengths: &[f64]) -> (f64, f64) {
@@ -111,8 +123,13 @@ fn span(lengths: &[f64]) -> (f64, f64) {
     }
 }
 
-const COLORS: [RGBColor; 3] =
-    [RGBColor(0x1f, 0x77, 0xb4), RGBColor(0xd6, 0x27, 0x28), RGBColor(0x2c, 0xa0, 0x2c)];
+const COLORS: [RGBColor; 5] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x94, 0x67, 0xbd),
+];
 
 fn chart_error(err: impl std::fmt::Display) -> BenchError {
     BenchError::Chart(err.to_string())
@@ -142,8 +159,8 @@ pub fn draw(path: &Path, caption: &str, series: &[Series], text: bool) -> Result
     if text {
         chart
             .configure_mesh()
-            .x_desc("graph width: chain length (nodes)")
-            .y_desc("µs per launch / per node")
+            .x_desc("graph width (nodes): chain length for replay, independent nodes for host/device launch")
+            .y_desc("µs per launch (replay: per node)")
             .x_label_formatter(&|x| format!("{x:.0}"))
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 17))
@@ -207,11 +224,29 @@ mod tests {
     use crate::harness::Pair;
     use chapter_common::Samples;
 
+    fn pair(r: f64, c: f64) -> Pair {
+        Pair { rust: Samples(vec![r]), cpp: Samples(vec![c]) }
+    }
+
     fn rows() -> Vec<Row> {
-        let pair = |r: f64, c: f64| Pair { rust: Samples(vec![r]), cpp: Samples(vec![c]) };
         let mut rows = vec![Row::new(stream_launch::OPERATION, "launches=1000", "µs/launch", pair(2.4, 2.3))];
         for (n, r, c) in [(1, 2.6, 2.5), (10, 0.9, 0.88), (100, 0.62, 0.61), (1000, 0.6, 0.6)] {
             rows.push(Row::new(graph_replay::OPERATION, format!("nodes={n}"), "µs/node", pair(r, c)));
+        }
+        rows
+    }
+
+    fn rows_with_widths() -> Vec<Row> {
+        let mut rows = rows();
+        for (operation, base) in [
+            (device_launch_width::HOST_SYNC, 10.0),
+            (device_launch_width::DEVICE_FIRE_AND_FORGET, 3.0),
+            (device_launch_width::DEVICE_TAIL, 4.0),
+        ] {
+            for width in [1u32, 8, 32, 64] {
+                let us = base + f64::from(width) / 64.0;
+                rows.push(Row::new(operation, format!("width={width}"), "µs/launch", pair(us, us * 1.01)));
+            }
         }
         rows
     }
@@ -227,15 +262,29 @@ mod tests {
     }
 
     #[test]
+    fn host_and_device_launch_modes_are_drawn_by_width() {
+        let s = series(&rows_with_widths());
+        assert_eq!(s.len(), 10);
+        let labels: Vec<&str> = s.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels[4], "graph launch, host + sync (Rust)");
+        assert_eq!(labels[7], "graph launch, device fire-and-forget (C++, dashed)");
+        assert_eq!(labels[9], "graph launch, device tail (C++, dashed)");
+        assert_eq!(s[6].points, [(1.0, 3.0 + 1.0 / 64.0), (8.0, 3.125), (32.0, 3.5), (64.0, 4.0)]);
+        assert_eq!((s[6].mode, s[8].mode), (3, 4));
+        assert!(s[8].rust && !s[9].rust);
+        assert_eq!(s[0].points, [(1.0, 2.4), (1000.0, 2.4)], "the stream line spans every width");
+    }
+
+    #[test]
     fn the_chart_is_drawn_with_and_without_text() {
         let dir = std::env::temp_dir().join(format!("cuda-graph-bench-chart-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let plain = dir.join("plain.png");
-        draw(&plain, "test", &series(&rows()), false).unwrap();
+        draw(&plain, "test", &series(&rows_with_widths()), false).unwrap();
         assert!(std::fs::metadata(&plain).unwrap().len() > 1000);
         if load_font() {
             let labelled = dir.join("labelled.png");
-            draw(&labelled, "launch latency (test data)", &series(&rows()), true).unwrap();
+            draw(&labelled, "launch latency (test data)", &series(&rows_with_widths()), true).unwrap();
             assert!(std::fs::metadata(&labelled).unwrap().len() > 1000);
         }
         std::fs::remove_dir_all(&dir).unwrap();

@@ -1,25 +1,36 @@
-//! (d) A data-dependent loop of `steps` steps, where the device decides whether to go on:
+//! (d, g) A data-dependent loop of `steps` steps, where the device decides whether to go on:
 //!
-//! - host sync: launch one step, copy the "go on" flag back to pinned memory, wait, read it,
-//!   launch the next (Rust: `Kernel::launch`, `copy_to_pinned_async`, `PinnedBuffer::as_slice`;
-//!   C++: `cudaLaunchKernel`, `cudaMemcpyAsync`, `cudaStreamSynchronize`);
-//! - WHILE node: one graph launch whose WHILE node runs a one-kernel body that increments the
-//!   counter and sets the condition with `cudaGraphSetConditional`.
+//! - (d) host sync: launch one step, copy the "go on" flag back to pinned memory, wait, read
+//!   it, launch the next (Rust: `Kernel::launch`, `copy_to_pinned_async`,
+//!   `PinnedBuffer::as_slice`; C++: `cudaLaunchKernel`, `cudaMemcpyAsync`,
+//!   `cudaStreamSynchronize`);
+//! - (d) WHILE node: one graph launch whose WHILE node runs a one-kernel body that increments
+//!   the counter and sets the condition with `cudaGraphSetConditional`;
+//! - (g) device self-relaunch: one host launch of a device-launch graph of one kernel that
+//!   increments the counter and, while it is below `steps`, tail-relaunches its own graph
+//!   (Rust: `device_launch::Launcher` around a kernel using `DL_RELAUNCH_SELF`; C++:
+//!   `cudaGraphInstantiateWithFlags(..., cudaGraphInstantiateFlagDeviceLaunch)` and
+//!   `cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch)`, its result
+//!   checked).
 //!
-//! Both between two events, µs per step; the counter must equal `steps`.
+//! All between two events, µs per step; the counter must equal `steps`, and no device-side
+//! relaunch may have been refused (error slot, error word).
 
 use cuda_graph::graph::{GraphExec, HostLaunch};
-use cuda_graph::{Graph, LaunchConfig};
+use cuda_graph::{DevicePtr, Graph, LaunchConfig, Stream};
+use device_launch::{Launcher, RawErrorSlot};
 
 use crate::error::{expect_count, BenchError, Result};
 use crate::harness::{interleave, Plan, Row, RustSide};
-use crate::kernels::{bench_host_step, bench_while_step};
-use crate::twin::Twin;
+use crate::kernels::{bench_dl_relaunch_step, bench_host_step, bench_while_step};
+use crate::twin::{Twin, TwinLoop};
 
 /// The host-driven row's name.
 pub const HOST_SYNC: &str = "loop, host sync per step";
 /// The WHILE row's name.
 pub const WHILE_NODE: &str = "loop, WHILE node";
+/// The device self-relaunch row's name.
+pub const SELF_RELAUNCH: &str = "loop, device self-relaunch";
 
 /// The Rust WHILE graph: one WHILE node (condition 1 at each launch) whose body is one
 /// `bench_while_step(handle, counter, steps)` node.
@@ -54,7 +65,37 @@ fn rust_host_loop(rust: &mut RustSide, steps: u32) -> Result<f64> {
     Ok(ms * 1e3 / f64::from(done))
 }
 
-/// Measures both sides, both ways.
+/// Both sides of a loop that one graph launch runs to the end (`launch` on the Rust side,
+/// `cpp` on the twin's): µs per step; the counter, and the error slot, checked after each
+/// sample (only the self-relaunching kernel records into the slot; it stays clear otherwise).
+fn one_launch_loop(
+    rust: &mut RustSide,
+    plan: &Plan,
+    name: &'static str,
+    steps: u32,
+    launch: impl Fn(&Stream) -> Result<()>,
+    cpp: &TwinLoop<'_>,
+) -> Result<Row> {
+    let pair = interleave(
+        plan,
+        || {
+            rust.begin_sample()?;
+            launch(&rust.stream)?;
+            let ms = rust.end_sample()?;
+            rust.check_slot()?;
+            expect_count(name, "Rust", rust.counter()?, steps)?;
+            Ok(ms * 1e3 / f64::from(steps))
+        },
+        || {
+            let (us, counter) = cpp.run()?;
+            expect_count(name, "C++", counter, steps)?;
+            Ok(us)
+        },
+    )?;
+    Ok(Row::new(name, format!("steps={steps}"), "µs/step", pair))
+}
+
+/// Measures (d): both sides, both ways.
 pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, steps: u32) -> Result<Vec<Row>> {
     bench_host_step().function()?;
     let host = interleave(
@@ -72,24 +113,32 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, steps: u32) -> Res
     exec.upload(&rust.stream)?;
     rust.stream.synchronize()?;
     let cpp_graph = twin.while_graph(steps)?;
-    let while_node = interleave(
-        plan,
-        || {
-            rust.begin_sample()?;
-            exec.launch(&rust.stream)?;
-            let ms = rust.end_sample()?;
-            expect_count(WHILE_NODE, "Rust", rust.counter()?, steps)?;
-            Ok(ms * 1e3 / f64::from(steps))
-        },
-        || {
-            let (us, counter) = cpp_graph.run()?;
-            expect_count(WHILE_NODE, "C++", counter, steps)?;
-            Ok(us)
-        },
-    )?;
+    let while_node =
+        one_launch_loop(rust, plan, WHILE_NODE, steps, |stream| Ok(exec.launch(stream)?), &cpp_graph)?;
 
-    Ok(vec![
-        Row::new(HOST_SYNC, format!("steps={steps}"), "µs/step", host),
-        Row::new(WHILE_NODE, format!("steps={steps}"), "µs/step", while_node),
-    ])
+    Ok(vec![Row::new(HOST_SYNC, format!("steps={steps}"), "µs/step", host), while_node])
+}
+
+/// (g) Both sides' self-relaunching loop graphs: made before measuring and meant to be kept
+/// until every device launch of the run is done (see [`crate::device_launch_width`]).
+pub struct SelfRelaunch<'t> {
+    launcher: Launcher<(DevicePtr<u32>, u32, DevicePtr<RawErrorSlot>)>,
+    cpp: TwinLoop<'t>,
+    steps: u32,
+}
+
+impl<'t> SelfRelaunch<'t> {
+    /// Builds the Rust launcher graph (`bench_dl_relaunch_step(counter, steps, slot)`) and
+    /// the twin's.
+    pub fn new(rust: &RustSide, twin: &'t Twin, steps: u32) -> Result<SelfRelaunch<'t>> {
+        let args = (rust.counter.ptr(), steps, rust.slot.ptr());
+        let launcher = Launcher::new(bench_dl_relaunch_step(), LaunchConfig::new(1, 1), args)?;
+        Ok(SelfRelaunch { launcher, cpp: twin.self_relaunch_graph(steps)?, steps })
+    }
+
+    /// Measures (g): one host launch per sample, µs per step.
+    pub fn measure(&self, rust: &mut RustSide, plan: &Plan) -> Result<Vec<Row>> {
+        let launch = |stream: &Stream| Ok(self.launcher.launch(stream)?);
+        Ok(vec![one_launch_loop(rust, plan, SELF_RELAUNCH, self.steps, launch, &self.cpp)?])
+    }
 }

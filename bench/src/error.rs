@@ -12,6 +12,9 @@ pub enum BenchError {
     NoDevice(CudaError),
     /// A call of the Rust path failed.
     Cuda(CudaError),
+    /// A `device-launch` call of the Rust path failed, or a device-side launch was refused
+    /// (read back from its `ErrorSlot`).
+    DeviceLaunch(device_launch::Error),
     /// A CUDA call inside the C++ twin failed.
     Twin {
         /// The twin function called.
@@ -41,6 +44,7 @@ impl fmt::Display for BenchError {
         match self {
             BenchError::NoDevice(err) => write!(f, "no CUDA device: {err}"),
             BenchError::Cuda(err) => write!(f, "Rust path: {err}"),
+            BenchError::DeviceLaunch(err) => write!(f, "Rust path: {err}"),
             BenchError::Twin { function, failed_call, error } => {
                 write!(f, "C++ twin: {function}: `{failed_call}` failed: {error}")
             }
@@ -64,15 +68,36 @@ impl From<CudaError> for BenchError {
     }
 }
 
+impl From<device_launch::Error> for BenchError {
+    fn from(err: device_launch::Error) -> BenchError {
+        match err {
+            device_launch::Error::Cuda(err) => err.into(),
+            other => BenchError::DeviceLaunch(other),
+        }
+    }
+}
+
+impl From<device_launch::DeviceLaunchError> for BenchError {
+    fn from(err: device_launch::DeviceLaunchError) -> BenchError {
+        BenchError::DeviceLaunch(err.into())
+    }
+}
+
 /// The result of every fallible step here.
 pub type Result<T, E = BenchError> = std::result::Result<T, E>;
 
-/// `Ok` when `got == want`; else [`BenchError::WrongResult`] naming what and which side.
+/// `Ok` when the counter is `want`; else [`BenchError::WrongResult`] naming what and which side.
 pub fn expect_count(what: &str, side: &str, got: u32, want: u32) -> Result<()> {
+    expect_value(what, side, "the counter", got, want)
+}
+
+/// `Ok` when `value` (e.g. `the step count`) is `want`; else [`BenchError::WrongResult`] naming
+/// what, which side and which value.
+pub fn expect_value(what: &str, side: &str, value: &str, got: u32, want: u32) -> Result<()> {
     if got == want {
         Ok(())
     } else {
-        Err(BenchError::WrongResult(format!("{what} ({side}): the counter is {got}, expected {want}")))
+        Err(BenchError::WrongResult(format!("{what} ({side}): {value} is {got}, expected {want}")))
     }
 }
 
@@ -98,5 +123,15 @@ mod tests {
         assert!(expect_count("chain", "Rust", 3, 3).is_ok());
         let err = expect_count("chain", "C++", 2, 3).unwrap_err();
         assert_eq!(err.to_string(), "wrong result: chain (C++): the counter is 2, expected 3");
+        let err = expect_value("loop", "Rust", "the step count", 7, 8).unwrap_err();
+        assert_eq!(err.to_string(), "wrong result: loop (Rust): the step count is 7, expected 8");
+    }
+
+    #[test]
+    fn device_launch_errors_keep_cuda_errors_apart() {
+        let no_device = device_launch::Error::Cuda(CudaError::from_code(100, "cudaGetDeviceCount"));
+        assert!(matches!(BenchError::from(no_device), BenchError::NoDevice(_)));
+        let refused = BenchError::from(device_launch::Error::HandlesOutstanding { holders: 1 });
+        assert!(refused.to_string().starts_with("Rust path: cannot update a device graph"), "{refused}");
     }
 }

@@ -1,20 +1,7 @@
-//! Issue 8's goals, checked against a run, and what is not measured yet.
+//! Issue 8's goals, checked against a run.
 
 use crate::harness::Row;
-use crate::{data_loop, graph_replay};
-
-/// Figures the benchmark does not take yet, and why; printed in the output as placeholders,
-/// never as numbers.
-pub const PENDING: &[(&str, &str)] = &[
-    (
-        "host vs device launch by graph width 1/8/32/64 (fire-and-forget, tail)",
-        "comes with the device-launch crate; not measured here yet",
-    ),
-    (
-        "data-dependent loop, device self-relaunch (5000 steps)",
-        "comes with the device-launch crate; not measured here yet",
-    ),
-];
+use crate::{data_loop, device_launch_width, graph_replay};
 
 /// The most a Rust/C++ ratio may be.
 pub const MAX_RATIO: f64 = 1.03;
@@ -22,6 +9,11 @@ pub const MAX_RATIO: f64 = 1.03;
 pub const MAX_REPLAY_US_PER_NODE: f64 = 0.80;
 /// WHILE loop, µs per step (Rust path).
 pub const MAX_WHILE_US_PER_STEP: f64 = 4.5;
+/// Host launch + sync over device fire-and-forget, µs per launch of the 64-wide graph (Rust
+/// path): the least speed-up.
+pub const MIN_FIRE_AND_FORGET_SPEEDUP: f64 = 2.3;
+/// The width that speed-up is taken at.
+pub const SPEEDUP_WIDTH: u32 = 64;
 
 /// How a run fares against one goal.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,8 +24,6 @@ pub enum Verdict {
     Missed(String),
     /// This run did not take the figure (a parameter left out).
     NotMeasured,
-    /// The benchmark cannot measure it yet.
-    Pending(&'static str),
 }
 
 /// One goal of issue 8 and its verdict.
@@ -51,7 +41,6 @@ impl std::fmt::Display for Goal {
             Verdict::Met(figure) => write!(f, "met      {}: {figure}", self.text),
             Verdict::Missed(figure) => write!(f, "MISSED   {}: {figure}", self.text),
             Verdict::NotMeasured => write!(f, "not run  {}", self.text),
-            Verdict::Pending(why) => write!(f, "pending  {}: {why}", self.text),
         }
     }
 }
@@ -75,6 +64,33 @@ fn at_most(text: &'static str, row: Option<&Row>, limit: f64) -> Goal {
                 Verdict::Missed(format!("{figure}, {}", over(row.rust(), limit)))
             }
         }
+    };
+    Goal { text, verdict }
+}
+
+/// How many times faster device fire-and-forget is than host launch + sync at `width`
+/// (Rust path), at least `least`.
+fn speedup_at_least(text: &'static str, rows: &[Row], width: u32, least: f64) -> Goal {
+    let parameter = format!("width={width}");
+    let host = find(rows, device_launch_width::HOST_SYNC, &parameter);
+    let device = find(rows, device_launch_width::DEVICE_FIRE_AND_FORGET, &parameter);
+    let verdict = match (host, device) {
+        (Some(host), Some(device)) => {
+            let speedup = host.rust() / device.rust();
+            let figure = format!(
+                "{speedup:.2}x (host + sync {:.3} {unit}, fire-and-forget {:.3} {unit})",
+                host.rust(),
+                device.rust(),
+                unit = host.unit
+            );
+            if speedup >= least {
+                Verdict::Met(figure)
+            } else {
+                let short = if speedup.is_finite() { (1.0 - speedup / least) * 100.0 } else { 100.0 };
+                Verdict::Missed(format!("{figure}, {short:.0}% short of {least}x"))
+            }
+        }
+        _ => Verdict::NotMeasured,
     };
     Goal { text, verdict }
 }
@@ -118,10 +134,12 @@ pub fn check(rows: &[Row], while_steps: u32) -> Vec<Goal> {
             find(rows, data_loop::WHILE_NODE, &format!("steps={while_steps}")),
             MAX_WHILE_US_PER_STEP,
         ),
-        Goal {
-            text: "device fire-and-forget of a 64-wide graph >= 2.3x faster than host launch with sync",
-            verdict: Verdict::Pending("comes with the device-launch crate"),
-        },
+        speedup_at_least(
+            "device fire-and-forget of a 64-wide graph >= 2.3x faster than host launch with sync",
+            rows,
+            SPEEDUP_WIDTH,
+            MIN_FIRE_AND_FORGET_SPEEDUP,
+        ),
     ]
 }
 
@@ -153,10 +171,43 @@ mod tests {
             "{:?}",
             goals[2]
         );
-        assert!(matches!(goals[3].verdict, Verdict::Pending(_)));
+        assert_eq!(goals[3].verdict, Verdict::NotMeasured, "no (f) rows");
         let goals = check(&rows[..1], 5000);
         assert!(matches!(goals[0].verdict, Verdict::Met(_)));
         assert_eq!(goals[2].verdict, Verdict::NotMeasured);
         assert!(goals[2].to_string().starts_with("not run"));
+    }
+
+    fn width_rows(host: f64, fire_and_forget: f64) -> Vec<Row> {
+        use device_launch_width::{DEVICE_FIRE_AND_FORGET, DEVICE_TAIL, HOST_SYNC};
+        vec![
+            row(HOST_SYNC, "width=8", 100.0, 100.0),
+            row(HOST_SYNC, "width=64", host, host),
+            row(DEVICE_FIRE_AND_FORGET, "width=8", 1.0, 1.0),
+            row(DEVICE_FIRE_AND_FORGET, "width=64", fire_and_forget, fire_and_forget),
+            row(DEVICE_TAIL, "width=64", 1.0, 1.0),
+        ]
+    }
+
+    #[test]
+    fn the_fire_and_forget_speedup_is_taken_at_width_64() {
+        let goals = check(&width_rows(12.0, 4.0), 5000);
+        assert!(
+            matches!(&goals[3].verdict, Verdict::Met(figure) if figure.starts_with("3.00x (host + sync 12.000 µs")),
+            "{:?}",
+            goals[3]
+        );
+        let goals = check(&width_rows(12.0, 6.0), 5000);
+        assert!(
+            matches!(&goals[3].verdict, Verdict::Missed(figure) if figure.starts_with("2.00x") && figure.ends_with("13% short of 2.3x")),
+            "{:?}",
+            goals[3]
+        );
+        assert!(goals[3].to_string().starts_with("MISSED"), "{}", goals[3]);
+        let exactly = check(&width_rows(2.3, 1.0), 5000);
+        assert!(matches!(exactly[3].verdict, Verdict::Met(_)), "{:?}", exactly[3]);
+        let without_64: Vec<Row> =
+            width_rows(12.0, 4.0).into_iter().filter(|row| row.parameter != "width=64").collect();
+        assert_eq!(check(&without_64, 5000)[3].verdict, Verdict::NotMeasured);
     }
 }

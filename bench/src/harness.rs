@@ -5,9 +5,10 @@
 use std::time::Instant;
 
 use chapter_common::Samples;
-use cuda_graph::{DeviceBuffer, Event, PinnedBuffer, Stream};
+use cuda_graph::{CudaError, DeviceBuffer, Event, PinnedBuffer, Stream};
+use device_launch::ErrorSlot;
 
-use crate::error::Result;
+use crate::error::{BenchError, Result};
 
 /// How many samples to take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +84,8 @@ impl Row {
 }
 
 /// The Rust path's session, the twin's `TwinSession` in safe Rust: a stream, two timing
-/// events, the counter kernels count into, and the host-driven loop's flag (device and pinned).
+/// events, the counter kernels count into, the host-driven loop's flag (device and pinned),
+/// the device schedulers' step count, and where device-side launches record failures.
 pub struct RustSide {
     /// The stream everything runs on.
     pub stream: Stream,
@@ -97,6 +99,14 @@ pub struct RustSide {
     pub keep_going: DeviceBuffer<u32>,
     /// Its pinned host copy.
     pub keep_going_host: PinnedBuffer<u32>,
+    /// The device schedulers' step count (one element).
+    pub steps: DeviceBuffer<u32>,
+    /// The first `cudaError_t` a device-side launch of a plain-CUDA kernel failed with (the
+    /// CDP parent's child launches; the twin has its own word); 0 for none. Never reset: a
+    /// failure ends the run.
+    pub device_error: DeviceBuffer<i32>,
+    /// Where the `device_launch.cuh` helpers record a refused device-side launch.
+    pub slot: ErrorSlot,
 }
 
 impl RustSide {
@@ -109,6 +119,9 @@ impl RustSide {
             counter: DeviceBuffer::zeroed(1)?,
             keep_going: DeviceBuffer::zeroed(1)?,
             keep_going_host: PinnedBuffer::zeroed(1)?,
+            steps: DeviceBuffer::zeroed(1)?,
+            device_error: DeviceBuffer::zeroed(1)?,
+            slot: ErrorSlot::new()?,
         })
     }
 
@@ -128,10 +141,35 @@ impl RustSide {
 
     /// The counter's value (after [`end_sample`](Self::end_sample) has waited).
     pub fn counter(&self) -> Result<u32> {
-        let mut value = [0u32];
-        self.counter.copy_to_host(&mut value)?;
-        Ok(value[0])
+        read_word(&self.counter)
     }
+
+    /// The step count's value (after [`end_sample`](Self::end_sample) has waited).
+    pub fn steps(&self) -> Result<u32> {
+        read_word(&self.steps)
+    }
+
+    /// After [`end_sample`](Self::end_sample): `Ok` while no device-side launch of a
+    /// plain-CUDA kernel failed, else that launch's CUDA error, as `call` (what launched).
+    pub fn check_device_error(&self, call: &'static str) -> Result<()> {
+        match read_word(&self.device_error)? {
+            0 => Ok(()),
+            code => Err(BenchError::Cuda(CudaError::from_code(code, call))),
+        }
+    }
+
+    /// After [`end_sample`](Self::end_sample): `Ok` while the error slot is clear, else the
+    /// refused device-side launch (the code, the helper and its line). Never cleared: a
+    /// refusal ends the run.
+    pub fn check_slot(&self) -> Result<()> {
+        Ok(self.slot.check()??)
+    }
+}
+
+fn read_word<T: cuda_graph::DeviceRepr + Default>(buffer: &DeviceBuffer<T>) -> Result<T> {
+    let mut value = [T::default()];
+    buffer.copy_to_host(&mut value)?;
+    Ok(value[0])
 }
 
 /// Microseconds that `work` takes on the host clock, with its result.

@@ -1,8 +1,10 @@
 //! The benchmark kernels (kernels/kernels.cu), declared for the Rust path. The C++ twin
-//! launches the same compiled kernels.
+//! launches the same compiled kernels, except the device-launch ones: the Rust path's are
+//! written with `device_launch.cuh`, the twin has plain-CUDA versions of its own in twin.cu.
 
 use cuda_graph::graph::ConditionalHandle;
 use cuda_graph::DevicePtr;
+use device_launch::{DeviceGraphArg, RawErrorSlot};
 
 cuda_graph::kernels! {
     /// `bench_empty()`: does nothing.
@@ -15,9 +17,30 @@ cuda_graph::kernels! {
     /// `bench_while_step(cudaGraphConditionalHandle handle, uint32_t* counter, uint32_t limit)`:
     /// `*counter += 1`, and the WHILE node goes on while `*counter < limit`.
     pub fn bench_while_step(handle: ConditionalHandle, counter: DevicePtr<u32>, limit: u32);
-    /// `bench_cdp_child(uint32_t* counter)`: `atomicAdd(counter, 1)`.
-    pub fn bench_cdp_child(counter: DevicePtr<u32>);
-    /// `bench_cdp_parent(uint32_t* counter, uint32_t children)`: launches `children`
-    /// `bench_cdp_child(counter)` from one device thread, one after another.
-    pub fn bench_cdp_parent(counter: DevicePtr<u32>, children: u32);
+    /// `bench_count(uint32_t* counter)`: `atomicAdd(counter, 1)`: the CDP child, and each
+    /// node of the width graphs.
+    pub fn bench_count(counter: DevicePtr<u32>);
+    /// `bench_cdp_parent(uint32_t* counter, uint32_t children, int* error)`: launches
+    /// `children` `bench_count(counter)` from one device thread, one after another; the first
+    /// launch that fails stops it and leaves its `cudaError_t` in `*error`.
+    pub fn bench_cdp_parent(counter: DevicePtr<u32>, children: u32, error: DevicePtr<i32>);
+}
+
+// kernels/kernels.cu: the Rust path's device-launch kernels.
+cuda_graph::kernels! {
+    /// `bench_dl_scheduler(cudaGraphExec_t work, uint32_t mode, uint32_t iters, uint32_t* steps, DlErrorSlot* slot)`:
+    /// one step per run of its own graph: launches `work` fire-and-forget (`mode` 1) or as a
+    /// tail launch (2), counts the step, and tail-relaunches itself until `iters` steps ran.
+    /// One thread, inside a device-launch graph.
+    pub fn bench_dl_scheduler(
+        work: DeviceGraphArg,
+        mode: u32,
+        iters: u32,
+        steps: DevicePtr<u32>,
+        slot: DevicePtr<RawErrorSlot>,
+    );
+    /// `bench_dl_relaunch_step(uint32_t* counter, uint32_t limit, DlErrorSlot* slot)`:
+    /// `*counter += 1`, and while `*counter < limit` it tail-relaunches its own graph. One
+    /// thread, inside a device-launch graph.
+    pub fn bench_dl_relaunch_step(counter: DevicePtr<u32>, limit: u32, slot: DevicePtr<RawErrorSlot>);
 }

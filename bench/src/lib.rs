@@ -10,11 +10,15 @@
 //! - (c) [`instantiate_update`]: instantiate and whole-graph update of a 100-node chain, µs;
 //! - (d) [`data_loop`]: a data-dependent loop of 5000 steps driven by host sync and by a WHILE
 //!   node, µs per step;
-//! - (e) [`cdp`]: CDP child launch vs host launch of the same child kernel, µs per child.
+//! - (e) [`cdp`]: CDP child launch vs host launch of the same child kernel, µs per child;
+//! - (f) [`device_launch_width`]: host launch + sync vs device fire-and-forget and device tail
+//!   launch (from a self-relaunching scheduler kernel) of a graph of 1, 8, 32, 64 independent
+//!   nodes, µs per launch;
+//! - (g) [`data_loop`]: the data-dependent loop of (d) driven by a kernel that relaunches its
+//!   own graph from the device, µs per step.
 //!
-//! Host vs device launch by graph width and the device self-relaunch loop come with the
-//! device-launch crate ([`goals::PENDING`]). Every measured run's counter is checked, so a
-//! launch that did not run cannot pass for a fast one.
+//! Every measured run's counter is checked, and so is every device-side launch's status
+//! (error slot, error word), so a launch that did not run cannot pass for a fast one.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
@@ -22,6 +26,7 @@ pub mod cdp;
 pub mod chart;
 pub mod data_loop;
 pub mod device_info;
+pub mod device_launch_width;
 pub mod error;
 pub mod goals;
 pub mod graph_replay;
@@ -61,7 +66,17 @@ pub struct Options {
     pub loop_steps: u32,
     /// (e) Children per sample.
     pub cdp_children: u32,
+    /// (f) Widths of the work graph (independent nodes).
+    pub widths: Vec<u32>,
+    /// (f) Iterations per sample (work graph launches, each waiting for the previous one).
+    pub width_iters: u32,
 }
+
+/// (f) The widest work graph [`Options::validate`] accepts.
+pub const MAX_WIDTH: u32 = 4096;
+/// (f) The most iterations per sample [`Options::validate`] accepts (with [`MAX_WIDTH`], the
+/// counter, `width × iterations`, stays far below `u32::MAX`).
+pub const MAX_WIDTH_ITERS: u32 = 100_000;
 
 impl Options {
     /// The full run: issue 8's sizes, 5 warm-up and 31 timed samples per side.
@@ -76,10 +91,13 @@ impl Options {
             update_nodes: 100,
             loop_steps: 5000,
             cdp_children: 1000,
+            widths: vec![1, 8, 32, 64],
+            width_iters: 200,
         }
     }
 
-    /// A smoke run: every operation and chain length, small sizes, 1 warm-up and 3 samples.
+    /// A smoke run: every operation, chain length and width, small sizes, 1 warm-up and 3
+    /// samples.
     pub fn quick() -> Options {
         Options {
             quick: true,
@@ -88,6 +106,7 @@ impl Options {
             chain_target_nodes: 1000,
             loop_steps: 200,
             cdp_children: 100,
+            width_iters: 20,
             ..Options::full()
         }
     }
@@ -107,6 +126,10 @@ impl Options {
                 "CDP children must be 1..=2048 (the default pending launch limit), not {}",
                 self.cdp_children
             )
+        } else if self.widths.is_empty() || self.widths.iter().any(|&w| w == 0 || w > MAX_WIDTH) {
+            format!("widths must be 1..={MAX_WIDTH}, not {:?}", self.widths)
+        } else if self.width_iters == 0 || self.width_iters > MAX_WIDTH_ITERS {
+            format!("width iterations must be 1..={MAX_WIDTH_ITERS}, not {}", self.width_iters)
         } else {
             return Ok(());
         };
@@ -152,6 +175,7 @@ pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report> 
     // Releases (drops) cannot return errors: they are kept, and any fails the run.
     let mut release_errors = twin::take_release_errors();
     release_errors.extend(cuda_graph::take_drop_errors().into_iter().map(BenchError::Cuda));
+    release_errors.extend(device_launch::take_drop_errors().into_iter().map(BenchError::from));
     if let Some(first) = release_errors.into_iter().next() {
         return Err(first);
     }
@@ -184,6 +208,13 @@ fn measure_all(options: &Options, device: Device, progress: &mut dyn FnMut(&str)
         cdp::measure(&mut rust, &twin, plan, device, options.cdp_children)?,
         &mut rows,
     );
+    // The device-launch execs of (f) and (g) are all kept until this function returns, after
+    // the last device launch: launching new device-launch execs after others were destroyed
+    // was seen to silently not run (RELIABILITY.md, "Known issue").
+    let widths = device_launch_width::WidthGraphs::new(&rust, &twin, &options.widths, options.width_iters)?;
+    done("(f) host vs device launch by width", widths.measure(&mut rust, plan)?, &mut rows);
+    let relaunch = data_loop::SelfRelaunch::new(&rust, &twin, options.loop_steps)?;
+    done("(g) device self-relaunch loop", relaunch.measure(&mut rust, plan)?, &mut rows);
     rust.stream.synchronize()?;
     Ok(rows)
 }
@@ -248,10 +279,28 @@ mod tests {
         assert!(full.validate().is_ok());
         assert_eq!(full.chain_lengths, [1, 10, 100, 1000]);
         assert_eq!((full.update_nodes, full.loop_steps), (100, 5000));
+        assert_eq!((full.widths.as_slice(), full.width_iters), ([1, 8, 32, 64].as_slice(), 200));
         let quick = Options::quick();
         assert!(quick.validate().is_ok());
         assert!(quick.plan.reps < full.plan.reps && quick.loop_steps < full.loop_steps);
+        assert!(quick.width_iters < full.width_iters);
+        assert_eq!(quick.widths, full.widths, "a smoke run still covers every width");
         assert_eq!(quick.mode(), "quick");
+    }
+
+    #[test]
+    fn widths_and_width_iterations_are_bounded() {
+        let ok = Options { widths: vec![1, MAX_WIDTH], width_iters: MAX_WIDTH_ITERS, ..Options::quick() };
+        assert!(ok.validate().is_ok());
+        assert!(u64::from(MAX_WIDTH) * u64::from(MAX_WIDTH_ITERS) < u64::from(u32::MAX));
+        for widths in [vec![], vec![0], vec![8, MAX_WIDTH + 1]] {
+            let bad = Options { widths, ..Options::full() };
+            assert!(bad.validate().unwrap_err().to_string().contains("widths must be 1..=4096"));
+        }
+        for width_iters in [0, MAX_WIDTH_ITERS + 1] {
+            let bad = Options { width_iters, ..Options::full() };
+            assert!(bad.validate().unwrap_err().to_string().contains("width iterations must be 1..=100000"));
+        }
     }
 
     #[test]

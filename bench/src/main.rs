@@ -63,10 +63,6 @@ fn bench(cli: &Cli) -> Result<(), BenchError> {
     for goal in &report.goals {
         println!("  {goal}");
     }
-    println!("\nnot measured yet:");
-    for (what, why) in cuda_graph_bench::goals::PENDING {
-        println!("  - {what}: {why}");
-    }
     match &written {
         Ok(written) => {
             println!("\nwrote {}", written.csv.display());

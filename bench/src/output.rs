@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::device_info::DeviceInfo;
 use crate::error::{BenchError, Result};
-use crate::goals::{Goal, PENDING};
+use crate::goals::Goal;
 use crate::harness::{Plan, Row};
 
 /// What a run was, for the headers.
@@ -49,7 +49,7 @@ pub fn figure(value: f64) -> String {
 
 const HEADER: [&str; 6] = ["operation", "parameter", "Rust", "C++", "Rust/C++", "unit"];
 
-/// The cells of each line: the header, the measured rows, then the pending placeholders.
+/// The cells of each line: the header, then the measured rows.
 fn cells(rows: &[Row]) -> Vec<[String; 6]> {
     let mut lines = vec![HEADER.map(str::to_string)];
     for row in rows {
@@ -60,16 +60,6 @@ fn cells(rows: &[Row]) -> Vec<[String; 6]> {
             figure(row.cpp()),
             format!("{:.3}", row.ratio()),
             row.unit.to_string(),
-        ]);
-    }
-    for (what, why) in PENDING {
-        lines.push([
-            format!("(pending) {what}"),
-            "-".into(),
-            "-".into(),
-            "-".into(),
-            "-".into(),
-            (*why).into(),
         ]);
     }
     lines
@@ -129,8 +119,7 @@ fn csv_field(text: &str) -> String {
 }
 
 /// The CSV: `#` lines with the device, driver, date and method, a header, one line per row
-/// (full-precision medians, then each side's range and sample count), `#` lines for what is
-/// pending.
+/// (full-precision medians, then each side's range and sample count).
 pub fn csv(info: &RunInfo, rows: &[Row]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# cuda-graph-bench");
@@ -157,9 +146,6 @@ pub fn csv(info: &RunInfo, rows: &[Row]) -> String {
             cpp_max,
             row.pair.rust.0.len(),
         );
-    }
-    for (what, why) in PENDING {
-        let _ = writeln!(out, "# pending: {what}: {why}");
     }
     out
 }
@@ -261,17 +247,17 @@ mod tests {
     }
 
     #[test]
-    fn the_table_has_every_row_and_the_placeholders() {
+    fn the_table_has_the_header_and_every_row() {
         let table = text_table(&rows());
         let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(lines.len(), 1 + 2 + PENDING.len(), "{table}");
+        assert_eq!(lines.len(), 1 + 2, "{table}");
         assert!(lines[0].starts_with("operation"), "{table}");
         assert!(
             lines[1].contains("2.100") && lines[1].contains("1.050") && lines[1].ends_with("µs/launch"),
             "{table}"
         );
-        assert!(lines[3].starts_with("(pending) host vs device launch by graph width 1/8/32/64"), "{table}");
-        assert!(table.contains("device self-relaunch"), "{table}");
+        assert!(lines[2].starts_with("graph instantiate") && lines[2].ends_with("µs"), "{table}");
+        assert!(!table.contains("pending"), "{table}");
         let md = markdown_table(&rows());
         assert!(md.contains("| --- | --- | ---: |"), "{md}");
     }
@@ -283,7 +269,7 @@ mod tests {
         assert!(text.contains("# driver 580.65.06 (CUDA 13.0), runtime CUDA 13.0"), "{text}");
         assert!(text.contains("operation,parameter,rust,cpp,ratio,unit,"), "{text}");
         assert!(text.contains("\"stream launch, empty kernel\",launches=1000,2.1,2,1.05"), "{text}");
-        assert!(text.contains("# pending: data-dependent loop, device self-relaunch"), "{text}");
+        assert_eq!(text.lines().count(), 5 + 1 + 2, "{text}");
         let readme = results_readme(&info(), &rows(), &[], "");
         assert!(
             readme.contains("Measured on NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), driver 580.65.06"),

@@ -22,7 +22,11 @@ struct RawChain {
     _private: [u8; 0],
 }
 #[repr(C)]
-struct RawWhile {
+struct RawLoop {
+    _private: [u8; 0],
+}
+#[repr(C)]
+struct RawWidth {
     _private: [u8; 0],
 }
 
@@ -31,6 +35,13 @@ struct RawWhile {
 enum NodeApi {
     AddKernelNode = 0,
     AddNode = 1,
+}
+
+/// Which loop a [`TwinLoop`] runs (`TwinLoopKind` in twin.cu).
+#[derive(Clone, Copy)]
+enum LoopKind {
+    While = 0,
+    SelfRelaunch = 1,
 }
 
 extern "C" {
@@ -61,13 +72,29 @@ extern "C" {
         us_per_step: *mut f64,
         counter: *mut u32,
     ) -> c_int;
-    fn twin_while_create(session: *mut RawSession, steps: c_int, out: *mut *mut RawWhile) -> c_int;
-    fn twin_while_destroy(graph: *mut RawWhile) -> c_int;
-    fn twin_while_run(
+    fn twin_loop_create(session: *mut RawSession, kind: c_int, steps: c_int, out: *mut *mut RawLoop)
+        -> c_int;
+    fn twin_loop_destroy(graph: *mut RawLoop) -> c_int;
+    fn twin_loop_run(
         session: *mut RawSession,
-        graph: *mut RawWhile,
+        graph: *mut RawLoop,
         us_per_step: *mut f64,
         counter: *mut u32,
+    ) -> c_int;
+    fn twin_width_create(
+        session: *mut RawSession,
+        width: c_int,
+        iters: c_int,
+        out: *mut *mut RawWidth,
+    ) -> c_int;
+    fn twin_width_destroy(width: *mut RawWidth) -> c_int;
+    fn twin_width_run(
+        session: *mut RawSession,
+        width: *mut RawWidth,
+        mode: u32,
+        us_per_launch: *mut f64,
+        counter: *mut u32,
+        steps: *mut u32,
     ) -> c_int;
     fn twin_cdp_device(
         session: *mut RawSession,
@@ -92,6 +119,15 @@ fn check(status: c_int, function: &'static str) -> Result<()> {
     // (the text of the failed call, or "").
     let failed_call = unsafe { CStr::from_ptr(twin_failed_call()) }.to_string_lossy().into_owned();
     Err(BenchError::Twin { function, failed_call, error: CudaError::from_code(status, function) })
+}
+
+/// The object a `twin_*_create` returned, or an error if it returned none.
+fn non_null<T>(raw: *mut T, function: &'static str) -> Result<NonNull<T>> {
+    NonNull::new(raw).ok_or_else(|| BenchError::Twin {
+        function,
+        failed_call: "returned nothing".into(),
+        error: CudaError::from_code(999, function),
+    })
 }
 
 /// Converts a count for the C side.
@@ -125,11 +161,7 @@ impl Twin {
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; the twin sets it only on success.
         check(unsafe { twin_session_create(&mut raw) }, "twin_session_create")?;
-        let raw = NonNull::new(raw).ok_or_else(|| BenchError::Twin {
-            function: "twin_session_create",
-            failed_call: "returned no session".into(),
-            error: CudaError::from_code(999, "twin_session_create"),
-        })?;
+        let raw = non_null(raw, "twin_session_create")?;
         Ok(Twin { raw, _not_send: PhantomData })
     }
 
@@ -163,11 +195,7 @@ impl Twin {
             unsafe { twin_chain_create(self.raw.as_ptr(), nodes, value, api as c_int, &mut raw) },
             "twin_chain_create",
         )?;
-        let raw = NonNull::new(raw).ok_or_else(|| BenchError::Twin {
-            function: "twin_chain_create",
-            failed_call: "returned no chain".into(),
-            error: CudaError::from_code(999, "twin_chain_create"),
-        })?;
+        let raw = non_null(raw, "twin_chain_create")?;
         Ok(TwinChain { raw, session: self })
     }
 
@@ -181,17 +209,38 @@ impl Twin {
     }
 
     /// (d) The graph of one WHILE node running `steps` steps per launch.
-    pub fn while_graph(&self, steps: u32) -> Result<TwinWhile<'_>> {
+    pub fn while_graph(&self, steps: u32) -> Result<TwinLoop<'_>> {
+        self.loop_graph(LoopKind::While, steps)
+    }
+
+    /// (g) The device-launch graph of one kernel that tail-relaunches its own graph until it
+    /// has run `steps` steps (plain CUDA: `cudaGraphLaunch(cudaGetCurrentGraphExec(),
+    /// cudaStreamGraphTailLaunch)`, the result checked).
+    pub fn self_relaunch_graph(&self, steps: u32) -> Result<TwinLoop<'_>> {
+        self.loop_graph(LoopKind::SelfRelaunch, steps)
+    }
+
+    fn loop_graph(&self, kind: LoopKind, steps: u32) -> Result<TwinLoop<'_>> {
         let steps = c_count("steps", steps)?;
         let mut raw = ptr::null_mut();
-        // SAFETY: the session is alive and outlives the graph (borrowed); `raw` is valid.
-        check(unsafe { twin_while_create(self.raw.as_ptr(), steps, &mut raw) }, "twin_while_create")?;
-        let raw = NonNull::new(raw).ok_or_else(|| BenchError::Twin {
-            function: "twin_while_create",
-            failed_call: "returned no graph".into(),
-            error: CudaError::from_code(999, "twin_while_create"),
-        })?;
-        Ok(TwinWhile { raw, session: self })
+        // SAFETY: the session is alive and outlives the graph (borrowed); `raw` is valid;
+        // `kind` is 0 or 1, the two values twin.cu knows.
+        check(
+            unsafe { twin_loop_create(self.raw.as_ptr(), kind as c_int, steps, &mut raw) },
+            "twin_loop_create",
+        )?;
+        Ok(TwinLoop { raw: non_null(raw, "twin_loop_create")?, session: self })
+    }
+
+    /// (f) A work graph of `width` independent `bench_count` nodes, its host exec, its
+    /// device-launch exec and a scheduler graph per device mode, each uploaded; every sample
+    /// runs `iters` iterations.
+    pub fn width_graphs(&self, width: u32, iters: u32) -> Result<TwinWidth<'_>> {
+        let (width, iters) = (c_count("width", width)?, c_count("iterations", iters)?);
+        let mut raw = ptr::null_mut();
+        // SAFETY: the session is alive and outlives the graphs (borrowed); `raw` is valid.
+        check(unsafe { twin_width_create(self.raw.as_ptr(), width, iters, &mut raw) }, "twin_width_create")?;
+        Ok(TwinWidth { raw: non_null(raw, "twin_width_create")?, session: self })
     }
 
     /// (e) One launch of the CDP parent launching `children` children: (µs per child, counter).
@@ -218,8 +267,8 @@ impl Twin {
 
 impl Drop for Twin {
     fn drop(&mut self) {
-        // SAFETY: the session is owned and destroyed once; chains and WHILE graphs borrow it,
-        // so they are gone already.
+        // SAFETY: the session is owned and destroyed once; chains, loops and width graphs
+        // borrow it, so they are gone already.
         record_release(unsafe { twin_session_destroy(self.raw.as_ptr()) }, "twin_session_destroy");
     }
 }
@@ -279,28 +328,77 @@ impl Drop for TwinChain<'_> {
     }
 }
 
-/// A twin WHILE graph and its exec (`TwinWhile`).
-pub struct TwinWhile<'s> {
-    raw: NonNull<RawWhile>,
+/// A twin loop graph and its exec (`TwinLoop`): a WHILE node (d) or a self-relaunching
+/// kernel (g); one launch runs the loop to the end.
+pub struct TwinLoop<'s> {
+    raw: NonNull<RawLoop>,
     session: &'s Twin,
 }
 
-impl TwinWhile<'_> {
-    /// (d) One launch: (µs per step, counter).
+impl TwinLoop<'_> {
+    /// (d, g) One launch: (µs per step, counter). A refused self-relaunch is an error.
     pub fn run(&self) -> Result<(f64, u32)> {
         let (mut us, mut counter) = (0.0, 0);
         // SAFETY: session and graph are alive; both out-pointers are valid.
         check(
-            unsafe { twin_while_run(self.session.raw.as_ptr(), self.raw.as_ptr(), &mut us, &mut counter) },
-            "twin_while_run",
+            unsafe { twin_loop_run(self.session.raw.as_ptr(), self.raw.as_ptr(), &mut us, &mut counter) },
+            "twin_loop_run",
         )?;
         Ok((us, counter))
     }
 }
 
-impl Drop for TwinWhile<'_> {
+impl Drop for TwinLoop<'_> {
     fn drop(&mut self) {
         // SAFETY: the graph is owned and destroyed once.
-        record_release(unsafe { twin_while_destroy(self.raw.as_ptr()) }, "twin_while_destroy");
+        record_release(unsafe { twin_loop_destroy(self.raw.as_ptr()) }, "twin_loop_destroy");
+    }
+}
+
+/// What one (f) sample of the twin left.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WidthSample {
+    /// µs per iteration.
+    pub us: f64,
+    /// The counter: width × iterations when every node ran.
+    pub counter: u32,
+    /// Iterations run: the host loop's, or the device scheduler's step count.
+    pub steps: u32,
+}
+
+/// The twin's graphs of one width (`TwinWidth`).
+pub struct TwinWidth<'s> {
+    raw: NonNull<RawWidth>,
+    session: &'s Twin,
+}
+
+impl TwinWidth<'_> {
+    /// (f) One sample in `mode` (`BENCH_MODE_*` of bench_kernels.cuh). A device-side launch
+    /// that was refused is an error with its CUDA code.
+    pub fn run(&self, mode: u32) -> Result<WidthSample> {
+        let mut sample = WidthSample { us: 0.0, counter: 0, steps: 0 };
+        // SAFETY: session and graphs are alive; the three out-pointers are valid; twin.cu
+        // refuses a mode it does not know.
+        check(
+            unsafe {
+                twin_width_run(
+                    self.session.raw.as_ptr(),
+                    self.raw.as_ptr(),
+                    mode,
+                    &mut sample.us,
+                    &mut sample.counter,
+                    &mut sample.steps,
+                )
+            },
+            "twin_width_run",
+        )?;
+        Ok(sample)
+    }
+}
+
+impl Drop for TwinWidth<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the graphs are owned and destroyed once.
+        record_release(unsafe { twin_width_destroy(self.raw.as_ptr()) }, "twin_width_destroy");
     }
 }

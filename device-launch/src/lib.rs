@@ -44,11 +44,13 @@
 //! (`dl_queue_pop`, `dl_queue_pop_warp`, `dl_queue_pop_block` on the device) and the
 //! self-relaunching scheduler pattern in [`modes`].
 //!
-//! Known issue (CUDA 13.0, driver 580, not explained yet): in a process that has launched
-//! graphs from the device and then destroyed their execs, later device launches of new execs
-//! were seen to not run, or run part of their nodes, with no error in the ErrorSlot. Check what
-//! device-launched work did (counts), not only the slot; keeping device-launch execs alive for
-//! the life of the process avoided it. The measurements are in the repository's RELIABILITY.md.
+//! Known issue, in CUDA 13.0 (driver 580) itself: after multi-node graphs launched from the
+//! device were destroyed many times over, later device launches of other execs were seen to not
+//! run, or run part of their nodes, with no error in the ErrorSlot, or to fault (700). A plain
+//! C++ program reproduces it (`repro/exec_destroy.cu`). Keep such execs and change them with
+//! [`UploadedGraphExec::update`] rather than dropping and re-instantiating them in a loop, and
+//! check what device-launched work did (counts), not only the slot. The measurements are in
+//! the repository's RELIABILITY.md.
 //!
 //! ```no_run
 //! use cuda_graph::{graph::Graph, kernel::LaunchConfig, DeviceBuffer, Stream};

@@ -4,9 +4,11 @@
 //! self-relaunching loop, launches graphs of many sizes), then launches fresh execs and counts
 //! their runs.
 //!
-//! On the H100 (driver 580.159.04), run together on parallel threads of one process, four of
-//! these seven failed: fresh execs silently did not run, or ran part of their nodes, with no
-//! error in the ErrorSlot. They are ignored until that is understood; run them with
+//! On the H100 (driver 580.159.04), 4 to 7 of these 7 failed (on one thread or on parallel
+//! threads of one process): fresh execs silently did not run, or ran part of their nodes, with
+//! no error in the ErrorSlot. The cause is in CUDA (`repro/exec_destroy.cu` reproduces it in plain
+//! C++); they stay ignored until the crate reuses device-launch execs instead of destroying them.
+//! Run them with
 //! `cargo test -p device-launch --test exec_churn -- --ignored`.
 
 mod support;

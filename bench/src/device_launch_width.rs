@@ -1,0 +1,224 @@
+//! (f) Host vs device launch by graph width: a work graph of `width` independent one-thread
+//! `bench_count(counter)` nodes (1, 8, 32, 64) runs `iters` times per sample, each iteration
+//! waiting for the previous one, launched
+//!
+//! - host + sync: the host launches the host-instantiated exec and synchronizes the stream,
+//!   every iteration (Rust: `GraphExec<HostLaunch>::launch` + `Stream::synchronize`; C++:
+//!   `cudaGraphLaunch` + `cudaStreamSynchronize`);
+//! - device fire-and-forget: one host launch of a scheduler graph (one one-thread kernel node,
+//!   instantiated for device launch) whose kernel fire-and-forgets the work graph's
+//!   device-launch exec (uploaded), counts the step and tail-relaunches its own graph until
+//!   `iters` steps ran; the tail relaunch waits for the fire-and-forget work;
+//! - device tail: the same, with the work graph tail-launched before the self-relaunch.
+//!
+//! Rust: `device_launch::instantiate_for_device` + `upload`, and a [`Launcher`] around
+//! `bench_dl_scheduler` (kernels/kernels.cu, written with `device_launch.cuh`'s
+//! `DL_FIRE_AND_FORGET`, `DL_TAIL_LAUNCH`, `DL_RELAUNCH_SELF`). C++: plain CUDA
+//! (`cudaGraphInstantiateWithFlags(..., cudaGraphInstantiateFlagDeviceLaunch)`,
+//! `cudaGraphUpload`, a scheduler kernel calling `cudaGraphLaunch` and recording the first
+//! failed status in a device word). The scheduler must be a graph node: a kernel launched on a
+//! plain stream cannot launch graphs (801). One pending launch per device-launch exec, which
+//! each iteration waiting for the previous one guarantees; one fire-and-forget and at most one
+//! tail launch besides the self-relaunch per scheduler step, well under the 120 and 255 limits.
+//!
+//! Between two events, µs per iteration. After each sample: the counter must equal
+//! `width × iters`, the step count `iters`, and the error slot (Rust) and error word (C++) must
+//! be clear, so a launch that was refused or did not run fails the run instead of passing for a
+//! fast one.
+//!
+//! Every width's execs, Rust and C++, are made before the first is measured and kept until the
+//! run ends ([`WidthGraphs`] lives to the end of `measure_all`): launching new device-launch
+//! execs after others were destroyed was seen to silently not run (RELIABILITY.md, "Known
+//! issue").
+
+use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
+use cuda_graph::{DevicePtr, LaunchConfig};
+use device_launch::{instantiate_for_device, DeviceGraphArg, Launcher, RawErrorSlot};
+
+use crate::error::{expect_count, expect_value, Result};
+use crate::harness::{interleave, Plan, Row, RustSide};
+use crate::kernels::{bench_count, bench_dl_scheduler};
+use crate::twin::{Twin, TwinWidth};
+
+/// The host + sync rows' name.
+pub const HOST_SYNC: &str = "graph launch, host + sync";
+/// The device fire-and-forget rows' name.
+pub const DEVICE_FIRE_AND_FORGET: &str = "graph launch, device fire-and-forget";
+/// The device tail rows' name.
+pub const DEVICE_TAIL: &str = "graph launch, device tail";
+/// The unit of every (f) row.
+pub const UNIT: &str = "µs/launch";
+
+/// How each iteration's work graph is launched; the number is the schedulers' `mode`
+/// (`BENCH_MODE_*` in kernels/bench_kernels.cuh).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Mode {
+    /// The host launches and synchronizes, every iteration.
+    HostSync = 0,
+    /// A device scheduler fire-and-forgets it, then relaunches itself.
+    FireAndForget = 1,
+    /// A device scheduler tail-launches it, then relaunches itself.
+    Tail = 2,
+}
+
+impl Mode {
+    /// Every mode, in report order.
+    pub const ALL: [Mode; 3] = [Mode::HostSync, Mode::FireAndForget, Mode::Tail];
+
+    /// The rows' operation name.
+    pub fn operation(self) -> &'static str {
+        match self {
+            Mode::HostSync => HOST_SYNC,
+            Mode::FireAndForget => DEVICE_FIRE_AND_FORGET,
+            Mode::Tail => DEVICE_TAIL,
+        }
+    }
+}
+
+/// `bench_dl_scheduler`'s arguments: (work, mode, iters, steps, slot).
+type SchedulerArgs = (DeviceGraphArg, u32, u32, DevicePtr<u32>, DevicePtr<RawErrorSlot>);
+
+/// One width's graphs, both sides.
+struct Width<'t> {
+    width: u32,
+    /// The work graph instantiated for host launch, uploaded.
+    host: GraphExec<HostLaunch>,
+    /// The schedulers for [`Mode::FireAndForget`] and [`Mode::Tail`]; their arguments hold
+    /// the work graph's uploaded device-launch exec.
+    fire_and_forget: Launcher<SchedulerArgs>,
+    tail: Launcher<SchedulerArgs>,
+    cpp: TwinWidth<'t>,
+}
+
+/// Every width's graphs and execs, Rust and C++, for `iters` iterations per sample.
+pub struct WidthGraphs<'t> {
+    widths: Vec<Width<'t>>,
+    iters: u32,
+}
+
+impl<'t> WidthGraphs<'t> {
+    /// Builds, instantiates and uploads everything for each of `widths`.
+    pub fn new(rust: &RustSide, twin: &'t Twin, widths: &[u32], iters: u32) -> Result<WidthGraphs<'t>> {
+        bench_count().function()?; // the parameter checks, before any graph is built
+        bench_dl_scheduler().function()?;
+        let widths = widths.iter().map(|&width| build(rust, twin, width, iters)).collect::<Result<_>>()?;
+        rust.stream.synchronize()?;
+        Ok(WidthGraphs { widths, iters })
+    }
+
+    /// Measures every mode at every width, both sides: rows by mode, then by width.
+    pub fn measure(&self, rust: &mut RustSide, plan: &Plan) -> Result<Vec<Row>> {
+        let mut rows = Vec::new();
+        for mode in Mode::ALL {
+            for width in &self.widths {
+                let what = format!("{} width={}", mode.operation(), width.width);
+                let want = Want { counter: width.width * self.iters, steps: self.iters };
+                let pair = interleave(
+                    plan,
+                    || {
+                        let (us, counter, steps) = rust_sample(rust, width, mode, self.iters)?;
+                        want.check(&what, "Rust", counter, steps)?;
+                        Ok(us)
+                    },
+                    || {
+                        let sample = width.cpp.run(mode as u32)?;
+                        want.check(&what, "C++", sample.counter, sample.steps)?;
+                        Ok(sample.us)
+                    },
+                )?;
+                rows.push(Row::new(mode.operation(), format!("width={}", width.width), UNIT, pair));
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// What a sample must leave.
+struct Want {
+    counter: u32,
+    steps: u32,
+}
+
+impl Want {
+    fn check(&self, what: &str, side: &str, counter: u32, steps: u32) -> Result<()> {
+        expect_count(what, side, counter, self.counter)?;
+        expect_value(what, side, "the step count", steps, self.steps)
+    }
+}
+
+/// One width's Rust graphs (the work graph, its host and device execs, the two schedulers)
+/// and the twin's.
+fn build<'t>(rust: &RustSide, twin: &'t Twin, width: u32, iters: u32) -> Result<Width<'t>> {
+    let graph = Graph::new()?;
+    for _ in 0..width {
+        graph.add_kernel(bench_count(), LaunchConfig::new(1, 1), (rust.counter.ptr(),), &[])?;
+    }
+    let host: GraphExec<HostLaunch> = graph.instantiate(Default::default())?;
+    host.upload(&rust.stream)?;
+    let work = instantiate_for_device(&graph)?.upload(&rust.stream)?;
+    let scheduler = |mode: Mode| {
+        let args = (work.handle().arg(), mode as u32, iters, rust.steps.ptr(), rust.slot.ptr());
+        Launcher::new(bench_dl_scheduler(), LaunchConfig::new(1, 1), args)
+    };
+    Ok(Width {
+        width,
+        host,
+        fire_and_forget: scheduler(Mode::FireAndForget)?,
+        tail: scheduler(Mode::Tail)?,
+        cpp: twin.width_graphs(width, iters)?,
+    })
+}
+
+/// One Rust sample of `iters` iterations in `mode`: (µs per iteration, counter, iterations run
+/// by the host loop or the scheduler's step count). A refused device-side launch is an error.
+fn rust_sample(rust: &mut RustSide, width: &Width<'_>, mode: Mode, iters: u32) -> Result<(f64, u32, u32)> {
+    rust.steps.memset_async(0, &rust.stream)?;
+    rust.begin_sample()?;
+    let mut host_iterations = 0;
+    match mode {
+        Mode::HostSync => {
+            for _ in 0..iters {
+                width.host.launch(&rust.stream)?;
+                rust.stream.synchronize()?;
+                host_iterations += 1;
+            }
+        }
+        Mode::FireAndForget => width.fire_and_forget.launch(&rust.stream)?,
+        Mode::Tail => width.tail.launch(&rust.stream)?,
+    }
+    let ms = rust.end_sample()?;
+    rust.check_slot()?;
+    let steps = if mode == Mode::HostSync { host_iterations } else { rust.steps()? };
+    Ok((ms * 1e3 / f64::from(iters), rust.counter()?, steps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_match_the_kernels_and_name_their_rows() {
+        let header = include_str!("../kernels/bench_kernels.cuh");
+        for (mode, define) in [
+            (Mode::HostSync, "BENCH_MODE_HOST_SYNC"),
+            (Mode::FireAndForget, "BENCH_MODE_FIRE_AND_FORGET"),
+            (Mode::Tail, "BENCH_MODE_TAIL"),
+        ] {
+            let line = format!("#define {define} {}u", mode as u32);
+            assert!(header.lines().any(|l| l.trim() == line), "{line} missing from bench_kernels.cuh");
+        }
+        let names: Vec<_> = Mode::ALL.iter().map(|m| m.operation()).collect();
+        assert_eq!(names, [HOST_SYNC, DEVICE_FIRE_AND_FORGET, DEVICE_TAIL]);
+    }
+
+    #[test]
+    fn a_short_count_or_step_count_fails_the_sample() {
+        let want = Want { counter: 64 * 200, steps: 200 };
+        assert!(want.check("w", "Rust", 64 * 200, 200).is_ok());
+        let err = want.check("graph launch, device tail width=64", "C++", 64 * 199, 200).unwrap_err();
+        assert!(err.to_string().contains("the counter is 12736, expected 12800"), "{err}");
+        let err = want.check("w", "Rust", 64 * 200, 120).unwrap_err();
+        assert!(err.to_string().contains("the step count is 120, expected 200"), "{err}");
+    }
+}
