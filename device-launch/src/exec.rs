@@ -95,8 +95,9 @@ impl ExecOwner {
 impl Drop for ExecOwner {
     fn drop(&mut self) {
         // A launch of a graph that held an argument of this exec may still be running (CUDA
-        // destroys an exec after its host launches, but cannot know of device launches a
-        // kernel has yet to make). The exec itself is destroyed after this, by its field.
+        // orders work after an exec's host launches, but cannot know of device launches a
+        // kernel has yet to make). The exec is released after this, by its field: `cuda-graph`
+        // parks it for reuse, which must not happen while a kernel may still launch it.
         if let Err(err) = self.wait_for_device_launches() {
             record_drop_error(err);
         }

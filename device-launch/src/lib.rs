@@ -44,13 +44,14 @@
 //! (`dl_queue_pop`, `dl_queue_pop_warp`, `dl_queue_pop_block` on the device) and the
 //! self-relaunching scheduler pattern in [`modes`].
 //!
-//! Known issue, in CUDA 13.0 (driver 580) itself: after multi-node graphs launched from the
-//! device were destroyed many times over, later device launches of other execs were seen to not
-//! run, or run part of their nodes, with no error in the ErrorSlot, or to fault (700). A plain
-//! C++ program reproduces it (`repro/exec_destroy.cu`). Keep such execs and change them with
-//! [`UploadedGraphExec::update`] rather than dropping and re-instantiating them in a loop, and
-//! check what device-launched work did (counts), not only the slot. The measurements are in
-//! the repository's RELIABILITY.md.
+//! A fault of CUDA 13.0 (driver 580) itself, worked around: after multi-node graphs launched
+//! from the device were destroyed many times over, later device launches of other execs were
+//! seen to not run, or run part of their nodes, with no error in the ErrorSlot, or to fault
+//! (700). A plain C++ program reproduces it (`repro/exec_destroy.cu`). `cuda-graph` therefore
+//! never destroys a dropped device-launch exec: it parks it and reuses it, through
+//! `cudaGraphExecUpdate`, for the next instantiation of a graph of the same shape
+//! ([`cuda_graph::graph::exec_pool_stats`]). The measurements are in the repository's
+//! RELIABILITY.md.
 //!
 //! ```no_run
 //! use cuda_graph::{graph::Graph, kernel::LaunchConfig, DeviceBuffer, Stream};

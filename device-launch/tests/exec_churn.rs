@@ -1,19 +1,19 @@
-//! Reproducers of a known issue (RELIABILITY.md, "Known issue"): execs created after others
+//! Regression tests of a CUDA fault (RELIABILITY.md, "Known issue"): execs created after others
 //! were launched from the device and destroyed must still run when launched from the device.
-//! Each test first does something with execs it then destroys (hits a launch limit, runs a
+//! Each test first does something with execs it then drops (hits a launch limit, runs a
 //! self-relaunching loop, launches graphs of many sizes), then launches fresh execs and counts
 //! their runs.
 //!
-//! On the H100 (driver 580.159.04), 4 to 7 of these 7 failed (on one thread or on parallel
-//! threads of one process): fresh execs silently did not run, or ran part of their nodes, with
-//! no error in the ErrorSlot. The cause is in CUDA (`repro/exec_destroy.cu` reproduces it in plain
-//! C++); they stay ignored until the crate reuses device-launch execs instead of destroying them.
-//! Run them with
-//! `cargo test -p device-launch --test exec_churn -- --ignored`.
+//! On the H100 (driver 580.159.04), while the crates destroyed dropped execs, 4 to 7 of these 7
+//! failed (on one thread or on parallel threads of one process): fresh execs silently did not
+//! run, or ran part of their nodes, with no error in the ErrorSlot. The cause is in CUDA
+//! (`repro/exec_destroy.cu` reproduces it in plain C++). `cuda-graph` now parks dropped
+//! device-launch execs and reuses them for graphs of the same shape; each test also checks
+//! that reuse happened.
 
 mod support;
 
-use cuda_graph::graph::Graph;
+use cuda_graph::graph::{exec_pool_stats, Graph};
 use cuda_graph::DeviceBuffer;
 use device_launch::limits::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
 use device_launch::WorkQueue;
@@ -28,6 +28,7 @@ use support::{launch_pending_graph_twice, marking_graphs, one, run, stream, tabl
 /// Fresh execs made in rounds of `per_round`, each round fire-and-forgotten by launchers of at
 /// most 120 graphs each: every graph must run exactly once.
 fn fresh_execs_all_run(rounds: u32, per_round: u32) -> Result<(), Error> {
+    let reused_before = exec_pool_stats().reused;
     let stream = stream()?;
     for round in 0..rounds {
         let counters = DeviceBuffer::<u32>::zeroed(per_round as usize)?;
@@ -48,7 +49,14 @@ fn fresh_execs_all_run(rounds: u32, per_round: u32) -> Result<(), Error> {
             "round {round}: graphs that did not run exactly once (graph, runs): {wrong:?}"
         );
     }
+    assert_reused_since(reused_before);
     Ok(())
+}
+
+/// Fails unless dropped device-launch execs were reused since the count was `before`.
+fn assert_reused_since(before: u64) {
+    let stats = exec_pool_stats();
+    assert!(stats.reused > before, "no dropped exec was reused: {stats:?}");
 }
 
 /// Launches `n` graphs past a limit from one launcher and drops everything it made.
@@ -71,7 +79,6 @@ fn hit_limit(past_limit: bool, tail: bool) -> Result<(), Error> {
 }
 
 #[test]
-#[ignore = "known issue, see RELIABILITY.md: device launches after device-launch execs were destroyed"]
 fn fresh_graphs_run_when_no_limit_was_hit() {
     require_gpu!();
     run(|| {
@@ -82,7 +89,6 @@ fn fresh_graphs_run_when_no_limit_was_hit() {
 }
 
 #[test]
-#[ignore = "known issue, see RELIABILITY.md: device launches after device-launch execs were destroyed"]
 fn fresh_graphs_run_after_a_refused_fire_and_forget() {
     require_gpu!();
     run(|| {
@@ -92,7 +98,6 @@ fn fresh_graphs_run_after_a_refused_fire_and_forget() {
 }
 
 #[test]
-#[ignore = "known issue, see RELIABILITY.md: device launches after device-launch execs were destroyed"]
 fn fresh_graphs_run_after_a_refused_tail_launch() {
     require_gpu!();
     run(|| {
@@ -102,7 +107,6 @@ fn fresh_graphs_run_after_a_refused_tail_launch() {
 }
 
 #[test]
-#[ignore = "known issue, see RELIABILITY.md: device launches after device-launch execs were destroyed"]
 fn fresh_graphs_run_after_a_refused_launch_of_a_pending_graph() {
     require_gpu!();
     run(|| {
@@ -113,11 +117,10 @@ fn fresh_graphs_run_after_a_refused_launch_of_a_pending_graph() {
 }
 
 #[test]
-#[ignore = "known issue, see RELIABILITY.md: device launches after device-launch execs were destroyed"]
 fn self_relaunching_launchers_made_after_others_were_destroyed_run_to_the_end() {
     require_gpu!();
     run(|| {
-        let stream = stream()?;
+        let (stream, reused_before) = (stream()?, exec_pool_stats().reused);
         for round in 0..300u32 {
             // Other execs come and go between the loops, as in a program that does more.
             let counters = DeviceBuffer::<u32>::zeroed(17)?;
@@ -131,17 +134,17 @@ fn self_relaunching_launchers_made_after_others_were_destroyed_run_to_the_end() 
                 drop(shuffle);
             }
         }
+        assert_reused_since(reused_before);
         Ok(())
     });
 }
 
 #[test]
-#[ignore = "known issue, see RELIABILITY.md: device launches after device-launch execs were destroyed"]
 fn queue_schedulers_made_after_others_were_destroyed_drain_their_queue() {
     require_gpu!();
     run(|| {
         const ITEMS: u32 = 64;
-        let stream = stream()?;
+        let (stream, reused_before) = (stream()?, exec_pool_stats().reused);
         for round in 0..200u32 {
             let graphs = 1 + round % 9;
             let counters = DeviceBuffer::<u32>::zeroed(graphs as usize)?;
@@ -159,6 +162,7 @@ fn queue_schedulers_made_after_others_were_destroyed_drain_their_queue() {
             assert_eq!(steps.to_vec()?, [ITEMS], "round {round}: the scheduler stopped early");
             assert_eq!(queue.processed()?, ITEMS, "round {round}");
         }
+        assert_reused_since(reused_before);
         Ok(())
     });
 }
@@ -179,7 +183,6 @@ fn wide_graphs(
 }
 
 #[test]
-#[ignore = "known issue, see RELIABILITY.md: device launches after device-launch execs were destroyed"]
 fn fresh_graphs_run_after_graphs_of_many_widths_were_launched_and_destroyed() {
     require_gpu!();
     run(|| {

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use cudart_graph_sys as sys;
 
 use super::node::kind_of;
-use super::{CoreState, Graph, GraphCore, NodeRef};
+use super::recycle::{self, NodeHandle, Parked, Recyclable, Shape};
+use super::{lock_pair, CoreState, Graph, GraphCore, NodeRef};
 use crate::error::{check, record_drop_error, CudaError, Result};
 use crate::memory::{as_pinned, KeepAlive, LaunchLock, PinnedAllocation};
 use crate::stream::Stream;
@@ -134,6 +135,11 @@ pub struct GraphExec<M: LaunchMode> {
     release: ExecRelease,
     /// The family instantiated: its nodes identify this exec's nodes.
     pub(super) source: Arc<GraphCore>,
+    /// For an exec reused from the pool: the graph whose nodes CUDA knows this exec's nodes
+    /// by, and which of them each of `source`'s nodes is.
+    pub(super) alias: Option<NodeAlias>,
+    /// Whether the exec was reused from the pool rather than newly instantiated.
+    recycled: bool,
     /// Families whose parameters this exec may use (the source, and what updates brought).
     pub(super) params_from: Vec<Arc<GraphCore>>,
     /// Owners of what per-node setters pointed nodes at, by node.
@@ -168,6 +174,29 @@ struct ExecRelease {
     /// Set when a launch could be neither fenced nor waited for: drop then leaks what the
     /// exec keeps instead of releasing it under that launch.
     unfenced_launch: std::cell::Cell<bool>,
+    /// For device-launch execs: drop parks the exec for reuse instead of destroying it.
+    recycle: Option<Recyclable>,
+}
+
+/// Which node of the origin graph (the one CUDA names the exec's nodes by) each node of the
+/// graph instantiated is.
+pub(super) struct NodeAlias {
+    pub(super) origin: Arc<GraphCore>,
+    by_node: HashMap<usize, NodeHandle>,
+}
+
+impl NodeAlias {
+    /// Pairs nodes by position in CUDA's order, as CUDA's update pairs same-shaped graphs.
+    fn new(origin: Arc<GraphCore>, nodes: &[sys::cudaGraphNode_t], origin_nodes: &[NodeHandle]) -> NodeAlias {
+        let by_node =
+            nodes.iter().zip(origin_nodes).map(|(&node, &handle)| (node as usize, handle)).collect();
+        NodeAlias { origin, by_node }
+    }
+
+    /// The origin's node for `node` (a node of the graph instantiated, checked by the caller).
+    pub(super) fn origin_node(&self, node: sys::cudaGraphNode_t) -> Option<sys::cudaGraphNode_t> {
+        self.by_node.get(&(node as usize)).map(|handle| handle.0)
+    }
 }
 
 // SAFETY: exec and event handles may be released from any thread.
@@ -184,6 +213,7 @@ impl Drop for ExecRelease {
                 raw: std::mem::replace(&mut self.raw, ptr::null_mut()),
                 fence: self.fence.take(),
                 unfenced_launch: self.unfenced_launch.clone(),
+                recycle: self.recycle.take(),
             };
             crate::host_fn::defer_drop(moved);
             return;
@@ -192,6 +222,12 @@ impl Drop for ExecRelease {
             // `GraphExec::drop` waited for the last launch before this runs.
             // SAFETY: the event is ours and destroyed once.
             record_drop_error(unsafe { sys::cudaEventDestroy(event) }, "cudaEventDestroy");
+        }
+        if let Some(recyclable) = self.recycle.take() {
+            // Nothing launches it from the host after this; kernels must not either (the
+            // `device-launch` crate waits for them before dropping).
+            recycle::park(self.raw, recyclable);
+            return;
         }
         // SAFETY: the exec is owned and destroyed once; CUDA frees it after launches in flight.
         record_drop_error(unsafe { sys::cudaGraphExecDestroy(self.raw) }, "cudaGraphExecDestroy");
@@ -248,8 +284,11 @@ impl<M: LaunchMode> Drop for GraphExec<M> {
                     raw: std::mem::replace(&mut self.release.raw, ptr::null_mut()),
                     fence: self.release.fence.take(),
                     unfenced_launch: self.release.unfenced_launch.clone(),
+                    recycle: self.release.recycle.take(),
                 },
                 source: self.source.clone(),
+                alias: self.alias.take(),
+                recycled: self.recycled,
                 params_from: std::mem::take(&mut self.params_from),
                 overrides: std::mem::take(&mut self.overrides),
                 pinned: std::mem::take(&mut self.pinned),
@@ -260,10 +299,12 @@ impl<M: LaunchMode> Drop for GraphExec<M> {
             return;
         }
         if self.release.wait_for_last_launch() {
-            return; // `release` destroys the exec, then the fields release what it kept
+            self.count_origin_refs();
+            return; // `release` destroys or parks the exec, then the fields release what it kept
         }
         // The last launch may still use host functions or memory the exec keeps: leak them
-        // rather than free them under that launch.
+        // rather than free them under that launch, and do not reuse the exec.
+        self.release.recycle = None;
         std::mem::forget(self.source.clone());
         std::mem::forget(std::mem::take(&mut self.params_from));
         std::mem::forget(std::mem::take(&mut self.overrides));
@@ -278,6 +319,13 @@ impl Graph {
     /// why instantiation failed (`result_out`, `errNode_out`), the error says so and names
     /// the node's kind.
     ///
+    /// For [`DeviceLaunch`], a dropped exec of a graph with the same shape (node kinds and
+    /// kernels in node order, edges), device and options is reused when there is one: it is
+    /// updated to this graph (`cudaGraphExecUpdate`), every node enabled, and it behaves as a
+    /// new exec of this graph ([`GraphExec::is_recycled`] tells). Dropped device-launch execs
+    /// are kept for this instead of destroyed, because destroying them breaks later device
+    /// launches on CUDA 13.0 (see [`set_exec_pool_capacity`](super::set_exec_pool_capacity)).
+    ///
     /// ```no_run
     /// use cuda_graph::graph::{DeviceLaunch, Graph, HostLaunch, InstantiateOptions};
     /// let stream = cuda_graph::Stream::new()?;
@@ -290,8 +338,27 @@ impl Graph {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn instantiate<M: LaunchMode>(&self, options: InstantiateOptions<'_>) -> Result<GraphExec<M>> {
+        let flags = options.flags::<M>();
+        // Device-launch execs are reused rather than destroyed (see `recycle`): find one of
+        // this graph's shape first.
+        let shape = if M::DEVICE_LAUNCH {
+            let upload = sys::cudaGraphInstantiateFlags::cudaGraphInstantiateFlagUpload.0 as u64;
+            self.core().locked("Graph::instantiate", |state| {
+                refuse_pinned_for_device_launch::<M>(state, "Graph::instantiate")?;
+                Ok(recycle::shape_of(self.as_raw(), flags & !upload))
+            })?
+        } else {
+            None
+        };
+        if let Some(shape) = &shape {
+            if let Some(parked) = recycle::take(&shape.key) {
+                if let Some(exec) = self.reuse(parked, shape, &options)? {
+                    return Ok(exec);
+                }
+            }
+        }
         let mut params = sys::cudaGraphInstantiateParams {
-            flags: options.flags::<M>(),
+            flags,
             uploadStream: options.upload_stream.map_or(ptr::null_mut(), Stream::as_raw),
             ..Default::default()
         };
@@ -306,20 +373,105 @@ impl Graph {
             }
             Ok((raw, state.execs_need_fence()))
         })?;
-        let mut exec = GraphExec {
+        let recycle = shape.map(|shape| Recyclable {
+            key: shape.key,
+            origin: self.core().clone(),
+            origin_nodes: shape.nodes.iter().map(|&node| NodeHandle(node)).collect(),
+            nodes_toggled: false,
+            exec_refs: 0,
+        });
+        let mut exec = self.wrap_exec(raw, recycle, None);
+        // No launch happened yet: if this fails, the exec is dropped unlaunched.
+        exec.release.ensure_fence(need_fence)?;
+        exec.refresh_pinned();
+        Ok(exec)
+    }
+
+    fn wrap_exec<M: LaunchMode>(
+        &self,
+        raw: sys::cudaGraphExec_t,
+        recycle: Option<Recyclable>,
+        alias: Option<NodeAlias>,
+    ) -> GraphExec<M> {
+        GraphExec {
             raw,
-            release: ExecRelease { raw, fence: None, unfenced_launch: Default::default() },
+            release: ExecRelease { raw, fence: None, unfenced_launch: Default::default(), recycle },
             source: self.core().clone(),
+            alias,
+            recycled: false,
             params_from: vec![self.core().clone()],
             overrides: HashMap::new(),
             pinned: Vec::new(),
             _mode: PhantomData,
             _not_sync: PhantomData,
+        }
+    }
+
+    /// Makes the parked exec run this graph (of the same shape): `cudaGraphExecUpdate`, every
+    /// node enabled, uploaded if asked. `None` when CUDA refused: the exec goes back to the
+    /// pool (or, after an unexpected error, is left alone) and the caller instantiates anew.
+    fn reuse<M: LaunchMode>(
+        &self,
+        parked: Parked,
+        shape: &Shape,
+        options: &InstantiateOptions<'_>,
+    ) -> Result<Option<GraphExec<M>>> {
+        const CALL: &str = "Graph::instantiate";
+        let origin = parked.recyclable.origin.clone();
+        let updated = lock_pair(CALL, self.core(), &origin).map(|(state, _origin_state)| {
+            let mut info = sys::cudaGraphExecUpdateResultInfo::default();
+            // SAFETY: the parked exec is ours alone and launched by no one; this graph is alive
+            // and locked; `info` is writable.
+            let status = unsafe { sys::cudaGraphExecUpdate(parked.raw, self.as_raw(), &mut info) };
+            if status != sys::cudaError::cudaSuccess {
+                return Err(status);
+            }
+            if parked.recyclable.nodes_toggled {
+                for node in parked.recyclable.origin_nodes.iter() {
+                    // SAFETY: a node of the origin graph (kept by the parked exec, locked),
+                    // which names one of the exec's nodes.
+                    let status = unsafe { sys::cudaGraphNodeSetEnabled(parked.raw, node.0, 1) };
+                    if status != sys::cudaError::cudaSuccess {
+                        return Err(status);
+                    }
+                }
+            }
+            Ok(state.execs_need_fence())
+        });
+        let need_fence = match updated {
+            Err(_locked_elsewhere) => {
+                recycle::put_back(parked);
+                return Ok(None);
+            }
+            Ok(Err(status)) => {
+                // SAFETY: plain call; clears this thread's last error (the refusal), which
+                // the instantiation that follows must not report as its own.
+                let _ = unsafe { sys::cudaGetLastError() };
+                if status == sys::cudaError::cudaErrorGraphExecUpdateFailure {
+                    recycle::put_back(parked);
+                } else {
+                    // The exec may be half updated, with nodes disabled: leave it (dropping
+                    // `Parked` does not destroy it) and never use it again.
+                    drop(parked);
+                }
+                return Ok(None);
+            }
+            Ok(Ok(need_fence)) => need_fence,
         };
-        // No launch happened yet: if this fails, the exec is dropped unlaunched.
+        let Parked { raw, recyclable, .. } = parked;
+        let alias = (!Arc::ptr_eq(&recyclable.origin, self.core()))
+            .then(|| NodeAlias::new(origin, &shape.nodes, &recyclable.origin_nodes));
+        let recyclable = Recyclable { nodes_toggled: false, exec_refs: 0, ..recyclable };
+        let mut exec = self.wrap_exec::<M>(raw, Some(recyclable), alias);
+        exec.recycled = true;
+        recycle::count_reuse();
+        // From here on, a failure drops `exec`, which parks it again.
         exec.release.ensure_fence(need_fence)?;
         exec.refresh_pinned();
-        Ok(exec)
+        if let Some(stream) = options.upload_stream {
+            exec.upload(stream)?;
+        }
+        Ok(Some(exec))
     }
 }
 
@@ -379,6 +531,26 @@ fn instantiate_reason(result: sys::cudaGraphInstantiateResult) -> Option<&'stati
 }
 
 impl<M: LaunchMode> GraphExec<M> {
+    /// Whether this exec was a dropped device-launch exec, reused by [`Graph::instantiate`]
+    /// for a graph of the same shape, rather than newly instantiated.
+    ///
+    /// ```no_run
+    /// use cuda_graph::graph::{DeviceLaunch, Graph};
+    /// let build = || -> cuda_graph::Result<Graph> {
+    ///     let data = cuda_graph::DeviceBuffer::<u32>::zeroed(16)?;
+    ///     let graph = Graph::new()?;
+    ///     graph.add_memset(&data.ptr(), 1u32, 16, &[])?;
+    ///     Ok(graph)
+    /// };
+    /// drop(build()?.instantiate::<DeviceLaunch>(Default::default())?);
+    /// let again = build()?.instantiate::<DeviceLaunch>(Default::default())?;
+    /// assert!(again.is_recycled());
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn is_recycled(&self) -> bool {
+        self.recycled
+    }
+
     /// The raw exec, for calls this crate does not wrap; for [`DeviceLaunch`] execs, the
     /// `cudaGraphExec_t` that kernels launch (the `device-launch` crate hands it out only
     /// once uploaded). The exec still owns it.
@@ -460,6 +632,25 @@ impl<M: LaunchMode> GraphExec<M> {
         pinned.sort_by_key(Arc::as_ptr);
         pinned.dedup_by(|a, b| Arc::ptr_eq(a, b));
         self.pinned = pinned;
+    }
+
+    /// Tells the pool how many of the references to the origin graph are this exec's own,
+    /// which go with it: the pool may then release what the origin's nodes point to.
+    fn count_origin_refs(&mut self) {
+        let Some(recyclable) = &mut self.release.recycle else { return };
+        let alias_origin = self.alias.as_ref().map(|alias| &alias.origin);
+        recyclable.exec_refs = std::iter::once(&self.source)
+            .chain(alias_origin)
+            .chain(&self.params_from)
+            .filter(|core| Arc::ptr_eq(core, &recyclable.origin))
+            .count();
+    }
+
+    /// Records that a node was disabled: a reuse of this exec must enable it again.
+    pub(super) fn note_node_disabled(&mut self) {
+        if let Some(recyclable) = &mut self.release.recycle {
+            recyclable.nodes_toggled = true;
+        }
     }
 
     /// Starts recording launch fences if `needed` (see

@@ -43,6 +43,7 @@ mod exec;
 mod host;
 mod node;
 mod params;
+mod recycle;
 mod update;
 
 use std::marker::PhantomData;
@@ -67,6 +68,7 @@ pub use node::{
     NodeInfo, NodeKind, NodeRef,
 };
 pub use params::MemsetElement;
+pub use recycle::{exec_pool_stats, set_exec_pool_capacity, ExecPoolStats, DEFAULT_EXEC_POOL_CAPACITY};
 pub use update::UpdateRefusal;
 
 #[allow(unused_imports)] // for `Kernel::launch` and the stream copies, which call it while capturing
@@ -385,6 +387,14 @@ impl Deref for Graph {
     type Target = GraphBuilder;
     fn deref(&self) -> &GraphBuilder {
         &self.builder
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        // A parked exec of this graph then holds the last reference: what the nodes point to
+        // is no longer needed.
+        recycle::graph_dropping(self.core());
     }
 }
 

@@ -6,7 +6,7 @@ use std::fmt;
 use cudart_graph_sys as sys;
 
 use super::params::{with_kernel_params, Copy1D, Fill, MemsetElement};
-use super::{AsNode, Graph, GraphExec, KernelNode, LaunchMode, MemcpyNode, MemsetNode, NodeRef};
+use super::{lock_pair, AsNode, Graph, GraphExec, KernelNode, LaunchMode, MemcpyNode, MemsetNode, NodeRef};
 use crate::error::{check, CudaError, Result};
 use crate::kernel::{Kernel, KernelArgs, LaunchConfig};
 use crate::memory::{DevicePtr, DeviceRepr, KeepAlive};
@@ -155,18 +155,37 @@ impl<M: LaunchMode> GraphExec<M> {
         }
     }
 
-    /// Runs `f` (a CUDA call on this exec's node) under the source family's lock, then keeps
+    /// Runs `f` with the handle CUDA knows `node` (a node of the source graph) by in this
+    /// exec, under the lock of every family whose nodes are involved: the source's, and for
+    /// a reused exec the origin's (see `NodeAlias`).
+    fn with_exec_node<R>(
+        &self,
+        call: &'static str,
+        node: NodeRef,
+        f: impl FnOnce(sys::cudaGraphNode_t) -> Result<R>,
+    ) -> Result<R> {
+        let Some(alias) = &self.alias else {
+            return self.source.locked(call, |_| f(node.as_raw()));
+        };
+        let _locks = lock_pair(call, &self.source, &alias.origin)?;
+        let origin_node = alias.origin_node(node.as_raw()).ok_or_else(|| {
+            CudaError::invalid(call, "the node was added to its graph after this exec was instantiated")
+        })?;
+        f(origin_node)
+    }
+
+    /// Runs `f` (a CUDA call on this exec's node) under the families' locks, then keeps
     /// `keep` for `node` in place of what its earlier parameters needed.
     fn set_node(
         &mut self,
         call: &'static str,
         node: NodeRef,
         keep: Vec<KeepAlive>,
-        f: impl FnOnce(sys::cudaGraphExec_t) -> Result<()>,
+        f: impl FnOnce(sys::cudaGraphExec_t, sys::cudaGraphNode_t) -> Result<()>,
     ) -> Result<()> {
         self.ensure_fence(keep.iter().any(crate::memory::free_is_queued))?;
         let raw = self.raw;
-        self.source.locked(call, |_| f(raw))?;
+        self.with_exec_node(call, node, |exec_node| f(raw, exec_node))?;
         self.overrides.insert(node, keep);
         self.refresh_pinned();
         Ok(())
@@ -200,12 +219,13 @@ impl<M: LaunchMode> GraphExec<M> {
         let node = self.own_node(CALL, node)?;
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);
-        self.set_node(CALL, node, keep, |exec| {
+        self.set_node(CALL, node, keep, |exec, exec_node| {
             with_kernel_params(kernel, &config, &args, |raw| {
-                // SAFETY: exec alive; `node` is a kernel node of its source graph (checked by
-                // id, kept alive by `self.source`, locked); `raw` points at live packed args.
+                // SAFETY: exec alive; `exec_node` names a kernel node of it (its source graph's
+                // node checked by id, kept alive and locked, translated for a reused exec);
+                // `raw` points at live packed args.
                 check(
-                    unsafe { sys::cudaGraphExecKernelNodeSetParams(exec, node.as_raw(), &raw) },
+                    unsafe { sys::cudaGraphExecKernelNodeSetParams(exec, exec_node, &raw) },
                     "cudaGraphExecKernelNodeSetParams",
                 )
             })
@@ -232,11 +252,11 @@ impl<M: LaunchMode> GraphExec<M> {
         let node = self.own_node(CALL, node)?;
         let copy = Copy1D::device(CALL, dst, src, len)?;
         let params = copy.params3d();
-        self.set_node(CALL, node, copy.keep, |exec| {
-            // SAFETY: exec alive; `node` is a memcpy node of its source graph (checked, kept,
+        self.set_node(CALL, node, copy.keep, |exec, exec_node| {
+            // SAFETY: exec alive; `exec_node` names a memcpy node of it (checked, kept,
             // locked); both sides hold `len` elements and are kept alive by the exec.
             check(
-                unsafe { sys::cudaGraphExecMemcpyNodeSetParams(exec, node.as_raw(), &params) },
+                unsafe { sys::cudaGraphExecMemcpyNodeSetParams(exec, exec_node, &params) },
                 "cudaGraphExecMemcpyNodeSetParams",
             )
         })
@@ -262,11 +282,11 @@ impl<M: LaunchMode> GraphExec<M> {
         let node = self.own_node(CALL, node)?;
         let fill = Fill::new(CALL, dst, value, len)?;
         let params = fill.raw();
-        self.set_node(CALL, node, fill.keep, |exec| {
-            // SAFETY: exec alive; `node` is a memset node of its source graph (checked, kept,
+        self.set_node(CALL, node, fill.keep, |exec, exec_node| {
+            // SAFETY: exec alive; `exec_node` names a memset node of it (checked, kept,
             // locked); the destination holds `len` elements and is kept alive by the exec.
             check(
-                unsafe { sys::cudaGraphExecMemsetNodeSetParams(exec, node.as_raw(), &params) },
+                unsafe { sys::cudaGraphExecMemsetNodeSetParams(exec, exec_node, &params) },
                 "cudaGraphExecMemsetNodeSetParams",
             )
         })
@@ -285,13 +305,17 @@ impl<M: LaunchMode> GraphExec<M> {
         const CALL: &str = "GraphExec::set_node_enabled";
         let node = self.own_node(CALL, node)?;
         let raw = self.raw;
-        self.source.locked(CALL, |_| {
-            // SAFETY: exec alive; `node` is a node of its source graph (checked, kept, locked).
+        self.with_exec_node(CALL, node, |exec_node| {
+            // SAFETY: exec alive; `exec_node` names a node of it (checked, kept, locked).
             check(
-                unsafe { sys::cudaGraphNodeSetEnabled(raw, node.as_raw(), enabled as u32) },
+                unsafe { sys::cudaGraphNodeSetEnabled(raw, exec_node, enabled as u32) },
                 "cudaGraphNodeSetEnabled",
             )
-        })
+        })?;
+        if !enabled {
+            self.note_node_disabled();
+        }
+        Ok(())
     }
 
     /// Whether a node is enabled in this exec (`cudaGraphNodeGetEnabled`).
@@ -304,11 +328,11 @@ impl<M: LaunchMode> GraphExec<M> {
     pub fn node_enabled(&self, node: &dyn AsNode) -> Result<bool> {
         const CALL: &str = "GraphExec::node_enabled";
         let node = self.own_node(CALL, node)?;
-        self.source.locked(CALL, |_| {
+        self.with_exec_node(CALL, node, |exec_node| {
             let mut enabled = 0;
-            // SAFETY: exec alive; `node` is a node of its source graph; `enabled` writable.
+            // SAFETY: exec alive; `exec_node` names a node of it; `enabled` writable.
             check(
-                unsafe { sys::cudaGraphNodeGetEnabled(self.raw, node.as_raw(), &mut enabled) },
+                unsafe { sys::cudaGraphNodeGetEnabled(self.raw, exec_node, &mut enabled) },
                 "cudaGraphNodeGetEnabled",
             )?;
             Ok(enabled != 0)

@@ -1,0 +1,405 @@
+//! Reuse of dropped device-launch execs instead of destroying them.
+//!
+//! On CUDA 13.0 (driver 580), destroying execs that kernels launched makes later device
+//! launches of fresh execs silently not run, or fail with `cudaErrorIllegalAddress`
+//! (RELIABILITY.md, "Known issue"; `device-launch/repro/exec_destroy.cu` shows it in plain
+//! C++). Reusing them through `cudaGraphExecUpdate` does not. So a dropped
+//! `GraphExec<DeviceLaunch>` is parked here, and instantiating a graph of the same shape, for
+//! the same device and flags, takes it back updated to the new graph's parameters.
+//!
+//! An exec's nodes stay named by the graph it was first instantiated from, after any update
+//! (CUDA refuses the update graph's nodes in per-node calls; measured on the H100). A parked
+//! exec therefore keeps that origin graph, and a reused one translates the new graph's nodes
+//! to the origin's by position: CUDA pairs nodes of same-shaped graphs in that order.
+//! What the origin's nodes pointed to is released once nothing but the pool holds it.
+
+use std::collections::HashMap;
+use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use cudart_graph_sys as sys;
+
+use super::{list_nodes, GraphCore};
+use crate::error::record_drop_error;
+use crate::memory::KeepAlive;
+
+/// How many dropped device-launch execs the pool keeps, unless
+/// [`set_exec_pool_capacity`] says otherwise.
+///
+/// ```
+/// assert!(cuda_graph::graph::DEFAULT_EXEC_POOL_CAPACITY >= 1);
+/// ```
+pub const DEFAULT_EXEC_POOL_CAPACITY: usize = 1024;
+
+/// What makes two device-launch execs interchangeable: the device, the instantiate flags, and
+/// the graph's shape (node kinds and kernel functions in node order, and the edges between
+/// node positions, in edge order).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct PoolKey {
+    device: i32,
+    flags: u64,
+    shape: Vec<u64>,
+}
+
+/// A graph's nodes in CUDA's order and the key of its execs.
+pub(super) struct Shape {
+    pub(super) nodes: Vec<sys::cudaGraphNode_t>,
+    pub(super) key: PoolKey,
+}
+
+/// Reads the shape of `graph` (a live root graph whose family the caller holds). `None` when
+/// CUDA cannot say (execs of such graphs are destroyed, not parked).
+pub(super) fn shape_of(graph: sys::cudaGraph_t, flags: u64) -> Option<Shape> {
+    let mut device = 0;
+    // SAFETY: `device` is a valid out-pointer.
+    if unsafe { sys::cudaGetDevice(&mut device) } != sys::cudaError::cudaSuccess {
+        return None;
+    }
+    let (status, nodes) = list_nodes(graph);
+    if status != sys::cudaError::cudaSuccess {
+        return None;
+    }
+    let position: HashMap<usize, u64> =
+        nodes.iter().enumerate().map(|(index, &node)| (node as usize, index as u64)).collect();
+    let mut shape = Vec::with_capacity(2 * nodes.len() + 1);
+    shape.push(nodes.len() as u64);
+    for &node in &nodes {
+        let mut kind = sys::cudaGraphNodeType(0);
+        // SAFETY: `node` is a node of the live graph the caller holds; `kind` is writable.
+        if unsafe { sys::cudaGraphNodeGetType(node, &mut kind) } != sys::cudaError::cudaSuccess {
+            return None;
+        }
+        shape.push(kind.0 as u64);
+        if kind == sys::cudaGraphNodeType::cudaGraphNodeTypeKernel {
+            shape.push(kernel_function(node));
+        }
+    }
+    let (from, to, data) = edges(graph)?;
+    shape.push(from.len() as u64);
+    for ((from, to), data) in from.iter().zip(&to).zip(&data) {
+        let (Some(&from), Some(&to)) = (position.get(&(*from as usize)), position.get(&(*to as usize)))
+        else {
+            return None;
+        };
+        let ports = u64::from(data.from_port) | u64::from(data.to_port) << 8 | u64::from(data.type_) << 16;
+        shape.extend([from, to, ports]);
+    }
+    Some(Shape { nodes, key: PoolKey { device, flags, shape } })
+}
+
+/// The kernel node's function as a number, or 0 when CUDA cannot say: the function only
+/// narrows the search (an update to another function may still succeed).
+fn kernel_function(node: sys::cudaGraphNode_t) -> u64 {
+    let mut params = sys::cudaKernelNodeParams::default();
+    // SAFETY: `node` is a live kernel node; `params` is writable.
+    if unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut params) } == sys::cudaError::cudaSuccess {
+        return params.func as u64;
+    }
+    // SAFETY: plain call; clears this thread's last error (the failure above), so that a
+    // later launch check does not take it for its own.
+    let _ = unsafe { sys::cudaGetLastError() };
+    0
+}
+
+type Edges = (Vec<sys::cudaGraphNode_t>, Vec<sys::cudaGraphNode_t>, Vec<sys::cudaGraphEdgeData>);
+
+/// The graph's edges with their data, in CUDA's order.
+fn edges(graph: sys::cudaGraph_t) -> Option<Edges> {
+    let mut count = 0;
+    // SAFETY: the graph is alive and held by the caller; null arrays ask for the count.
+    let status = unsafe {
+        sys::cudaGraphGetEdges(graph, ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), &mut count)
+    };
+    if status != sys::cudaError::cudaSuccess {
+        return None;
+    }
+    let (mut from, mut to) = (vec![ptr::null_mut(); count], vec![ptr::null_mut(); count]);
+    let mut data = vec![sys::cudaGraphEdgeData::default(); count];
+    if count > 0 {
+        // SAFETY: as above; each array has room for `count` entries and CUDA writes at most
+        // that many.
+        let status = unsafe {
+            sys::cudaGraphGetEdges(graph, from.as_mut_ptr(), to.as_mut_ptr(), data.as_mut_ptr(), &mut count)
+        };
+        if status != sys::cudaError::cudaSuccess {
+            return None;
+        }
+        from.truncate(count);
+        to.truncate(count);
+        data.truncate(count);
+    }
+    Some((from, to, data))
+}
+
+/// What a device-launch exec needs to be parked when dropped: its key, and the graph whose
+/// nodes name its nodes, with those nodes in CUDA's order.
+pub(super) struct Recyclable {
+    pub(super) key: PoolKey,
+    pub(super) origin: Arc<GraphCore>,
+    pub(super) origin_nodes: Arc<[NodeHandle]>,
+    /// Whether a node was disabled: a reuse enables every node again.
+    pub(super) nodes_toggled: bool,
+    /// How many references to `origin` the dropped exec still holds while it is parked (they
+    /// go right after).
+    pub(super) exec_refs: usize,
+}
+
+/// A raw node handle of an origin graph, which the pool keeps alive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct NodeHandle(pub(super) sys::cudaGraphNode_t);
+
+// SAFETY: an identifier of a node of a graph the holder keeps alive; passed to CUDA only under
+// the family's lock.
+unsafe impl Send for NodeHandle {}
+// SAFETY: as above; shared access only copies the identifier.
+unsafe impl Sync for NodeHandle {}
+
+/// A parked exec: not launched by anyone, waiting to be reused.
+pub(super) struct Parked {
+    pub(super) raw: sys::cudaGraphExec_t,
+    pub(super) recyclable: Recyclable,
+    /// Whether what the origin's nodes pointed to was released already.
+    stripped: bool,
+}
+
+// SAFETY: an exec that nobody launches any more may be updated or destroyed from any thread.
+unsafe impl Send for Parked {}
+
+impl Parked {
+    /// Destroys the exec; the origin graph goes with the last of its owners.
+    fn destroy(self) {
+        // SAFETY: the pool owned the exec alone; it is destroyed once.
+        record_drop_error(unsafe { sys::cudaGraphExecDestroy(self.raw) }, "cudaGraphExecDestroy");
+    }
+
+    /// Takes what the origin's nodes point to, if nothing but the pool and `others` (owners
+    /// about to go) holds the origin any more: no one can launch or instantiate it then, and
+    /// the parked exec is not launched either.
+    fn strip(&mut self, others: usize) -> Vec<KeepAlive> {
+        if self.stripped || Arc::strong_count(&self.recyclable.origin) > 1 + others {
+            return Vec::new();
+        }
+        self.stripped = true;
+        std::mem::take(&mut self.recyclable.origin.state().keep_alive)
+    }
+}
+
+/// Parked execs by key, oldest first, and at most `capacity` of them.
+struct Store<T> {
+    by_key: HashMap<PoolKey, Vec<(u64, T)>>,
+    len: usize,
+    capacity: usize,
+    next_seq: u64,
+}
+
+impl<T> Store<T> {
+    fn new(capacity: usize) -> Store<T> {
+        Store { by_key: HashMap::new(), len: 0, capacity, next_seq: 0 }
+    }
+
+    /// Parks `item`; returns what no longer fits, oldest first.
+    fn put(&mut self, key: PoolKey, item: T) -> Vec<T> {
+        self.by_key.entry(key).or_default().push((self.next_seq, item));
+        self.next_seq += 1;
+        self.len += 1;
+        self.evict()
+    }
+
+    /// The most recently parked item of `key`, if any.
+    fn take(&mut self, key: &PoolKey) -> Option<T> {
+        let items = self.by_key.get_mut(key)?;
+        let (_, item) = items.pop()?;
+        if items.is_empty() {
+            self.by_key.remove(key);
+        }
+        self.len -= 1;
+        Some(item)
+    }
+
+    fn set_capacity(&mut self, capacity: usize) -> Vec<T> {
+        self.capacity = capacity;
+        self.evict()
+    }
+
+    fn evict(&mut self) -> Vec<T> {
+        let mut evicted = Vec::new();
+        while self.len > self.capacity {
+            let Some(key) =
+                self.by_key.iter().min_by_key(|(_, items)| items[0].0).map(|(key, _)| key.clone())
+            else {
+                break;
+            };
+            let items = self.by_key.get_mut(&key).expect("the key was just found");
+            evicted.push(items.remove(0).1);
+            if items.is_empty() {
+                self.by_key.remove(&key);
+            }
+            self.len -= 1;
+        }
+        evicted
+    }
+
+    fn items_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.by_key.values_mut().flatten().map(|(_, item)| item)
+    }
+}
+
+static POOL: Mutex<Option<Store<Parked>>> = Mutex::new(None);
+static PARKED_TOTAL: AtomicU64 = AtomicU64::new(0);
+static REUSED: AtomicU64 = AtomicU64::new(0);
+static REFUSED: AtomicU64 = AtomicU64::new(0);
+static EVICTED: AtomicU64 = AtomicU64::new(0);
+
+fn pool() -> MutexGuard<'static, Option<Store<Parked>>> {
+    POOL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn with_store<R>(f: impl FnOnce(&mut Store<Parked>) -> R) -> R {
+    let mut pool = pool();
+    f(pool.get_or_insert_with(|| Store::new(DEFAULT_EXEC_POOL_CAPACITY)))
+}
+
+/// Parks a dropped exec (which nobody launches any more), destroying the oldest if the pool
+/// is full, and releases what parked origins no longer need.
+pub(super) fn park(raw: sys::cudaGraphExec_t, recyclable: Recyclable) {
+    PARKED_TOTAL.fetch_add(1, Ordering::Relaxed);
+    let key = recyclable.key.clone();
+    let mut parked = Parked { raw, recyclable, stripped: false };
+    let released = parked.strip(parked.recyclable.exec_refs);
+    let evicted = with_store(|store| store.put(key, parked));
+    // Outside the pool's lock: destroying and freeing call CUDA.
+    finish_evictions(evicted);
+    drop(released);
+}
+
+/// Releases what the nodes of `graph` point to if its last owner but the pool is going now
+/// (the caller) and an exec of it is parked.
+pub(super) fn graph_dropping(graph: &Arc<GraphCore>) {
+    if Arc::strong_count(graph) != 2 {
+        return;
+    }
+    let released: Vec<KeepAlive> = with_store(|store| {
+        store
+            .items_mut()
+            .filter(|parked| Arc::ptr_eq(&parked.recyclable.origin, graph))
+            .flat_map(|parked| parked.strip(1))
+            .collect()
+    });
+    drop(released); // outside the pool's lock: freeing calls CUDA
+}
+
+/// Takes a parked exec of `key` out of the pool.
+pub(super) fn take(key: &PoolKey) -> Option<Parked> {
+    with_store(|store| store.take(key))
+}
+
+/// Puts back an exec whose update was refused (it may have changed some nodes; the next
+/// reuse updates them all again).
+pub(super) fn put_back(parked: Parked) {
+    REFUSED.fetch_add(1, Ordering::Relaxed);
+    let key = parked.recyclable.key.clone();
+    let evicted = with_store(|store| store.put(key, parked));
+    finish_evictions(evicted);
+}
+
+/// Counts a successful reuse.
+pub(super) fn count_reuse() {
+    REUSED.fetch_add(1, Ordering::Relaxed);
+}
+
+fn finish_evictions(evicted: Vec<Parked>) {
+    EVICTED.fetch_add(evicted.len() as u64, Ordering::Relaxed);
+    evicted.into_iter().for_each(Parked::destroy);
+}
+
+/// What the pool of dropped device-launch execs holds and has done since the process started
+/// (see [`set_exec_pool_capacity`]).
+///
+/// ```no_run
+/// let stats = cuda_graph::graph::exec_pool_stats();
+/// println!("{} execs parked, {} reused", stats.parked_now, stats.reused);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExecPoolStats {
+    /// Execs parked now.
+    pub parked_now: usize,
+    /// Execs parked (dropped `GraphExec<DeviceLaunch>`s) in all.
+    pub parked_total: u64,
+    /// Instantiations served by a parked exec.
+    pub reused: u64,
+    /// Parked execs whose update to a new graph CUDA refused (the instantiation then made a
+    /// new exec).
+    pub update_refused: u64,
+    /// Parked execs destroyed because the pool was full.
+    pub evicted: u64,
+}
+
+/// The pool's counters.
+///
+/// ```no_run
+/// assert!(cuda_graph::graph::exec_pool_stats().parked_now <= cuda_graph::graph::DEFAULT_EXEC_POOL_CAPACITY);
+/// ```
+pub fn exec_pool_stats() -> ExecPoolStats {
+    ExecPoolStats {
+        parked_now: with_store(|store| store.len),
+        parked_total: PARKED_TOTAL.load(Ordering::Relaxed),
+        reused: REUSED.load(Ordering::Relaxed),
+        update_refused: REFUSED.load(Ordering::Relaxed),
+        evicted: EVICTED.load(Ordering::Relaxed),
+    }
+}
+
+/// Sets how many dropped device-launch execs are kept for reuse (default
+/// [`DEFAULT_EXEC_POOL_CAPACITY`]), destroying the
+/// oldest beyond it. Destroying device-launch execs that kernels launched is what makes later
+/// device launches fail on CUDA 13.0 (RELIABILITY.md, "Known issue"): lower it only to give
+/// memory back in a program whose execs never ran from the device.
+///
+/// ```no_run
+/// cuda_graph::graph::set_exec_pool_capacity(4096);
+/// ```
+pub fn set_exec_pool_capacity(capacity: usize) {
+    let evicted = with_store(|store| store.set_capacity(capacity));
+    finish_evictions(evicted);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(shape: &[u64]) -> PoolKey {
+        PoolKey { device: 0, flags: 4, shape: shape.to_vec() }
+    }
+
+    #[test]
+    fn takes_only_the_same_key_newest_first() {
+        let mut store = Store::new(8);
+        assert!(store.put(key(&[1]), "a").is_empty());
+        assert!(store.put(key(&[1]), "b").is_empty());
+        assert!(store.put(key(&[2]), "c").is_empty());
+        assert_eq!(store.take(&key(&[3])), None);
+        assert_eq!(store.take(&key(&[1])), Some("b"));
+        assert_eq!(store.take(&key(&[1])), Some("a"));
+        assert_eq!(store.take(&key(&[1])), None);
+        assert_eq!(store.len, 1);
+        let other_device = PoolKey { device: 1, ..key(&[2]) };
+        assert_eq!(store.take(&other_device), None);
+        assert_eq!(store.take(&key(&[2])), Some("c"));
+        assert_eq!(store.len, 0);
+    }
+
+    #[test]
+    fn a_full_store_gives_back_the_oldest() {
+        let mut store = Store::new(2);
+        assert!(store.put(key(&[1]), 1).is_empty());
+        assert!(store.put(key(&[2]), 2).is_empty());
+        assert_eq!(store.put(key(&[1]), 3), vec![1]);
+        assert_eq!(store.put(key(&[3]), 4), vec![2]);
+        assert_eq!(store.len, 2);
+        assert_eq!(store.set_capacity(0), vec![3, 4]);
+        assert_eq!(store.take(&key(&[1])), None);
+        assert!(store.by_key.is_empty());
+    }
+}
