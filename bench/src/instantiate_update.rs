@@ -8,7 +8,10 @@
 //!   counter shows it runs what the last update gave it;
 //! - update, twin nodes via `cudaGraphAddNode`: the same update, where the C++ chain's nodes
 //!   were added with the generic `cudaGraphAddNode` (as the Rust crate adds them) instead of
-//!   `cudaGraphAddKernelNode`: whether the node API explains a difference in update cost.
+//!   `cudaGraphAddKernelNode`: whether the node API explains a difference in update cost;
+//! - update, raw call from Rust: `cudaGraphExecUpdate` called directly on the Rust exec and
+//!   graphs (no crate code around it), against the same C++ update: whether a difference is the
+//!   crate's bookkeeping or CUDA's work on these graphs.
 
 use std::cell::Cell;
 
@@ -25,6 +28,8 @@ pub const INSTANTIATE: &str = "graph instantiate";
 pub const UPDATE: &str = "graph exec update";
 /// The row of the update against a twin whose nodes came from `cudaGraphAddNode`.
 pub const UPDATE_ADD_NODE: &str = "graph exec update (twin nodes via cudaGraphAddNode)";
+/// The row of the raw `cudaGraphExecUpdate` call on the Rust side's exec and graphs.
+pub const UPDATE_RAW: &str = "graph exec update (Rust side: raw cudaGraphExecUpdate)";
 
 /// Measures both sides.
 pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Result<Vec<Row>> {
@@ -43,7 +48,10 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Res
         || cpp_one.instantiate(),
     )?;
 
+    // Uploaded before the updates, as the twin's exec is (`build_chain` in twin.cu).
     let mut exec: GraphExec<HostLaunch> = graph_one.instantiate(Default::default())?;
+    exec.upload(&rust.stream)?;
+    rust.stream.synchronize()?;
     // Which graph the next update takes its parameters from: two, one, two, … (each side).
     let rust_next_two = Cell::new(true);
     let mut rust_update = || {
@@ -57,6 +65,22 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Res
     let update = interleave(plan, &mut rust_update, || cpp_update(&cpp_next_two, &cpp_one, &cpp_two))?;
     let update_add_node =
         interleave(plan, &mut rust_update, || cpp_update(&generic_next_two, &generic_one, &generic_two))?;
+    let raw_exec = exec.as_raw();
+    let mut raw_update = || {
+        let from = if rust_next_two.replace(!rust_next_two.get()) { &graph_two } else { &graph_one };
+        let mut info = cuda_graph::sys::cudaGraphExecUpdateResultInfo::default();
+        let (status, us) = host_us(|| {
+            // SAFETY: the exec and both graphs are alive and used by this thread only; the
+            // graphs have the exec's topology; `info` is writable. Both graphs and the counter
+            // their nodes use live until this function returns, after the exec's last launch.
+            Ok(unsafe { cuda_graph::sys::cudaGraphExecUpdate(raw_exec, from.as_raw(), &mut info) })
+        })?;
+        if status != cuda_graph::sys::cudaError::cudaSuccess {
+            return Err(cuda_graph::CudaError::from_code(status.0 as i32, "cudaGraphExecUpdate").into());
+        }
+        Ok(us)
+    };
+    let update_raw = interleave(plan, &mut raw_update, || cpp_update(&cpp_next_two, &cpp_one, &cpp_two))?;
 
     // The last update gave each exec the values of graph "two" when the next would be "one".
     let value = |next_two: bool| if next_two { 1 } else { 2 };
@@ -73,5 +97,6 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Res
         Row::new(INSTANTIATE, format!("nodes={nodes}"), "µs", instantiate),
         Row::new(UPDATE, format!("nodes={nodes}"), "µs", update),
         Row::new(UPDATE_ADD_NODE, format!("nodes={nodes}"), "µs", update_add_node),
+        Row::new(UPDATE_RAW, format!("nodes={nodes}"), "µs", update_raw),
     ])
 }

@@ -41,6 +41,7 @@ mod dot;
 mod event;
 mod exec;
 mod host;
+mod keep_list;
 mod node;
 mod params;
 mod recycle;
@@ -91,7 +92,7 @@ pub(crate) struct GraphCore {
 }
 
 pub(crate) struct CoreState {
-    pub(crate) keep_alive: Vec<KeepAlive>,
+    pub(crate) keep_alive: keep_list::KeepList,
     /// Whether nodes call host functions (kept in `keep_alive`), which execs must not drop
     /// while a launch may still call them.
     pub(crate) host_work: bool,
@@ -119,7 +120,7 @@ impl GraphCore {
         Arc::new(GraphCore {
             raw,
             id: next_id(),
-            state: Mutex::new(CoreState { keep_alive, host_work, capturing_on: None }),
+            state: Mutex::new(CoreState { keep_alive: keep_alive.into(), host_work, capturing_on: None }),
             idle: Condvar::new(),
         })
     }

@@ -181,7 +181,7 @@ impl Parked {
             return Vec::new();
         }
         self.stripped = true;
-        std::mem::take(&mut self.recyclable.origin.state().keep_alive)
+        self.recyclable.origin.state().keep_alive.take()
     }
 }
 

@@ -49,12 +49,15 @@ pub struct Options {
     pub runs: usize,
     /// Seed of the amounts the nodes add.
     pub seed: u64,
+    /// The launch modes to time, in report order; host launch + sync and fire-and-forget (the
+    /// headline's) must be among them.
+    pub modes: Vec<Mode>,
 }
 
 impl Default for Options {
     /// Chapter scale: widths 1, 8, 32 and 64, 1000 iterations per run, 5 runs.
     fn default() -> Options {
-        Options { widths: vec![1, 8, 32, 64], iters: 1000, runs: 5, seed: 0x5eed }
+        Options { widths: vec![1, 8, 32, 64], iters: 1000, runs: 5, seed: 0x5eed, modes: Mode::ALL.to_vec() }
     }
 }
 
@@ -62,6 +65,14 @@ impl Options {
     /// Small and fast (for tests and `--quick`): the same widths, 50 iterations, two runs.
     pub fn quick() -> Options {
         Options { iters: 50, runs: 2, ..Options::default() }
+    }
+
+    /// Leaves out the modes whose scheduler spin-waits for the work graph's nodes
+    /// ([`Mode::spins`]): under a tool that runs one kernel at a time (compute-sanitizer
+    /// memcheck) they wait out their timeout every iteration.
+    pub fn without_spinning_modes(mut self) -> Options {
+        self.modes.retain(|mode| !mode.spins());
+        self
     }
 
     /// Refuses what cannot run, before any CUDA call.
@@ -74,6 +85,10 @@ impl Options {
             format!("iters must be 1..={}, not {}", 1 << 20, self.iters)
         } else if self.runs == 0 {
             "runs must be at least 1".to_string()
+        } else if !self.modes.contains(&Mode::HostSync) || !self.modes.contains(&Mode::FireAndForget) {
+            "the modes must include host_sync and fire_and_forget (the headline compares them)".to_string()
+        } else if (1..self.modes.len()).any(|i| self.modes[..i].contains(&self.modes[i])) {
+            "a mode is listed twice".to_string()
         } else {
             return Ok(());
         };
@@ -118,13 +133,15 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
         })
         .collect::<Result<Vec<_>, _>>()?;
 
-    // series[w][m]: width index, mode index (Mode::ALL order). Modes and widths alternate
+    // series[w][m]: width index, index in `options.modes`. Modes and widths alternate
     // within every run; run 0 is the warm-up.
+    let modes = &options.modes;
     let mut series: Vec<Vec<sweep::Series>> =
-        widths.iter().map(|_| Mode::ALL.iter().map(|_| sweep::Series::default()).collect()).collect();
+        widths.iter().map(|_| modes.iter().map(|_| sweep::Series::default()).collect()).collect();
+    let position = |mode: Mode| modes.iter().position(|&m| m == mode);
     for run in 0..=options.runs {
         for (w, width) in widths.iter().enumerate() {
-            for (m, &mode) in Mode::ALL.iter().enumerate() {
+            for (m, &mode) in modes.iter().enumerate() {
                 let iters = mode.iterations(options.iters);
                 let outcome = sweep::time(&mut shared, width, mode, iters)?;
                 series[w][m].record(run, outcome, mode, width, iters);
@@ -137,31 +154,37 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     let mut table = Map::new();
     for (w, width) in widths.iter().enumerate() {
         let mut row = Map::new();
-        for (m, mode) in Mode::ALL.iter().enumerate() {
+        for (m, mode) in modes.iter().enumerate() {
             let us = series[w][m].us_per_iter(mode.iterations(options.iters));
             report.figure(&format!("{}_us_w{}", mode.name(), width.width), us, "us");
             row.insert(mode.name().to_string(), json!(us));
         }
-        let us = |mode: Mode| series[w][mode.index()].us_per_iter(mode.iterations(options.iters));
-        let host = us(Mode::HostSync);
-        report.figure(&format!("ff_over_host_w{}", width.width), host / us(Mode::FireAndForget), "x");
+        let us =
+            |mode: Mode| position(mode).map(|m| series[w][m].us_per_iter(mode.iterations(options.iters)));
+        let host = us(Mode::HostSync).unwrap_or(f64::NAN);
         report.figure(
-            &format!("ff_batched_over_host_w{}", width.width),
-            host / us(Mode::FireAndForgetBatch),
+            &format!("ff_over_host_w{}", width.width),
+            host / us(Mode::FireAndForget).unwrap_or(f64::NAN),
             "x",
         );
+        if let Some(batched) = us(Mode::FireAndForgetBatch) {
+            report.figure(&format!("ff_batched_over_host_w{}", width.width), host / batched, "x");
+        }
         table.insert(width.width.to_string(), Value::Object(row));
     }
     let widest = options.widest();
     let w = options.widths.iter().position(|&x| x == widest).unwrap_or(0);
-    let us = |mode: Mode| series[w][mode.index()].us_per_iter(mode.iterations(options.iters));
-    report.figure("ff_over_host", us(Mode::HostSync) / us(Mode::FireAndForget), "x");
-    report.figure("ff_batched_over_host", us(Mode::HostSync) / us(Mode::FireAndForgetBatch), "x");
+    let us = |mode: Mode| position(mode).map(|m| series[w][m].us_per_iter(mode.iterations(options.iters)));
+    let host = us(Mode::HostSync).unwrap_or(f64::NAN);
+    report.figure("ff_over_host", host / us(Mode::FireAndForget).unwrap_or(f64::NAN), "x");
+    if let Some(batched) = us(Mode::FireAndForgetBatch) {
+        report.figure("ff_batched_over_host", host / batched, "x");
+    }
     report.figure("widest", f64::from(widest), "nodes");
     report.figure("iters", f64::from(options.iters), "iterations");
 
     let iterations = (options.runs + 1) * options.iters as usize;
-    for (m, mode) in Mode::ALL.iter().enumerate() {
+    for (m, mode) in modes.iter().enumerate() {
         let problem = series.iter().find_map(|row| row[m].problem.clone());
         let what = match mode {
             Mode::RelaunchOnly => {
@@ -238,6 +261,16 @@ mod tests {
     }
 
     #[test]
+    fn without_spinning_modes_keeps_the_headline_and_drops_only_the_spinners() {
+        let options = Options::quick().without_spinning_modes();
+        assert!(options.validate().is_ok());
+        assert_eq!(
+            options.modes,
+            [Mode::HostSync, Mode::HostNoSync, Mode::RelaunchOnly, Mode::FireAndForget, Mode::Tail]
+        );
+    }
+
+    #[test]
     fn bad_options_are_refused_with_a_reason() {
         let cases = [
             Options { widths: vec![], ..Options::quick() },
@@ -245,6 +278,9 @@ mod tests {
             Options { widths: vec![MAX_WIDTH + 1], ..Options::quick() },
             Options { iters: 0, ..Options::quick() },
             Options { runs: 0, ..Options::quick() },
+            Options { modes: vec![Mode::HostSync], ..Options::quick() },
+            Options { modes: vec![Mode::FireAndForget, Mode::Tail], ..Options::quick() },
+            Options { modes: vec![Mode::HostSync, Mode::FireAndForget, Mode::HostSync], ..Options::quick() },
         ];
         for options in cases {
             let err = options.validate().unwrap_err();

@@ -25,6 +25,10 @@ struct Cli {
     /// Small sizes: a quick correctness pass, not for figures.
     #[arg(long)]
     quick: bool,
+    /// Leave out the modes whose scheduler spin-waits for the work graph (sibling,
+    /// fire_and_forget_batched): under compute-sanitizer memcheck they only wait out timeouts.
+    #[arg(long)]
+    no_spin: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -36,6 +40,9 @@ fn main() -> ExitCode {
     options.widths = cli.widths.unwrap_or(options.widths);
     options.runs = cli.common.runs;
     options.seed = cli.common.seed;
+    if cli.no_spin {
+        options = options.without_spinning_modes();
+    }
     match run(&options) {
         Ok(report) => report.finish(cli.common.json),
         Err(err) => {

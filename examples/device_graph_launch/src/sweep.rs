@@ -108,6 +108,12 @@ impl Mode {
         }
     }
 
+    /// Whether the scheduler spin-waits until the work graph's nodes have counted themselves
+    /// (sibling, batched fire-and-forget): it needs them to run beside it.
+    pub fn spins(self) -> bool {
+        matches!(self, Mode::Sibling | Mode::FireAndForgetBatch)
+    }
+
     /// Whether the work graph runs (every mode but the bare relaunch loop).
     pub fn runs_work(self) -> bool {
         self != Mode::RelaunchOnly
