@@ -13,17 +13,17 @@
 
 mod support;
 
-use cuda_graph::graph::{exec_pool_stats, Graph};
+use cuda_graph::graph::exec_pool_stats;
 use cuda_graph::DeviceBuffer;
 use device_launch::limits::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
 use device_launch::WorkQueue;
 use device_launch::{instantiate_for_device, Error, ErrorSlot, Launcher};
 use device_launch_kernels::{
-    dl_fire_and_forget_all, dl_fire_and_forget_past_limit, dl_mark, dl_queue_scheduler, dl_relaunch_until,
+    dl_fire_and_forget_all, dl_fire_and_forget_past_limit, dl_queue_scheduler, dl_relaunch_until,
     dl_tail_launch_all, dl_tail_launch_past_limit,
 };
 use gpu_test_support::require_gpu;
-use support::{launch_pending_graph_twice, marking_graphs, one, run, stream, table};
+use support::{launch_pending_graph_twice, marking_graphs, one, run, stream, table, wide_marking_graph};
 
 /// Fresh execs made in rounds of `per_round`, each round fire-and-forgotten by launchers of at
 /// most 120 graphs each: every graph must run exactly once.
@@ -175,10 +175,7 @@ fn wide_graphs(
     copies: usize,
     stream: &cuda_graph::Stream,
 ) -> Result<Vec<device_launch::UploadedGraphExec>, Error> {
-    let graph = Graph::new()?;
-    for i in 0..width {
-        graph.add_kernel(dl_mark(), one(), (counters.ptr(), i), &[])?;
-    }
+    let graph = wide_marking_graph(counters, width)?;
     (0..copies).map(|_| instantiate_for_device(&graph)?.upload(stream)).collect()
 }
 

@@ -7,7 +7,6 @@
 
 mod support;
 
-use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, DeviceBuffer};
 use device_launch::limits::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
@@ -17,7 +16,7 @@ use device_launch_kernels::{
     dl_tail_launch_all, dl_tail_launch_past_limit,
 };
 use gpu_test_support::require_gpu;
-use support::{launch_pending_graph_twice, marking_graphs, one, run, stream, table};
+use support::{launch_pending_graph_twice, marking_graphs, one, run, stream, table, wide_marking_graph};
 
 fn device_error(result: Result<(), Error>) -> DeviceLaunchError {
     match result {
@@ -104,15 +103,6 @@ fn a_graph_launched_again_while_its_launch_is_pending_is_refused() {
         assert_eq!(runs, 1, "the graph ran once");
         Ok(())
     });
-}
-
-/// A graph of `width` independent nodes; node `i` adds 1 to `counters[i]`.
-fn wide_marking_graph(counters: &DeviceBuffer<u32>, width: u32) -> Result<Graph, Error> {
-    let graph = Graph::new()?;
-    for i in 0..width {
-        graph.add_kernel(dl_mark(), one(), (counters.ptr(), i), &[])?;
-    }
-    Ok(graph)
 }
 
 #[test]

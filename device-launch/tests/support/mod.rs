@@ -40,6 +40,15 @@ pub fn marking_graphs(
         .collect()
 }
 
+/// A graph of `width` independent nodes; node `i` adds 1 to `counters[i]`.
+pub fn wide_marking_graph(counters: &DeviceBuffer<u32>, width: u32) -> Result<Graph, Error> {
+    let graph = Graph::new()?;
+    for i in 0..width {
+        graph.add_kernel(device_launch_kernels::dl_mark(), one(), (counters.ptr(), i), &[])?;
+    }
+    Ok(graph)
+}
+
 /// A table of every exec's handle, in order.
 pub fn table(execs: &[UploadedGraphExec]) -> Result<DeviceGraphTable, Error> {
     DeviceGraphTable::new(&execs.iter().map(UploadedGraphExec::handle).collect::<Vec<_>>())
