@@ -25,6 +25,33 @@ use device_launch_kernels::{
 use gpu_test_support::require_gpu;
 use support::{launch_pending_graph_twice, marking_graphs, one, run, stream, table, wide_marking_graph};
 
+/// How many rounds each test runs: under compute-sanitizer (memcheck did not finish the full
+/// sizes in 150 s) a few, enough to exercise every path.
+struct Rounds {
+    fresh: u32,
+    fresh_per_round: u32,
+    relaunch_loops: u32,
+    queue_schedulers: u32,
+    widths: u32,
+}
+
+fn rounds() -> &'static Rounds {
+    const FULL: Rounds = Rounds {
+        fresh: 4,
+        fresh_per_round: 16 * 120,
+        relaunch_loops: 300,
+        queue_schedulers: 200,
+        widths: 48,
+    };
+    const UNDER_SANITIZER: Rounds =
+        Rounds { fresh: 2, fresh_per_round: 2 * 120, relaunch_loops: 6, queue_schedulers: 6, widths: 4 };
+    if gpu_test_support::under_sanitizer() {
+        &UNDER_SANITIZER
+    } else {
+        &FULL
+    }
+}
+
 /// Fresh execs made in rounds of `per_round`, each round fire-and-forgotten by launchers of at
 /// most 120 graphs each: every graph must run exactly once.
 fn fresh_execs_all_run(rounds: u32, per_round: u32) -> Result<(), Error> {
@@ -84,7 +111,7 @@ fn fresh_graphs_run_when_no_limit_was_hit() {
     run(|| {
         hit_limit(false, false)?;
         hit_limit(false, true)?;
-        fresh_execs_all_run(4, 16 * 120)
+        fresh_execs_all_run(rounds().fresh, rounds().fresh_per_round)
     });
 }
 
@@ -93,7 +120,7 @@ fn fresh_graphs_run_after_a_refused_fire_and_forget() {
     require_gpu!();
     run(|| {
         hit_limit(true, false)?;
-        fresh_execs_all_run(4, 16 * 120)
+        fresh_execs_all_run(rounds().fresh, rounds().fresh_per_round)
     });
 }
 
@@ -102,7 +129,7 @@ fn fresh_graphs_run_after_a_refused_tail_launch() {
     require_gpu!();
     run(|| {
         hit_limit(true, true)?;
-        fresh_execs_all_run(4, 16 * 120)
+        fresh_execs_all_run(rounds().fresh, rounds().fresh_per_round)
     });
 }
 
@@ -112,7 +139,7 @@ fn fresh_graphs_run_after_a_refused_launch_of_a_pending_graph() {
     run(|| {
         let (outcome, runs) = launch_pending_graph_twice(&stream()?)?;
         assert!(outcome.is_err() && runs == 1, "{outcome:?}, ran {runs} times");
-        fresh_execs_all_run(4, 16 * 120)
+        fresh_execs_all_run(rounds().fresh, rounds().fresh_per_round)
     });
 }
 
@@ -121,7 +148,7 @@ fn self_relaunching_launchers_made_after_others_were_destroyed_run_to_the_end() 
     require_gpu!();
     run(|| {
         let (stream, reused_before) = (stream()?, exec_pool_stats().reused);
-        for round in 0..300u32 {
+        for round in 0..rounds().relaunch_loops {
             // Other execs come and go between the loops, as in a program that does more.
             let counters = DeviceBuffer::<u32>::zeroed(17)?;
             let shuffle = marking_graphs(&counters, 1 + round % 17, &stream)?;
@@ -145,7 +172,7 @@ fn queue_schedulers_made_after_others_were_destroyed_drain_their_queue() {
     run(|| {
         const ITEMS: u32 = 64;
         let (stream, reused_before) = (stream()?, exec_pool_stats().reused);
-        for round in 0..200u32 {
+        for round in 0..rounds().queue_schedulers {
             let graphs = 1 + round % 9;
             let counters = DeviceBuffer::<u32>::zeroed(graphs as usize)?;
             let execs = marking_graphs(&counters, graphs, &stream)?;
@@ -185,7 +212,7 @@ fn fresh_graphs_run_after_graphs_of_many_widths_were_launched_and_destroyed() {
     run(|| {
         const COPIES: usize = 16;
         let stream = stream()?;
-        for round in 0..48u32 {
+        for round in 0..rounds().widths {
             let width = 1 + (round * 37) % 64;
             let counters = DeviceBuffer::<u32>::zeroed(64)?;
             let execs = wide_graphs(&counters, width, COPIES, &stream)?;
@@ -204,7 +231,7 @@ fn fresh_graphs_run_after_graphs_of_many_widths_were_launched_and_destroyed() {
             let want = 2 * COPIES as u32;
             assert!(counts[..width as usize].iter().all(|&c| c == want), "round {round}: {counts:?}");
         }
-        fresh_execs_all_run(4, 16 * 120)?;
+        fresh_execs_all_run(rounds().fresh, rounds().fresh_per_round)?;
         let mut queue = WorkQueue::with_capacity(1000)?;
         queue.push_all(&(0..1000).collect::<Vec<_>>())?;
         let counters = DeviceBuffer::<u32>::zeroed(8)?;

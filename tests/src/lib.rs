@@ -42,16 +42,14 @@ pub fn figure(report: &chapter_common::Report, name: &str) -> f64 {
     report.figure_value(name).unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
 }
 
-/// True when the tests run under compute-sanitizer (`scripts/gpu-sanitize` sets
-/// `UNDER_SANITIZER`, `bash .gpu/run` takes `SANITIZE`): a program's test then uses fewer
-/// iterations where the tool would make the quick size take minutes.
+/// True when the tests run under compute-sanitizer: see [`gpu_test_support::under_sanitizer`].
 ///
 /// ```
 /// let iters = if chapter_tests::under_sanitizer() { 4 } else { 50 };
 /// # let _ = iters;
 /// ```
 pub fn under_sanitizer() -> bool {
-    ["UNDER_SANITIZER", "SANITIZE"].iter().any(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
+    gpu_test_support::under_sanitizer()
 }
 
 /// The value `smoke_fill_pattern` writes at index `i`.

@@ -48,6 +48,18 @@ pub fn probe() -> &'static Probe {
     })
 }
 
+/// True when the tests run under compute-sanitizer (`scripts/gpu-sanitize` sets
+/// `UNDER_SANITIZER`, `bash .gpu/run` takes `SANITIZE`): a test then uses fewer iterations or
+/// smaller sizes where the tool would make it take minutes.
+///
+/// ```
+/// let rounds = if gpu_test_support::under_sanitizer() { 2 } else { 48 };
+/// # let _ = rounds;
+/// ```
+pub fn under_sanitizer() -> bool {
+    ["UNDER_SANITIZER", "SANITIZE"].iter().any(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
+}
+
 /// True when `REQUIRE_GPU=1`: a skip must then fail.
 pub fn gpu_required() -> bool {
     std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "1")
