@@ -133,6 +133,7 @@ impl<'t> SelfRelaunch<'t> {
     pub fn new(rust: &RustSide, twin: &'t Twin, steps: u32) -> Result<SelfRelaunch<'t>> {
         let args = (rust.counter.ptr(), steps, rust.slot.ptr());
         let launcher = Launcher::new(bench_dl_relaunch_step(), LaunchConfig::new(1, 1), args)?;
+        launcher.upload(&rust.stream)?; // as the twin's graph is
         Ok(SelfRelaunch { launcher, cpp: twin.self_relaunch_graph(steps)?, steps })
     }
 

@@ -157,9 +157,12 @@ fn build<'t>(rust: &RustSide, twin: &'t Twin, width: u32, iters: u32) -> Result<
     let host: GraphExec<HostLaunch> = graph.instantiate(Default::default())?;
     host.upload(&rust.stream)?;
     let work = instantiate_for_device(&graph)?.upload(&rust.stream)?;
-    let scheduler = |mode: Mode| {
+    // Uploaded before any launch, as the twin's schedulers are (`one_node_device_graph`).
+    let scheduler = |mode: Mode| -> Result<_> {
         let args = (work.handle().arg(), mode as u32, iters, rust.steps.ptr(), rust.slot.ptr());
-        Launcher::new(bench_dl_scheduler(), LaunchConfig::new(1, 1), args)
+        let launcher = Launcher::new(bench_dl_scheduler(), LaunchConfig::new(1, 1), args)?;
+        launcher.upload(&rust.stream)?;
+        Ok(launcher)
     };
     Ok(Width {
         width,

@@ -72,6 +72,20 @@ impl<A: KernelArgs> Launcher<A> {
         Ok(Launcher { kernel, node, exec })
     }
 
+    /// Uploads the launcher's graph on `stream` (`cudaGraphUpload`), so that the first launch
+    /// does not pay for it (a launch uploads it otherwise).
+    ///
+    /// ```no_run
+    /// # fn f(launcher: &device_launch::Launcher<()>, stream: &cuda_graph::Stream) -> device_launch::Result<()> {
+    /// launcher.upload(stream)?;
+    /// launcher.launch(stream)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn upload(&self, stream: &Stream) -> Result<()> {
+        self.exec.upload(stream)?;
+        Ok(())
+    }
+
     /// Queues the launcher's graph on `stream` (which also uploads it). Launches of one
     /// launcher run one after another.
     ///
