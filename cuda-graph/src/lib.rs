@@ -10,6 +10,11 @@
 //! ever run on freed memory. Raw addresses enter only through `unsafe`
 //! ([`DevicePtr::from_raw`]), whose caller promises the same.
 //!
+//! One exception to "dropped means destroyed": a dropped `GraphExec<DeviceLaunch>` is kept
+//! for reuse by the next instantiation of a graph of the same shape (see
+//! [`graph::exec_pool_stats`]), because destroying execs that kernels launched breaks later
+//! device launches on CUDA 13.0. What its nodes pointed to is still released.
+//!
 //! # Errors
 //! Every fallible call returns [`Result`], whose error [`CudaError`] names the CUDA call and
 //! status, or the problem found before calling CUDA. Destructors never panic; errors they
