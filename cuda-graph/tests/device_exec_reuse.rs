@@ -11,7 +11,9 @@ mod graph_support;
 
 use std::sync::Arc;
 
-use cuda_graph::graph::{exec_pool_stats, DeviceLaunch, Graph, GraphExec, InstantiateOptions, KernelNode};
+use cuda_graph::graph::{
+    exec_pool_stats, DeviceLaunch, Graph, GraphExec, HostLaunch, InstantiateOptions, KernelNode,
+};
 use cuda_graph::{CudaError, DeviceBuffer};
 use gpu_test_support::require_gpu;
 use graph_support::{one, run, stream};
@@ -55,9 +57,11 @@ fn a_dropped_exec_is_reused_for_a_graph_of_the_same_shape_and_runs_that_graph() 
         );
         let reused_before = exec_pool_stats().reused;
         let (graph0, nodes0) = counting_graph(&first, W, false, |i| i)?;
+        let node0 = nodes0[0];
         let exec0 = graph0.instantiate::<DeviceLaunch>(Default::default())?;
         launch(&exec0)?;
         drop(exec0);
+        drop(graph0); // the parked exec's first graph is now held only to name its nodes
 
         let permuted = |i: u32| (i * 3) % W;
         let (graph1, nodes1) = counting_graph(&second, W, false, permuted)?;
@@ -77,7 +81,7 @@ fn a_dropped_exec_is_reused_for_a_graph_of_the_same_shape_and_runs_that_graph() 
         assert_eq!(third.to_vec()?, [0, 0, 0, 0, 0, 1, 0, 0]);
 
         // The first graph's nodes are not this exec's.
-        let err = exec1.set_node_enabled(&nodes0[0], false).unwrap_err();
+        let err = exec1.set_node_enabled(&node0, false).unwrap_err();
         assert!(err.to_string().contains("not to graph"), "{err}");
         Ok(())
     });
@@ -101,7 +105,7 @@ fn a_reused_exec_has_every_node_enabled_and_is_uploaded_when_asked() {
         let options = InstantiateOptions { upload_stream: Some(&stream), ..Default::default() };
         let exec1 = graph1.instantiate::<DeviceLaunch>(options)?;
         assert!(exec1.is_recycled());
-        assert!(exec1.node_enabled(&nodes1[2])?, "a node disabled in the dropped exec stays disabled");
+        assert!(exec1.node_enabled(&nodes1[2])?, "a node disabled in the dropped exec was not enabled again");
         launch(&exec1)?;
         assert_eq!(counters.to_vec()?, [2, 2, 1, 2, 2, 2]);
         Ok(())
@@ -136,23 +140,37 @@ fn a_graph_of_another_shape_gets_a_new_exec() {
 fn what_a_parked_execs_graph_pointed_to_is_released_once_only_the_pool_holds_it() {
     require_gpu!();
     run(|| {
-        for (width, graph_dropped_first) in [(3, true), (4, false)] {
+        // Widths of their own (no other test parks these shapes); the last case parks two
+        // execs of one graph, and keeps a host-launch exec of it until after the graph.
+        for (width, graph_dropped_first, execs) in [(3, true, 1), (4, false, 1), (9, false, 2)] {
             let counters = DeviceBuffer::<u32>::zeroed(width as usize)?;
             let alive = Arc::downgrade(&counters.keep_alive());
             let (graph, _) = counting_graph(&counters, width, false, |i| i)?;
-            let exec = graph.instantiate::<DeviceLaunch>(Default::default())?;
-            launch(&exec)?;
+            let device: Vec<GraphExec<DeviceLaunch>> = (0..execs)
+                .map(|_| graph.instantiate::<DeviceLaunch>(Default::default()))
+                .collect::<Result<_, _>>()?;
+            let host =
+                (execs > 1).then(|| graph.instantiate::<HostLaunch>(Default::default())).transpose()?;
+            for exec in &device {
+                launch(exec)?;
+            }
             drop(counters);
             if graph_dropped_first {
                 drop(graph);
-                drop(exec);
+                drop(device);
             } else {
-                drop(exec);
+                drop(device);
                 drop(graph);
             }
+            assert_eq!(
+                alive.upgrade().is_none(),
+                host.is_none(),
+                "width {width}: the host exec still needs the buffer"
+            );
+            drop(host);
             assert!(
                 alive.upgrade().is_none(),
-                "width {width}: the buffer outlived its graph and exec (graph dropped first: {graph_dropped_first})"
+                "width {width}: the buffer outlived its graph and execs (graph dropped first: {graph_dropped_first})"
             );
         }
         Ok(())
@@ -166,8 +184,8 @@ fn host_launch_execs_are_not_reused() {
         const W: u32 = 7;
         let counters = DeviceBuffer::<u32>::zeroed(W as usize)?;
         let (graph, _) = counting_graph(&counters, W, false, |i| i)?;
-        drop(graph.instantiate::<cuda_graph::graph::HostLaunch>(Default::default())?);
-        let exec = graph.instantiate::<cuda_graph::graph::HostLaunch>(Default::default())?;
+        drop(graph.instantiate::<HostLaunch>(Default::default())?);
+        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
         assert!(!exec.is_recycled());
         Ok(())
     });

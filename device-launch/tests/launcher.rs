@@ -6,7 +6,7 @@ mod support;
 
 use cuda_graph::DeviceBuffer;
 use device_launch::{launch_from_graph, run_on_plain_stream, Error, ErrorSlot, Launcher};
-use device_launch_kernels::dl_fire_and_forget_one;
+use device_launch_kernels::{dl_fire_and_forget_one, dl_relaunch_until};
 use gpu_test_support::require_gpu;
 use support::{marking_graphs, one, run, stream};
 
@@ -65,6 +65,33 @@ fn launch_from_graph_runs_the_launcher_and_set_args_retargets_it() {
         launcher.set_args(one(), (execs[1].handle().arg(), slot.ptr()))?;
         launcher.run(&stream, &slot)?;
         assert_eq!(counters.to_vec()?, [1, 1]);
+        Ok(())
+    });
+}
+
+#[test]
+fn a_launcher_dropped_while_its_loop_runs_waits_for_it_before_its_exec_is_reused() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let slot = ErrorSlot::new()?;
+        let (first, second) = (DeviceBuffer::<u32>::zeroed(1)?, DeviceBuffer::<u32>::zeroed(1)?);
+        let reused_before = cuda_graph::graph::exec_pool_stats().reused;
+        // About 2,000 self-relaunches: milliseconds, still running when the host drops it.
+        let looping = Launcher::new(dl_relaunch_until(), one(), (first.ptr(), 2000, slot.ptr()))?;
+        looping.launch(&stream)?;
+        drop(looping);
+        // The copy is not ordered after `stream` (non-blocking): only the drop's wait makes
+        // the loop complete here.
+        assert_eq!(first.to_vec()?, [2000], "the drop did not wait for the running loop");
+        let again = Launcher::new(dl_relaunch_until(), one(), (second.ptr(), 100, slot.ptr()))?;
+        again.run(&stream, &slot)?;
+        assert_eq!(second.to_vec()?, [100]);
+        assert_eq!(first.to_vec()?, [2000], "the reused exec still wrote the first loop's counter");
+        assert!(
+            cuda_graph::graph::exec_pool_stats().reused > reused_before,
+            "the parked launcher was not reused"
+        );
         Ok(())
     });
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use cudart_graph_sys as sys;
 
 use super::node::kind_of;
-use super::recycle::{self, NodeHandle, Parked, Recyclable, Shape};
-use super::{lock_pair, CoreState, Graph, GraphCore, NodeRef};
+use super::recycle::{self, NodeHandle, OriginRef, Parked, Recyclable, Shape};
+use super::{CoreState, Graph, GraphCore, NodeRef};
 use crate::error::{check, record_drop_error, CudaError, Result};
 use crate::memory::{as_pinned, KeepAlive, LaunchLock, PinnedAllocation};
 use crate::stream::Stream;
@@ -47,6 +47,12 @@ pub enum HostLaunch {}
 /// launches against host slices. The `device-launch` crate wraps these execs with the upload
 /// typestate; from this crate they can also be launched from the host
 /// (which uploads them too), as a self-relaunching scheduler's first launch needs.
+///
+/// Dropping such an exec waits for its last host launch (each is fenced), and then keeps it
+/// for reuse by [`Graph::instantiate`] instead of destroying it. So a raw handle
+/// ([`GraphExec::as_raw`]) of a dropped exec may later name another graph's exec; a reused
+/// exec is uploaded only if [`InstantiateOptions::upload_stream`] says so (upload it before a
+/// kernel launches it, as for a new one); and nodes disabled through raw calls stay disabled.
 ///
 /// ```no_run
 /// let graph = cuda_graph::graph::Graph::new()?;
@@ -181,13 +187,13 @@ struct ExecRelease {
 /// Which node of the origin graph (the one CUDA names the exec's nodes by) each node of the
 /// graph instantiated is.
 pub(super) struct NodeAlias {
-    pub(super) origin: Arc<GraphCore>,
+    pub(super) origin: OriginRef,
     by_node: HashMap<usize, NodeHandle>,
 }
 
 impl NodeAlias {
     /// Pairs nodes by position in CUDA's order, as CUDA's update pairs same-shaped graphs.
-    fn new(origin: Arc<GraphCore>, nodes: &[sys::cudaGraphNode_t], origin_nodes: &[NodeHandle]) -> NodeAlias {
+    fn new(origin: OriginRef, nodes: &[sys::cudaGraphNode_t], origin_nodes: &[NodeHandle]) -> NodeAlias {
         let by_node =
             nodes.iter().zip(origin_nodes).map(|(&node, &handle)| (node as usize, handle)).collect();
         NodeAlias { origin, by_node }
@@ -224,8 +230,9 @@ impl Drop for ExecRelease {
             record_drop_error(unsafe { sys::cudaEventDestroy(event) }, "cudaEventDestroy");
         }
         if let Some(recyclable) = self.recycle.take() {
-            // Nothing launches it from the host after this; kernels must not either (the
-            // `device-launch` crate waits for them before dropping).
+            // `GraphExec::drop` waited for its last host launch (device-launch execs are
+            // always fenced), and nothing launches it from the host after this; kernels must
+            // not either (the `device-launch` crate waits for them before dropping).
             recycle::park(self.raw, recyclable);
             return;
         }
@@ -275,9 +282,11 @@ impl ExecRelease {
 
 impl<M: LaunchMode> Drop for GraphExec<M> {
     fn drop(&mut self) {
-        if self.release.fence.is_some() && crate::host_fn::in_host_fn() {
-            // CUDA calls are not allowed inside a host function: wait, then release it all,
-            // on another thread. `self` is left with nothing to release.
+        let waits_or_parks = self.release.fence.is_some() || self.release.recycle.is_some();
+        if waits_or_parks && crate::host_fn::in_host_fn() {
+            // CUDA calls are not allowed inside a host function: wait, then release (or park)
+            // it all, on another thread, so that the graphs it keeps are released after it is
+            // parked, never before. `self` is left with nothing to release.
             let moved = GraphExec::<M> {
                 raw: self.raw,
                 release: ExecRelease {
@@ -299,11 +308,15 @@ impl<M: LaunchMode> Drop for GraphExec<M> {
             return;
         }
         if self.release.wait_for_last_launch() {
-            self.count_origin_refs();
+            self.release_graphs_only_named();
             return; // `release` destroys or parks the exec, then the fields release what it kept
         }
         // The last launch may still use host functions or memory the exec keeps: leak them
-        // rather than free them under that launch, and do not reuse the exec.
+        // rather than free them under that launch. A device-launch exec is leaked too (neither
+        // reused nor destroyed).
+        if M::DEVICE_LAUNCH {
+            self.release.raw = ptr::null_mut();
+        }
         self.release.recycle = None;
         std::mem::forget(self.source.clone());
         std::mem::forget(std::mem::take(&mut self.params_from));
@@ -362,7 +375,7 @@ impl Graph {
             uploadStream: options.upload_stream.map_or(ptr::null_mut(), Stream::as_raw),
             ..Default::default()
         };
-        let (raw, need_fence) = self.core().locked("Graph::instantiate", |state| {
+        let (raw, need_fence, shape) = self.core().locked("Graph::instantiate", |state| {
             refuse_pinned_for_device_launch::<M>(state, "Graph::instantiate")?;
             let mut raw = ptr::null_mut();
             // SAFETY: the graph is alive and locked; `raw` and `params` are valid; the upload
@@ -371,18 +384,22 @@ impl Graph {
             if status != sys::cudaError::cudaSuccess {
                 return Err(instantiate_error(status, params.result_out, params.errNode_out));
             }
-            Ok((raw, state.execs_need_fence()))
+            // Read again under this lock: the shape the exec has, should nodes have been
+            // added (by a capture on another thread) since the first read.
+            let shape = shape.and_then(|first| recycle::shape_of(self.as_raw(), first.key_flags()));
+            Ok((raw, state.execs_need_fence(), shape))
         })?;
         let recycle = shape.map(|shape| Recyclable {
             key: shape.key,
-            origin: self.core().clone(),
+            origin: OriginRef::new(self.core()),
             origin_nodes: shape.nodes.iter().map(|&node| NodeHandle(node)).collect(),
             nodes_toggled: false,
-            exec_refs: 0,
         });
         let mut exec = self.wrap_exec(raw, recycle, None);
-        // No launch happened yet: if this fails, the exec is dropped unlaunched.
-        exec.release.ensure_fence(need_fence)?;
+        // No launch happened yet: if this fails, the exec is dropped unlaunched. Device-launch
+        // execs always fence their host launches: drop waits for the last one before the exec
+        // is parked for reuse.
+        exec.release.ensure_fence(need_fence || M::DEVICE_LAUNCH)?;
         exec.refresh_pinned();
         Ok(exec)
     }
@@ -408,8 +425,9 @@ impl Graph {
     }
 
     /// Makes the parked exec run this graph (of the same shape): `cudaGraphExecUpdate`, every
-    /// node enabled, uploaded if asked. `None` when CUDA refused: the exec goes back to the
-    /// pool (or, after an unexpected error, is left alone) and the caller instantiates anew.
+    /// node enabled, uploaded if asked. `None` when it was not reused: the exec goes back to
+    /// the pool (CUDA refused the update, or the origin graph was busy) or, after an unexpected
+    /// error, is left alone; the caller then instantiates anew.
     fn reuse<M: LaunchMode>(
         &self,
         parked: Parked,
@@ -417,56 +435,70 @@ impl Graph {
         options: &InstantiateOptions<'_>,
     ) -> Result<Option<GraphExec<M>>> {
         const CALL: &str = "Graph::instantiate";
-        let origin = parked.recyclable.origin.clone();
-        let updated = lock_pair(CALL, self.core(), &origin).map(|(state, _origin_state)| {
-            let mut info = sys::cudaGraphExecUpdateResultInfo::default();
-            // SAFETY: the parked exec is ours alone and launched by no one; this graph is alive
-            // and locked; `info` is writable.
-            let status = unsafe { sys::cudaGraphExecUpdate(parked.raw, self.as_raw(), &mut info) };
-            if status != sys::cudaError::cudaSuccess {
-                return Err(status);
+        let state = match self.core().acquire(CALL) {
+            Ok(state) => state,
+            Err(err) => {
+                recycle::put_back(parked, false);
+                return Err(err);
             }
-            if parked.recyclable.nodes_toggled {
-                for node in parked.recyclable.origin_nodes.iter() {
-                    // SAFETY: a node of the origin graph (kept by the parked exec, locked),
-                    // which names one of the exec's nodes.
-                    let status = unsafe { sys::cudaGraphNodeSetEnabled(parked.raw, node.0, 1) };
-                    if status != sys::cudaError::cudaSuccess {
-                        return Err(status);
-                    }
-                }
-            }
-            Ok(state.execs_need_fence())
-        });
-        let need_fence = match updated {
-            Err(_locked_elsewhere) => {
-                recycle::put_back(parked);
-                return Ok(None);
-            }
-            Ok(Err(status)) => {
-                // SAFETY: plain call; clears this thread's last error (the refusal), which
-                // the instantiation that follows must not report as its own.
-                let _ = unsafe { sys::cudaGetLastError() };
-                if status == sys::cudaError::cudaErrorGraphExecUpdateFailure {
-                    recycle::put_back(parked);
-                } else {
-                    // The exec may be half updated, with nodes disabled: leave it (dropping
-                    // `Parked` does not destroy it) and never use it again.
-                    drop(parked);
-                }
-                return Ok(None);
-            }
-            Ok(Ok(need_fence)) => need_fence,
         };
-        let Parked { raw, recyclable, .. } = parked;
-        let alias = (!Arc::ptr_eq(&recyclable.origin, self.core()))
-            .then(|| NodeAlias::new(origin, &shape.nodes, &recyclable.origin_nodes));
-        let recyclable = Recyclable { nodes_toggled: false, exec_refs: 0, ..recyclable };
+        // Enabling nodes names them by the origin's nodes: that family must be ours for the
+        // calls. Never wait for it (a capture into it may be running, and waiting while
+        // holding this graph's lock could deadlock): if busy, this exec is not reused.
+        let toggled = parked.recyclable.nodes_toggled;
+        let origin = parked.recyclable.origin.graph().clone();
+        let same_family = Arc::ptr_eq(&origin, self.core());
+        let origin_state = if toggled && !same_family {
+            match origin.try_acquire_idle() {
+                Some(origin_state) => Some(origin_state),
+                None => {
+                    drop(state);
+                    recycle::put_back(parked, false);
+                    return Ok(None);
+                }
+            }
+        } else {
+            None
+        };
+        let mut info = sys::cudaGraphExecUpdateResultInfo::default();
+        // SAFETY: the parked exec is ours alone, its last launch finished, and nothing launches
+        // it; this graph is alive and locked; `info` is writable.
+        let mut status = unsafe { sys::cudaGraphExecUpdate(parked.raw, self.as_raw(), &mut info) };
+        if status == sys::cudaError::cudaSuccess && toggled {
+            for node in parked.recyclable.origin_nodes.iter() {
+                // SAFETY: a node of the origin graph (kept by the parked exec, its family
+                // locked above), which names one of the exec's nodes.
+                status = unsafe { sys::cudaGraphNodeSetEnabled(parked.raw, node.0, 1) };
+                if status != sys::cudaError::cudaSuccess {
+                    break;
+                }
+            }
+        }
+        let need_fence = state.execs_need_fence();
+        drop(origin_state);
+        drop(state);
+        if status != sys::cudaError::cudaSuccess {
+            // SAFETY: plain call; clears this thread's last error (the refusal), which the
+            // instantiation that follows must not report as its own.
+            let _ = unsafe { sys::cudaGetLastError() };
+            if status == sys::cudaError::cudaErrorGraphExecUpdateFailure {
+                recycle::put_back(parked, true);
+            } else {
+                // The exec may be half updated, with nodes disabled: leave it (dropping
+                // `Parked` does not destroy it) and never use it again.
+                drop(parked);
+            }
+            return Ok(None);
+        }
+        let Parked { raw, recyclable } = parked;
+        let alias = (!same_family)
+            .then(|| NodeAlias::new(recyclable.origin.clone(), &shape.nodes, &recyclable.origin_nodes));
+        let recyclable = Recyclable { nodes_toggled: false, ..recyclable };
         let mut exec = self.wrap_exec::<M>(raw, Some(recyclable), alias);
         exec.recycled = true;
         recycle::count_reuse();
         // From here on, a failure drops `exec`, which parks it again.
-        exec.release.ensure_fence(need_fence)?;
+        exec.release.ensure_fence(need_fence || M::DEVICE_LAUNCH)?;
         exec.refresh_pinned();
         if let Some(stream) = options.upload_stream {
             exec.upload(stream)?;
@@ -634,16 +666,20 @@ impl<M: LaunchMode> GraphExec<M> {
         self.pinned = pinned;
     }
 
-    /// Tells the pool how many of the references to the origin graph are this exec's own,
-    /// which go with it: the pool may then release what the origin's nodes point to.
-    fn count_origin_refs(&mut self) {
-        let Some(recyclable) = &mut self.release.recycle else { return };
-        let alias_origin = self.alias.as_ref().map(|alias| &alias.origin);
-        recyclable.exec_refs = std::iter::once(&self.source)
-            .chain(alias_origin)
-            .chain(&self.params_from)
-            .filter(|core| Arc::ptr_eq(core, &recyclable.origin))
-            .count();
+    /// Lets go of what the graphs this exec keeps point to, for each graph that only
+    /// execs naming their nodes by it (see `recycle::OriginRef`) would hold after this exec.
+    fn release_graphs_only_named(&self) {
+        let mut graphs: Vec<&Arc<GraphCore>> =
+            std::iter::once(&self.source).chain(&self.params_from).collect();
+        graphs.sort_by_key(|graph| Arc::as_ptr(graph));
+        graphs.dedup_by(|a, b| Arc::ptr_eq(a, b));
+        for graph in graphs {
+            let held = std::iter::once(&self.source)
+                .chain(&self.params_from)
+                .filter(|g| Arc::ptr_eq(g, graph))
+                .count();
+            recycle::owner_leaving(graph, held);
+        }
     }
 
     /// Records that a node was disabled: a reuse of this exec must enable it again.

@@ -87,6 +87,8 @@ fn next_id() -> u64 {
 pub(crate) struct GraphCore {
     raw: sys::cudaGraph_t,
     id: u64,
+    /// How many of the references are `recycle::OriginRef`s (kept only to name exec nodes).
+    name_refs: std::sync::atomic::AtomicUsize,
     state: Mutex<CoreState>,
     idle: Condvar,
 }
@@ -120,6 +122,7 @@ impl GraphCore {
         Arc::new(GraphCore {
             raw,
             id: next_id(),
+            name_refs: std::sync::atomic::AtomicUsize::new(0),
             state: Mutex::new(CoreState { keep_alive: keep_alive.into(), host_work, capturing_on: None }),
             idle: Condvar::new(),
         })
@@ -148,6 +151,17 @@ impl GraphCore {
             state = self.idle.wait(state).unwrap_or_else(PoisonError::into_inner);
         }
         Ok(state)
+    }
+
+    /// The family's lock if no capture into it is running and no other thread holds it;
+    /// never waits.
+    pub(crate) fn try_acquire_idle(&self) -> Option<MutexGuard<'_, CoreState>> {
+        let state = match self.state.try_lock() {
+            Ok(state) => state,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        state.capturing_on.is_none().then_some(state)
     }
 
     /// Runs `f` (the CUDA calls) under the family's lock.
@@ -393,9 +407,9 @@ impl Deref for Graph {
 
 impl Drop for Graph {
     fn drop(&mut self) {
-        // A parked exec of this graph then holds the last reference: what the nodes point to
-        // is no longer needed.
-        recycle::graph_dropping(self.core());
+        // If only execs that name their nodes by this graph are left (see `recycle`), what the
+        // nodes point to is no longer needed.
+        recycle::owner_leaving(self.core(), 1);
     }
 }
 

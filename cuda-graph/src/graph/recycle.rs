@@ -11,7 +11,12 @@
 //! (CUDA refuses the update graph's nodes in per-node calls; measured on the H100). A parked
 //! exec therefore keeps that origin graph, and a reused one translates the new graph's nodes
 //! to the origin's by position: CUDA pairs nodes of same-shaped graphs in that order.
-//! What the origin's nodes pointed to is released once nothing but the pool holds it.
+//! These references ([`OriginRef`]) are counted apart: once only they hold a graph, what its
+//! nodes pointed to is released ([`owner_leaving`]).
+//!
+//! Device-launch execs fence every host launch, and dropping one waits for its last launch
+//! before parking it: a parked exec is never updated while a launch of it (a self-relaunching
+//! loop, say) is still running, which CUDA does not allow for device graphs.
 
 use std::collections::HashMap;
 use std::ptr;
@@ -22,7 +27,6 @@ use cudart_graph_sys as sys;
 
 use super::{list_nodes, GraphCore};
 use crate::error::record_drop_error;
-use crate::memory::KeepAlive;
 
 /// How many dropped device-launch execs the pool keeps, unless
 /// [`set_exec_pool_capacity`] says otherwise.
@@ -46,6 +50,13 @@ pub(super) struct PoolKey {
 pub(super) struct Shape {
     pub(super) nodes: Vec<sys::cudaGraphNode_t>,
     pub(super) key: PoolKey,
+}
+
+impl Shape {
+    /// The instantiate flags the key was made with.
+    pub(super) fn key_flags(&self) -> u64 {
+        self.key.flags
+    }
 }
 
 /// Reads the shape of `graph` (a live root graph whose family the caller holds). `None` when
@@ -136,13 +147,10 @@ fn edges(graph: sys::cudaGraph_t) -> Option<Edges> {
 /// nodes name its nodes, with those nodes in CUDA's order.
 pub(super) struct Recyclable {
     pub(super) key: PoolKey,
-    pub(super) origin: Arc<GraphCore>,
+    pub(super) origin: OriginRef,
     pub(super) origin_nodes: Arc<[NodeHandle]>,
-    /// Whether a node was disabled: a reuse enables every node again.
+    /// Whether a node was disabled through the crate: a reuse enables every node again.
     pub(super) nodes_toggled: bool,
-    /// How many references to `origin` the dropped exec still holds while it is parked (they
-    /// go right after).
-    pub(super) exec_refs: usize,
 }
 
 /// A raw node handle of an origin graph, which the pool keeps alive.
@@ -155,12 +163,11 @@ unsafe impl Send for NodeHandle {}
 // SAFETY: as above; shared access only copies the identifier.
 unsafe impl Sync for NodeHandle {}
 
-/// A parked exec: not launched by anyone, waiting to be reused.
+/// A parked exec: its last host launch finished before it was parked (device-launch execs
+/// fence their launches and wait on drop), and nothing launches it any more.
 pub(super) struct Parked {
     pub(super) raw: sys::cudaGraphExec_t,
     pub(super) recyclable: Recyclable,
-    /// Whether what the origin's nodes pointed to was released already.
-    stripped: bool,
 }
 
 // SAFETY: an exec that nobody launches any more may be updated or destroyed from any thread.
@@ -171,17 +178,6 @@ impl Parked {
     fn destroy(self) {
         // SAFETY: the pool owned the exec alone; it is destroyed once.
         record_drop_error(unsafe { sys::cudaGraphExecDestroy(self.raw) }, "cudaGraphExecDestroy");
-    }
-
-    /// Takes what the origin's nodes point to, if nothing but the pool and `others` (owners
-    /// about to go) holds the origin any more: no one can launch or instantiate it then, and
-    /// the parked exec is not launched either.
-    fn strip(&mut self, others: usize) -> Vec<KeepAlive> {
-        if self.stripped || Arc::strong_count(&self.recyclable.origin) > 1 + others {
-            return Vec::new();
-        }
-        self.stripped = true;
-        self.recyclable.origin.state().keep_alive.take()
     }
 }
 
@@ -239,10 +235,6 @@ impl<T> Store<T> {
         }
         evicted
     }
-
-    fn items_mut(&mut self) -> impl Iterator<Item = &mut T> {
-        self.by_key.values_mut().flatten().map(|(_, item)| item)
-    }
 }
 
 static POOL: Mutex<Option<Store<Parked>>> = Mutex::new(None);
@@ -260,33 +252,55 @@ fn with_store<R>(f: impl FnOnce(&mut Store<Parked>) -> R) -> R {
     f(pool.get_or_insert_with(|| Store::new(DEFAULT_EXEC_POOL_CAPACITY)))
 }
 
-/// Parks a dropped exec (which nobody launches any more), destroying the oldest if the pool
-/// is full, and releases what parked origins no longer need.
+/// Parks a dropped exec (whose last host launch finished and which nobody launches any
+/// more), destroying the oldest if the pool is full.
 pub(super) fn park(raw: sys::cudaGraphExec_t, recyclable: Recyclable) {
     PARKED_TOTAL.fetch_add(1, Ordering::Relaxed);
     let key = recyclable.key.clone();
-    let mut parked = Parked { raw, recyclable, stripped: false };
-    let released = parked.strip(parked.recyclable.exec_refs);
-    let evicted = with_store(|store| store.put(key, parked));
-    // Outside the pool's lock: destroying and freeing call CUDA.
-    finish_evictions(evicted);
-    drop(released);
+    let evicted = with_store(|store| store.put(key, Parked { raw, recyclable }));
+    finish_evictions(evicted); // outside the pool's lock: destroying calls CUDA
 }
 
-/// Releases what the nodes of `graph` point to if its last owner but the pool is going now
-/// (the caller) and an exec of it is parked.
-pub(super) fn graph_dropping(graph: &Arc<GraphCore>) {
-    if Arc::strong_count(graph) != 2 {
-        return;
+/// Releases what the nodes of `graph` point to when an owner is going (holding `leaving`
+/// of its references, about to drop them) and nothing but [`OriginRef`]s would be left: no
+/// one could then launch `graph` or instantiate it, and the execs that name their nodes by
+/// it take their parameters from other graphs (or are parked).
+pub(super) fn owner_leaving(graph: &Arc<GraphCore>, leaving: usize) {
+    let names = graph.name_refs.load(Ordering::Acquire);
+    // Owners other than OriginRefs are only made from owners: once none is left but the one
+    // leaving, none can appear.
+    if names > 0 && Arc::strong_count(graph) <= names + leaving {
+        let released = graph.state().keep_alive.take();
+        drop(released); // outside the family's lock: freeing calls CUDA
     }
-    let released: Vec<KeepAlive> = with_store(|store| {
-        store
-            .items_mut()
-            .filter(|parked| Arc::ptr_eq(&parked.recyclable.origin, graph))
-            .flat_map(|parked| parked.strip(1))
-            .collect()
-    });
-    drop(released); // outside the pool's lock: freeing calls CUDA
+}
+
+/// A reference to a graph kept only because its nodes name an exec's nodes (a parked exec's
+/// origin, or a reused exec's): counted apart, so that what the graph's nodes point to can
+/// be released once only such references are left.
+pub(super) struct OriginRef(Arc<GraphCore>);
+
+impl OriginRef {
+    pub(super) fn new(graph: &Arc<GraphCore>) -> OriginRef {
+        graph.name_refs.fetch_add(1, Ordering::AcqRel);
+        OriginRef(graph.clone())
+    }
+
+    pub(super) fn graph(&self) -> &Arc<GraphCore> {
+        &self.0
+    }
+}
+
+impl Clone for OriginRef {
+    fn clone(&self) -> OriginRef {
+        OriginRef::new(&self.0)
+    }
+}
+
+impl Drop for OriginRef {
+    fn drop(&mut self) {
+        self.0.name_refs.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Takes a parked exec of `key` out of the pool.
@@ -294,10 +308,12 @@ pub(super) fn take(key: &PoolKey) -> Option<Parked> {
     with_store(|store| store.take(key))
 }
 
-/// Puts back an exec whose update was refused (it may have changed some nodes; the next
-/// reuse updates them all again).
-pub(super) fn put_back(parked: Parked) {
-    REFUSED.fetch_add(1, Ordering::Relaxed);
+/// Puts back an exec that was not reused: CUDA refused the update (`refused`; CUDA then
+/// changed nothing), or the origin graph was busy.
+pub(super) fn put_back(parked: Parked, refused: bool) {
+    if refused {
+        REFUSED.fetch_add(1, Ordering::Relaxed);
+    }
     let key = parked.recyclable.key.clone();
     let evicted = with_store(|store| store.put(key, parked));
     finish_evictions(evicted);

@@ -167,7 +167,7 @@ impl<M: LaunchMode> GraphExec<M> {
         let Some(alias) = &self.alias else {
             return self.source.locked(call, |_| f(node.as_raw()));
         };
-        let _locks = lock_pair(call, &self.source, &alias.origin)?;
+        let _locks = lock_pair(call, &self.source, alias.origin.graph())?;
         let origin_node = alias.origin_node(node.as_raw()).ok_or_else(|| {
             CudaError::invalid(call, "the node was added to its graph after this exec was instantiated")
         })?;
