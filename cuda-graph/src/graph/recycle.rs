@@ -373,6 +373,11 @@ pub fn exec_pool_stats() -> ExecPoolStats {
 /// device launches fail on CUDA 13.0 (RELIABILITY.md, "Known issue"): lower it only to give
 /// memory back in a program whose execs never ran from the device.
 ///
+/// The shape that picks a parked exec leaves out kernel node attributes. Graphs whose nodes
+/// differ in one that an update cannot change (cooperative launch; priority, when instantiated
+/// with `use_node_priority`) are refused at every reuse: [`ExecPoolStats::update_refused`]
+/// counts them, and each refusal parks one more exec until the pool is full.
+///
 /// ```no_run
 /// cuda_graph::graph::set_exec_pool_capacity(4096);
 /// ```
