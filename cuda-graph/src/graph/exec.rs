@@ -119,8 +119,8 @@ impl InstantiateOptions<'_> {
 /// stream-ordered memory from a blocking stream ([`DeviceBuffer::alloc_async`](crate::DeviceBuffer::alloc_async))
 /// wait, on drop, for their last launch to finish: the functions must outlive it, and that
 /// memory's free (queued on the legacy default stream) would not be ordered after a launch
-/// on a non-blocking stream. Other execs record nothing per launch and do not wait. `Send`,
-/// not `Sync`.
+/// on a non-blocking stream. So do [`DeviceLaunch`] execs (see there: they are then kept for
+/// reuse). Other execs record nothing per launch and do not wait. `Send`, not `Sync`.
 ///
 /// ```no_run
 /// use cuda_graph::graph::{Graph, HostLaunch};
@@ -446,10 +446,10 @@ impl Graph {
         // calls. Never wait for it (a capture into it may be running, and waiting while
         // holding this graph's lock could deadlock): if busy, this exec is not reused.
         let toggled = parked.recyclable.nodes_toggled;
-        let origin = parked.recyclable.origin.graph().clone();
-        let same_family = Arc::ptr_eq(&origin, self.core());
+        let origin = parked.recyclable.origin.clone();
+        let same_family = Arc::ptr_eq(origin.graph(), self.core());
         let origin_state = if toggled && !same_family {
-            match origin.try_acquire_idle() {
+            match origin.graph().try_acquire_idle() {
                 Some(origin_state) => Some(origin_state),
                 None => {
                     drop(state);
@@ -627,6 +627,10 @@ impl<M: LaunchMode> GraphExec<M> {
     /// ([`PinnedBuffer::as_slice`](crate::PinnedBuffer::as_slice) and `as_mut_slice`): the
     /// launch would race it. Slices taken after the launch wait for it.
     pub fn launch(&self, stream: &Stream) -> Result<()> {
+        // A launch into a capturing stream is recorded into the capture, not run now: a fence
+        // recorded there would never complete, and this exec's drop would wait on it in vain.
+        let capturing =
+            self.release.fence.is_some() && crate::graph::any_capture_active() && stream.is_capturing()?;
         // Held from before the launch until it is fenced: see `LaunchLock`.
         let pinned = if self.pinned.is_empty() {
             None
@@ -638,7 +642,7 @@ impl<M: LaunchMode> GraphExec<M> {
         // before the launch is fenced (the allocations are locked until then).
         check(unsafe { sys::cudaGraphLaunch(self.raw, stream.as_raw()) }, "cudaGraphLaunch")?;
         let mut result = Ok(());
-        if let Some(fence) = self.release.fence {
+        if let Some(fence) = self.release.fence.filter(|_| !capturing) {
             // SAFETY: event and stream are alive; the event then completes after this launch.
             result = check(unsafe { sys::cudaEventRecord(fence, stream.as_raw()) }, "cudaEventRecord");
             if result.is_err() && stream.synchronize().is_err() {

@@ -156,12 +156,16 @@ impl GraphCore {
     /// The family's lock if no capture into it is running and no other thread holds it;
     /// never waits.
     pub(crate) fn try_acquire_idle(&self) -> Option<MutexGuard<'_, CoreState>> {
-        let state = match self.state.try_lock() {
-            Ok(state) => state,
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return None,
-        };
-        state.capturing_on.is_none().then_some(state)
+        self.try_lock_state().filter(|state| state.capturing_on.is_none())
+    }
+
+    /// The family's state if no other thread holds it; never waits (capture or not).
+    pub(crate) fn try_lock_state(&self) -> Option<MutexGuard<'_, CoreState>> {
+        match self.state.try_lock() {
+            Ok(state) => Some(state),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Runs `f` (the CUDA calls) under the family's lock.

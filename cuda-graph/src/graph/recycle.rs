@@ -261,45 +261,73 @@ pub(super) fn park(raw: sys::cudaGraphExec_t, recyclable: Recyclable) {
     finish_evictions(evicted); // outside the pool's lock: destroying calls CUDA
 }
 
+/// Serializes every change of a graph's [`OriginRef`] count with the reading of both counts
+/// in [`owner_leaving`], so that the two are read consistently.
+static ORIGIN_COUNTS: Mutex<()> = Mutex::new(());
+
+fn origin_counts() -> MutexGuard<'static, ()> {
+    ORIGIN_COUNTS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// Releases what the nodes of `graph` point to when an owner is going (holding `leaving`
 /// of its references, about to drop them) and nothing but [`OriginRef`]s would be left: no
 /// one could then launch `graph` or instantiate it, and the execs that name their nodes by
 /// it take their parameters from other graphs (or are parked).
+///
+/// Other references are only made from other references that are not `OriginRef`s, so once
+/// none but the leaving owner's is left, none can appear. `OriginRef`s change both counts
+/// under [`ORIGIN_COUNTS`] (a new one) or drop their reference after lowering the count (a
+/// dropped one), so the check never counts fewer references than there are. It never waits
+/// for the graph's lock (another thread may hold it while waiting for a capture): if the lock
+/// is taken, the release is left to a later owner.
 pub(super) fn owner_leaving(graph: &Arc<GraphCore>, leaving: usize) {
-    let names = graph.name_refs.load(Ordering::Acquire);
-    // Owners other than OriginRefs are only made from owners: once none is left but the one
-    // leaving, none can appear.
-    if names > 0 && Arc::strong_count(graph) <= names + leaving {
-        let released = graph.state().keep_alive.take();
-        drop(released); // outside the family's lock: freeing calls CUDA
-    }
+    let released = {
+        let _counts = origin_counts();
+        let names = graph.name_refs.load(Ordering::Acquire);
+        if names == 0 || Arc::strong_count(graph) > names + leaving {
+            return;
+        }
+        match graph.try_lock_state() {
+            Some(mut state) => state.keep_alive.take(),
+            None => return,
+        }
+    };
+    drop(released); // outside the locks: freeing calls CUDA
 }
 
 /// A reference to a graph kept only because its nodes name an exec's nodes (a parked exec's
 /// origin, or a reused exec's): counted apart, so that what the graph's nodes point to can
 /// be released once only such references are left.
-pub(super) struct OriginRef(Arc<GraphCore>);
+pub(super) struct OriginRef(Option<Arc<GraphCore>>);
 
 impl OriginRef {
     pub(super) fn new(graph: &Arc<GraphCore>) -> OriginRef {
+        let _counts = origin_counts();
         graph.name_refs.fetch_add(1, Ordering::AcqRel);
-        OriginRef(graph.clone())
+        OriginRef(Some(graph.clone()))
     }
 
     pub(super) fn graph(&self) -> &Arc<GraphCore> {
-        &self.0
+        self.0.as_ref().expect("an OriginRef holds its graph until dropped")
     }
 }
 
 impl Clone for OriginRef {
     fn clone(&self) -> OriginRef {
-        OriginRef::new(&self.0)
+        OriginRef::new(self.graph())
     }
 }
 
 impl Drop for OriginRef {
     fn drop(&mut self) {
-        self.0.name_refs.fetch_sub(1, Ordering::AcqRel);
+        let graph = self.0.take();
+        if let Some(graph) = &graph {
+            let _counts = origin_counts();
+            graph.name_refs.fetch_sub(1, Ordering::AcqRel);
+        }
+        // Dropped after the count and outside the lock: dropping the last reference releases
+        // the graph, which may drop execs (their owners), which take the lock again.
+        drop(graph);
     }
 }
 

@@ -126,7 +126,13 @@ impl<M: LaunchMode> GraphExec<M> {
             // Every node now uses `graph`'s parameters: drop the others.
             self.overrides.clear();
             let (source, updated) = (self.source.id(), graph.core().id());
-            self.params_from.retain(|core| core.id() == source || core.id() == updated);
+            let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut self.params_from)
+                .into_iter()
+                .partition(|core| core.id() == source || core.id() == updated);
+            self.params_from = kept;
+            for core in &gone {
+                super::recycle::owner_leaving(core, 1);
+            }
         }
         self.refresh_pinned();
         if status == sys::cudaError::cudaSuccess {
