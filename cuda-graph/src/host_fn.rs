@@ -172,6 +172,33 @@ pub(crate) fn defer_drop<T: Send + 'static>(item: T) {
     drop(leftover);
 }
 
+/// For destructors of types built on this crate that call CUDA: inside a host function of
+/// this crate, where CUDA calls are forbidden, keeps `value` until the function returns and
+/// drops it on another thread (`None`); anywhere else gives it back to be released here.
+///
+/// ```
+/// /// Owns a handle that is released with a CUDA call.
+/// struct Handle(Option<u64>);
+/// impl Drop for Handle {
+///     fn drop(&mut self) {
+///         let Some(raw) = self.0.take() else { return };
+///         // In a host function: this runs again later, on another thread.
+///         let Some(mut moved) = cuda_graph::drop_outside_host_fn(Handle(Some(raw))) else { return };
+///         let raw = moved.0.take();
+///         // ... release `raw` here (CUDA calls are allowed) ...
+///         # let _ = raw;
+///     }
+/// }
+/// drop(Handle(Some(7)));
+/// ```
+pub fn drop_outside_host_fn<T: Send + 'static>(value: T) -> Option<T> {
+    if !in_host_fn() {
+        return Some(value);
+    }
+    defer_drop(value);
+    None
+}
+
 /// Takes the errors that host functions met since the last call: each panic, as
 /// [`CudaError::HostFunctionPanicked`] with its message, and each one-shot function that CUDA
 /// called a second time (`InvalidArgument`). Host functions run on CUDA's threads and cannot

@@ -50,7 +50,7 @@ pub use graph::{
     InstantiateOptions, UpdateRefusal,
 };
 pub use graph_memory::GraphMemoryUsage;
-pub use host_fn::take_host_fn_errors;
+pub use host_fn::{drop_outside_host_fn, take_host_fn_errors};
 pub use kernel::{Kernel, KernelArgs, KernelParam, LaunchConfig, ParamLayout};
 pub use memory::{
     DeviceBuffer, DevicePtr, DeviceRepr, KeepAlive, MemoryPool, MemoryPoolOptions, PinnedBuffer, PinnedSlice,

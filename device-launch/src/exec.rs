@@ -56,7 +56,8 @@ pub fn instantiate_for_device(graph: &Graph) -> Result<DeviceGraphExec> {
 
 /// Owns the exec for every state and every kernel argument made from it.
 pub(crate) struct ExecOwner {
-    exec: Mutex<GraphExec<DeviceLaunch>>,
+    /// Taken only by `drop`.
+    exec: Option<Mutex<GraphExec<DeviceLaunch>>>,
     /// The `cudaGraphExec_t`, as kernels receive it.
     raw: u64,
     /// Set once a [`DeviceGraphArg`] was made: kernels may have launched it since.
@@ -66,15 +67,17 @@ pub(crate) struct ExecOwner {
 impl ExecOwner {
     fn new(exec: GraphExec<DeviceLaunch>) -> ExecOwner {
         let raw = exec.as_raw() as u64;
-        ExecOwner { exec: Mutex::new(exec), raw, given_to_kernels: AtomicBool::new(false) }
+        ExecOwner { exec: Some(Mutex::new(exec)), raw, given_to_kernels: AtomicBool::new(false) }
     }
 
     fn exec(&self) -> MutexGuard<'_, GraphExec<DeviceLaunch>> {
-        self.exec.lock().unwrap_or_else(PoisonError::into_inner)
+        let exec = self.exec.as_ref().expect("the exec is taken only when its owner is dropped");
+        exec.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn exec_mut(&mut self) -> &mut GraphExec<DeviceLaunch> {
-        self.exec.get_mut().unwrap_or_else(PoisonError::into_inner)
+        let exec = self.exec.as_mut().expect("the exec is taken only when its owner is dropped");
+        exec.get_mut().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Waits for every device launch of this exec that kernels may still have queued: the
@@ -94,12 +97,24 @@ impl ExecOwner {
 
 impl Drop for ExecOwner {
     fn drop(&mut self) {
+        let Some(exec) = self.exec.take() else { return };
+        let given_to_kernels = AtomicBool::new(*self.given_to_kernels.get_mut());
+        let owner = ExecOwner { exec: Some(exec), raw: self.raw, given_to_kernels };
+        // Inside a host function no CUDA call is allowed: wait and release on another thread
+        // (where `owner` is dropped, and this runs again).
+        let Some(mut owner) = cuda_graph::drop_outside_host_fn(owner) else { return };
         // A launch of a graph that held an argument of this exec may still be running (CUDA
         // orders work after an exec's host launches, but cannot know of device launches a
-        // kernel has yet to make). The exec is released after this, by its field: `cuda-graph`
-        // parks it for reuse, which must not happen while a kernel may still launch it.
-        if let Err(err) = self.wait_for_device_launches() {
-            record_drop_error(err);
+        // kernel has yet to make). `cuda-graph` parks the exec for reuse when it is dropped,
+        // which must not happen while a kernel may still launch it: if the wait failed, the
+        // exec is leaked instead.
+        let exec = owner.exec.take();
+        match owner.wait_for_device_launches() {
+            Ok(()) => drop(exec),
+            Err(err) => {
+                record_drop_error(err);
+                std::mem::forget(exec);
+            }
         }
     }
 }

@@ -118,3 +118,32 @@ fn an_edited_exec_uses_its_new_node_parameters_after_upload() {
         Ok(())
     });
 }
+
+#[test]
+fn an_exec_dropped_inside_a_host_function_waits_for_the_device_elsewhere() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let data = DeviceBuffer::<u32>::zeroed(8)?;
+        let uploaded = instantiate_for_device(&fill(&data, 3)?.0)?.upload(&stream)?;
+        launch_from_device(&uploaded, &stream)?; // its handle went to a kernel
+        assert_eq!(data.to_vec()?, [3; 8]);
+        let parked_before = cuda_graph::graph::exec_pool_stats().parked_total;
+        // The exec's last owner is dropped inside the host function, where its wait for the
+        // device (cudaDeviceSynchronize) is not allowed: it must happen on another thread.
+        stream.launch_host_fn(move || drop(uploaded))?;
+        stream.synchronize()?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while cuda_graph::graph::exec_pool_stats().parked_total == parked_before {
+            assert!(std::time::Instant::now() < deadline, "the exec was never released");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let errors: Vec<String> = device_launch::take_drop_errors().iter().map(ToString::to_string).collect();
+        assert!(
+            !errors.iter().any(|e| e.contains("cudaDeviceSynchronize")),
+            "the wait ran inside the host function: {errors:?}"
+        );
+        assert!(cuda_graph::take_host_fn_errors().is_empty());
+        Ok(())
+    });
+}
