@@ -140,9 +140,15 @@ fn release_elsewhere(items: Vec<Box<dyn Any + Send>>) {
         return;
     }
     let items = ManuallyDrop::new(items);
-    let _ = std::thread::Builder::new()
+    let spawned = std::thread::Builder::new()
         .name("cuda-graph-release".into())
         .spawn(move || drop(ManuallyDrop::into_inner(items)));
+    if let Err(err) = spawned {
+        record(CudaError::invalid(
+            "host function release",
+            format!("no thread to release what a host function dropped ({err}): leaked"),
+        ));
+    }
 }
 
 fn record(err: CudaError) {

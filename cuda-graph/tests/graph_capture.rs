@@ -196,3 +196,24 @@ fn a_capture_dropped_early_discards_its_graph() {
         Ok(())
     });
 }
+
+#[test]
+fn launching_an_exec_into_a_capture_is_refused_and_the_capture_goes_on() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let data = DeviceBuffer::<u32>::zeroed(4)?;
+        let graph = Graph::new()?;
+        graph.add_memset(&data.ptr(), 5u32, 4, &[])?;
+        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+        let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+        let err = exec.launch(&stream).unwrap_err();
+        assert!(err.to_string().contains("add_child_graph"), "{err}");
+        let captured = capture.end()?;
+        assert_eq!(captured.node_count()?, 0, "the refused launch was captured anyway");
+        exec.launch(&stream)?;
+        stream.synchronize()?;
+        assert_eq!(data.to_vec()?, [5; 4]);
+        Ok(())
+    });
+}

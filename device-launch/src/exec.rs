@@ -60,6 +60,8 @@ pub(crate) struct ExecOwner {
     exec: Option<Mutex<GraphExec<DeviceLaunch>>>,
     /// The `cudaGraphExec_t`, as kernels receive it.
     raw: u64,
+    /// The device current at instantiation (the exec's), which drop synchronizes.
+    device: i32,
     /// Set once a [`DeviceGraphArg`] was made: kernels may have launched it since.
     given_to_kernels: AtomicBool,
 }
@@ -67,7 +69,13 @@ pub(crate) struct ExecOwner {
 impl ExecOwner {
     fn new(exec: GraphExec<DeviceLaunch>) -> ExecOwner {
         let raw = exec.as_raw() as u64;
-        ExecOwner { exec: Some(Mutex::new(exec)), raw, given_to_kernels: AtomicBool::new(false) }
+        let mut device = 0;
+        // SAFETY: `device` is a valid out-pointer. On failure device 0 is assumed (the call
+        // only fails without a usable device, and then no exec exists to wrap).
+        if unsafe { sys::cudaGetDevice(&mut device) } != sys::cudaError::cudaSuccess {
+            device = 0;
+        }
+        ExecOwner { exec: Some(Mutex::new(exec)), raw, device, given_to_kernels: AtomicBool::new(false) }
     }
 
     fn exec(&self) -> MutexGuard<'_, GraphExec<DeviceLaunch>> {
@@ -81,16 +89,34 @@ impl ExecOwner {
     }
 
     /// Waits for every device launch of this exec that kernels may still have queued: the
-    /// host cannot see on which stream, so it waits for the device.
+    /// host cannot see on which stream, so it waits for the exec's device (made current for
+    /// the wait, then the caller's current device again).
     fn wait_for_device_launches(&mut self) -> Result<()> {
-        if *self.given_to_kernels.get_mut() {
-            // SAFETY: no arguments; waits for all work of the current device.
-            let status = unsafe { sys::cudaDeviceSynchronize() };
-            if status != sys::cudaError::cudaSuccess {
-                return Err(CudaError::from_code(status.0 as i32, "cudaDeviceSynchronize").into());
-            }
-            *self.given_to_kernels.get_mut() = false;
+        if !*self.given_to_kernels.get_mut() {
+            return Ok(());
         }
+        let call = |status: sys::cudaError_t, name: &'static str| -> Result<()> {
+            if status == sys::cudaError::cudaSuccess {
+                Ok(())
+            } else {
+                Err(CudaError::from_code(status.0 as i32, name).into())
+            }
+        };
+        let mut current = 0;
+        // SAFETY: `current` is a valid out-pointer.
+        call(unsafe { sys::cudaGetDevice(&mut current) }, "cudaGetDevice")?;
+        if current != self.device {
+            // SAFETY: plain call with the ordinal the exec was made on.
+            call(unsafe { sys::cudaSetDevice(self.device) }, "cudaSetDevice")?;
+        }
+        // SAFETY: no arguments; waits for all work of the (now current) exec's device.
+        let waited = call(unsafe { sys::cudaDeviceSynchronize() }, "cudaDeviceSynchronize");
+        if current != self.device {
+            // SAFETY: plain call with the ordinal that was current before.
+            call(unsafe { sys::cudaSetDevice(current) }, "cudaSetDevice")?;
+        }
+        waited?;
+        *self.given_to_kernels.get_mut() = false;
         Ok(())
     }
 }
@@ -99,7 +125,7 @@ impl Drop for ExecOwner {
     fn drop(&mut self) {
         let Some(exec) = self.exec.take() else { return };
         let given_to_kernels = AtomicBool::new(*self.given_to_kernels.get_mut());
-        let owner = ExecOwner { exec: Some(exec), raw: self.raw, given_to_kernels };
+        let owner = ExecOwner { exec: Some(exec), raw: self.raw, device: self.device, given_to_kernels };
         // Inside a host function no CUDA call is allowed: wait and release on another thread
         // (where `owner` is dropped, and this runs again).
         let Some(mut owner) = cuda_graph::drop_outside_host_fn(owner) else { return };

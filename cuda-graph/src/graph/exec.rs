@@ -625,12 +625,19 @@ impl<M: LaunchMode> GraphExec<M> {
     /// Refused (`CudaError::InvalidArgument`, before anything is queued) while a slice of a
     /// [`PinnedBuffer`](crate::PinnedBuffer) that the nodes copy to or from is alive
     /// ([`PinnedBuffer::as_slice`](crate::PinnedBuffer::as_slice) and `as_mut_slice`): the
-    /// launch would race it. Slices taken after the launch wait for it.
+    /// launch would race it. Slices taken after the launch wait for it. Refused too on a
+    /// stream that a capture of this crate records: add the graph as a child graph node
+    /// ([`GraphBuilder::add_child_graph`](super::GraphBuilder::add_child_graph)) instead.
     pub fn launch(&self, stream: &Stream) -> Result<()> {
-        // A launch into a capturing stream is recorded into the capture, not run now: a fence
-        // recorded there would never complete, and this exec's drop would wait on it in vain.
-        let capturing =
-            self.release.fence.is_some() && crate::graph::any_capture_active() && stream.is_capturing()?;
+        if crate::graph::any_capture_active() && stream.is_capturing()? {
+            // The captured launch would run with later launches of the captured graph, which
+            // keep nothing of this exec alive and which its fences cannot see.
+            return Err(CudaError::invalid(
+                "GraphExec::launch",
+                "the stream is being captured: add the graph as a child graph node \
+                 (GraphBuilder::add_child_graph) instead of launching an exec into the capture",
+            ));
+        }
         // Held from before the launch until it is fenced: see `LaunchLock`.
         let pinned = if self.pinned.is_empty() {
             None
@@ -642,7 +649,7 @@ impl<M: LaunchMode> GraphExec<M> {
         // before the launch is fenced (the allocations are locked until then).
         check(unsafe { sys::cudaGraphLaunch(self.raw, stream.as_raw()) }, "cudaGraphLaunch")?;
         let mut result = Ok(());
-        if let Some(fence) = self.release.fence.filter(|_| !capturing) {
+        if let Some(fence) = self.release.fence {
             // SAFETY: event and stream are alive; the event then completes after this launch.
             result = check(unsafe { sys::cudaEventRecord(fence, stream.as_raw()) }, "cudaEventRecord");
             if result.is_err() && stream.synchronize().is_err() {

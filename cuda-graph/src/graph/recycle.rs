@@ -336,8 +336,8 @@ pub(super) fn take(key: &PoolKey) -> Option<Parked> {
     with_store(|store| store.take(key))
 }
 
-/// Puts back an exec that was not reused: CUDA refused the update (`refused`; CUDA then
-/// changed nothing), or the origin graph was busy.
+/// Puts back an exec that was not reused: CUDA refused the update (`refused`), or the origin
+/// graph was busy. Whatever a refused update changed, the next reuse updates every node.
 pub(super) fn put_back(parked: Parked, refused: bool) {
     if refused {
         REFUSED.fetch_add(1, Ordering::Relaxed);

@@ -6,7 +6,7 @@ use std::fmt;
 use cudart_graph_sys as sys;
 
 use super::params::{with_kernel_params, Copy1D, Fill, MemsetElement};
-use super::{lock_pair, AsNode, Graph, GraphExec, KernelNode, LaunchMode, MemcpyNode, MemsetNode, NodeRef};
+use super::{AsNode, Graph, GraphExec, KernelNode, LaunchMode, MemcpyNode, MemsetNode, NodeRef};
 use crate::error::{check, CudaError, Result};
 use crate::kernel::{Kernel, KernelArgs, LaunchConfig};
 use crate::memory::{DevicePtr, DeviceRepr, KeepAlive};
@@ -173,11 +173,20 @@ impl<M: LaunchMode> GraphExec<M> {
         let Some(alias) = &self.alias else {
             return self.source.locked(call, |_| f(node.as_raw()));
         };
-        let _locks = lock_pair(call, &self.source, alias.origin.graph())?;
         let origin_node = alias.origin_node(node.as_raw()).ok_or_else(|| {
             CudaError::invalid(call, "the node was added to its graph after this exec was instantiated")
         })?;
-        f(origin_node)
+        let origin = alias.origin.graph();
+        loop {
+            let source_state = self.source.acquire(call)?;
+            if let Some(_origin_state) = origin.try_acquire_idle() {
+                return f(origin_node);
+            }
+            // Never hold one family while waiting for the other (a capture into it on
+            // another thread may need the first): wait for the origin with nothing held.
+            drop(source_state);
+            drop(origin.acquire(call)?);
+        }
     }
 
     /// Runs `f` (a CUDA call on this exec's node) under the families' locks, then keeps
