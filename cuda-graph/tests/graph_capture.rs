@@ -14,6 +14,23 @@ use test_kernels::{add_scalar, fill_pattern, pattern, scale_add_index};
 
 const N: u32 = 3000;
 
+/// The number of edges of `graph`, read through the raw API (the safe API has no edge query).
+fn edge_count(graph: &Graph) -> usize {
+    let mut count = 0usize;
+    // SAFETY: the graph is alive for the call; null arrays ask for the count alone.
+    let status = unsafe {
+        cuda_graph::sys::cudaGraphGetEdges(
+            graph.as_raw(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut count,
+        )
+    };
+    assert_eq!(status, cuda_graph::sys::cudaError::cudaSuccess, "cudaGraphGetEdges");
+    count
+}
+
 /// Runs each kernel's parameter check now, outside any capture.
 fn warm_up() -> Result<(), CudaError> {
     fill_pattern().function()?;
@@ -131,10 +148,20 @@ fn capture_into_an_existing_graph_lands_after_the_given_nodes() {
         scale_add_index().launch(&stream, per_element(N), (data.ptr(), N, 3))?;
         capture.end()?;
         assert_eq!(graph.node_count()?, 2);
+        assert_eq!(edge_count(&graph), 1, "the captured kernel depends on the memset");
         let exec = graph.instantiate::<HostLaunch>(Default::default())?;
         exec.launch(&stream)?;
         stream.synchronize()?;
-        assert!(data.to_vec()?.iter().enumerate().all(|(i, &v)| v == 2 * 3 + i as u32));
+        let got = data.to_vec()?;
+        let wrong: Vec<(usize, u32)> =
+            got.iter().copied().enumerate().filter(|&(i, v)| v != 2 * 3 + i as u32).collect();
+        assert!(
+            wrong.is_empty(),
+            "{} of {N} elements wrong, first {:?} (i alone: the kernel ran before the memset; \
+             2: the memset ran after the kernel)",
+            wrong.len(),
+            &wrong[..wrong.len().min(4)]
+        );
         Ok(())
     });
 }

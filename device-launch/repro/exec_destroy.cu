@@ -44,6 +44,10 @@ static int first_fail_round = -1;
 static int env(const char* n, int d) { const char* v = getenv(n); return v ? atoi(v) : d; }
 static int DESTROY_WORK, DESTROY_LAUNCHER, WIDTH_FIXED, UPLOAD_LAUNCHER, SYNC_BEFORE_DESTROY, ROUNDS_A;
 static int RECYCLE;
+// cudaMemset and a pageable host-to-device cudaMemcpy may return before the device has the
+// data, and work on the non-blocking stream does not wait for them: wait for the legacy stream
+// after each (without this, late zeroing could pass for graphs that did not run).
+static void fence() { CK(cudaStreamSynchronize(0)); }
 static std::map<unsigned, std::vector<cudaGraphExec_t>> pool;
 static long reused = 0;
 static cudaGraphExec_t pooled_exec(cudaGraph_t g, unsigned key) {
@@ -91,7 +95,7 @@ static void add_kernel(cudaGraph_t g, void* fn, void** args) {
 static unsigned run_launcher(cudaGraphExec_t* d_table, unsigned n, int tail, bool destroy) {
   unsigned* accepted; int* err;
   CK(cudaMalloc(&accepted, 4)); CK(cudaMalloc(&err, 4));
-  CK(cudaMemset(accepted, 0, 4)); CK(cudaMemset(err, 0, 4));
+  CK(cudaMemset(accepted, 0, 4)); CK(cudaMemset(err, 0, 4)); fence();
   cudaGraph_t g; CK(cudaGraphCreate(&g, 0));
   void* args[] = {&d_table, &n, &tail, &accepted, &err};
   add_kernel(g, (void*)launch_all, args);
@@ -110,7 +114,7 @@ static unsigned run_launcher(cudaGraphExec_t* d_table, unsigned n, int tail, boo
 
 static cudaGraphExec_t* upload_table(const std::vector<cudaGraphExec_t>& v) {
   cudaGraphExec_t* d; CK(cudaMalloc(&d, v.size() * sizeof(cudaGraphExec_t)));
-  CK(cudaMemcpy(d, v.data(), v.size() * sizeof(cudaGraphExec_t), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d, v.data(), v.size() * sizeof(cudaGraphExec_t), cudaMemcpyHostToDevice)); fence();
   return d;
 }
 
@@ -120,7 +124,7 @@ static void many_widths(bool destroy) {
   for (unsigned round = 0; round < (unsigned)ROUNDS_A; ++round) {
     unsigned width = WIDTH_FIXED ? WIDTH_FIXED : 1 + (round * 37) % 64;
     int before = failures;
-    unsigned* counters; CK(cudaMalloc(&counters, 64 * 4)); CK(cudaMemset(counters, 0, 64 * 4));
+    unsigned* counters; CK(cudaMalloc(&counters, 64 * 4)); CK(cudaMemset(counters, 0, 64 * 4)); fence();
     cudaGraph_t g; CK(cudaGraphCreate(&g, 0));
     for (unsigned i = 0; i < width; ++i) { void* args[] = {&counters, &i}; add_kernel(g, (void*)mark, args); }
     std::vector<cudaGraphExec_t> execs;
@@ -143,7 +147,7 @@ static void many_widths(bool destroy) {
 // Phase B: rounds of fresh one-node execs, fire-and-forgotten 120 per launcher; each must run once.
 static void fresh(unsigned rounds, unsigned per_round, bool destroy) {
   for (unsigned round = 0; round < rounds; ++round) {
-    unsigned* counters; CK(cudaMalloc(&counters, per_round * 4)); CK(cudaMemset(counters, 0, per_round * 4));
+    unsigned* counters; CK(cudaMalloc(&counters, per_round * 4)); CK(cudaMemset(counters, 0, per_round * 4)); fence();
     std::vector<cudaGraphExec_t> execs; std::vector<cudaGraph_t> graphs;
     for (unsigned i = 0; i < per_round; ++i) {
       cudaGraph_t g; CK(cudaGraphCreate(&g, 0));

@@ -128,15 +128,9 @@ impl WorkQueue {
         let dst = self.items.ptr().offset(self.count as usize)?;
         // SAFETY: `dst` has room for `items.len()` u32 (checked against the capacity above),
         // in memory this queue owns; the source is a live host slice of that many u32.
-        let status = unsafe {
-            sys::cudaMemcpy(
-                dst.addr() as *mut c_void,
-                items.as_ptr().cast(),
-                std::mem::size_of_val(items),
-                sys::cudaMemcpyKind::cudaMemcpyHostToDevice,
-            )
-        };
-        check(status, "cudaMemcpy")?;
+        unsafe {
+            copy_to_device(dst.addr() as *mut c_void, items.as_ptr().cast(), std::mem::size_of_val(items))
+        }?;
         self.write_field(std::mem::offset_of!(RawQueue, count), new_count)?;
         self.count = new_count;
         Ok(())
@@ -185,16 +179,33 @@ impl WorkQueue {
     fn write_field(&mut self, offset: usize, value: u32) -> Result<()> {
         // SAFETY: `offset` is the offset of a u32 field inside the one RawQueue this header
         // holds; the source is a live u32.
-        let status = unsafe {
-            sys::cudaMemcpy(
+        unsafe {
+            copy_to_device(
                 self.header.as_raw().cast::<u8>().add(offset).cast(),
                 (&value as *const u32).cast(),
                 size_of::<u32>(),
-                sys::cudaMemcpyKind::cudaMemcpyHostToDevice,
             )
-        };
-        check(status, "cudaMemcpy")
+        }
     }
+}
+
+/// Copies `bytes` host bytes to device memory and waits until they have landed: a pageable
+/// `cudaMemcpy` may return before that, and consumers on non-blocking streams would not wait.
+///
+/// # Safety
+/// `dst` must be device memory valid for writing `bytes` bytes, `src` host memory valid for
+/// reading them.
+unsafe fn copy_to_device(dst: *mut c_void, src: *const c_void, bytes: usize) -> Result<()> {
+    // SAFETY: the caller's promise.
+    check(
+        unsafe { sys::cudaMemcpy(dst, src, bytes, sys::cudaMemcpyKind::cudaMemcpyHostToDevice) },
+        "cudaMemcpy",
+    )?;
+    // SAFETY: the null stream is the legacy default stream, where cudaMemcpy ran.
+    check(
+        unsafe { sys::cudaStreamSynchronize(std::ptr::null_mut()) },
+        "cudaStreamSynchronize after cudaMemcpy",
+    )
 }
 
 /// A [`WorkQueue`] as a kernel argument (`DlQueue*`); declare the parameter as

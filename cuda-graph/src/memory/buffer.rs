@@ -154,7 +154,8 @@ pub(crate) fn bytes_for<T>(len: usize, call: &'static str) -> Result<usize> {
 }
 
 /// A synchronous copy of `bytes` bytes between host and device memory (`cudaMemcpy`, of
-/// `kind`); nothing at all for zero bytes.
+/// `kind`); nothing at all for zero bytes. It has completed when this returns, so work queued
+/// afterwards on any stream sees it (see [`finish_on_legacy_stream`]).
 ///
 /// # Safety
 /// `dst` must be valid for writing and `src` for reading `bytes` bytes, each in the memory
@@ -169,7 +170,25 @@ unsafe fn memcpy_sync(
         return Ok(());
     }
     // SAFETY: the caller's promise.
-    check(unsafe { sys::cudaMemcpy(dst, src, bytes, kind) }, "cudaMemcpy")
+    check(unsafe { sys::cudaMemcpy(dst, src, bytes, kind) }, "cudaMemcpy")?;
+    if kind != sys::cudaMemcpyKind::cudaMemcpyDeviceToHost {
+        finish_on_legacy_stream("cudaStreamSynchronize after cudaMemcpy")?;
+    }
+    Ok(())
+}
+
+/// Waits until the legacy default stream, where `cudaMemcpy` and `cudaMemset` run, has done
+/// what they queued there.
+///
+/// A host-to-device `cudaMemcpy` from pageable memory may return once the data is staged,
+/// and a `cudaMemset` of device memory returns at once; neither is ordered with non-blocking
+/// streams. Without this wait a kernel launched next on such a stream can run first: on a GPU
+/// shared with other processes, buffers were seen to be zeroed after a graph had written them.
+/// `call` names the wait in an error, e.g. "cudaStreamSynchronize after cudaMemset".
+fn finish_on_legacy_stream(call: &'static str) -> Result<()> {
+    // SAFETY: the null stream is the legacy default stream of the current device; waiting on
+    // it touches no memory of ours.
+    check(unsafe { sys::cudaStreamSynchronize(ptr::null_mut()) }, call)
 }
 
 /// An owned array of `len` values of `T` in device memory.
@@ -198,17 +217,19 @@ impl<T: DeviceRepr> fmt::Debug for DeviceBuffer<T> {
 }
 
 impl<T: DeviceRepr> DeviceBuffer<T> {
-    /// `len` zeroed elements (`cudaMalloc` then `cudaMemset`; synchronous).
+    /// `len` zeroed elements (`cudaMalloc` then `cudaMemset`). Synchronous: the memory is
+    /// zero before this returns, so work on any stream, non-blocking ones included, sees it.
     pub fn zeroed(len: usize) -> Result<DeviceBuffer<T>> {
         let buffer = DeviceBuffer::uninitialized_bytes(len)?;
         if buffer.bytes() > 0 {
             // SAFETY: the allocation holds exactly `bytes()` bytes.
             check(unsafe { sys::cudaMemset(buffer.allocation.ptr, 0, buffer.bytes()) }, "cudaMemset")?;
+            finish_on_legacy_stream("cudaStreamSynchronize after cudaMemset")?;
         }
         Ok(buffer)
     }
 
-    /// A buffer holding a copy of `data` (synchronous copy).
+    /// A buffer holding a copy of `data` (synchronous: copied before this returns).
     pub fn from_slice(data: &[T]) -> Result<DeviceBuffer<T>> {
         let mut buffer = DeviceBuffer::uninitialized_bytes(data.len())?;
         buffer.copy_from_host(data)?;
@@ -241,7 +262,9 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.len * size_of::<T>()
     }
 
-    /// Copies `data` into the buffer (synchronous). Lengths must match.
+    /// Copies `data` into the buffer. Lengths must match. Synchronous: the copy has landed
+    /// before this returns, so work queued next on any stream reads the new values (it does
+    /// not wait for non-blocking streams' earlier work: synchronize them first).
     pub fn copy_from_host(&mut self, data: &[T]) -> Result<()> {
         self.expect_len(data.len(), "DeviceBuffer::copy_from_host")?;
         // SAFETY: both sides hold `bytes()` bytes (lengths checked); T is plain data.
