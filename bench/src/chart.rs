@@ -20,6 +20,22 @@ use crate::error::{BenchError, Result};
 use crate::harness::Row;
 use crate::{device_launch_width, graph_replay, stream_launch};
 
+/// The chart's file name in a results folder.
+pub const FILE_NAME: &str = "launch_latency.png";
+
+/// What the results README says after the chart's name when the chart has no text.
+pub const NO_TEXT_NOTE: &str =
+    " (drawn without text: no usable font was found; set BENCH_FONT to a .ttf file for labels)";
+
+/// The chart's caption for a device.
+///
+/// ```
+/// assert_eq!(cuda_graph_bench::chart::caption("X"), "Launch latency by mode and width: X");
+/// ```
+pub fn caption(device_name: &str) -> String {
+    format!("Launch latency by mode and width: {device_name}")
+}
+
 /// Where fonts usually are (Debian/Ubuntu, Fedora/RHEL, Arch, SUSE).
 const FONT_PLACES: &[&str] = &[
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
@@ -210,7 +226,7 @@ pub fn draw(path: &Path, caption: &str, series: &[Series], text: bool) -> Result
             .label_font(("sans-serif", 15))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
+            .position(SeriesLabelPosition::UpperLeft)
             .draw()
             .map_err(chart_error)?;
     }

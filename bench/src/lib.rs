@@ -34,6 +34,7 @@ pub mod harness;
 pub mod instantiate_update;
 pub mod kernels;
 pub mod output;
+pub mod redraw;
 pub mod stream_launch;
 pub mod twin;
 
@@ -235,19 +236,15 @@ pub struct Written {
 /// Writes `bench.csv`, `launch_latency.png` and `README.md` into `dir`.
 pub fn write_outputs(report: &Report, dir: &Path) -> Result<Written> {
     let csv = output::write_file(dir, "bench.csv", &output::csv(&report.info, &report.rows))?;
-    let chart = dir.join("launch_latency.png");
-    let caption = format!("Launch latency by mode and width: {}", report.info.device.name);
+    let chart = dir.join(chart::FILE_NAME);
+    let caption = chart::caption(&report.info.device.name);
     let series = chart::series(&report.rows);
     // A font that registers but does not render must not cost the run its chart: retry plain.
     let text = chart::load_font() && chart::draw(&chart, &caption, &series, true).is_ok();
     if !text {
         chart::draw(&chart, &caption, &series, false)?;
     }
-    let note = if text {
-        ""
-    } else {
-        " (drawn without text: no usable font was found; set BENCH_FONT to a .ttf file for labels)"
-    };
+    let note = if text { "" } else { chart::NO_TEXT_NOTE };
     let readme = output::write_file(
         dir,
         "README.md",

@@ -28,6 +28,10 @@ struct Cli {
     /// The CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     device: i32,
+    /// Measure nothing: redraw DIR's chart with text from its bench.csv (for results from a
+    /// machine that had no font). Needs no GPU.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["quick", "out", "reps", "warmup"])]
+    redraw: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -42,6 +46,11 @@ fn main() -> ExitCode {
 }
 
 fn bench(cli: &Cli) -> Result<(), BenchError> {
+    if let Some(dir) = &cli.redraw {
+        let chart = cuda_graph_bench::redraw::redraw(dir)?;
+        println!("redrew {} with text", chart.display());
+        return Ok(());
+    }
     let mut options = if cli.quick { Options::quick() } else { Options::full() };
     options.device = cli.device;
     options.plan = Plan {
@@ -69,7 +78,7 @@ fn bench(cli: &Cli) -> Result<(), BenchError> {
             let note = if written.chart_has_text {
                 ""
             } else {
-                " (without text: no font found; BENCH_FONT=path.ttf adds labels)"
+                " (without text: no font found; BENCH_FONT=path.ttf adds labels, or --redraw DIR on a machine with a font)"
             };
             println!("wrote {}{note}", written.chart.display());
             println!("wrote {}", written.readme.display());

@@ -1,0 +1,144 @@
+//! Redraws a results folder's chart from its `bench.csv`. A bare GPU machine often has no
+//! font, so its chart has no text; `cuda-graph-bench --redraw bench/results` on a machine that
+//! has one draws the same lines with caption, axis labels and legend, and drops the README's
+//! note that the chart has no text. No GPU is needed.
+
+use std::path::{Path, PathBuf};
+
+use crate::chart;
+use crate::error::{BenchError, Result};
+use crate::harness::{Pair, Row};
+use crate::{device_launch_width, graph_replay, stream_launch};
+
+/// The operations the chart draws: only their rows are read back.
+const CHARTED: [&str; 5] = [
+    stream_launch::OPERATION,
+    graph_replay::OPERATION,
+    device_launch_width::HOST_SYNC,
+    device_launch_width::DEVICE_FIRE_AND_FORGET,
+    device_launch_width::DEVICE_TAIL,
+];
+
+/// Redraws `dir/launch_latency.png` with text from `dir/bench.csv` and returns its path.
+///
+/// ```no_run
+/// let chart = cuda_graph_bench::redraw::redraw(std::path::Path::new("bench/results"))?;
+/// println!("redrew {}", chart.display());
+/// # Ok::<(), cuda_graph_bench::BenchError>(())
+/// ```
+pub fn redraw(dir: &Path) -> Result<PathBuf> {
+    let csv_path = dir.join("bench.csv");
+    let csv = std::fs::read_to_string(&csv_path).map_err(|error| BenchError::Io { path: csv_path, error })?;
+    let (device, rows) = parse(&csv)?;
+    if !chart::load_font() {
+        return Err(BenchError::Chart(
+            "no usable font here either: set BENCH_FONT to a .ttf file".to_string(),
+        ));
+    }
+    let path = dir.join(chart::FILE_NAME);
+    chart::draw(&path, &chart::caption(&device), &chart::series(&rows), true)?;
+    let readme_path = dir.join("README.md");
+    if let Ok(readme) = std::fs::read_to_string(&readme_path) {
+        let updated = readme.replace(chart::NO_TEXT_NOTE, "");
+        if updated != readme {
+            std::fs::write(&readme_path, updated)
+                .map_err(|error| BenchError::Io { path: readme_path, error })?;
+        }
+    }
+    Ok(path)
+}
+
+/// The device name and the charted rows (medians only) of a `bench.csv`.
+fn parse(csv: &str) -> Result<(String, Vec<Row>)> {
+    let bad = |what: String| BenchError::Options(format!("bench.csv: {what}"));
+    let device = csv
+        .lines()
+        .find_map(|line| line.strip_prefix("# device: "))
+        .map(|line| line.split(" (").next().unwrap_or(line).to_string())
+        .ok_or_else(|| bad("no `# device:` line".to_string()))?;
+    let mut rows = Vec::new();
+    for (number, line) in csv.lines().enumerate().filter(|(_, line)| !line.starts_with('#')).skip(1) {
+        let fields = split_fields(line);
+        let [operation, parameter, rust, cpp, _ratio, unit, ..] = fields.as_slice() else {
+            return Err(bad(format!("line {} has {} fields", number + 1, fields.len())));
+        };
+        let Some(operation) = CHARTED.iter().find(|known| **known == operation.as_str()) else {
+            continue;
+        };
+        let value = |text: &str| {
+            text.parse::<f64>().map_err(|_| bad(format!("line {}: `{text}` is not a number", number + 1)))
+        };
+        let mut pair = Pair::default();
+        pair.rust.push(value(rust)?);
+        pair.cpp.push(value(cpp)?);
+        rows.push(Row::new(operation, parameter.clone(), unit_of(unit), pair));
+    }
+    if rows.is_empty() {
+        return Err(bad("no rows of the charted operations".to_string()));
+    }
+    Ok((device, rows))
+}
+
+/// The charted rows' units, as `'static` strings (the chart does not show them).
+fn unit_of(unit: &str) -> &'static str {
+    ["µs/launch", "µs/node"].into_iter().find(|known| *known == unit).unwrap_or("µs")
+}
+
+/// The fields of one CSV line: commas separate, double quotes enclose a field that holds commas
+/// (`output::csv` quotes that way, doubling any quote inside).
+fn split_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                fields.last_mut().unwrap().push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(String::new()),
+            (c, _) => fields.last_mut().unwrap().push(c),
+        }
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_fields_keep_their_commas_and_quotes() {
+        assert_eq!(split_fields(r#""a, b",c,"say ""hi""""#), ["a, b", "c", r#"say "hi""#]);
+        assert_eq!(split_fields("x,,y"), ["x", "", "y"]);
+    }
+
+    #[test]
+    fn the_charted_rows_and_the_device_are_read_back() {
+        let csv = "# cuda-graph-bench\n# device: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)\n\
+                   operation,parameter,rust,cpp,ratio,unit,rust_min,rust_max,cpp_min,cpp_max,samples\n\
+                   \"stream launch, empty kernel\",launches=1000,4.1,4.2,0.97,µs/launch,4,4.3,4,4.3,31\n\
+                   graph instantiate,nodes=100,129.9,128.2,1.01,µs,124,269,124,156,31\n\
+                   \"graph launch, device tail\",width=64,31.1,30.5,1.02,µs/launch,30,32,30,31,31\n";
+        let (device, rows) = parse(csv).unwrap();
+        assert_eq!(device, "NVIDIA H100 80GB HBM3");
+        assert_eq!(rows.len(), 2, "graph instantiate is not charted");
+        assert_eq!((rows[0].operation, rows[0].rust(), rows[0].cpp()), (stream_launch::OPERATION, 4.1, 4.2));
+        assert_eq!(
+            (rows[1].operation, rows[1].parameter.as_str()),
+            (device_launch_width::DEVICE_TAIL, "width=64")
+        );
+        let series = chart::series(&rows);
+        assert!(series.iter().any(|s| s.points == [(64.0, 31.1)]), "{series:?}");
+    }
+
+    #[test]
+    fn a_broken_file_is_refused_with_the_line() {
+        let csv =
+            "# device: X\noperation,parameter\n\"graph launch, device tail\",width=1,abc,1,1,µs/launch\n";
+        let err = parse(csv).unwrap_err().to_string();
+        assert!(err.contains("line 3: `abc` is not a number"), "{err}");
+        assert!(parse("operation\n").unwrap_err().to_string().contains("no `# device:` line"));
+    }
+}
