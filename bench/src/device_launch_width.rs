@@ -30,6 +30,14 @@
 //! run ends ([`WidthGraphs`] lives to the end of `measure_all`): launching new device-launch
 //! execs after others were destroyed was seen to silently not run (RELIABILITY.md, "Known
 //! issue").
+//!
+//! Each side has [`INSTANCES`] identical sets of these graphs, made in turns (Rust then C++
+//! for even sets, C++ then Rust for odd ones), and sample `i` of a side runs set
+//! `i % INSTANCES`. On the H100, identical execs
+//! made by the same C++ code differ by up to 0.45 µs per fire-and-forget step and 0.85 µs per
+//! tail step at width 1, the same from run to run for a given exec (`bench/README.md`, "Exec
+//! placement"); with one set per side the ratio measured which exec each side happened to
+//! get, not the API.
 
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::{DevicePtr, LaunchConfig};
@@ -79,9 +87,17 @@ impl Mode {
 /// `bench_dl_scheduler`'s arguments: (work, mode, iters, steps, slot).
 type SchedulerArgs = (DeviceGraphArg, u32, u32, DevicePtr<u32>, DevicePtr<RawErrorSlot>);
 
-/// One width's graphs, both sides.
+/// How many identical sets of graphs each side has per width; samples rotate through them.
+pub const INSTANCES: usize = 8;
+
+/// One width's graph sets, both sides.
 struct Width<'t> {
     width: u32,
+    sets: Vec<Set<'t>>,
+}
+
+/// One set of a width's graphs, both sides.
+struct Set<'t> {
     /// The work graph instantiated for host launch, uploaded.
     host: GraphExec<HostLaunch>,
     /// The schedulers for [`Mode::FireAndForget`] and [`Mode::Tail`]; their arguments hold
@@ -114,23 +130,75 @@ impl<'t> WidthGraphs<'t> {
             for width in &self.widths {
                 let what = format!("{} width={}", mode.operation(), width.width);
                 let want = Want { counter: width.width * self.iters, steps: self.iters };
+                let mut rust_one = |set: &Set<'_>| -> Result<f64> {
+                    let (us, counter, steps) = rust_sample(rust, set, mode, self.iters)?;
+                    want.check(&what, "Rust", counter, steps)?;
+                    Ok(us)
+                };
+                let cpp_one = |set: &Set<'_>| -> Result<f64> {
+                    let sample = set.cpp.run(mode as u32)?;
+                    want.check(&what, "C++", sample.counter, sample.steps)?;
+                    Ok(sample.us)
+                };
+                // Every set runs once untimed before any is timed (first launches of an exec
+                // pay one-off costs).
+                for set in &width.sets {
+                    rust_one(set)?;
+                    cpp_one(set)?;
+                }
+                let (mut rust_next, mut cpp_next) = (Rotation::default(), Rotation::default());
                 let pair = interleave(
                     plan,
-                    || {
-                        let (us, counter, steps) = rust_sample(rust, width, mode, self.iters)?;
-                        want.check(&what, "Rust", counter, steps)?;
-                        Ok(us)
-                    },
-                    || {
-                        let sample = width.cpp.run(mode as u32)?;
-                        want.check(&what, "C++", sample.counter, sample.steps)?;
-                        Ok(sample.us)
-                    },
+                    || rust_one(rust_next.pick(&width.sets)),
+                    || cpp_one(cpp_next.pick(&width.sets)),
                 )?;
                 rows.push(Row::new(mode.operation(), format!("width={}", width.width), UNIT, pair));
             }
         }
         Ok(rows)
+    }
+}
+
+impl WidthGraphs<'_> {
+    /// The method's noise floor, measured the same way: for each device mode and width, the
+    /// twin's even sets against the twin's odd sets (C++ against C++), interleaved. Rows whose
+    /// "Rust" side is the even sets; a ratio away from 1 here is what exec placement alone
+    /// does to a figure.
+    pub fn control(&self, plan: &Plan) -> Result<Vec<Row>> {
+        let mut rows = Vec::new();
+        for mode in [Mode::FireAndForget, Mode::Tail] {
+            for width in &self.widths {
+                let what = format!("control {} width={}", mode.operation(), width.width);
+                let want = Want { counter: width.width * self.iters, steps: self.iters };
+                let one = |set: &Set<'_>| -> Result<f64> {
+                    let sample = set.cpp.run(mode as u32)?;
+                    want.check(&what, "C++", sample.counter, sample.steps)?;
+                    Ok(sample.us)
+                };
+                let even: Vec<&Set<'_>> = width.sets.iter().step_by(2).collect();
+                let odd: Vec<&Set<'_>> = width.sets.iter().skip(1).step_by(2).collect();
+                let (mut even_next, mut odd_next) = (Rotation::default(), Rotation::default());
+                let pair = interleave(
+                    plan,
+                    || one(even_next.pick::<&Set<'_>>(&even)),
+                    || one(odd_next.pick::<&Set<'_>>(&odd)),
+                )?;
+                rows.push(Row::new(mode.operation(), format!("width={}", width.width), UNIT, pair));
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// The next set a side's sample runs: 0, 1, …, then around again.
+#[derive(Default)]
+struct Rotation(usize);
+
+impl Rotation {
+    fn pick<'a, T>(&mut self, sets: &'a [T]) -> &'a T {
+        let set = &sets[self.0 % sets.len()];
+        self.0 += 1;
+        set
     }
 }
 
@@ -147,9 +215,38 @@ impl Want {
     }
 }
 
-/// One width's Rust graphs (the work graph, its host and device execs, the two schedulers)
-/// and the twin's.
+/// [`INSTANCES`] sets of one width's graphs. Which side's graphs of a set are made first
+/// alternates from set to set, so that neither side always gets the execs made later.
 fn build<'t>(rust: &RustSide, twin: &'t Twin, width: u32, iters: u32) -> Result<Width<'t>> {
+    let mut sets = Vec::with_capacity(INSTANCES);
+    for index in 0..INSTANCES {
+        let set = if index % 2 == 0 {
+            let rust_side = build_rust(rust, width, iters)?;
+            rust_side.with(twin.width_graphs(width, iters)?)
+        } else {
+            let cpp = twin.width_graphs(width, iters)?;
+            build_rust(rust, width, iters)?.with(cpp)
+        };
+        sets.push(set);
+    }
+    Ok(Width { width, sets })
+}
+
+/// One set's Rust graphs, before the twin's are added.
+struct RustGraphs {
+    host: GraphExec<HostLaunch>,
+    fire_and_forget: Launcher<SchedulerArgs>,
+    tail: Launcher<SchedulerArgs>,
+}
+
+impl RustGraphs {
+    fn with(self, cpp: TwinWidth<'_>) -> Set<'_> {
+        Set { host: self.host, fire_and_forget: self.fire_and_forget, tail: self.tail, cpp }
+    }
+}
+
+/// One width's Rust graphs: the work graph, its host and device execs, the two schedulers.
+fn build_rust(rust: &RustSide, width: u32, iters: u32) -> Result<RustGraphs> {
     let graph = Graph::new()?;
     for _ in 0..width {
         graph.add_kernel(bench_count(), LaunchConfig::new(1, 1), (rust.counter.ptr(),), &[])?;
@@ -164,31 +261,25 @@ fn build<'t>(rust: &RustSide, twin: &'t Twin, width: u32, iters: u32) -> Result<
         launcher.upload(&rust.stream)?;
         Ok(launcher)
     };
-    Ok(Width {
-        width,
-        host,
-        fire_and_forget: scheduler(Mode::FireAndForget)?,
-        tail: scheduler(Mode::Tail)?,
-        cpp: twin.width_graphs(width, iters)?,
-    })
+    Ok(RustGraphs { host, fire_and_forget: scheduler(Mode::FireAndForget)?, tail: scheduler(Mode::Tail)? })
 }
 
 /// One Rust sample of `iters` iterations in `mode`: (µs per iteration, counter, iterations run
 /// by the host loop or the scheduler's step count). A refused device-side launch is an error.
-fn rust_sample(rust: &mut RustSide, width: &Width<'_>, mode: Mode, iters: u32) -> Result<(f64, u32, u32)> {
+fn rust_sample(rust: &mut RustSide, set: &Set<'_>, mode: Mode, iters: u32) -> Result<(f64, u32, u32)> {
     rust.steps.memset_async(0, &rust.stream)?;
     rust.begin_sample()?;
     let mut host_iterations = 0;
     match mode {
         Mode::HostSync => {
             for _ in 0..iters {
-                width.host.launch(&rust.stream)?;
+                set.host.launch(&rust.stream)?;
                 rust.stream.synchronize()?;
                 host_iterations += 1;
             }
         }
-        Mode::FireAndForget => width.fire_and_forget.launch(&rust.stream)?,
-        Mode::Tail => width.tail.launch(&rust.stream)?,
+        Mode::FireAndForget => set.fire_and_forget.launch(&rust.stream)?,
+        Mode::Tail => set.tail.launch(&rust.stream)?,
     }
     let ms = rust.end_sample()?;
     rust.check_slot()?;
@@ -213,6 +304,14 @@ mod tests {
         }
         let names: Vec<_> = Mode::ALL.iter().map(|m| m.operation()).collect();
         assert_eq!(names, [HOST_SYNC, DEVICE_FIRE_AND_FORGET, DEVICE_TAIL]);
+    }
+
+    #[test]
+    fn samples_rotate_through_every_set() {
+        let sets = [10, 11, 12];
+        let mut rotation = Rotation::default();
+        let picked: Vec<i32> = (0..7).map(|_| *rotation.pick(&sets)).collect();
+        assert_eq!(picked, [10, 11, 12, 10, 11, 12, 10]);
     }
 
     #[test]

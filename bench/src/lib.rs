@@ -214,9 +214,21 @@ fn measure_all(options: &Options, device: Device, progress: &mut dyn FnMut(&str)
     // was seen to silently not run (RELIABILITY.md, "Known issue").
     let widths = device_launch_width::WidthGraphs::new(&rust, &twin, &options.widths, options.width_iters)?;
     done("(f) host vs device launch by width", widths.measure(&mut rust, plan)?, &mut rows);
+    let control = widths.control(plan)?;
     let relaunch = data_loop::SelfRelaunch::new(&rust, &twin, options.loop_steps)?;
     done("(g) device self-relaunch loop", relaunch.measure(&mut rust, plan)?, &mut rows);
     rust.stream.synchronize()?;
+    for row in control {
+        progress(&format!(
+            "control, C++ even sets / C++ odd sets: {} {}: {:.3} / {:.3} {} = {:.3}",
+            row.operation,
+            row.parameter,
+            row.rust(),
+            row.cpp(),
+            row.unit,
+            row.ratio()
+        ));
+    }
     Ok(rows)
 }
 

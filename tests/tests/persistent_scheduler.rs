@@ -5,6 +5,17 @@
 
 use persistent_scheduler::{run, Options};
 
+/// Whether the tests run under racecheck. racecheck's own process dies (SIGSEGV inside the
+/// tool) on this program's launch pattern; the program is correct (it passes without a
+/// sanitizer and under memcheck, synccheck and initcheck), and plain CUDA C++ reproduces the
+/// crash: `device-launch/repro/racecheck_crash.cu`, `scripts/repro-racecheck-crash`. The
+/// crash comes and goes with the number of kinds, the launching threads and what else the
+/// process launched; under racecheck the tests run the one configuration the tool was seen to
+/// finish (one kind, every scheduler thread launching) and skip the others, saying so.
+fn under_racecheck() -> bool {
+    gpu_test_support::sanitizer_tool().as_deref() == Some("racecheck")
+}
+
 fn passes(options: &Options) {
     let report = run(options).unwrap_or_else(|err| panic!("{err}"));
     assert!(report.passed(), "{}", report.to_text());
@@ -13,7 +24,7 @@ fn passes(options: &Options) {
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
+    let options = if under_racecheck() { Options { kinds: 1, ..Options::quick() } } else { Options::quick() };
     let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
     assert!(report.passed(), "{}", report.to_text());
     let json = report.to_json();
@@ -51,6 +62,10 @@ fn one_launching_thread_and_full_batches_pass_too() {
     gpu_test_support::require_gpu!();
     // Serial launches from one thread; batches of 120 (CUDA's fire-and-forget limit per
     // launching kernel) with a partial last batch; one kind, so every batch uses all replicas.
+    if under_racecheck() {
+        eprintln!("skipped under racecheck: the tool crashes on these configurations (see under_racecheck)");
+        return;
+    }
     passes(&Options { launch_threads: 1, ..Options::quick() });
     passes(&Options { items: 1000, batch: 120, kinds: 1, ..Options::quick() });
 }

@@ -60,6 +60,20 @@ pub fn under_sanitizer() -> bool {
     ["UNDER_SANITIZER", "SANITIZE"].iter().any(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
 }
 
+/// The compute-sanitizer tool the tests run under, when the runner says which
+/// (`scripts/gpu-sanitize` sets `SANITIZER_TOOL`, `bash .gpu/run` takes `SANITIZE`), e.g.
+/// `racecheck`: for a test that must avoid a defect of one tool.
+///
+/// ```
+/// let one_kind = gpu_test_support::sanitizer_tool().as_deref() == Some("racecheck");
+/// # let _ = one_kind;
+/// ```
+pub fn sanitizer_tool() -> Option<String> {
+    ["SANITIZER_TOOL", "SANITIZE"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|tool| !tool.is_empty()))
+}
+
 /// True when `REQUIRE_GPU=1`: a skip must then fail.
 pub fn gpu_required() -> bool {
     std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "1")
