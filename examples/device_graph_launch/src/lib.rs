@@ -224,24 +224,32 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
 }
 
 /// The one-line summary for the chapter table, e.g.
-/// `device fire-and-forget 3.20x over host launch+sync at width 64 (4.5 vs 14.4 µs/iter)`.
+/// `device fire-and-forget 2.40x over host launch+sync at width 64 (28.6 vs 68.6 µs/iter;
+/// spin-waited 3.13x)`. The spin-waited ratio is left out when the run had no batched mode
+/// (`--no-spin`).
 ///
 /// ```
 /// let mut report = chapter_common::Report::new("device_graph_launch");
 /// report.figure("widest", 64.0, "nodes");
-/// report.figure("host_sync_us_w64", 14.4, "us");
-/// report.figure("fire_and_forget_us_w64", 4.5, "us");
-/// report.figure("ff_over_host", 3.2, "x");
+/// report.figure("host_sync_us_w64", 68.6, "us");
+/// report.figure("fire_and_forget_us_w64", 28.6, "us");
+/// report.figure("ff_over_host", 2.4, "x");
 /// assert_eq!(
 ///     device_graph_launch::headline(&report),
-///     "device fire-and-forget 3.20x over host launch+sync at width 64 (4.5 vs 14.4 µs/iter)"
+///     "device fire-and-forget 2.40x over host launch+sync at width 64 (28.6 vs 68.6 µs/iter)"
 /// );
+/// report.figure("ff_batched_over_host", 3.13, "x");
+/// assert!(device_graph_launch::headline(&report).ends_with("µs/iter; spin-waited 3.13x)"));
 /// ```
 pub fn headline(report: &Report) -> String {
     let figure = |name: &str| report.figure_value(name).unwrap_or(f64::NAN);
     let widest = figure("widest");
+    let batched = report
+        .figure_value("ff_batched_over_host")
+        .map(|ratio| format!("; spin-waited {ratio:.2}x"))
+        .unwrap_or_default();
     format!(
-        "device fire-and-forget {:.2}x over host launch+sync at width {widest:.0} ({:.1} vs {:.1} µs/iter)",
+        "device fire-and-forget {:.2}x over host launch+sync at width {widest:.0} ({:.1} vs {:.1} µs/iter{batched})",
         figure("ff_over_host"),
         figure(&format!("fire_and_forget_us_w{widest:.0}")),
         figure(&format!("host_sync_us_w{widest:.0}")),
