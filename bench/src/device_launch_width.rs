@@ -32,11 +32,11 @@
 //! issue").
 //!
 //! Each side has [`INSTANCES`] identical sets of these graphs, made in turns (Rust then C++
-//! for even sets, C++ then Rust for odd ones), and sample `i` of a side runs set
-//! `i % INSTANCES`. On the H100, identical execs
-//! made by the same C++ code differ by up to 0.45 µs per fire-and-forget step and 0.85 µs per
-//! tail step at width 1, the same from run to run for a given exec (`bench/README.md`, "Exec
-//! placement"); with one set per side the ratio measured which exec each side happened to
+//! in sets 0, 3, 4, 7, C++ then Rust in the others: [`rust_made_first`]), and sample `i` of a
+//! side runs set `i % INSTANCES`. On the H100, identical execs differ by up to 0.45 µs per
+//! fire-and-forget step and 0.85 µs per tail step at width 1, by when they were made, not by
+//! who made them (`bench/README.md`, "Exec placement"): with one set per side, or with a
+//! build order that favours one side, the ratio measured which execs each side happened to
 //! get, not the API.
 
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
@@ -88,7 +88,10 @@ impl Mode {
 type SchedulerArgs = (DeviceGraphArg, u32, u32, DevicePtr<u32>, DevicePtr<RawErrorSlot>);
 
 /// How many identical sets of graphs each side has per width; samples rotate through them.
-pub const INSTANCES: usize = 8;
+/// With 8 sets in the order of [`rust_made_first`], where each exec happened to be made still
+/// moved single rows by up to 4% on the H100 (tail at width 8: 1.040 in two runs); with 16,
+/// every device row of a run was within 0.978-1.014.
+pub const INSTANCES: usize = 16;
 
 /// One width's graph sets, both sides.
 struct Width<'t> {
@@ -190,6 +193,27 @@ impl WidthGraphs<'_> {
     }
 }
 
+/// Each set's median in a device-mode row of (f), Rust's sets and then C++'s, in set order,
+/// or `None` where a set has no sample (fewer samples than sets). Sample `i` of a side ran
+/// set `(warmup + i) % INSTANCES`: the rotation also turns through the warm-up samples.
+/// [`rust_made_first`] says which side made each set's graphs first.
+pub fn per_set_medians(row: &Row, warmup: usize) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
+    let split = |samples: &[f64]| -> Vec<Option<f64>> {
+        (0..INSTANCES)
+            .map(|set| {
+                let of_set: Vec<f64> = samples
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| (warmup + i) % INSTANCES == set)
+                    .map(|(_, &us)| us)
+                    .collect();
+                (!of_set.is_empty()).then(|| chapter_common::Samples(of_set).median())
+            })
+            .collect()
+    };
+    (split(&row.pair.rust.0), split(&row.pair.cpp.0))
+}
+
 /// The next set a side's sample runs: 0, 1, …, then around again.
 #[derive(Default)]
 struct Rotation(usize);
@@ -215,12 +239,30 @@ impl Want {
     }
 }
 
-/// [`INSTANCES`] sets of one width's graphs. Which side's graphs of a set are made first
-/// alternates from set to set, so that neither side always gets the execs made later.
+/// Whether set `index` makes its Rust graphs before its C++ graphs: R C C R, R C C R, …
+///
+/// Where an exec was made sets its device-launch cost, not who made it. On the H100, with
+/// every set made Rust first, the C++ column of the per-set medians repeated, to 0.01 µs, the
+/// Rust column of a run with every set made C++ first (bench/README.md, "Exec placement").
+/// The graphs made first in a set ran slower, by more in even sets than in odd ones. Plain
+/// alternation (Rust first in even sets) therefore handed Rust the costlier places and read
+/// 1.04-1.05 at width 1. This order gives each side the first place in two even and two odd
+/// sets of every eight.
+///
+/// ```
+/// use cuda_graph_bench::device_launch_width::rust_made_first;
+/// let order: Vec<bool> = (0..8).map(rust_made_first).collect();
+/// assert_eq!(order, [true, false, false, true, true, false, false, true]);
+/// ```
+pub fn rust_made_first(index: usize) -> bool {
+    matches!(index % 4, 0 | 3)
+}
+
+/// [`INSTANCES`] sets of one width's graphs, made in the order [`rust_made_first`] gives.
 fn build<'t>(rust: &RustSide, twin: &'t Twin, width: u32, iters: u32) -> Result<Width<'t>> {
     let mut sets = Vec::with_capacity(INSTANCES);
     for index in 0..INSTANCES {
-        let set = if index % 2 == 0 {
+        let set = if rust_made_first(index) {
             let rust_side = build_rust(rust, width, iters)?;
             rust_side.with(twin.width_graphs(width, iters)?)
         } else {
@@ -304,6 +346,32 @@ mod tests {
         }
         let names: Vec<_> = Mode::ALL.iter().map(|m| m.operation()).collect();
         assert_eq!(names, [HOST_SYNC, DEVICE_FIRE_AND_FORGET, DEVICE_TAIL]);
+    }
+
+    #[test]
+    fn per_set_medians_follow_the_rotation_past_the_warm_ups() {
+        // 3 warm-ups: timed sample i ran set (3 + i) % INSTANCES.
+        let rust: Vec<f64> = (0..2 * INSTANCES).map(|i| ((3 + i) % INSTANCES) as f64).collect();
+        let cpp: Vec<f64> = (0..4).map(|i| 10.0 + ((3 + i) % INSTANCES) as f64).collect();
+        let pair =
+            crate::harness::Pair { rust: chapter_common::Samples(rust), cpp: chapter_common::Samples(cpp) };
+        let row = Row::new(DEVICE_TAIL, "width=1".to_string(), UNIT, pair);
+        let (rust_sets, cpp_sets) = per_set_medians(&row, 3);
+        let want_rust: Vec<Option<f64>> = (0..INSTANCES).map(|set| Some(set as f64)).collect();
+        assert_eq!(rust_sets, want_rust);
+        let want_cpp: Vec<Option<f64>> =
+            (0..INSTANCES).map(|set| (3..7).contains(&set).then_some(10.0 + set as f64)).collect();
+        assert_eq!(cpp_sets, want_cpp);
+    }
+
+    #[test]
+    fn each_side_is_made_first_in_as_many_even_as_odd_sets() {
+        let first = |parity: usize, rust: bool| {
+            (0..INSTANCES).filter(|i| i % 2 == parity && rust_made_first(*i) == rust).count()
+        };
+        let quarter = INSTANCES / 4;
+        assert_eq!(INSTANCES % 4, 0, "the order repeats every 4 sets");
+        assert_eq!([first(0, true), first(1, true), first(0, false), first(1, false)], [quarter; 4]);
     }
 
     #[test]

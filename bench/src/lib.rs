@@ -218,6 +218,32 @@ fn measure_all(options: &Options, device: Device, progress: &mut dyn FnMut(&str)
     let relaunch = data_loop::SelfRelaunch::new(&rust, &twin, options.loop_steps)?;
     done("(g) device self-relaunch loop", relaunch.measure(&mut rust, plan)?, &mut rows);
     rust.stream.synchronize()?;
+    let rust_first_sets = (0..device_launch_width::INSTANCES)
+        .filter(|&set| device_launch_width::rust_made_first(set))
+        .map(|set| set.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    for row in rows.iter().filter(|row| {
+        [device_launch_width::DEVICE_FIRE_AND_FORGET, device_launch_width::DEVICE_TAIL]
+            .contains(&row.operation)
+    }) {
+        let (rust_sets, cpp_sets) = device_launch_width::per_set_medians(row, plan.warmup);
+        let list = |sets: &[Option<f64>]| {
+            sets.iter()
+                .map(|us| us.map_or("-".to_string(), |us| format!("{us:.2}")))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        progress(&format!(
+            "per set (sets {} made Rust first): {} {}: Rust {} | C++ {} {}",
+            rust_first_sets,
+            row.operation,
+            row.parameter,
+            list(&rust_sets),
+            list(&cpp_sets),
+            row.unit
+        ));
+    }
     for row in control {
         progress(&format!(
             "control, C++ even sets / C++ odd sets: {} {}: {:.3} / {:.3} {} = {:.3}",
