@@ -1,5 +1,5 @@
 //! The plain CUDA C++ programs kept beside the crates: the reproducers of CUDA and tool
-//! failures (`*/repro/*.cu`) and the launch-timeline profile (`bench/profile/*.cu`). Scripts
+//! failures (`*/repro/*.cu`) and the profiles (`bench/profile/*.cu`). Scripts
 //! build and run them on a GPU machine; cargo never builds them. These tests compile each one
 //! with the toolkit's nvcc, with warnings as errors, and check that a script runs it, so none
 //! of them breaks or is orphaned unnoticed. They need no GPU.
@@ -48,7 +48,7 @@ fn every_standalone_program_compiles_without_warnings() {
     let toolkit =
         cuda_build::Toolkit::find_from(&root).unwrap_or_else(|err| panic!("no CUDA toolkit: {err}"));
     let programs = standalone_programs(&root);
-    assert!(programs.len() >= 4, "expected the 3 reproducers and the profile, found {programs:?}");
+    assert!(programs.len() >= 6, "expected the 3 reproducers and the 3 profiles, found {programs:?}");
     let out = std::env::temp_dir().join(format!("standalone-cuda-{}", std::process::id()));
     std::fs::create_dir_all(&out).expect("a temporary folder");
     let failures: Vec<String> = std::thread::scope(|scope| {

@@ -207,6 +207,11 @@ impl GraphBuilder {
     /// Adds a WHILE node: while `handle`'s value is non-zero (tested before each run), the
     /// body runs. A kernel in the body must eventually set the value to 0.
     ///
+    /// The value keeps what it was last set to from one body run to the next, so a loop whose
+    /// handle defaults to 1 (`conditional_handle(Some(1))`) only needs its last run to set 0.
+    /// Per step that is cheaper than setting the value every run: 0.08 µs of a 4–4.6 µs step
+    /// on an H100 (`bench/profile/while_placement.cu` in the repository).
+    ///
     /// ```no_run
     /// let graph = cuda_graph::graph::Graph::new()?;
     /// let (_node, body) = graph.add_while(&graph.conditional_handle(Some(0))?, &[])?;

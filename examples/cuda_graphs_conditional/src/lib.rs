@@ -6,8 +6,8 @@
 //!    input. Bodies record which of them ran (a per-input bit set and per-body counters) and
 //!    both must equal a CPU model for every input; the first 64 inputs cover every path.
 //! 2. **WHILE** ([`relax`]): damped Jacobi sweeps of a small tridiagonal system until the
-//!    largest change of a sweep drops to the tolerance. The body's one kernel sweeps and sets
-//!    the loop's condition, so the whole loop is one graph launch. The same kernel work driven
+//!    largest change of a sweep drops to the tolerance. The body's one kernel sweeps and, when
+//!    done, clears the loop's condition, so the whole loop is one graph launch. The same work driven
 //!    from the host (launch a sweep, copy the flag back, wait, read it, repeat) is the
 //!    baseline. Both must stop after the CPU model's number of steps with its values, bit for
 //!    bit; more problems (other seeds, tolerances, and one stopped by the step limit) are

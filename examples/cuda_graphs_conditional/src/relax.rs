@@ -8,7 +8,7 @@ use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Result, Stream};
 
 cuda_graph::kernels! {
-    /// The WHILE body: one sweep, then `cudaGraphSetConditional(handle, go_on)`.
+    /// The WHILE body: one sweep; the last one calls `cudaGraphSetConditional(handle, 0)`.
     fn cgc_relax_while(
         handle: ConditionalHandle,
         x: DevicePtr<f32>,
@@ -148,8 +148,8 @@ pub struct RelaxBench {
 
 impl RelaxBench {
     /// Uploads `problem` and builds its WHILE graph: one WHILE node, whose handle starts at 1
-    /// on every launch (so the body runs at least once) and whose only body node is the sweep
-    /// that sets it.
+    /// on every launch (so the body runs at least once) and whose only body node is the sweep,
+    /// which sets it to 0 when the loop is done.
     pub fn new(problem: &Problem) -> Result<RelaxBench> {
         let x0 = DeviceBuffer::from_slice(&problem.x0)?;
         let x = DeviceBuffer::from_slice(&problem.x0)?;
