@@ -6,7 +6,10 @@
 mod bench;
 mod bindings;
 mod cargo;
+mod libclang;
+mod panics;
 mod setup_cuda;
+mod wheels;
 mod workspace;
 
 use std::fmt;
@@ -16,13 +19,15 @@ const USAGE: &str = "\
 usage: cargo xtask <task> [args]
 
 tasks:
-  setup-cuda       install the CUDA 13.0 toolkit from NVIDIA's PyPI wheels into .cuda/ (idempotent)
+  setup-cuda       install what is missing from PyPI wheels (idempotent): the CUDA 13.0
+                   toolkit into .cuda/, libclang for the bindings check into .libclang/
   ch12 [args]      build and run every chapter program, then print the summary table
   bench [args]     Rust path vs the C++ twin on the GPU: table, CSV, PNG (`bench --help`)
   test [args]      check the bindings, then run every test (`cargo test --workspace [args]`)
   bindgen [--check]  regenerate cudart-graph-sys's bindings (or check they are current)
 
-ch12 and test install the toolkit first when none is found.";
+ch12, test and bench install the toolkit first when none is found; test and bindgen
+install libclang first when none is found (LIBCLANG_PATH, the system's, .libclang/).";
 
 /// Why a task failed: printed once, then the process exits non-zero.
 #[derive(Debug)]
@@ -44,13 +49,14 @@ impl fmt::Display for Fail {
 }
 
 fn main() -> ExitCode {
+    panics::report_as_one_line();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((task, rest)) = args.split_first() else {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
     let result = match task.as_str() {
-        "setup-cuda" => setup_cuda::run(rest).map(|_| ()),
+        "setup-cuda" => setup_cuda::run(rest),
         "bindgen" => bindings::run(rest),
         "test" => cargo::test(rest),
         "ch12" => cargo::ch12(rest),
