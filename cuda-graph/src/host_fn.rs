@@ -225,7 +225,8 @@ pub fn take_host_fn_errors() -> Vec<CudaError> {
 /// A closure that CUDA may call many times (a graph host node runs it on every launch),
 /// boxed behind a C entry point. It owns the box: keep it (as a
 /// [`KeepAlive`](crate::KeepAlive), e.g. `Arc::new(callback)`) for as long as any graph or
-/// exec holds [`HostCallback::raw_parts`], and the box is freed when it drops.
+/// exec holds [`HostCallback::raw_parts`] and any launch that may call it has not completed;
+/// the box is freed when it drops, without waiting for anything.
 #[allow(dead_code)] // for graph host nodes
 pub(crate) struct HostCallback {
     call: unsafe extern "C" fn(*mut c_void),
@@ -273,8 +274,12 @@ impl Drop for HostCallback {
 /// CUDA's entry point for repeatable closures: `user_data` is a live `Box<F>`.
 #[allow(dead_code)] // for graph host nodes
 unsafe extern "C" fn repeatable_trampoline<F: Fn() + Send + Sync + 'static>(user_data: *mut c_void) {
-    // SAFETY: `user_data` was made by `HostCallback::new::<F>`, whose owner outlives every
-    // graph and exec that can call it; `F: Sync` allows calls from several threads at once.
+    // SAFETY: `user_data` was made by `HostCallback::new::<F>` and is alive: its owner is the
+    // keep-alive list of the graph family whose host node passes it, which every exec that
+    // may launch that node keeps (as its source, an update's graph, or retired after an
+    // update) until its last launch completed: such execs fence every launch and wait for
+    // or check the fence before letting go (graph/exec.rs, graph/retired.rs). `F: Sync`
+    // allows calls from several threads at once.
     let f = unsafe { &*user_data.cast::<F>() };
     let _ = catch_unwind(AssertUnwindSafe(|| run_guarded(f)));
 }

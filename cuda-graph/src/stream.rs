@@ -37,6 +37,8 @@ pub struct StreamOptions {
 #[derive(Debug)]
 pub struct Stream {
     raw: sys::cudaStream_t,
+    /// Created with `cudaStreamNonBlocking`: not ordered with the legacy default stream.
+    non_blocking: bool,
 }
 
 // SAFETY: CUDA streams may be used from any host thread; the runtime serializes access.
@@ -66,7 +68,7 @@ impl Stream {
                 "cudaStreamCreateWithFlags",
             )?,
         }
-        Ok(Stream { raw })
+        Ok(Stream { raw, non_blocking: options.non_blocking })
     }
 
     /// The (least, greatest) priorities the current device supports; numerically lower is
@@ -103,6 +105,12 @@ impl Stream {
             return Ok(false);
         }
         check(status, "cudaStreamQuery").map(|()| true)
+    }
+
+    /// Whether the stream was created non-blocking ([`StreamOptions::non_blocking`]): its
+    /// work is not ordered with the legacy default stream.
+    pub(crate) fn is_non_blocking(&self) -> bool {
+        self.non_blocking
     }
 
     /// The raw handle, for calls this crate does not wrap. The stream still owns it.

@@ -1,11 +1,16 @@
 //! Dropping graphs, execs, streams and buffers while the work that uses them is still
-//! running: the work completes, nothing is freed under it, and no error is recorded.
+//! running, and replacing what an exec's queued launches use: the work completes, nothing is
+//! freed under it, and no error is recorded. Meant to be run under compute-sanitizer
+//! memcheck too.
 
 mod graph_support;
 
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
 use cuda_graph::graph::{Graph, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{take_drop_errors, Device, DeviceBuffer};
+use cuda_graph::{take_drop_errors, CudaError, Device, DeviceBuffer, MemoryPool, MemoryPoolOptions, Stream};
 use gpu_test_support::require_gpu;
 use graph_support::{per_element, run, stream};
 use test_kernels::spin_then_fill;
@@ -49,6 +54,184 @@ fn a_buffer_dropped_while_a_kernel_writes_it_is_freed_only_after_the_kernel() {
         let fresh = DeviceBuffer::from_slice(&vec![5u32; N as usize])?;
         stream.synchronize()?;
         assert!(fresh.to_vec()?.iter().all(|&v| v == 5), "a new buffer was overwritten by old work");
+        assert_eq!(take_drop_errors(), []);
+        Ok(())
+    });
+}
+
+/// About 100 ms on an H100 (1.98 GHz): the launches below are still queued behind it when
+/// the host replaces or drops what they use.
+const SPIN_100_MS: u64 = 200_000_000;
+
+/// A graph of one host node whose closure owns heap data and reads it, then counts the call
+/// in `calls`: calling the closure after it was freed is a use after free on the host.
+fn counting_host_graph(calls: &Arc<AtomicU32>) -> Result<Graph, CudaError> {
+    let graph = Graph::new()?;
+    let calls = calls.clone();
+    let owned = vec![1u32; 64];
+    graph.add_host(
+        move || {
+            calls.fetch_add(owned.iter().sum::<u32>() / 64, Ordering::SeqCst);
+        },
+        &[],
+    )?;
+    Ok(graph)
+}
+
+/// Issue 21, finding 2: `update(&g1); drop(g1); launch(&busy); update(&g2)` freed g1's host
+/// closure at the second update, and CUDA called it about 100 ms later (a segmentation
+/// fault on the H100). The replaced graph must outlive the launch queued before the update.
+#[test]
+fn an_update_keeps_the_replaced_graphs_host_function_until_the_launch_before_it_ran() {
+    require_gpu!();
+    run(|| {
+        let busy = stream()?;
+        let scratch = DeviceBuffer::<u32>::zeroed(N as usize)?;
+        let (calls0, calls1, calls2) =
+            (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+        let g0 = counting_host_graph(&calls0)?;
+        let mut exec = g0.instantiate::<HostLaunch>(Default::default())?;
+        let g1 = counting_host_graph(&calls1)?;
+        exec.update(&g1)?;
+        drop(g1);
+        spin_then_fill().launch(&busy, per_element(N), (scratch.ptr(), N, SPIN_100_MS, 1))?;
+        exec.launch(&busy)?; // queued behind the spin: it will call g1's closure
+        let g2 = counting_host_graph(&calls2)?;
+        exec.update(&g2)?; // must not free g1's closure now
+        busy.synchronize()?;
+        assert_eq!(
+            calls1.load(Ordering::SeqCst),
+            1,
+            "the launch queued before the update runs g1's function"
+        );
+        assert_eq!((calls0.load(Ordering::SeqCst), calls2.load(Ordering::SeqCst)), (0, 0));
+        assert!(
+            Arc::strong_count(&calls1) > 1,
+            "released before a later update or drop found the launch done"
+        );
+
+        // A later update finds the launch done and lets go of g1's closure.
+        exec.update(&g2)?;
+        assert_eq!(Arc::strong_count(&calls1), 1, "g1's closure is released once its launch completed");
+        exec.launch(&busy)?;
+        busy.synchronize()?;
+        assert_eq!(calls2.load(Ordering::SeqCst), 1);
+        drop((exec, g0, g2));
+        assert_eq!((Arc::strong_count(&calls0), Arc::strong_count(&calls2)), (1, 1));
+        assert_eq!(take_drop_errors(), []);
+        assert_eq!(cuda_graph::take_host_fn_errors(), []);
+        Ok(())
+    });
+}
+
+/// Finding 2, per-node setters: a setter replaced a node's buffer and dropped what it had set
+/// before at once. For stream-ordered memory from a blocking stream, the free (queued on the
+/// legacy stream) was then not ordered after the launch queued on a non-blocking stream, and
+/// the pool handed the memory out again while that launch was still to write it.
+#[test]
+fn a_setter_keeps_the_replaced_buffer_until_the_launch_before_it_ran() {
+    require_gpu!();
+    run(|| {
+        let blocking = Stream::new()?;
+        let busy = stream()?;
+        let pool = MemoryPool::new(MemoryPoolOptions { release_threshold: u64::MAX, ..Default::default() })?;
+        let first = DeviceBuffer::<u32>::alloc_from_pool_async(N as usize, &pool, &blocking)?;
+        blocking.synchronize()?;
+        let first_address = first.as_raw();
+        let initial = DeviceBuffer::<u32>::zeroed(N as usize)?;
+        let graph = Graph::new()?;
+        let node = graph.add_kernel(spin_then_fill(), per_element(N), (initial.ptr(), N, 0, 3), &[])?;
+        let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
+        exec.set_kernel_params(&node, spin_then_fill(), per_element(N), (first.ptr(), N, SPIN_100_MS, 7))?;
+        drop(first); // the exec's setter is its last owner
+        exec.launch(&busy)?; // spins about 100 ms, then writes 7 into `first`
+        exec.set_kernel_params(&node, spin_then_fill(), per_element(N), (initial.ptr(), N, 0, 3))?;
+
+        let mut reused = DeviceBuffer::<u32>::alloc_from_pool_async(N as usize, &pool, &blocking)?;
+        if reused.as_raw() == first_address {
+            eprintln!("note: the pool handed out the replaced buffer's memory while its launch was queued");
+        }
+        reused.memset_async(0x11, &blocking)?;
+        blocking.synchronize()?;
+        busy.synchronize()?; // a launch writing freed memory would have overwritten `reused` now
+        for (index, value) in reused.to_vec()?.into_iter().enumerate() {
+            assert_eq!(
+                value, 0x1111_1111,
+                "element {index} was written by the launch queued before the setter"
+            );
+        }
+        drop(exec);
+        assert_eq!(take_drop_errors(), []);
+        Ok(())
+    });
+}
+
+/// Issue 21, finding 3, the exact sequence: a 64 Ki-element `alloc_async` buffer on a
+/// blocking stream, used by a kernel on a non-blocking stream that writes after about 100 ms,
+/// dropped; the next `alloc_async` of the same size (the same address, on the H100) is
+/// memset and synchronized, and must keep its value once the kernel has run. Meant to be run
+/// under compute-sanitizer memcheck too.
+#[test]
+fn stream_ordered_memory_used_by_a_kernel_on_a_non_blocking_stream_is_freed_after_it() {
+    require_gpu!();
+    run(|| {
+        let blocking = Stream::new()?;
+        let other = stream()?;
+        let buffer = DeviceBuffer::<u32>::alloc_async(N as usize, &blocking)?;
+        blocking.synchronize()?; // the allocation is complete before `other` uses it
+        let first_address = buffer.as_raw();
+        spin_then_fill().launch(&other, per_element(N), (buffer.ptr(), N, SPIN_100_MS, 0xbad))?;
+        drop(buffer);
+
+        let mut reused = DeviceBuffer::<u32>::alloc_async(N as usize, &blocking)?;
+        if reused.as_raw() == first_address {
+            eprintln!("note: the pool handed out the same memory (after the kernel, if the drop waited)");
+        }
+        reused.memset_async(0x11, &blocking)?;
+        blocking.synchronize()?;
+        other.synchronize()?; // a kernel still writing freed memory would have overwritten `reused`
+        for (index, value) in reused.to_vec()?.into_iter().enumerate() {
+            assert_eq!(value, 0x1111_1111, "element {index} was written by the kernel of the dropped buffer");
+        }
+        assert_eq!(take_drop_errors(), []);
+        Ok(())
+    });
+}
+
+/// Finding 3 for asynchronous memsets and copies: a memset queued on a non-blocking stream
+/// behind a 100 ms kernel, then the buffer dropped; the free must wait for the memset.
+#[test]
+fn stream_ordered_memory_memset_on_a_non_blocking_stream_is_freed_after_the_memset() {
+    require_gpu!();
+    run(|| {
+        let blocking = Stream::new()?;
+        let other = stream()?;
+        let keeps_other_busy = DeviceBuffer::<u32>::zeroed(N as usize)?;
+        let mut buffer = DeviceBuffer::<u32>::alloc_async(N as usize, &blocking)?;
+        let mut source = DeviceBuffer::<u32>::alloc_async(N as usize, &blocking)?;
+        source.memset_async(0x22, &blocking)?; // initialized, for initcheck
+        blocking.synchronize()?;
+        spin_then_fill().launch(&other, per_element(N), (keeps_other_busy.ptr(), N, SPIN_100_MS, 1))?;
+        buffer.memset_async(0xee, &other)?; // runs in about 100 ms
+        let mut target = DeviceBuffer::<u32>::zeroed(N as usize)?;
+        target.copy_from_device_async(&source, &other)?; // reads `source` in about 100 ms
+        drop((buffer, source));
+
+        let mut reused = [
+            DeviceBuffer::<u32>::alloc_async(N as usize, &blocking)?,
+            DeviceBuffer::<u32>::alloc_async(N as usize, &blocking)?,
+        ];
+        for buffer in &mut reused {
+            buffer.memset_async(0x11, &blocking)?;
+        }
+        blocking.synchronize()?;
+        other.synchronize()?;
+        for buffer in &reused {
+            assert!(
+                buffer.to_vec()?.iter().all(|&v| v == 0x1111_1111),
+                "the memset of a dropped buffer landed here"
+            );
+        }
         assert_eq!(take_drop_errors(), []);
         Ok(())
     });

@@ -42,6 +42,23 @@ unsafe impl DeviceRepr for RawQueue {}
 /// device sees `count` as fixed while a consumer runs), hand [`arg`](WorkQueue::arg) to
 /// kernels as `DlQueue*`, synchronize, then read [`processed`](WorkQueue::processed).
 ///
+/// # Host writes and running consumers
+/// [`push_all`](WorkQueue::push_all), [`reset`](WorkQueue::reset) and the reads
+/// ([`processed`](WorkQueue::processed), [`claimed`](WorkQueue::claimed),
+/// [`read`](WorkQueue::read)) are synchronous `cudaMemcpy` calls on the legacy default
+/// stream. They come after the work queued earlier on blocking streams
+/// ([`Stream::new`](cuda_graph::Stream::new)) and have landed when they return, so consumers
+/// launched afterwards on any stream see them. They are **not** ordered with consumers
+/// already queued or running on **non-blocking** streams: synchronize those (or wait for an
+/// event recorded after them) first, or a running consumer may see the new items or count
+/// part way, and a read may see counters mid-update.
+///
+/// Such a race gives wrong counts or items, not undefined behaviour on the host: the host
+/// only reads into its own values (any bit pattern is a valid [`RawQueue`]) and the device
+/// memory is never borrowed by Rust. On the device, the host only ever writes the same
+/// `items` pointer and `capacity`, and a `count` no greater than the capacity; consumers
+/// read `count` once and index only below it.
+///
 /// ```no_run
 /// use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, Stream};
 /// use device_launch::WorkQueue;
@@ -110,7 +127,9 @@ impl WorkQueue {
         self.count == 0
     }
 
-    /// Appends `items` (synchronous copies: the items, then the new count).
+    /// Appends `items` (synchronous copies: the items, then the new count). Consumers
+    /// queued afterwards see them; consumers still running on non-blocking streams may or
+    /// may not (see "Host writes and running consumers" on [`WorkQueue`]).
     ///
     /// ```no_run
     /// let mut queue = device_launch::WorkQueue::with_capacity(4)?;
@@ -136,7 +155,10 @@ impl WorkQueue {
         Ok(())
     }
 
-    /// Empties the queue: count, head and processed back to 0.
+    /// Empties the queue: count, head and processed back to 0 (a synchronous copy of the
+    /// header). Synchronize consumers on non-blocking streams first: one still running would
+    /// keep claiming from the new counters (see "Host writes and running consumers" on
+    /// [`WorkQueue`]).
     ///
     /// ```no_run
     /// let mut queue = device_launch::WorkQueue::with_capacity(4)?;

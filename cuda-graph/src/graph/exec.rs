@@ -9,6 +9,7 @@ use cudart_graph_sys as sys;
 
 use super::node::kind_of;
 use super::recycle::{self, NodeHandle, OriginRef, Parked, Recyclable, Shape};
+use super::retired::{RetiredList, RETIRED_BEFORE_WAIT};
 use super::{CoreState, Graph, GraphCore, NodeRef};
 use crate::error::{check, record_drop_error, CudaError, Result};
 use crate::memory::{as_pinned, KeepAlive, LaunchLock, PinnedAllocation};
@@ -115,12 +116,19 @@ impl InstantiateOptions<'_> {
 ///
 /// It keeps the graph family it was instantiated from alive (its nodes name this exec's
 /// nodes in the per-node setters) together with everything the nodes point to, and the
-/// resources of graphs it was updated from. Execs whose nodes call host functions or use
-/// stream-ordered memory from a blocking stream ([`DeviceBuffer::alloc_async`](crate::DeviceBuffer::alloc_async))
-/// wait, on drop, for their last launch to finish: the functions must outlive it, and that
-/// memory's free (queued on the legacy default stream) would not be ordered after a launch
-/// on a non-blocking stream. So do [`DeviceLaunch`] execs (see there: they are then kept for
-/// reuse). Other execs record nothing per launch and do not wait. `Send`, not `Sync`.
+/// resources of graphs it was updated from. Execs whose nodes call host functions, record or
+/// wait for events, or use stream-ordered memory from a blocking stream
+/// ([`DeviceBuffer::alloc_async`](crate::DeviceBuffer::alloc_async)) record an event after
+/// each launch, and wait, on drop, for their last launch to finish: the functions and events
+/// must outlive it, and that memory's free (queued on the legacy default stream) would not
+/// be ordered after a launch on a non-blocking stream. So do [`DeviceLaunch`] execs (see
+/// there: they are then kept for reuse). Other execs record nothing per launch and do not
+/// wait.
+///
+/// What [`update`](Self::update) and the per-node setters replace is kept until the
+/// launches queued before them, which still use it, have completed: released at a later
+/// update or setter that finds the last launch done, or when the exec is dropped.
+/// `Send`, not `Sync`.
 ///
 /// ```no_run
 /// use cuda_graph::graph::{Graph, HostLaunch};
@@ -150,6 +158,8 @@ pub struct GraphExec<M: LaunchMode> {
     pub(super) params_from: Vec<Arc<GraphCore>>,
     /// Owners of what per-node setters pointed nodes at, by node.
     pub(super) overrides: HashMap<NodeRef, Vec<KeepAlive>>,
+    /// What updates and setters replaced, until the launches that may use it completed.
+    pub(super) retired: RetiredList,
     /// The pinned host allocations the nodes copy to or from, sorted by address: each launch
     /// locks them (refusing one the host borrows) and fences them.
     pub(super) pinned: Vec<Arc<PinnedAllocation>>,
@@ -257,6 +267,28 @@ impl ExecRelease {
         Ok(())
     }
 
+    /// Whether every launch so far has completed, as far as what the exec replaced is
+    /// concerned: true for an exec that never fenced (nothing it held needed a fence; see
+    /// `retired`), else whether the fence completed: checked with `cudaEventQuery`, or
+    /// waited for with `cudaEventSynchronize` when `wait`. False after a launch that could
+    /// be neither fenced nor waited for, and when CUDA reports an error (then nothing is
+    /// released, which is safe).
+    fn last_launch_finished(&self, wait: bool) -> bool {
+        let Some(event) = self.fence else { return true };
+        if self.unfenced_launch.get() {
+            return false;
+        }
+        let status = if wait {
+            // SAFETY: the event is ours and alive; launches of one exec run in launch order,
+            // so its last record covers all launches since it was created.
+            unsafe { sys::cudaEventSynchronize(event) }
+        } else {
+            // SAFETY: as above; only queries.
+            unsafe { sys::cudaEventQuery(event) }
+        };
+        status == sys::cudaError::cudaSuccess
+    }
+
     /// Waits for the last launch, if launches are fenced, and destroys the fence. Returns
     /// false when waiting failed: the launch may then still use what the exec keeps. Not for
     /// host functions (it calls CUDA).
@@ -300,6 +332,7 @@ impl<M: LaunchMode> Drop for GraphExec<M> {
                 recycled: self.recycled,
                 params_from: std::mem::take(&mut self.params_from),
                 overrides: std::mem::take(&mut self.overrides),
+                retired: self.retired.take(),
                 pinned: std::mem::take(&mut self.pinned),
                 _mode: PhantomData,
                 _not_sync: PhantomData,
@@ -308,12 +341,13 @@ impl<M: LaunchMode> Drop for GraphExec<M> {
             return;
         }
         if self.release.wait_for_last_launch() {
+            self.retired.release();
             self.release_graphs_only_named();
             return; // `release` destroys or parks the exec, then the fields release what it kept
         }
         // The last launch may still use host functions or memory the exec keeps: leak them
-        // rather than free them under that launch. A device-launch exec is leaked too (neither
-        // reused nor destroyed).
+        // rather than free them under that launch (`retired` leaks itself when dropped). A
+        // device-launch exec is leaked too (neither reused nor destroyed).
         if M::DEVICE_LAUNCH {
             self.release.raw = ptr::null_mut();
         }
@@ -418,6 +452,7 @@ impl Graph {
             recycled: false,
             params_from: vec![self.core().clone()],
             overrides: HashMap::new(),
+            retired: RetiredList::default(),
             pinned: Vec::new(),
             _mode: PhantomData,
             _not_sync: PhantomData,
@@ -697,6 +732,19 @@ impl<M: LaunchMode> GraphExec<M> {
     pub(super) fn note_node_disabled(&mut self) {
         if let Some(recyclable) = &mut self.release.recycle {
             recyclable.nodes_toggled = true;
+        }
+    }
+
+    /// Releases what updates and setters replaced if the launches that may use it have
+    /// completed (checked, not waited for, unless more than [`RETIRED_BEFORE_WAIT`] sets are
+    /// kept). See `retired`.
+    pub(super) fn release_retired(&mut self) {
+        if self.retired.is_empty() {
+            return;
+        }
+        let wait = self.retired.len() > RETIRED_BEFORE_WAIT;
+        if self.release.last_launch_finished(wait) {
+            self.retired.release();
         }
     }
 

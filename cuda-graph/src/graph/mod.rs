@@ -45,6 +45,7 @@ mod keep_list;
 mod node;
 mod params;
 mod recycle;
+mod retired;
 mod update;
 
 use std::marker::PhantomData;
@@ -104,10 +105,15 @@ pub(crate) struct CoreState {
 
 impl CoreState {
     /// Whether an exec using these nodes must wait for its last launch before releasing what
-    /// they keep: host functions the launch may still call, or stream-ordered memory whose
-    /// free would not be ordered after a launch on a non-blocking stream.
+    /// they keep: host functions the launch may still call, events it may still record or
+    /// wait for, or stream-ordered memory whose free would not be ordered after a launch on
+    /// a non-blocking stream.
     pub(crate) fn execs_need_fence(&self) -> bool {
-        self.host_work || self.keep_alive.iter().any(crate::memory::free_is_queued)
+        self.host_work
+            || self
+                .keep_alive
+                .iter()
+                .any(|owner| crate::memory::free_is_queued(owner) || owner.is::<crate::Event>())
     }
 }
 

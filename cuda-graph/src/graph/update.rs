@@ -88,7 +88,11 @@ impl<M: LaunchMode> GraphExec<M> {
     /// the graph instantiated (`cudaGraphExecUpdate`). A refusal is
     /// [`CudaError::UpdateRefused`] with CUDA's reason, e.g. [`UpdateRefusal::TopologyChanged`].
     /// The exec then keeps `graph`'s resources alive too; per-node setters still name nodes of
-    /// the graph instantiated.
+    /// the graph instantiated. Launches queued before the update still run with the earlier
+    /// parameters (CUDA's rule): what they use (an earlier graph's host functions and
+    /// buffers, what setters had set) is released only once they have completed, which a
+    /// later update or setter checks without waiting (it waits for the exec's last launch
+    /// only when more than 16 replaced sets are pending) and the exec's drop waits for.
     ///
     /// ```no_run
     /// use cuda_graph::graph::{Graph, HostLaunch, UpdateRefusal};
@@ -123,17 +127,21 @@ impl<M: LaunchMode> GraphExec<M> {
             self.params_from.push(graph.core().clone());
         }
         if status == sys::cudaError::cudaSuccess {
-            // Every node now uses `graph`'s parameters: drop the others.
-            self.overrides.clear();
+            // Every later launch uses `graph`'s parameters, but launches queued before still
+            // use the others: retire them until those launches completed (see `retired`).
+            for (_, keep) in self.overrides.drain() {
+                self.retired.push_overrides(keep);
+            }
             let (source, updated) = (self.source.id(), graph.core().id());
             let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut self.params_from)
                 .into_iter()
                 .partition(|core| core.id() == source || core.id() == updated);
             self.params_from = kept;
-            for core in &gone {
-                super::recycle::owner_leaving(core, 1);
+            for core in gone {
+                self.retired.push_graph(core);
             }
         }
+        self.release_retired();
         self.refresh_pinned();
         if status == sys::cudaError::cudaSuccess {
             return Ok(());
@@ -190,7 +198,8 @@ impl<M: LaunchMode> GraphExec<M> {
     }
 
     /// Runs `f` (a CUDA call on this exec's node) under the families' locks, then keeps
-    /// `keep` for `node` in place of what its earlier parameters needed.
+    /// `keep` for `node` in place of what its earlier parameters needed, which is retired
+    /// until the launches queued before (which still use it) completed.
     fn set_node(
         &mut self,
         call: &'static str,
@@ -201,7 +210,10 @@ impl<M: LaunchMode> GraphExec<M> {
         self.ensure_fence(keep.iter().any(crate::memory::free_is_queued))?;
         let raw = self.raw;
         self.with_exec_node(call, node, |exec_node| f(raw, exec_node))?;
-        self.overrides.insert(node, keep);
+        if let Some(replaced) = self.overrides.insert(node, keep) {
+            self.retired.push_overrides(replaced);
+        }
+        self.release_retired();
         self.refresh_pinned();
         Ok(())
     }

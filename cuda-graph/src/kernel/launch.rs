@@ -17,9 +17,13 @@ impl<A: KernelArgs> Kernel<A> {
     /// cleared of it, so it cannot be reported again by an unrelated later call.
     ///
     /// Memory: the arguments are copied into the launch, so `args` is dropped when this call
-    /// returns. The buffers its pointers point into may be dropped right after, too: freeing
-    /// device memory (`cudaFree`) waits until the device has finished the work queued before
-    /// it, this kernel included, so a kernel never runs on freed memory.
+    /// returns. The buffers its pointers point into may be dropped right after, too: a
+    /// [`DeviceBuffer`](crate::DeviceBuffer) is freed only after the work queued before its
+    /// drop, this kernel included, so a kernel never runs on freed memory. (`cudaMalloc`
+    /// memory: the drop waits for the device, then calls `cudaFree`. Stream-ordered memory:
+    /// the free is queued on the legacy default stream, which runs after blocking streams;
+    /// a launch on a non-blocking stream marks the stream-ordered buffers among its
+    /// arguments, and their drop waits for the device first. See `memory::pool`, "Freeing".)
     ///
     /// ```no_run
     /// use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, DevicePtr, Stream};
@@ -45,6 +49,15 @@ impl<A: KernelArgs> Kernel<A> {
                 crate::graph::retain_for_capture(stream.as_raw(), owners, false)?;
             }
         }
+        // A free queued on the legacy stream is not ordered after this launch on a
+        // non-blocking stream: mark the stream-ordered buffers it uses, whose drop then waits
+        // for the device. One branch (and a relaxed load on non-blocking streams) when no
+        // such buffer exists.
+        if crate::memory::unordered_use_possible(stream) {
+            let mut owners = Vec::new();
+            args.keep_alive(&mut owners);
+            crate::memory::note_unordered_uses(&owners, stream);
+        }
         let mut packed = args.pack();
         let mut pointers = A::pointers(&mut packed);
         let pointers = pointers.as_mut();
@@ -53,7 +66,10 @@ impl<A: KernelArgs> Kernel<A> {
         // per parameter, each to a raw value of that parameter's size inside `packed`, which
         // lives, unmoved, to the end of this function (CUDA copies the values before returning).
         // The stream is alive for the call (borrowed). Pointer arguments are device addresses
-        // of live allocations (or promised valid by `DevicePtr::from_raw`'s caller).
+        // of live allocations (or promised valid by `DevicePtr::from_raw`'s caller), which
+        // are freed only after this kernel: `cudaMalloc` memory after the device is idle,
+        // stream-ordered memory behind it on the legacy stream or, for this launch on a
+        // non-blocking stream, after the device is idle (marked just above).
         let status = unsafe {
             sys::cudaLaunchKernel(
                 function,

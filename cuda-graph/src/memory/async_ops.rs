@@ -5,9 +5,12 @@
 //! the device may still be copying. What keeps that sound:
 //! - **Device memory** ([`DeviceBuffer`]) is never read or written by the host directly, only
 //!   through CUDA calls ordered by CUDA, and it cannot be freed under queued work: a
-//!   `cudaMalloc` buffer's `cudaFree` waits for the device, and a stream-ordered buffer's free
-//!   is itself queued behind the work (see `memory::pool`, "Freeing"). Ordering between
-//!   streams is yours to state with events, as in CUDA.
+//!   `cudaMalloc` buffer's drop waits for the device before `cudaFree`, and a stream-ordered
+//!   buffer's free is queued behind the work on blocking streams, or waits for the device
+//!   when the work is on a non-blocking stream (each call below marks the buffers it queues
+//!   work on; see `memory::pool`, "Freeing"). Ordering between streams is yours to state
+//!   with events, as in CUDA: unordered work gives wrong values, not undefined behaviour
+//!   (any bit pattern is a valid [`DeviceRepr`]).
 //! - **Pinned host memory** ([`PinnedBuffer`]) *is* read and written by the host, so a copy
 //!   still in flight is a real hazard: the host could read half-copied data, change data
 //!   being copied out, or free the buffer under the copy. Each call therefore leaves a fence
@@ -137,6 +140,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             return Ok(());
         }
         refuse_during_capture(stream, call)?;
+        self.note_use_on(stream);
         let (dst, src, kind) = match access {
             DeviceAccess::Reads => {
                 (self.as_raw(), pinned.as_raw(), sys::cudaMemcpyKind::cudaMemcpyHostToDevice)
@@ -176,6 +180,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             return Ok(());
         }
         retain_if_capturing(stream, CALL, vec![self.keep_alive(), src.keep_alive()])?;
+        self.note_use_on(stream);
+        src.note_use_on(stream);
         // SAFETY: both allocations hold `bytes()` bytes and live until the copy is done, or as
         // long as the graph capturing it (see the module docs); `&mut self` and `&src` are
         // distinct allocations.
@@ -210,6 +216,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             return Ok(());
         }
         retain_if_capturing(stream, "DeviceBuffer::memset_async", vec![self.keep_alive()])?;
+        self.note_use_on(stream);
         // SAFETY: the allocation holds `bytes()` bytes and lives until the memset is done, or
         // as long as the graph capturing it (see the module docs); any bit pattern is a valid T.
         check(

@@ -4,25 +4,35 @@ use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use cudart_graph_sys as sys;
 
 use crate::error::{check, record_drop_error, CudaError, Result};
 use crate::memory::{DeviceRepr, KeepAlive};
+use crate::stream::Stream;
 
 /// One device allocation, freed when the last owner (buffer, pointer, graph or exec that uses
-/// it) is dropped. How it is freed depends on how it was made ([`FreeKind`]).
+/// it) is dropped. How it is freed depends on how it was made ([`FreeKind`]); either way the
+/// free is ordered after all work that was queued using it (see [`Allocation`]'s `Drop`).
 pub(crate) struct Allocation {
     ptr: *mut c_void,
     bytes: usize,
     free: FreeKind,
+    /// Set when work on a non-blocking stream used this memory ([`note_unordered_uses`]):
+    /// a free queued on the legacy default stream would not be ordered after that work.
+    unordered_use: AtomicBool,
 }
 
 /// How an [`Allocation`] gives its memory back.
 pub(crate) enum FreeKind {
-    /// `cudaMalloc` memory: `cudaFree`, which waits for device work still using it.
-    Synchronous,
+    /// `cudaMalloc` memory of `device`: the drop waits for that device
+    /// (`cudaDeviceSynchronize`), then calls `cudaFree`.
+    Synchronous {
+        /// The device the memory lives on.
+        device: i32,
+    },
     /// `cudaMallocAsync`/`cudaMallocFromPoolAsync` memory (see `memory::pool`, "Freeing").
     StreamOrdered {
         /// The device the memory lives on.
@@ -38,26 +48,42 @@ pub(crate) enum FreeKind {
 // SAFETY: a device address is just a number to the host; the runtime calls on it are
 // thread-safe, and the pool handle kept is `Send + Sync`.
 unsafe impl Send for Allocation {}
-// SAFETY: as above; `&Allocation` exposes only the address and size.
+// SAFETY: as above; `&Allocation` exposes only the address, the size and an atomic flag.
 unsafe impl Sync for Allocation {}
 
 /// The legacy default stream (`cudaStreamLegacy`), ordered after all work on blocking streams.
 const LEGACY_STREAM: sys::cudaStream_t = 1 as sys::cudaStream_t;
 
+/// How many allocations are alive whose free is queued on the legacy default stream
+/// ([`Allocation::free_is_queued`]). While there are none, no launch needs to look at its
+/// arguments for them ([`unordered_use_possible`]).
+static QUEUED_FREES_ALIVE: AtomicUsize = AtomicUsize::new(0);
+
 impl Allocation {
     pub(crate) fn new(bytes: usize) -> Result<Allocation> {
-        let mut ptr = ptr::null_mut();
+        let (mut ptr, mut device) = (ptr::null_mut(), 0);
         if bytes > 0 {
+            // SAFETY: `device` is a valid, writable i32.
+            check(unsafe { sys::cudaGetDevice(&mut device) }, "cudaGetDevice")?;
             // SAFETY: `ptr` is a valid out-pointer.
             check(unsafe { sys::cudaMalloc(&mut ptr, bytes) }, "cudaMalloc")?;
         }
-        Ok(Allocation { ptr, bytes, free: FreeKind::Synchronous })
+        Ok(Allocation {
+            ptr,
+            bytes,
+            free: FreeKind::Synchronous { device },
+            unordered_use: AtomicBool::new(false),
+        })
     }
 
     /// Takes ownership of `ptr`, which `cudaMallocAsync`/`cudaMallocFromPoolAsync` returned
     /// for `bytes` bytes (or null for zero bytes); it is freed as `free` says.
     pub(crate) fn from_stream_ordered(ptr: *mut c_void, bytes: usize, free: FreeKind) -> Allocation {
-        Allocation { ptr, bytes, free }
+        let allocation = Allocation { ptr, bytes, free, unordered_use: AtomicBool::new(false) };
+        if allocation.free_is_queued() {
+            QUEUED_FREES_ALIVE.fetch_add(1, Ordering::Relaxed);
+        }
+        allocation
     }
 
     #[allow(dead_code)] // for graph nodes
@@ -71,12 +97,24 @@ impl Allocation {
 
     /// True when dropping the last owner queues the free on the legacy default stream
     /// without waiting (stream-ordered memory from a blocking stream): work on a
-    /// non-blocking stream that still uses the memory is not ordered before that free, so
-    /// whoever launched such work must wait for it before releasing its owner. (Memory from
-    /// a non-blocking stream waits for the whole device before it is freed, and `cudaMalloc`
-    /// memory's `cudaFree` waits for the device too.)
+    /// non-blocking stream that still uses the memory is not ordered before that free. Such
+    /// work must either be noted ([`note_unordered_uses`], which makes the drop wait for
+    /// the device first) or be waited for by whoever launched it before it releases its
+    /// owner (graph execs: their launch fence). Memory from a non-blocking stream and
+    /// `cudaMalloc` memory wait for their device before they are freed.
     pub(crate) fn free_is_queued(&self) -> bool {
         !self.ptr.is_null() && matches!(self.free, FreeKind::StreamOrdered { blocking_stream: true, .. })
+    }
+
+    /// Notes that work queued on `stream` uses this memory, when the free would not be
+    /// ordered after it otherwise (a non-blocking stream and a free queued on the legacy
+    /// stream): the drop then waits for the device before freeing.
+    pub(crate) fn note_use_on(&self, stream: &Stream) {
+        if stream.is_non_blocking() && self.free_is_queued() {
+            // Relaxed is enough: the last owner's drop comes after this owner's (`Arc`'s
+            // release/acquire), and this store comes before that.
+            self.unordered_use.store(true, Ordering::Relaxed);
+        }
     }
 }
 
@@ -87,6 +125,25 @@ pub(crate) fn free_is_queued(owner: &KeepAlive) -> bool {
     owner.downcast_ref::<Allocation>().is_some_and(Allocation::free_is_queued)
 }
 
+/// For a kernel launch on `stream`: whether its arguments may point into memory whose free
+/// would not be ordered after the launch (a non-blocking stream while such allocations
+/// exist). Costs a field read and, for non-blocking streams, one relaxed atomic load. An
+/// allocation among the arguments is alive, so its count is seen here.
+#[inline]
+pub(crate) fn unordered_use_possible(stream: &Stream) -> bool {
+    stream.is_non_blocking() && QUEUED_FREES_ALIVE.load(Ordering::Relaxed) != 0
+}
+
+/// Notes that work queued on the non-blocking `stream` uses each allocation among `owners`
+/// ([`Allocation::note_use_on`]). Call it before the owners are released.
+pub(crate) fn note_unordered_uses(owners: &[KeepAlive], stream: &Stream) {
+    for owner in owners {
+        if let Some(allocation) = owner.downcast_ref::<Allocation>() {
+            allocation.note_use_on(stream);
+        }
+    }
+}
+
 impl Drop for Allocation {
     fn drop(&mut self) {
         if self.ptr.is_null() {
@@ -95,25 +152,35 @@ impl Drop for Allocation {
         if crate::host_fn::in_host_fn() {
             // CUDA calls are not allowed inside a host function: free it on another thread.
             let ptr = std::mem::replace(&mut self.ptr, ptr::null_mut());
-            let free = std::mem::replace(&mut self.free, FreeKind::Synchronous);
-            crate::host_fn::defer_drop(Allocation { ptr, bytes: self.bytes, free });
+            let free = std::mem::replace(&mut self.free, FreeKind::Synchronous { device: 0 });
+            let unordered_use = AtomicBool::new(self.unordered_use.load(Ordering::Relaxed));
+            crate::host_fn::defer_drop(Allocation { ptr, bytes: self.bytes, free, unordered_use });
             return;
         }
+        if self.free_is_queued() {
+            QUEUED_FREES_ALIVE.fetch_sub(1, Ordering::Relaxed);
+        }
+        let unordered_use = self.unordered_use.load(Ordering::Relaxed);
         match &self.free {
-            // SAFETY: the pointer came from cudaMalloc and is freed once. cudaFree waits for
-            // work still using it, so freeing while a kernel runs cannot corrupt that kernel.
-            FreeKind::Synchronous => record_drop_error(unsafe { sys::cudaFree(self.ptr) }, "cudaFree"),
+            FreeKind::Synchronous { device } => on_device(*device, || {
+                // CUDA documents only that `cudaFree` *may* synchronize: wait for the device
+                // ourselves, so that no kernel still queued or running uses the memory.
+                if device_idle() {
+                    // SAFETY: the pointer came from cudaMalloc and is freed once; every
+                    // piece of work that could use it has finished (the device is idle, and
+                    // no new work can take this allocation: its last owner is going).
+                    record_drop_error(unsafe { sys::cudaFree(self.ptr) }, "cudaFree");
+                }
+            }),
             FreeKind::StreamOrdered { device, blocking_stream, .. } => {
-                free_stream_ordered(self.ptr, *device, *blocking_stream)
+                free_stream_ordered(self.ptr, *device, *blocking_stream && !unordered_use)
             }
         }
     }
 }
 
-/// Frees stream-ordered memory without a stream handle (the allocating stream may be gone):
-/// on the legacy default stream when that is ordered after the allocating stream, else after
-/// waiting for the whole device. Runs on `device`, restoring the caller's current device.
-fn free_stream_ordered(ptr: *mut c_void, device: i32, blocking_stream: bool) {
+/// Runs `f` with `device` current, restoring the caller's current device afterwards.
+fn on_device(device: i32, f: impl FnOnce()) {
     let mut current = device;
     // SAFETY: `current` is a valid, writable i32.
     record_drop_error(unsafe { sys::cudaGetDevice(&mut current) }, "cudaGetDevice");
@@ -121,29 +188,46 @@ fn free_stream_ordered(ptr: *mut c_void, device: i32, blocking_stream: bool) {
         // SAFETY: plain call; `device` is the ordinal the memory was allocated on.
         record_drop_error(unsafe { sys::cudaSetDevice(device) }, "cudaSetDevice");
     }
-    if blocking_stream {
-        // SAFETY: `ptr` came from the stream-ordered allocator and is freed once. The legacy
-        // default stream runs this free after all work already queued on every blocking
-        // stream of the device, the allocating stream included.
-        record_drop_error(unsafe { sys::cudaFreeAsync(ptr, LEGACY_STREAM) }, "cudaFreeAsync");
-    } else {
-        // SAFETY: plain call. A non-blocking stream is not ordered before the legacy stream,
-        // so wait for every stream of the device first.
-        let synced = unsafe { sys::cudaDeviceSynchronize() };
-        if synced == sys::cudaError::cudaSuccess {
-            // SAFETY: all work that could use `ptr` has finished; it is freed once, through
-            // the pool (a plain cudaFree of pool memory leaves it counted as used, measured
-            // on CUDA 13.0).
-            record_drop_error(unsafe { sys::cudaFreeAsync(ptr, LEGACY_STREAM) }, "cudaFreeAsync");
-        } else {
-            // Work may still use the memory: leak it rather than free it under that work.
-            record_drop_error(synced, "cudaDeviceSynchronize");
-        }
-    }
+    f();
     if current != device {
         // SAFETY: plain call; restores the caller's current device.
         record_drop_error(unsafe { sys::cudaSetDevice(current) }, "cudaSetDevice");
     }
+}
+
+/// Waits for all work of the current device (`cudaDeviceSynchronize`). False (the error
+/// recorded) when that failed: work may then still use memory, which must be leaked.
+fn device_idle() -> bool {
+    // SAFETY: plain call; it touches no memory of ours.
+    let synced = unsafe { sys::cudaDeviceSynchronize() };
+    if synced == sys::cudaError::cudaSuccess {
+        return true;
+    }
+    record_drop_error(synced, "cudaDeviceSynchronize");
+    false
+}
+
+/// Frees stream-ordered memory without a stream handle (the allocating stream may be gone):
+/// on the legacy default stream when that is ordered after every use (`ordered_by_legacy`:
+/// allocated on a blocking stream and used on no non-blocking one), else after waiting for
+/// the whole device. Runs on `device`, restoring the caller's current device.
+fn free_stream_ordered(ptr: *mut c_void, device: i32, ordered_by_legacy: bool) {
+    on_device(device, || {
+        if ordered_by_legacy {
+            // SAFETY: `ptr` came from the stream-ordered allocator and is freed once. The
+            // legacy default stream runs this free after all work already queued on every
+            // blocking stream of the device, the allocating stream included; no work on a
+            // non-blocking stream used it (`Allocation::note_use_on`, and graph execs wait
+            // for their launches before they release it).
+            record_drop_error(unsafe { sys::cudaFreeAsync(ptr, LEGACY_STREAM) }, "cudaFreeAsync");
+        } else if device_idle() {
+            // SAFETY: all work that could use `ptr` has finished (the device is idle); it is
+            // freed once, through the pool (a plain cudaFree of pool memory leaves it counted
+            // as used, measured on CUDA 13.0).
+            record_drop_error(unsafe { sys::cudaFreeAsync(ptr, LEGACY_STREAM) }, "cudaFreeAsync");
+        }
+        // Else work may still use the memory: it is leaked rather than freed under that work.
+    });
 }
 
 /// The number of bytes `len` elements of `T` take, or the error naming `call` on overflow.
@@ -195,7 +279,25 @@ fn finish_on_legacy_stream(call: &'static str) -> Result<()> {
 ///
 /// Buffers are shared, not copied, by [`DevicePtr`]s, kernel launches and graph nodes: the
 /// memory is freed when the last of them is dropped, so a graph or exec can never point at
-/// freed memory (see the crate docs, "Ownership").
+/// freed memory (see the crate docs, "Ownership"). The memory is freed after all work queued
+/// so far that uses it: `cudaMalloc` memory after waiting for the device, stream-ordered
+/// memory as `memory::pool` describes ([`DeviceBuffer::alloc_async`]).
+///
+/// # Host reads and writes
+/// [`to_vec`](Self::to_vec), [`copy_to_host`](Self::copy_to_host),
+/// [`copy_from_host`](Self::copy_from_host) and [`from_slice`](Self::from_slice) are
+/// synchronous `cudaMemcpy` calls on the legacy default stream. What you can rely on:
+/// - they start after all work queued earlier on the legacy stream and on **blocking**
+///   streams ([`Stream::new`](crate::Stream::new)) of the device, and have finished when
+///   they return, so work queued afterwards on any stream sees what they wrote;
+/// - they are **not** ordered with work on **non-blocking** streams: a kernel there that
+///   still writes the buffer may leave `to_vec` with a mix of old and new values, and one
+///   that still reads it may see part of what `copy_from_host` writes. Synchronize that
+///   stream (or wait for an [`Event`](crate::Event) recorded on it) first.
+///
+/// That race is a wrong value, never undefined behaviour: the host only ever touches its own
+/// slice or `Vec`, which the copy has finished with when the call returns; the device memory
+/// is never borrowed by Rust; and any bit pattern is a valid `T` ([`DeviceRepr`]).
 ///
 /// ```no_run
 /// use cuda_graph::DeviceBuffer;
@@ -247,6 +349,12 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         DeviceBuffer { allocation: Arc::new(allocation), len, _element: PhantomData }
     }
 
+    /// Notes that work queued on `stream` uses this buffer ([`Allocation::note_use_on`]):
+    /// call it before queuing the work.
+    pub(crate) fn note_use_on(&self, stream: &Stream) {
+        self.allocation.note_use_on(stream);
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
@@ -263,8 +371,12 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 
     /// Copies `data` into the buffer. Lengths must match. Synchronous: the copy has landed
-    /// before this returns, so work queued next on any stream reads the new values (it does
-    /// not wait for non-blocking streams' earlier work: synchronize them first).
+    /// before this returns, so work queued next on any stream reads the new values.
+    ///
+    /// Ordering with work already queued (see "Host reads and writes" on [`DeviceBuffer`]):
+    /// the copy runs on the legacy default stream, after work queued earlier on blocking
+    /// streams, but not after work on non-blocking streams ([`StreamOptions::non_blocking`](crate::StreamOptions::non_blocking)):
+    /// synchronize those first if they may still use the buffer.
     pub fn copy_from_host(&mut self, data: &[T]) -> Result<()> {
         self.expect_len(data.len(), "DeviceBuffer::copy_from_host")?;
         // SAFETY: both sides hold `bytes()` bytes (lengths checked); T is plain data.
@@ -279,7 +391,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 
     /// Copies the buffer into `out` (synchronous: waits for work on the legacy default
-    /// stream, and so for blocking streams). Lengths must match.
+    /// stream, and so for blocking streams, not for non-blocking ones: see "Host reads and
+    /// writes" on [`DeviceBuffer`]). Lengths must match.
     pub fn copy_to_host(&self, out: &mut [T]) -> Result<()> {
         self.expect_len(out.len(), "DeviceBuffer::copy_to_host")?;
         // SAFETY: `out` holds `bytes()` writable bytes (lengths checked), the allocation as
@@ -287,7 +400,9 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         unsafe { self.copy_out(out.as_mut_ptr()) }
     }
 
-    /// The buffer's contents as a `Vec` (synchronous).
+    /// The buffer's contents as a `Vec` (synchronous: runs on the legacy default stream,
+    /// after work queued earlier on blocking streams; synchronize non-blocking streams that
+    /// may still write the buffer first, see "Host reads and writes" on [`DeviceBuffer`]).
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = Vec::<T>::with_capacity(self.len);
         // SAFETY: the Vec's capacity holds `bytes()` writable bytes; no reference to the

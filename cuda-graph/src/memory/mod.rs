@@ -16,7 +16,9 @@ pub use pool::{MemoryPool, MemoryPoolOptions};
 pub use repr::DeviceRepr;
 
 pub(crate) use async_ops::refuse_during_capture;
-pub(crate) use buffer::{bytes_for, free_is_queued, Allocation, FreeKind};
+pub(crate) use buffer::{
+    bytes_for, free_is_queued, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
+};
 pub(crate) use pinned::{as_pinned, LaunchLock, PinnedAllocation};
 
 /// A shared owner that keeps an allocation (or any resource a node points to) alive for as

@@ -4,26 +4,37 @@
 //! A stream-ordered buffer is shared like any other (see the crate docs, "Ownership") and is
 //! freed when its last owner drops, which may be long after the allocating [`Stream`] is
 //! gone, so the free cannot be queued on that stream: its handle may be destroyed. Instead:
-//! - allocated on a **blocking** stream (the default, [`Stream::new`]): the free is
-//!   `cudaFreeAsync` on the legacy default stream (`cudaStreamLegacy`), which CUDA runs after
-//!   all work already queued on every blocking stream of the device, the allocating one
-//!   included. The host does not wait. (A legacy-stream operation is a barrier between
-//!   blocking streams, and it is not allowed while another thread captures a stream in
-//!   global mode: the free then fails, is recorded for [`crate::take_drop_errors`], and the
-//!   memory leaks.)
+//! - allocated on a **blocking** stream (the default, [`Stream::new`]) and used only on
+//!   blocking streams and by graph execs: the free is `cudaFreeAsync` on the legacy default
+//!   stream (`cudaStreamLegacy`), which CUDA runs after all work already queued on every
+//!   blocking stream of the device, the allocating one included. The host does not wait. (A
+//!   legacy-stream operation is a barrier between blocking streams, and it is not allowed
+//!   while another thread captures a stream in global mode: the free then fails, is
+//!   recorded for [`crate::take_drop_errors`], and the memory leaks.)
+//! - allocated on a blocking stream and used by a kernel launch, copy or memset on a
+//!   **non-blocking** stream: that work is not ordered before the legacy stream, so each
+//!   such call marks the buffer, and the drop of a marked buffer waits for the device
+//!   (`cudaDeviceSynchronize`) and then calls `cudaFreeAsync` on the legacy default stream.
+//!   Otherwise the pool could hand the memory to the next allocation while that work still
+//!   writes it (`tests/in_flight_drops.rs` shows it). Marking costs nothing for buffers
+//!   used on blocking streams, and nothing at all for launches while no such buffer exists.
 //! - allocated on a **non-blocking** stream: no stream is ordered after that one, so the drop
 //!   waits for the device (`cudaDeviceSynchronize`) and then calls `cudaFreeAsync` on the
 //!   legacy default stream (the device is idle by then).
 //!
-//! Either way the free comes after the work queued so far on the allocating stream. A graph
+//! Either way the free comes after all work queued so far that uses the buffer. A graph
 //! exec that keeps such a buffer is ordered too, wherever it was launched: it records an
-//! event after each launch and, when dropped, waits for its last launch before releasing the
-//! buffer (execs without such buffers record nothing; see [`GraphExec`](crate::GraphExec)).
-//! Other work that uses the buffer on *other non-blocking* streams (a kernel launch, a copy)
-//! must be made to finish first (an event, a synchronize), as CUDA requires for any use of
-//! stream-ordered memory outside its stream; so must the first use of the buffer on another
-//! stream be ordered after the allocation. A buffer allocated from a pool keeps the pool
-//! alive until it is freed.
+//! event after each launch and waits for (or, for what an update or setter replaced, checks)
+//! its last launch before releasing the buffer (execs without such buffers record nothing;
+//! see [`GraphExec`](crate::GraphExec)). If waiting fails (a lost context), the memory is
+//! leaked rather than freed under work that may still use it.
+//!
+//! The allocation itself is ordered on its stream only: work on another stream must be
+//! ordered after it (an [`Event`](crate::Event), a synchronize) before it uses the buffer,
+//! as CUDA requires. Otherwise that work may run while work of the memory's previous owner,
+//! which the allocating stream waits for, still uses it. Not yet prevented by this crate
+//! (SOUNDNESS.md lists it). A buffer allocated from a pool keeps the pool alive until it is
+//! freed.
 
 use std::ffi::c_void;
 use std::ptr;
