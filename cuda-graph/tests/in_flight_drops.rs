@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use cuda_graph::graph::{Graph, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{take_drop_errors, CudaError, Device, DeviceBuffer, MemoryPool, MemoryPoolOptions, Stream};
+use cuda_graph::{
+    take_drop_errors, CudaError, Device, DeviceBuffer, Event, MemoryPool, MemoryPoolOptions, Stream,
+};
 use gpu_test_support::require_gpu;
 use graph_support::{per_element, run, stream};
 use test_kernels::spin_then_fill;
@@ -50,7 +52,7 @@ fn a_buffer_dropped_while_a_kernel_writes_it_is_freed_only_after_the_kernel() {
             LaunchConfig::for_elements(N, 256),
             (scratch.ptr(), N, SPIN_CYCLES, 9),
         )?;
-        drop(scratch); // cudaFree waits for the kernel; memcheck would flag a write to freed memory
+        drop(scratch); // waits for the device, then cudaFree; memcheck would flag a write to freed memory
         let fresh = DeviceBuffer::from_slice(&vec![5u32; N as usize])?;
         stream.synchronize()?;
         assert!(fresh.to_vec()?.iter().all(|&v| v == 5), "a new buffer was overwritten by old work");
@@ -233,6 +235,77 @@ fn stream_ordered_memory_memset_on_a_non_blocking_stream_is_freed_after_the_mems
             );
         }
         assert_eq!(take_drop_errors(), []);
+        Ok(())
+    });
+}
+
+/// Finding 2 for event nodes: an exec whose nodes record events fences its launches, so an
+/// update that replaces the event keeps it until the launch queued before the update, which
+/// records it, has run (destroying it first would leave that launch a destroyed event).
+#[test]
+fn an_update_keeps_the_replaced_event_until_the_launch_before_it_ran() {
+    require_gpu!();
+    run(|| {
+        let busy = stream()?;
+        let scratch = DeviceBuffer::<u32>::zeroed(N as usize)?;
+        let recording = |event: &Arc<Event>| -> Result<Graph, CudaError> {
+            let graph = Graph::new()?;
+            graph.add_event_record(event, &[])?;
+            Ok(graph)
+        };
+        let (e0, e1, e2) = (Arc::new(Event::new()?), Arc::new(Event::new()?), Arc::new(Event::new()?));
+        let g0 = recording(&e0)?;
+        let mut exec = g0.instantiate::<HostLaunch>(Default::default())?;
+        let g1 = recording(&e1)?;
+        exec.update(&g1)?;
+        let replaced = Arc::downgrade(&e1);
+        drop((g1, e1));
+        spin_then_fill().launch(&busy, per_element(N), (scratch.ptr(), N, SPIN_100_MS, 1))?;
+        exec.launch(&busy)?; // will record the first replaced event
+        let g2 = recording(&e2)?;
+        exec.update(&g2)?;
+        assert!(
+            replaced.upgrade().is_some(),
+            "the event was released while the launch recording it was queued"
+        );
+        busy.synchronize()?;
+        exec.update(&g2)?; // finds the launch done
+        assert!(replaced.upgrade().is_none(), "the event is released once its launch completed");
+        drop((exec, g0, g2));
+        assert_eq!(take_drop_errors(), []);
+        Ok(())
+    });
+}
+
+/// An exec updated again and again while its launch is still queued keeps what each update
+/// replaced only up to a bound: the update past it waits for the launch and releases all.
+#[test]
+fn an_exec_updated_while_busy_keeps_a_bounded_number_of_replaced_graphs() {
+    require_gpu!();
+    run(|| {
+        let busy = stream()?;
+        let scratch = DeviceBuffer::<u32>::zeroed(N as usize)?;
+        let calls = Arc::new(AtomicU32::new(0));
+        let g0 = counting_host_graph(&calls)?;
+        let mut exec = g0.instantiate::<HostLaunch>(Default::default())?;
+        let first_calls = Arc::new(AtomicU32::new(0));
+        let first = counting_host_graph(&first_calls)?;
+        exec.update(&first)?;
+        drop(first);
+        spin_then_fill().launch(&busy, per_element(N), (scratch.ptr(), N, SPIN_100_MS, 1))?;
+        exec.launch(&busy)?;
+        // 17 updates retire 17 graphs (the first one included): the 17th waits for the launch.
+        for _ in 0..17 {
+            let next = counting_host_graph(&calls)?;
+            exec.update(&next)?;
+        }
+        assert_eq!(first_calls.load(Ordering::SeqCst), 1, "the update past the bound waited for the launch");
+        assert_eq!(Arc::strong_count(&first_calls), 1, "and released what the updates replaced");
+        busy.synchronize()?;
+        drop((exec, g0));
+        assert_eq!(Arc::strong_count(&calls), 1);
+        assert_eq!(take_drop_errors(), []);
+        assert_eq!(cuda_graph::take_host_fn_errors(), []);
         Ok(())
     });
 }
