@@ -179,14 +179,24 @@ impl Drop for Allocation {
     }
 }
 
-/// Runs `f` with `device` current, restoring the caller's current device afterwards.
+/// Runs `f` with `device` current, restoring the caller's current device afterwards. When
+/// `device` cannot be made current, `f` does not run (the error is recorded): waiting for
+/// another device would not make freeing this memory safe, so it is leaked.
 fn on_device(device: i32, f: impl FnOnce()) {
     let mut current = device;
     // SAFETY: `current` is a valid, writable i32.
-    record_drop_error(unsafe { sys::cudaGetDevice(&mut current) }, "cudaGetDevice");
+    let got = unsafe { sys::cudaGetDevice(&mut current) };
+    if got != sys::cudaError::cudaSuccess {
+        record_drop_error(got, "cudaGetDevice");
+        return;
+    }
     if current != device {
         // SAFETY: plain call; `device` is the ordinal the memory was allocated on.
-        record_drop_error(unsafe { sys::cudaSetDevice(device) }, "cudaSetDevice");
+        let set = unsafe { sys::cudaSetDevice(device) };
+        if set != sys::cudaError::cudaSuccess {
+            record_drop_error(set, "cudaSetDevice");
+            return;
+        }
     }
     f();
     if current != device {
