@@ -69,7 +69,8 @@ impl<A: KernelArgs> Kernel<A> {
         // of live allocations (or promised valid by `DevicePtr::from_raw`'s caller), which
         // are freed only after this kernel: `cudaMalloc` memory after the device is idle,
         // stream-ordered memory behind it on the legacy stream or, for this launch on a
-        // non-blocking stream, after the device is idle (marked just above).
+        // non-blocking stream, after the device is idle (marked just above: the parameters'
+        // `keep_alive` hand out the allocations' own owners, as `DevicePtr`'s does).
         let status = unsafe {
             sys::cudaLaunchKernel(
                 function,
