@@ -200,6 +200,40 @@ fn stream_ordered_memory_used_by_a_kernel_on_a_non_blocking_stream_is_freed_afte
     });
 }
 
+/// The allocation side of finding 3: work on another stream may use a new stream-ordered
+/// buffer without waiting for its allocation (safe code can skip that ordering), so the pool
+/// must never hand out memory whose free is still queued behind a running kernel. Here the
+/// dropped buffer's kernel writes it after about 100 ms; the next allocation of the same size
+/// is memset on a non-blocking stream at once and must keep that value.
+#[test]
+fn alloc_async_never_hands_out_memory_whose_free_is_still_pending() {
+    require_gpu!();
+    run(|| {
+        let blocking = Stream::new()?;
+        let other = stream()?;
+        let pool = MemoryPool::device_default(Device::current()?)?;
+        assert!(pool.reuses_only_completed_frees()?, "alloc_async's pool reuses frees still pending");
+        let first = DeviceBuffer::<u32>::alloc_async(N as usize, &blocking)?;
+        let first_address = first.as_raw();
+        spin_then_fill().launch(&blocking, per_element(N), (first.ptr(), N, SPIN_100_MS, 0xbad))?;
+        drop(first); // its free is queued behind the kernel
+
+        let mut next = DeviceBuffer::<u32>::alloc_async(N as usize, &blocking)?;
+        let reused = next.as_raw() == first_address;
+        next.memset_async(0x11, &other)?; // not ordered after the allocation
+        other.synchronize()?;
+        blocking.synchronize()?;
+        let values = next.to_vec()?;
+        assert!(!reused, "the pool handed out memory whose free was still pending behind a kernel");
+        assert!(
+            values.iter().all(|&v| v == 0x1111_1111),
+            "the dropped buffer's kernel wrote into the new one"
+        );
+        assert_eq!(take_drop_errors(), []);
+        Ok(())
+    });
+}
+
 /// Finding 3 for asynchronous memsets and copies: a memset queued on a non-blocking stream
 /// behind a 100 ms kernel, then the buffer dropped; the free must wait for the memset.
 #[test]

@@ -275,6 +275,10 @@ fn the_default_pool_serves_alloc_async() {
     gpu_test_support::require_gpu!();
     let stream = setup();
     let pool = MemoryPool::device_default(Device::get(0).unwrap()).unwrap();
+    assert!(
+        pool.reuses_only_completed_frees().unwrap(),
+        "the crate's pool must not reuse frees still pending"
+    );
     pool.set_release_threshold(u64::MAX).unwrap();
     assert_eq!(pool.release_threshold().unwrap(), u64::MAX);
     let before = pool.used_bytes().unwrap();

@@ -29,12 +29,17 @@
 //! see [`GraphExec`](crate::GraphExec)). If waiting fails (a lost context), the memory is
 //! leaked rather than freed under work that may still use it.
 //!
-//! The allocation itself is ordered on its stream only: work on another stream must be
-//! ordered after it (an [`Event`](crate::Event), a synchronize) before it uses the buffer,
-//! as CUDA requires. Otherwise that work may run while work of the memory's previous owner,
-//! which the allocating stream waits for, still uses it. Not yet prevented by this crate
-//! (SOUNDNESS.md lists it). A buffer allocated from a pool keeps the pool alive until it is
-//! freed.
+//! The allocation itself is ordered on its stream only, and CUDA requires work on another
+//! stream to be ordered after it (an [`Event`](crate::Event), a synchronize) before it uses
+//! the buffer. Safe code may skip that, so the pools this crate allocates from never hand out
+//! memory whose previous owner's work may still be pending: they reuse only frees that have
+//! completed on the device (`cudaMemPoolReuseAllowOpportunistic` on,
+//! `cudaMemPoolReuseFollowEventDependencies` and `cudaMemPoolReuseAllowInternalDependencies`
+//! off), and [`DeviceBuffer::alloc_async`] allocates from a pool of this crate's per device,
+//! not from CUDA's default pool, which other libraries share and may configure otherwise.
+//! Work that skips the ordering then sees whatever bytes the pool held (any bit pattern is a
+//! valid [`DeviceRepr`]), never another owner's live data. A buffer allocated from a pool
+//! keeps the pool alive until it is freed.
 
 use std::ffi::c_void;
 use std::ptr;
@@ -122,8 +127,12 @@ impl std::fmt::Debug for MemoryPool {
 }
 
 impl MemoryPool {
-    /// The default pool of `device`, which `DeviceBuffer::alloc_async` allocates from
-    /// (`cudaDeviceGetDefaultMemPool`). It belongs to CUDA and is never destroyed.
+    /// The pool [`DeviceBuffer::alloc_async`] allocates from on `device`: one this crate
+    /// creates per device the first time it is asked for, with CUDA's default options and the
+    /// reuse rules of [`MemoryPool::new`] (see the module docs, "Freeing"). It is not CUDA's
+    /// default pool (`cudaDeviceGetDefaultMemPool`): that one is shared with every other
+    /// library in the process, and its reuse rules hand out memory whose earlier owner's work
+    /// may still be pending. It lives until the process ends.
     ///
     /// ```no_run
     /// use cuda_graph::{Device, MemoryPool};
@@ -132,17 +141,20 @@ impl MemoryPool {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn device_default(device: Device) -> Result<MemoryPool> {
-        let mut raw = ptr::null_mut();
-        // SAFETY: `raw` is a valid out-pointer; CUDA checks the ordinal.
-        check(
-            unsafe { sys::cudaDeviceGetDefaultMemPool(&mut raw, device.ordinal()) },
-            "cudaDeviceGetDefaultMemPool",
-        )?;
-        Ok(MemoryPool { handle: Arc::new(PoolHandle { raw, device: device.ordinal(), owned: false }) })
+        static POOLS: std::sync::Mutex<Vec<MemoryPool>> = std::sync::Mutex::new(Vec::new());
+        let mut pools = POOLS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(pool) = pools.iter().find(|pool| pool.handle.device == device.ordinal()) {
+            return Ok(pool.clone());
+        }
+        let pool = MemoryPool::create_on(device.ordinal(), MemoryPoolOptions::default())?;
+        pools.push(pool.clone());
+        Ok(pool)
     }
 
     /// A new pool of device memory on the current device (`cudaMemPoolCreate`), with
-    /// `options.release_threshold` set.
+    /// `options.release_threshold` set. Like every pool of this crate, it reuses only memory
+    /// whose free has completed on the device (see the module docs, "Freeing"), so a buffer
+    /// used on a stream not ordered after its allocation never overlaps an earlier owner's work.
     ///
     /// ```no_run
     /// use cuda_graph::{MemoryPool, MemoryPoolOptions};
@@ -151,7 +163,10 @@ impl MemoryPool {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn new(options: MemoryPoolOptions) -> Result<MemoryPool> {
-        let device = Device::current()?.ordinal();
+        MemoryPool::create_on(Device::current()?.ordinal(), options)
+    }
+
+    fn create_on(device: i32, options: MemoryPoolOptions) -> Result<MemoryPool> {
         // SAFETY: cudaMemPoolProps is a plain C struct for which all zeroes is valid: null
         // pointer, zero sizes and flags, and the reserved bytes must be zero.
         let mut props: sys::cudaMemPoolProps = unsafe { std::mem::zeroed() };
@@ -165,7 +180,66 @@ impl MemoryPool {
         check(unsafe { sys::cudaMemPoolCreate(&mut raw, &props) }, "cudaMemPoolCreate")?;
         let pool = MemoryPool { handle: Arc::new(PoolHandle { raw, device, owned: true }) };
         pool.set_release_threshold(options.release_threshold)?;
+        pool.reuse_only_completed_frees()?;
         Ok(pool)
+    }
+
+    /// Turns off the reuse of memory whose free is still pending behind other work (see the
+    /// module docs, "Freeing").
+    fn reuse_only_completed_frees(&self) -> Result<()> {
+        use sys::cudaMemPoolAttr as A;
+        let rules = [
+            (A::cudaMemPoolReuseFollowEventDependencies, 0),
+            (A::cudaMemPoolReuseAllowInternalDependencies, 0),
+            (A::cudaMemPoolReuseAllowOpportunistic, 1),
+        ];
+        for (attribute, value) in rules {
+            let mut value: i32 = value;
+            // SAFETY: the pool is alive; the reuse attributes are C ints, which `value` is.
+            check(
+                unsafe {
+                    sys::cudaMemPoolSetAttribute(
+                        self.handle.raw,
+                        attribute,
+                        ptr::from_mut(&mut value).cast::<c_void>(),
+                    )
+                },
+                "cudaMemPoolSetAttribute",
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Whether the pool reuses only memory whose free has completed on the device (true for
+    /// every pool of this crate).
+    ///
+    /// ```no_run
+    /// let pool = cuda_graph::MemoryPool::device_default(cuda_graph::Device::get(0)?)?;
+    /// assert!(pool.reuses_only_completed_frees()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn reuses_only_completed_frees(&self) -> Result<bool> {
+        use sys::cudaMemPoolAttr as A;
+        let mut values = [0i32; 3];
+        let attributes = [
+            A::cudaMemPoolReuseFollowEventDependencies,
+            A::cudaMemPoolReuseAllowInternalDependencies,
+            A::cudaMemPoolReuseAllowOpportunistic,
+        ];
+        for (attribute, value) in attributes.into_iter().zip(values.iter_mut()) {
+            // SAFETY: the pool is alive; the reuse attributes are C ints, which `value` is.
+            check(
+                unsafe {
+                    sys::cudaMemPoolGetAttribute(
+                        self.handle.raw,
+                        attribute,
+                        ptr::from_mut(value).cast::<c_void>(),
+                    )
+                },
+                "cudaMemPoolGetAttribute",
+            )?;
+        }
+        Ok(values == [0, 0, 1])
     }
 
     /// Sets how many bytes of freed memory the pool keeps reserved across stream
@@ -345,18 +419,20 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         }
         crate::memory::refuse_during_capture(stream, call)?;
         let (device, blocking_stream) = stream_device_and_blocking(stream)?;
-        let mut raw = ptr::null_mut();
-        match pool {
-            // SAFETY: `raw` is a valid out-pointer; the pool and the stream are alive.
-            Some(pool) => check(
-                unsafe { sys::cudaMallocFromPoolAsync(&mut raw, bytes, pool.handle.raw, stream.as_raw()) },
-                "cudaMallocFromPoolAsync",
-            )?,
-            // SAFETY: `raw` is a valid out-pointer; the stream is alive.
+        let own_pool;
+        let pool = match pool {
+            Some(pool) => pool,
             None => {
-                check(unsafe { sys::cudaMallocAsync(&mut raw, bytes, stream.as_raw()) }, "cudaMallocAsync")?
+                own_pool = MemoryPool::device_default(Device::get(device)?)?;
+                &own_pool
             }
-        }
+        };
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the pool and the stream are alive.
+        check(
+            unsafe { sys::cudaMallocFromPoolAsync(&mut raw, bytes, pool.handle.raw, stream.as_raw()) },
+            "cudaMallocFromPoolAsync",
+        )?;
         let allocation = Allocation::from_stream_ordered(raw, bytes, free(device, blocking_stream));
         Ok(DeviceBuffer::from_allocation(allocation, len))
     }
