@@ -1,13 +1,15 @@
 //! Launching from several host threads: streams are `Sync` (one stream shared by threads that
 //! launch on it), graphs and execs are `Send` (built in one thread, launched in another), and
-//! every launch's effect is counted exactly.
+//! every launch's effect is counted exactly; a capture begun on a stream while another thread
+//! launches on it keeps that thread's buffers (issue 21, finding 4).
 
 mod graph_support;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use cuda_graph::graph::{Graph, HostLaunch};
+use cuda_graph::graph::{CaptureMode, Graph, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, Stream};
 use gpu_test_support::require_gpu;
@@ -75,6 +77,99 @@ fn graphs_built_here_are_launched_from_other_threads() {
             worker.join().expect("a launching thread panicked")?;
         }
         assert_eq!(counters.to_vec()?, vec![2 * LAUNCHES; THREADS as usize]);
+        Ok(())
+    });
+}
+
+/// Captures begun and ended on the shared stream by the main thread.
+const CAPTURES: usize = 2000;
+
+/// Issue 21, finding 4: one thread begins and ends captures on stream S in a loop while
+/// another launches a kernel with a buffer argument on S in a loop. Some launches land in a
+/// capture: each graph that captured at least one must own the buffer (a graph that does not
+/// would replay on freed memory once the buffer is dropped). Before the capture gate, a
+/// capture could begin between the launch's capture check and its `cudaLaunchKernel`, and
+/// the graph then held a kernel node on the buffer without owning it. Checked two ways: the
+/// buffer's owner count (one per graph with nodes), and every captured launch runs once
+/// from its graph, so the counter ends at the number of launches made.
+#[test]
+fn captures_begun_while_another_thread_launches_own_that_threads_buffer() {
+    require_gpu!();
+    run(|| {
+        increment_counter().function()?; // the parameter check happens before capturing
+        let counter = DeviceBuffer::<u32>::zeroed(1)?;
+        let owner = counter.ptr().keep_alive().expect("a buffer's pointer keeps it alive");
+        let before = Arc::strong_count(&owner);
+        let shared = Arc::new(stream()?);
+        let done = Arc::new(AtomicBool::new(false));
+        let launcher = {
+            let (stream, done, ptr) = (Arc::clone(&shared), Arc::clone(&done), counter.ptr());
+            thread::spawn(move || -> Result<u32, cuda_graph::CudaError> {
+                let mut launches = 0;
+                while !done.load(Ordering::Relaxed) || launches == 0 {
+                    increment_counter().launch(&stream, LaunchConfig::new(1, 32), (ptr.clone(), 0))?;
+                    launches += 1;
+                }
+                Ok(launches)
+            })
+        };
+        let mut graphs = Vec::with_capacity(CAPTURES);
+        let mut result = Ok(());
+        for _ in 0..CAPTURES {
+            let capture = match shared.begin_capture(CaptureMode::ThreadLocal) {
+                Ok(capture) => capture,
+                Err(err) => {
+                    result = Err(err);
+                    break;
+                }
+            };
+            thread::yield_now();
+            match capture.end() {
+                Ok(graph) => graphs.push(graph),
+                Err(err) => {
+                    result = Err(err);
+                    break;
+                }
+            }
+        }
+        done.store(true, Ordering::Relaxed);
+        let launches = launcher.join().expect("the launching thread panicked")?;
+        result?;
+        shared.synchronize()?;
+
+        let mut captured_launches = 0;
+        let mut graphs_with_launches = 0;
+        for graph in &graphs {
+            let nodes = graph.node_count()?;
+            captured_launches += nodes;
+            graphs_with_launches += (nodes > 0) as usize;
+        }
+        eprintln!(
+            "{launches} launches, {captured_launches} captured into {graphs_with_launches} of {} graphs",
+            graphs.len()
+        );
+        assert_eq!(
+            Arc::strong_count(&owner) - before,
+            graphs_with_launches,
+            "each graph that captured a launch owns the buffer once (the launching thread's \
+             pointer is gone)"
+        );
+        let ran_on_stream = counter.to_vec()?[0];
+        assert_eq!(
+            ran_on_stream as usize + captured_launches,
+            launches as usize,
+            "every launch ran or was captured"
+        );
+        let mut execs = Vec::new();
+        for graph in &graphs {
+            if graph.node_count()? > 0 {
+                let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+                exec.launch(&shared)?;
+                execs.push(exec);
+            }
+        }
+        shared.synchronize()?;
+        assert_eq!(counter.to_vec()?, [launches], "every launch ran once, on the stream or from its graph");
         Ok(())
     });
 }

@@ -88,7 +88,7 @@ pub use error::{Error, Result};
 pub use error_slot::{DeviceLaunchError, ErrorSlot, Operation, RawErrorSlot};
 pub use exec::{
     instantiate_for_device, take_drop_errors, DeviceGraph, DeviceGraphArg, DeviceGraphExec, ExecState,
-    UpdateError, UploadedGraphExec,
+    RawDeviceGraph, UpdateError, UploadedGraphExec,
 };
 pub use launcher::{launch_from_graph, run_on_plain_stream, Launcher};
 pub use queue::{RawQueue, WorkQueue, WorkQueueArg, MAX_CAPACITY as MAX_QUEUE_CAPACITY};

@@ -90,11 +90,13 @@ impl GraphBuilder {
         args: A,
         deps: &[&dyn AsNode],
     ) -> Result<KernelNode> {
+        const CALL: &str = "GraphBuilder::add_kernel";
+        super::conditional::check_node_handles(CALL, &self.lineage, &args)?;
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);
         with_kernel_params(kernel, &config, &args, |raw| {
             let mut params = kernel_node_params(raw);
-            self.add_node("GraphBuilder::add_kernel", &mut params, keep, deps)
+            self.add_node(CALL, &mut params, keep, deps)
         })
         .map(KernelNode)
     }

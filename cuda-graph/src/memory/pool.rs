@@ -332,7 +332,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
                 len,
             ));
         }
-        crate::memory::refuse_during_capture(stream, call)?;
+        let _gate = crate::memory::refuse_during_capture(stream, call)?;
         let (device, blocking_stream) = stream_device_and_blocking(stream)?;
         let mut raw = ptr::null_mut();
         match pool {
