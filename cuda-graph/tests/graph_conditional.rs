@@ -265,14 +265,19 @@ fn a_kernel_node_outside_the_handles_graph_refuses_it() {
         assert!(first.add_kernel(set_condition_from(), one(), (for_then, value.ptr()), &[]).is_err());
         assert!(otherwise.add_kernel(set_condition_from(), one(), (for_then, value.ptr()), &[]).is_err());
         then.add_kernel(set_condition_from(), one(), (for_then, value.ptr()), &[])?;
+        first.add_kernel(set_condition_from(), one(), (foreign, value.ptr()), &[])?;
         // An exec's per-node update is held to the node's graph the same way.
-        let set = first.add_kernel(set_condition_from(), one(), (foreign, value.ptr()), &[])?;
-        let mut exec = first.instantiate::<HostLaunch>(Default::default())?;
-        let other = second.conditional_handle(Some(0))?;
+        let third = Graph::new()?;
+        let own = third.conditional_handle(Some(0))?;
+        let set = third.add_kernel(set_condition_from(), one(), (own, value.ptr()), &[])?;
+        let (_, body) = third.add_if(&own, &[&set])?;
+        body.add_empty(&[])?;
+        let mut exec = third.instantiate::<HostLaunch>(Default::default())?;
         let err =
-            exec.set_kernel_params(&set, set_condition_from(), one(), (other, value.ptr())).unwrap_err();
+            exec.set_kernel_params(&set, set_condition_from(), one(), (foreign, value.ptr())).unwrap_err();
+        assert!(matches!(&err, CudaError::InvalidArgument { .. }), "{err}");
         assert!(err.to_string().contains("this node's graph #"), "{err}");
-        exec.set_kernel_params(&set, set_condition_from(), one(), (foreign, value.ptr()))?;
+        exec.set_kernel_params(&set, set_condition_from(), one(), (own, value.ptr()))?;
         Ok(())
     });
 }

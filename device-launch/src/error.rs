@@ -196,7 +196,10 @@ mod tests {
     fn a_refused_node_inside_a_child_graph_is_named_by_its_path() {
         let problem = format!("{} ({})", describe(NodeKind::Host), refusal(NodeKind::Host));
         let text = Error::UnsupportedInChildGraph { index: 3, path: vec![1, 0], problem }.to_string();
-        assert!(text.contains("node 3 (child graph) holds at [1, 0] a host node (CUDA 13.0 refuses"), "{text}");
+        assert!(
+            text.contains("node 3 (child graph) holds at [1, 0] a host node (CUDA 13.0 refuses"),
+            "{text}"
+        );
     }
 
     #[test]

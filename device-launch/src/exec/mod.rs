@@ -16,7 +16,12 @@
 //! - no exec dropped while a `DeviceGraph<'_>` lives;
 //! - no handle from a host-launch exec: only this module makes `DeviceGraph`s, and only from
 //!   execs instantiated with the device-launch flag (launching a host exec from the device is
-//!   `cudaErrorIllegalAddress` on CUDA 13.0, which kills the context).
+//!   `cudaErrorIllegalAddress` on CUDA 13.0, which kills the context);
+//! - no exec moved out of its owner: no `&mut GraphExec` leaves this module (the per-node
+//!   setters are forwarded, see `edit.rs`), so `mem::replace` cannot leave kernels the handle
+//!   of an exec parked for reuse or destroyed;
+//! - no raw handle from safe code: [`DeviceGraph::as_raw`] (like `GraphExec::as_raw`) is
+//!   `unsafe`, its contract the rules above, which a plain number cannot enforce.
 //!
 //! The one rule checked at run time: a [`DeviceGraphArg`] (what a kernel receives) is `'static`
 //! and shares ownership of the exec, so graph nodes can hold it. While any exists (or a
