@@ -72,6 +72,11 @@ impl GraphBuilder {
     /// and the kernel's parameters checked against its declaration first; the buffers the
     /// arguments point into stay alive with the graph and its execs.
     ///
+    /// A [`ConditionalHandle`](super::ConditionalHandle) among `args` must come from this
+    /// graph or one enclosing it (for a body); a handle of another graph is refused
+    /// (`InvalidArgument`, naming both graphs), since CUDA leaves setting it from there
+    /// undefined.
+    ///
     /// ```no_run
     /// use cuda_graph::graph::Graph;
     /// use cuda_graph::kernel::{Kernel, LaunchConfig};

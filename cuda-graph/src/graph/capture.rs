@@ -205,6 +205,11 @@ impl Stream {
     /// graph; dropping the guard (on an early return or a panic) ends the capture and throws
     /// the partial graph away, so the stream is usable again.
     ///
+    /// Other threads may go on queuing work on this stream (`Stream` is `Sync`): whatever the
+    /// capture records, from any thread, has its buffers kept by the graph. Beginning the
+    /// capture and registering where those buffers go is one step for every launch of this
+    /// crate (see the capture gate in `graph/capture_gate.rs`), and so is ending it.
+    ///
     /// ```no_run
     /// use cuda_graph::graph::{CaptureMode, HostLaunch};
     /// let stream = cuda_graph::Stream::new()?;
