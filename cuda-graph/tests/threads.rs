@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use cuda_graph::graph::{CaptureMode, Graph, HostLaunch};
+use cuda_graph::graph::{CaptureMode, Graph, HostLaunch, NodeKind};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, Stream};
 use gpu_test_support::require_gpu;
@@ -85,29 +85,35 @@ fn graphs_built_here_are_launched_from_other_threads() {
 const CAPTURES: usize = 2000;
 
 /// Issue 21, finding 4: one thread begins and ends captures on stream S in a loop while
-/// another launches a kernel with a buffer argument on S in a loop. Some launches land in a
-/// capture: each graph that captured at least one must own the buffer (a graph that does not
-/// would replay on freed memory once the buffer is dropped). Before the capture gate, a
-/// capture could begin between the launch's capture check and its `cudaLaunchKernel`, and
-/// the graph then held a kernel node on the buffer without owning it. Checked two ways: the
-/// buffer's owner count (one per graph with nodes), and every captured launch runs once
-/// from its graph, so the counter ends at the number of launches made.
+/// another launches a kernel on a buffer and queues a memset of a second buffer on S in a
+/// loop. Some of that work lands in a capture: each graph that captured a kernel must own the
+/// first buffer, and each that captured a memset the second. Before the capture gate, a
+/// capture could begin between the work's capture check and its CUDA call, and the graph
+/// then had a node on the buffer without owning it. Checked by the buffers' owner counts
+/// (one per graph with such nodes), then every graph runs once: the counter ends at the
+/// number of kernel launches, and the memsets write memory that only the graphs keep (the
+/// launching thread dropped its buffer), which compute-sanitizer memcheck would report if
+/// it had been freed.
 #[test]
-fn captures_begun_while_another_thread_launches_own_that_threads_buffer() {
+fn captures_begun_while_another_thread_queues_work_own_that_threads_buffers() {
     require_gpu!();
     run(|| {
         increment_counter().function()?; // the parameter check happens before capturing
         let counter = DeviceBuffer::<u32>::zeroed(1)?;
         let owner = counter.ptr().keep_alive().expect("a buffer's pointer keeps it alive");
         let before = Arc::strong_count(&owner);
+        let scratch = DeviceBuffer::<u32>::zeroed(256)?;
+        let scratch_owner = scratch.keep_alive();
         let shared = Arc::new(stream()?);
         let done = Arc::new(AtomicBool::new(false));
         let launcher = {
             let (stream, done, ptr) = (Arc::clone(&shared), Arc::clone(&done), counter.ptr());
+            let mut scratch = scratch;
             thread::spawn(move || -> Result<u32, cuda_graph::CudaError> {
                 let mut launches = 0;
                 while !done.load(Ordering::Relaxed) || launches == 0 {
                     increment_counter().launch(&stream, LaunchConfig::new(1, 32), (ptr.clone(), 0))?;
+                    scratch.memset_async(0xab, &stream)?;
                     launches += 1;
                 }
                 Ok(launches)
@@ -137,22 +143,30 @@ fn captures_begun_while_another_thread_launches_own_that_threads_buffer() {
         result?;
         shared.synchronize()?;
 
-        let mut captured_launches = 0;
-        let mut graphs_with_launches = 0;
+        let (mut captured_launches, mut with_launches, mut with_memsets) = (0, 0, 0);
         for graph in &graphs {
-            let nodes = graph.node_count()?;
-            captured_launches += nodes;
-            graphs_with_launches += (nodes > 0) as usize;
+            let kinds: Vec<NodeKind> = graph.nodes()?.iter().map(|node| node.kind()).collect();
+            let kernels = kinds.iter().filter(|&&kind| kind == NodeKind::Kernel).count();
+            captured_launches += kernels;
+            with_launches += (kernels > 0) as usize;
+            with_memsets += kinds.contains(&NodeKind::Memset) as usize;
         }
         eprintln!(
-            "{launches} launches, {captured_launches} captured into {graphs_with_launches} of {} graphs",
+            "{launches} launches, {captured_launches} captured into {with_launches} of {} graphs \
+             ({with_memsets} with memsets)",
             graphs.len()
         );
         assert_eq!(
             Arc::strong_count(&owner) - before,
-            graphs_with_launches,
-            "each graph that captured a launch owns the buffer once (the launching thread's \
+            with_launches,
+            "each graph that captured a launch owns the counter once (the launching thread's \
              pointer is gone)"
+        );
+        assert_eq!(
+            Arc::strong_count(&scratch_owner) - 1,
+            with_memsets,
+            "each graph that captured a memset owns the scratch buffer once (the launching \
+             thread's buffer is gone)"
         );
         let ran_on_stream = counter.to_vec()?[0];
         assert_eq!(
