@@ -33,11 +33,13 @@
 //! allocation, no CUDA call. Writers are rare (begin, end, joins during a capture) and short.
 //!
 //! # Deadlock freedom
-//! The gate is not re-entrant, so no guard holder takes it again: under a read guard only the
-//! capture registry's mutex and a family's state mutex are taken (never the gate), and the
-//! write guard is taken with no guard held and never across a wait for a graph family. The
-//! guards are released before a capture guard's destructor can run (which takes the write
-//! guard itself).
+//! The gate is not re-entrant, so no guard holder takes it again. Under a read guard, code
+//! takes only mutexes that no holder keeps while entering the gate (the capture registry, a
+//! family's state, a pinned buffer's fences, the host-function table); the write guard is
+//! taken with no guard held, never while waiting for a graph family (`begin_capture_to_graph`
+//! marks the family first), and held only across one non-blocking CUDA call and the
+//! registry update. The guards are released before a capture guard's destructor can run
+//! (which takes the write guard itself).
 
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 

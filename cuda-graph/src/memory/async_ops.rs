@@ -33,6 +33,8 @@
 //! then fence or check against slices of the buffer. Use the graph memcpy nodes instead
 //! ([`GraphBuilder::add_memcpy_from_host`](crate::GraphBuilder::add_memcpy_from_host),
 //! [`add_memcpy_to_host`](crate::GraphBuilder::add_memcpy_to_host)), whose launches do both.
+//! Each call holds the capture gate (`graph/capture_gate.rs`) from its capture check to its
+//! CUDA call, so a capture begun by another thread cannot start between the two.
 
 use cudart_graph_sys as sys;
 
