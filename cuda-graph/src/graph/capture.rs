@@ -86,13 +86,13 @@ pub(crate) struct WaitGuard {
 /// capture that recorded the event: as a writer while a capture of this crate runs (so no
 /// launch is between its check and its call when the stream joins), else as a reader (no
 /// capture can begin while it is held, so the wait joins none of ours).
-pub(crate) fn enter_wait() -> WaitGuard {
-    let queue = enter_queue();
+pub(crate) fn enter_wait() -> Result<WaitGuard> {
+    let queue = enter_queue("Stream::wait_event")?;
     if !any_capture_active() {
-        return WaitGuard { _queue: Some(queue), _change: None };
+        return Ok(WaitGuard { _queue: Some(queue), _change: None });
     }
     drop(queue);
-    WaitGuard { _queue: None, _change: Some(enter_change()) }
+    Ok(WaitGuard { _queue: None, _change: Some(enter_change()) })
 }
 
 /// The id of the capture `stream` takes part in, if any.

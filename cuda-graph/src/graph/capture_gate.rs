@@ -41,7 +41,9 @@
 //! registry update. The guards are released before a capture guard's destructor can run
 //! (which takes the write guard itself).
 
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
+
+use crate::error::{CudaError, Result};
 
 static GATE: RwLock<()> = RwLock::new(());
 
@@ -57,11 +59,27 @@ pub(crate) struct ChangeGuard {
     _write: RwLockWriteGuard<'static, ()>,
 }
 
-/// Enters the gate to queue work on a stream. Never held across another `enter_*`.
-pub(crate) fn enter_queue() -> QueueGuard {
-    // Poisoning is impossible in practice (nothing panics under the guard) and harmless: the
-    // lock guards no data.
-    QueueGuard { _read: GATE.read().unwrap_or_else(PoisonError::into_inner) }
+/// Enters the gate to queue work on a stream, for `call`. Never held across another
+/// `enter_*`. Waits while a capture begins or ends on another thread, except inside a host
+/// function: CUDA work feeding the waiting writer's peers may be queued behind that very
+/// host function, so there it refuses instead of waiting (CUDA does not allow CUDA calls in
+/// host functions anyway).
+pub(crate) fn enter_queue(call: &'static str) -> Result<QueueGuard> {
+    match GATE.try_read() {
+        Ok(read) => return Ok(QueueGuard { _read: read }),
+        // Poisoning is impossible in practice (nothing panics under the guard) and harmless:
+        // the lock guards no data.
+        Err(TryLockError::Poisoned(poisoned)) => return Ok(QueueGuard { _read: poisoned.into_inner() }),
+        Err(TryLockError::WouldBlock) => {}
+    }
+    if crate::host_fn::in_host_fn() {
+        return Err(CudaError::invalid(
+            call,
+            "a host function may not queue CUDA work (and a capture is beginning or ending on another \
+             thread, which it must not wait for)",
+        ));
+    }
+    Ok(QueueGuard { _read: GATE.read().unwrap_or_else(PoisonError::into_inner) })
 }
 
 /// Enters the gate to begin or end a capture, or to join a stream into one.
@@ -114,7 +132,7 @@ mod tests {
                 let mut work = 0u32;
                 while !done.load(Ordering::SeqCst) {
                     work += 1;
-                    let _gate = enter_queue();
+                    let _gate = enter_queue("test").unwrap();
                     let id = stream.capture.load(Ordering::SeqCst);
                     if id != 0 {
                         if let Some(owners) = registry.lock().unwrap().get_mut(&id) {
@@ -155,8 +173,8 @@ mod tests {
 
     #[test]
     fn readers_share_the_gate_and_a_writer_waits_for_them() {
-        let reader = enter_queue();
-        let second = enter_queue(); // readers do not exclude each other
+        let reader = enter_queue("test").unwrap();
+        let second = enter_queue("test").unwrap(); // readers do not exclude each other
         let entered = Arc::new(AtomicBool::new(false));
         let writer = {
             let entered = entered.clone();

@@ -645,7 +645,7 @@ impl<M: LaunchMode> GraphExec<M> {
     /// ([`GraphBuilder::add_child_graph`](super::GraphBuilder::add_child_graph)) instead.
     pub fn launch(&self, stream: &Stream) -> Result<()> {
         // Held until the launch is queued: no capture begins on `stream` after the check.
-        let _gate = crate::graph::enter_queue();
+        let _gate = crate::graph::enter_queue("GraphExec::launch")?;
         if crate::graph::any_capture_active() && stream.is_capturing()? {
             // The captured launch would run with later launches of the captured graph, which
             // keep nothing of this exec alive and which its fences cannot see.

@@ -44,7 +44,7 @@ impl<A: KernelArgs> Kernel<A> {
         let function = self.function()?;
         // From the capture check until CUDA has the launch, no capture begins, ends or joins
         // this stream (see `graph::capture_gate`): what the check sees is what the launch meets.
-        let gate = crate::graph::enter_queue();
+        let gate = crate::graph::enter_queue("Kernel::launch")?;
         // A launch recorded by stream capture runs whenever the graph runs, long after this
         // call: the captured graph must then own the buffers the arguments point into. A
         // conditional handle is allowed only when captured into its own graph. Both are

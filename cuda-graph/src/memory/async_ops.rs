@@ -49,7 +49,7 @@ use crate::stream::Stream;
 /// returns the capture gate (see `graph::capture_gate`): hold it until the work is queued,
 /// so that no capture begins on `stream` between this check and the CUDA call.
 pub(crate) fn refuse_during_capture(stream: &Stream, call: &'static str) -> Result<QueueGuard> {
-    let gate = crate::graph::enter_queue();
+    let gate = crate::graph::enter_queue(call)?;
     refuse_if_capturing(&gate, stream, call)?;
     Ok(gate)
 }
@@ -76,7 +76,7 @@ fn retain_if_capturing(
     call: &'static str,
     owners: impl FnOnce() -> Vec<KeepAlive>,
 ) -> Result<QueueGuard> {
-    let gate = crate::graph::enter_queue();
+    let gate = crate::graph::enter_queue(call)?;
     if !crate::graph::retain_for_capture(&gate, stream.as_raw(), owners, false)? {
         refuse_if_capturing(&gate, stream, call)?;
     }
