@@ -25,7 +25,10 @@ pub struct ParamLayout {
 ///
 /// # Safety
 /// `Raw` must have exactly the size, alignment and bit layout of the C++ parameter type the
-/// kernel declares for it (`T*` for [`DevicePtr<T>`], the same scalar for numbers).
+/// kernel declares for it (`T*` for [`DevicePtr<T>`], the same scalar for numbers). A type
+/// whose raw form carries a conditional handle (wrapping a
+/// [`ConditionalHandle`](crate::graph::ConditionalHandle)) must report it through
+/// `IS_CONDITIONAL_HANDLE` and `conditional_graph`: the defaults report none.
 pub unsafe trait KernelParam: Send + Sync + 'static {
     /// The bytes the kernel receives.
     type Raw: Copy + Send + 'static;
