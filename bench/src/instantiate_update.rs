@@ -65,7 +65,10 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Res
     let update = interleave(plan, &mut rust_update, || cpp_update(&cpp_next_two, &cpp_one, &cpp_two))?;
     let update_add_node =
         interleave(plan, &mut rust_update, || cpp_update(&generic_next_two, &generic_one, &generic_two))?;
-    let raw_exec = exec.as_raw();
+    // SAFETY: the raw handle is used only below, by this thread, for whole-graph updates
+    // from `graph_one`/`graph_two`, whose nodes point at what lives until this function
+    // returns, after the exec's last launch; no kernel receives it; the exec outlives it.
+    let raw_exec = unsafe { exec.as_raw() };
     let mut raw_update = || {
         let from = if rust_next_two.replace(!rust_next_two.get()) { &graph_two } else { &graph_one };
         let mut info = cuda_graph::sys::cudaGraphExecUpdateResultInfo::default();

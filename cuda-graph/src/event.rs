@@ -230,6 +230,9 @@ impl Stream {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn wait_event(&self, event: &Event) -> Result<()> {
+        // The wait may join this stream into a capture: no launch on it may be between its
+        // capture check and its CUDA call meanwhile (see `graph::capture_gate`).
+        let _gate = crate::graph::enter_wait()?;
         // SAFETY: the stream and the event are alive; flags 0 is the default wait.
         check(unsafe { sys::cudaStreamWaitEvent(self.as_raw(), event.raw, 0) }, "cudaStreamWaitEvent")
     }

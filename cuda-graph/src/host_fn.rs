@@ -76,7 +76,7 @@ impl Stream {
     where
         F: FnOnce() + Send + 'static,
     {
-        crate::memory::refuse_during_capture(self, "Stream::launch_host_fn")?;
+        let _gate = crate::memory::refuse_during_capture(self, "Stream::launch_host_fn")?;
         let id = NEXT_ONE_SHOT.fetch_add(1, Ordering::Relaxed);
         lock(&ONE_SHOTS).insert(id, Box::new(f));
         let user_data = id as usize as *mut c_void;

@@ -240,3 +240,104 @@ fn a_conditional_handle_is_a_64_bit_kernel_argument() {
         Ok(())
     });
 }
+
+/// Issue 21, finding 6: a handle given to a kernel node of another graph (or of a body that
+/// is not inside the handle's graph) is refused with both graphs named; nothing is added.
+#[test]
+fn a_kernel_node_outside_the_handles_graph_refuses_it() {
+    require_gpu!();
+    run(|| {
+        let value = DeviceBuffer::from_slice(&[1u32])?;
+        let (first, second) = (Graph::new()?, Graph::new()?);
+        let foreign = first.conditional_handle(Some(1))?;
+        let err = second.add_kernel(set_condition_from(), one(), (foreign, value.ptr()), &[]).unwrap_err();
+        assert!(matches!(&err, CudaError::InvalidArgument { .. }), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("conditional handle of graph #") && text.contains("this node's graph #"),
+            "{text}"
+        );
+        assert_eq!(second.node_count()?, 0, "nothing was added");
+        // A handle made in one body serves neither the graph around it nor a sibling body.
+        let (_, [then, otherwise]) = first.add_if_else(&foreign, &[])?;
+        let for_then = then.conditional_handle(Some(0))?;
+        then.add_if(&for_then, &[])?;
+        assert!(first.add_kernel(set_condition_from(), one(), (for_then, value.ptr()), &[]).is_err());
+        assert!(otherwise.add_kernel(set_condition_from(), one(), (for_then, value.ptr()), &[]).is_err());
+        then.add_kernel(set_condition_from(), one(), (for_then, value.ptr()), &[])?;
+        first.add_kernel(set_condition_from(), one(), (foreign, value.ptr()), &[])?;
+        // An exec's per-node update is held to the node's graph the same way.
+        let third = Graph::new()?;
+        let own = third.conditional_handle(Some(0))?;
+        let set = third.add_kernel(set_condition_from(), one(), (own, value.ptr()), &[])?;
+        let (_, body) = third.add_if(&own, &[&set])?;
+        body.add_empty(&[])?;
+        let mut exec = third.instantiate::<HostLaunch>(Default::default())?;
+        let err =
+            exec.set_kernel_params(&set, set_condition_from(), one(), (foreign, value.ptr())).unwrap_err();
+        assert!(matches!(&err, CudaError::InvalidArgument { .. }), "{err}");
+        assert!(err.to_string().contains("this node's graph #"), "{err}");
+        exec.set_kernel_params(&set, set_condition_from(), one(), (own, value.ptr()))?;
+        Ok(())
+    });
+}
+
+/// Issue 21, finding 6: a stream launch with a conditional handle is refused, also under a
+/// capture into a new graph; captured into the handle's own graph (`begin_capture_to_graph`)
+/// it is allowed, and sets that graph's condition.
+#[test]
+fn a_stream_launch_takes_a_handle_only_when_captured_into_its_graph() {
+    require_gpu!();
+    run(|| {
+        set_condition_from().function()?;
+        increment_counter().function()?;
+        let (zero, counters) = (DeviceBuffer::from_slice(&[0u32])?, DeviceBuffer::<u32>::zeroed(1)?);
+        let stream = stream()?;
+        let graph = Graph::new()?;
+        let handle = graph.conditional_handle(Some(1))?;
+        let err = set_condition_from().launch(&stream, one(), (handle, zero.ptr())).unwrap_err();
+        assert!(matches!(&err, CudaError::InvalidArgument { .. }), "{err}");
+        assert!(err.to_string().contains("not capturing into that graph"), "{err}");
+
+        let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+        assert!(set_condition_from().launch(&stream, one(), (handle, zero.ptr())).is_err());
+        assert_eq!(capture.end()?.node_count()?, 0, "the refused launch was not captured");
+
+        // Captured into the handle's graph: the kernel sets the IF's condition to 0 first.
+        let capture = stream.begin_capture_to_graph(&graph, CaptureMode::ThreadLocal, &[])?;
+        set_condition_from().launch(&stream, one(), (handle, zero.ptr()))?;
+        capture.end()?;
+        let nodes = graph.nodes()?;
+        assert_eq!(nodes.len(), 1);
+        let (_, body) = graph.add_if(&handle, &[&nodes[0]])?;
+        body.add_kernel(increment_counter(), one(), (counters.ptr(), 0), &[])?;
+        graph.instantiate::<HostLaunch>(Default::default())?.launch(&stream)?;
+        stream.synchronize()?;
+        assert_eq!(counters.to_vec()?, [0], "the captured kernel set the condition (default 1) to 0");
+        Ok(())
+    });
+}
+
+/// Issue 21, finding 6, what stays allowed: a handle of the root graph used by a kernel two
+/// bodies deep (a WHILE's body, then an IF's body inside it) ends the loop as intended.
+#[test]
+fn a_handle_set_from_a_body_two_levels_down_still_drives_its_loop() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        for limit in [1u32, 4, 7] {
+            let steps = DeviceBuffer::<u32>::zeroed(1)?;
+            let graph = Graph::new()?;
+            let outer = graph.conditional_handle(Some(1))?;
+            let (_, loop_body) = graph.add_while(&outer, &[])?;
+            let always = loop_body.conditional_handle(Some(1))?;
+            let (_, if_body) = loop_body.add_if(&always, &[])?;
+            if_body.add_kernel(while_step(), one(), (outer, steps.ptr(), limit), &[])?;
+            let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+            exec.launch(&stream)?;
+            stream.synchronize()?;
+            assert_eq!(steps.to_vec()?, [limit], "the WHILE ran until the depth-2 kernel cleared it");
+        }
+        Ok(())
+    });
+}

@@ -144,7 +144,8 @@ fn device_launch_execs_instantiate_upload_and_run_from_the_host() {
         let stream = stream()?;
         let options = InstantiateOptions { upload_stream: Some(&stream), ..Default::default() };
         let exec = graph.instantiate::<DeviceLaunch>(options)?;
-        assert!(!exec.as_raw().is_null());
+        // SAFETY: the handle is only compared with null.
+        assert!(!unsafe { exec.as_raw() }.is_null());
         exec.upload(&stream)?;
         assert_eq!(launch_and_read(&exec, &data)?, expected(4, 2));
         Ok(())

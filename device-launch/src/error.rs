@@ -50,6 +50,20 @@ pub enum Error {
         /// Its kind.
         kind: NodeKind,
     },
+    /// A child-graph node holds, at some depth, a node a device-launched graph may not hold
+    /// (only when [`CHILD_GRAPH_NODES_ALLOWED`](crate::CHILD_GRAPH_NODES_ALLOWED)).
+    #[error(
+        "device-launch graphs may contain only kernel, memcpy and memset nodes, also inside child graphs; \
+         node {index} (child graph) holds at {path:?} {problem}"
+    )]
+    UnsupportedInChildGraph {
+        /// The child-graph node's position in [`GraphBuilder::nodes`](cuda_graph::graph::GraphBuilder::nodes).
+        index: usize,
+        /// The offending node's indices in the node lists of the child graphs, outermost first.
+        path: Vec<usize>,
+        /// What it is, or what it copies that is not allowed.
+        problem: String,
+    },
     /// A memcpy node copies from or to memory a device-launched graph cannot use.
     #[error(
         "device-launch graphs may copy only between device (or managed) memory; node {index} (memcpy) \
@@ -109,7 +123,7 @@ impl Error {
 }
 
 /// "a host node", "an empty node", "a batch memory operation node", …
-fn describe(kind: NodeKind) -> String {
+pub(crate) fn describe(kind: NodeKind) -> String {
     let name = match kind {
         NodeKind::Unknown(12) => "batch memory operation".to_string(),
         other => other.to_string(),
@@ -127,9 +141,9 @@ pub(crate) fn refusal(kind: NodeKind) -> &'static str {
         | NodeKind::MemAlloc
         | NodeKind::Conditional => "CUDA 13.0 refuses it with cudaErrorInvalidValue",
         NodeKind::ChildGraph => {
-            "CUDA documents only kernel, memcpy and memset nodes for device launch (CUDA 13.0 was measured \
-             to instantiate a child graph of such nodes anyway, which this crate does not rely on): add the \
-             child's nodes to this graph instead"
+            "the CUDA 13.0 header allows child graphs in device-launched graphs, but this crate refuses them \
+             until device-launch/repro/child_graph_device_launch.cu shows a child's kernel running from the \
+             device (CHILD_GRAPH_NODES_ALLOWED): add the child's nodes to this graph instead"
         }
         NodeKind::EventWait | NodeKind::MemFree => {
             "CUDA does not allow event and memory nodes in device-launch graphs (cudaErrorInvalidValue)"
@@ -176,6 +190,16 @@ mod tests {
         assert!(text(NodeKind::ChildGraph).contains("add the child's nodes"));
         assert!(text(NodeKind::Unknown(12)).contains("a batch memory operation node"));
         assert!(text(NodeKind::Unknown(77)).contains("does not know"));
+    }
+
+    #[test]
+    fn a_refused_node_inside_a_child_graph_is_named_by_its_path() {
+        let problem = format!("{} ({})", describe(NodeKind::Host), refusal(NodeKind::Host));
+        let text = Error::UnsupportedInChildGraph { index: 3, path: vec![1, 0], problem }.to_string();
+        assert!(
+            text.contains("node 3 (child graph) holds at [1, 0] a host node (CUDA 13.0 refuses"),
+            "{text}"
+        );
     }
 
     #[test]

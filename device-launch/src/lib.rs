@@ -88,12 +88,12 @@ pub use error::{Error, Result};
 pub use error_slot::{DeviceLaunchError, ErrorSlot, Operation, RawErrorSlot};
 pub use exec::{
     instantiate_for_device, take_drop_errors, DeviceGraph, DeviceGraphArg, DeviceGraphExec, ExecState,
-    UpdateError, UploadedGraphExec,
+    RawDeviceGraph, UpdateError, UploadedGraphExec,
 };
 pub use launcher::{launch_from_graph, run_on_plain_stream, Launcher};
 pub use queue::{RawQueue, WorkQueue, WorkQueueArg, MAX_CAPACITY as MAX_QUEUE_CAPACITY};
 pub use table::{DeviceGraphTable, DeviceGraphTableArg};
-pub use validate::validate;
+pub use validate::{validate, CHILD_GRAPH_NODES_ALLOWED};
 
 /// The folder holding `device_launch.cuh` (this crate's `include/`).
 pub const INCLUDE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/include");

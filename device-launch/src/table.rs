@@ -57,7 +57,7 @@ impl DeviceGraphTable {
             }
             .into());
         }
-        let raw: Vec<u64> = graphs.iter().map(|graph| graph.as_raw()).collect();
+        let raw: Vec<u64> = graphs.iter().map(|graph| graph.raw()).collect();
         let handles = DeviceBuffer::from_slice(&raw)?;
         let owners = graphs.iter().map(|graph| graph.owner().clone()).collect();
         Ok(DeviceGraphTable { inner: Arc::new(TableInner { handles, _owners: owners }) })

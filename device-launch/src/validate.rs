@@ -3,6 +3,27 @@
 //! CUDA 13.0 answers a device-launch instantiation of a graph with a node it does not allow
 //! with `cudaErrorInvalidValue` and nothing more (see `CUDA_FACTS.md`). [`validate`] finds the
 //! node first and names it: its index in [`GraphBuilder::nodes`](cuda_graph::graph::GraphBuilder::nodes), its kind and why.
+//!
+//! Child graphs: the CUDA 13.0 header (`cudaGraphInstantiate`) lists "kernel nodes, memcpy
+//! nodes, memset nodes, and child graph nodes" as what a device-launched graph may hold. The
+//! first probe behind `CUDA_FACTS.md` saw a child graph refused (what it held was not
+//! recorded); a later test saw a child of memset nodes accepted. Whether a child holding a
+//! kernel runs from the device is what `device-launch/repro/child_graph_device_launch.cu`
+//! answers; [`CHILD_GRAPH_NODES_ALLOWED`] switches this module to that answer (the checks
+//! then go inside child graphs, to any depth).
+
+/// Whether [`validate`] accepts child-graph nodes whose own nodes it would accept (checked
+/// inside, to any depth). `false` until `device-launch/repro/child_graph_device_launch.cu`
+/// has shown, on the GPU machine, that CUDA instantiates, uploads and runs from the device a
+/// graph whose child holds a kernel (its `kernel`, `nested` and `mixed` variants print `OK`).
+/// While `false`, every child-graph node is refused.
+///
+/// ```
+/// if !device_launch::CHILD_GRAPH_NODES_ALLOWED {
+///     // add the child's nodes to the graph itself instead of a child-graph node
+/// }
+/// ```
+pub const CHILD_GRAPH_NODES_ALLOWED: bool = false;
 
 use std::ffi::c_void;
 
@@ -13,13 +34,15 @@ use cuda_graph::CudaError;
 use crate::error::{Error, Result};
 
 /// Checks that `graph` may be instantiated for device launch: only kernel, memcpy and memset
-/// nodes, and memcpy nodes only between device (or managed) memory.
+/// nodes (and child graphs of such nodes when [`CHILD_GRAPH_NODES_ALLOWED`]), and memcpy
+/// nodes only between device (or managed) memory.
 ///
 /// Refused, each with [`Error::UnsupportedNode`] naming the first offending node: host,
-/// empty, event record and wait, child graph, memory alloc and free, conditional, external
-/// semaphore and batch memory operation nodes, and kinds this crate does not know. A memcpy
-/// from or to host memory (pageable, or pinned: see [`Error::UnsupportedMemcpy`]) or a CUDA array
-/// is [`Error::UnsupportedMemcpy`].
+/// empty, event record and wait, child graph (unless allowed), memory alloc and free,
+/// conditional, external semaphore and batch memory operation nodes, and kinds this crate
+/// does not know. A memcpy from or to host memory (pageable, or pinned: see
+/// [`Error::UnsupportedMemcpy`]) or a CUDA array is [`Error::UnsupportedMemcpy`]. When child
+/// graphs are allowed, an offending node inside one is [`Error::UnsupportedInChildGraph`].
 ///
 /// Not checked (CUDA's to refuse or to misbehave): kernels that use dynamic parallelism
 /// (CDP kernel launches) inside a device-launched graph, and nodes on another device.
@@ -47,37 +70,116 @@ pub fn validate(graph: &Graph) -> Result<()> {
         }
     }
     for info in nodes.iter().filter(|info| info.kind() == NodeKind::Memcpy) {
-        let mut params = sys::cudaMemcpy3DParms::default();
         // SAFETY: the node belongs to `graph`, a root graph alive and borrowed for this call.
         // It has no conditional node (refused above), so its family has no body that another
         // thread could be changing; `graph.nodes()` succeeded, so no capture into it is running
         // on this thread; and `Graph` is not `Sync`, so no other thread uses it meanwhile.
-        // `params` is writable.
-        let status = unsafe { sys::cudaGraphMemcpyNodeGetParams(info.as_node().as_raw(), &mut params) };
-        if status != sys::cudaError::cudaSuccess {
-            return Err(CudaError::from_code(status.0 as i32, "cudaGraphMemcpyNodeGetParams").into());
+        let problem = unsafe { memcpy_problem(info.as_node().as_raw()) }?;
+        if let Some(problem) = problem {
+            return Err(Error::UnsupportedMemcpy { index: info.index(), problem });
         }
-        let sides = [
-            ("source", params.srcArray.is_null(), params.srcPtr.ptr.cast_const()),
-            ("destination", params.dstArray.is_null(), params.dstPtr.ptr.cast_const()),
-        ];
-        for (side, plain, ptr) in sides {
-            let problem = if !plain {
-                Some(format!("has a CUDA array as its {side}"))
-            } else {
-                memory_problem(memory_type(ptr)?, side)
-            };
-            if let Some(problem) = problem {
-                return Err(Error::UnsupportedMemcpy { index: info.index(), problem });
+    }
+    if CHILD_GRAPH_NODES_ALLOWED {
+        for info in nodes.iter().filter(|info| info.kind() == NodeKind::ChildGraph) {
+            let mut path = Vec::new();
+            // SAFETY: as for the memcpy nodes above: a child-graph node of `graph`, which no
+            // one else uses during this call.
+            if let Some(problem) = unsafe { child_problem(info.as_node().as_raw(), &mut path) }? {
+                return Err(Error::UnsupportedInChildGraph { index: info.index(), path, problem });
             }
         }
     }
     Ok(())
 }
 
+/// Why the memcpy node `node` cannot be part of a device-launched graph, if it cannot.
+///
+/// # Safety
+/// `node` is a live memcpy node of a graph that no other thread uses during the call.
+unsafe fn memcpy_problem(node: sys::cudaGraphNode_t) -> Result<Option<String>> {
+    let mut params = sys::cudaMemcpy3DParms::default();
+    // SAFETY: `node` is a live memcpy node used by no one else (the caller's promise);
+    // `params` is writable.
+    let status = unsafe { sys::cudaGraphMemcpyNodeGetParams(node, &mut params) };
+    if status != sys::cudaError::cudaSuccess {
+        return Err(CudaError::from_code(status.0 as i32, "cudaGraphMemcpyNodeGetParams").into());
+    }
+    let sides = [
+        ("source", params.srcArray.is_null(), params.srcPtr.ptr.cast_const()),
+        ("destination", params.dstArray.is_null(), params.dstPtr.ptr.cast_const()),
+    ];
+    for (side, plain, ptr) in sides {
+        let problem = if !plain {
+            Some(format!("has a CUDA array as its {side}"))
+        } else {
+            memory_problem(memory_type(ptr)?, side)
+        };
+        if problem.is_some() {
+            return Ok(problem);
+        }
+    }
+    Ok(None)
+}
+
+/// Why the child-graph node `node` cannot be part of a device-launched graph, if it cannot:
+/// the first node inside it (at any depth) that could not, with `path` its indices from the
+/// child's node list down.
+///
+/// # Safety
+/// `node` is a live child-graph node of a graph that no other thread uses during the call.
+unsafe fn child_problem(node: sys::cudaGraphNode_t, path: &mut Vec<usize>) -> Result<Option<String>> {
+    let cuda = |status: sys::cudaError_t, call: &'static str| -> Result<()> {
+        if status == sys::cudaError::cudaSuccess {
+            Ok(())
+        } else {
+            Err(CudaError::from_code(status.0 as i32, call).into())
+        }
+    };
+    let mut child = std::ptr::null_mut();
+    // SAFETY: `node` is a live child-graph node (the caller's promise); `child` is writable.
+    // The graph returned is owned by the node, alive as long as it, and used only here.
+    cuda(
+        unsafe { sys::cudaGraphChildGraphNodeGetGraph(node, &mut child) },
+        "cudaGraphChildGraphNodeGetGraph",
+    )?;
+    let mut count = 0usize;
+    // SAFETY: `child` is alive (see above); a null array asks for the count alone.
+    cuda(unsafe { sys::cudaGraphGetNodes(child, std::ptr::null_mut(), &mut count) }, "cudaGraphGetNodes")?;
+    let mut inner = vec![std::ptr::null_mut(); count];
+    if count > 0 {
+        // SAFETY: `inner` has room for `count` node handles.
+        cuda(unsafe { sys::cudaGraphGetNodes(child, inner.as_mut_ptr(), &mut count) }, "cudaGraphGetNodes")?;
+        inner.truncate(count);
+    }
+    for (index, &inner_node) in inner.iter().enumerate() {
+        path.push(index);
+        let mut raw_kind = sys::cudaGraphNodeType::cudaGraphNodeTypeKernel;
+        // SAFETY: a live node of `child`; `raw_kind` is writable.
+        cuda(unsafe { sys::cudaGraphNodeGetType(inner_node, &mut raw_kind) }, "cudaGraphNodeGetType")?;
+        let kind = NodeKind::from_raw(raw_kind);
+        let problem = if !allowed(kind) {
+            Some(format!("{} ({})", crate::error::describe(kind), crate::error::refusal(kind)))
+        } else if kind == NodeKind::Memcpy {
+            // SAFETY: a live memcpy node of `child`, which only this call uses.
+            unsafe { memcpy_problem(inner_node) }?.map(|problem| format!("a memcpy node that {problem}"))
+        } else if kind == NodeKind::ChildGraph {
+            // SAFETY: a live child-graph node of `child`, which only this call uses.
+            unsafe { child_problem(inner_node, path) }?
+        } else {
+            None
+        };
+        if problem.is_some() {
+            return Ok(problem);
+        }
+        path.pop();
+    }
+    Ok(None)
+}
+
 /// The node kinds a device-launch graph may contain (CUDA_FACTS.md).
 pub(crate) fn allowed(kind: NodeKind) -> bool {
     matches!(kind, NodeKind::Kernel | NodeKind::Memcpy | NodeKind::Memset)
+        || (CHILD_GRAPH_NODES_ALLOWED && kind == NodeKind::ChildGraph)
 }
 
 /// What memory `ptr` points to (`cudaPointerGetAttributes`).
@@ -117,7 +219,9 @@ mod tests {
     fn only_kernel_memcpy_and_memset_nodes_are_allowed() {
         let allowed_kinds: Vec<u32> =
             (0..16).filter(|&raw| allowed(NodeKind::from_raw(sys::cudaGraphNodeType(raw)))).collect();
-        assert_eq!(allowed_kinds, [0, 1, 2]);
+        // 4 is cudaGraphNodeTypeGraph (a child graph).
+        let expected: &[u32] = if CHILD_GRAPH_NODES_ALLOWED { &[0, 1, 2, 4] } else { &[0, 1, 2] };
+        assert_eq!(allowed_kinds, expected);
     }
 
     #[test]

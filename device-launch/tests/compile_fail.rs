@@ -1,6 +1,7 @@
 //! Misuses of the upload typestate that must not compile: a handle before upload, a handle
 //! used after update, an exec dropped while a handle lives, a handle from a host-launch exec,
-//! and a borrowed handle passed to a kernel without `arg()`.
+//! a borrowed handle passed to a kernel without `arg()`, an exec moved out of its owner
+//! (`mem::replace` on the inner `GraphExec`), and a raw exec handle taken without `unsafe`.
 //! The expected compiler output is in `tests/compile_fail/*.stderr`
 //! (regenerate with `TRYBUILD=overwrite cargo test -p device-launch --test compile_fail`).
 

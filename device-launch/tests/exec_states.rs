@@ -111,7 +111,7 @@ fn an_edited_exec_uses_its_new_node_parameters_after_upload() {
         launch_from_device(&uploaded, &stream)?;
         assert_eq!(data.to_vec()?, [1; 8]);
         let mut exec = uploaded.edit()?;
-        exec.exec_mut().set_memset(&node, &data.ptr(), 9u32, 8)?;
+        exec.set_memset(&node, &data.ptr(), 9u32, 8)?;
         let uploaded = exec.upload(&stream)?;
         launch_from_device(&uploaded, &stream)?;
         assert_eq!(data.to_vec()?, [9; 8]);

@@ -7,9 +7,11 @@ mod support;
 use std::sync::Arc;
 
 use cuda_graph::graph::{AsNode, DeviceLaunch, Graph, NodeKind};
-use cuda_graph::{DeviceBuffer, Event, PinnedBuffer};
-use device_launch::{instantiate_for_device, validate, Error};
-use device_launch_kernels::dl_mark;
+use cuda_graph::{DeviceBuffer, Event, PinnedBuffer, Stream};
+use device_launch::{
+    instantiate_for_device, validate, DeviceGraphExec, Error, ErrorSlot, Launcher, CHILD_GRAPH_NODES_ALLOWED,
+};
+use device_launch_kernels::{dl_fire_and_forget_one, dl_mark};
 use gpu_test_support::require_gpu;
 use support::{one, run, stream};
 
@@ -30,8 +32,8 @@ fn allowed_prefix(graph: &Graph, data: &DeviceBuffer<u32>) -> Result<(), Error> 
 #[derive(PartialEq)]
 enum Cuda {
     Refuses,
-    /// Measured on driver 580 / CUDA 13.0 for a child graph of memset nodes; the crate still
-    /// refuses it, following CUDA's documented contract.
+    /// Measured on driver 580 / CUDA 13.0 for a child graph of memset nodes; the crate
+    /// refuses it while `CHILD_GRAPH_NODES_ALLOWED` is false.
     Accepts,
 }
 
@@ -95,7 +97,9 @@ fn child_graph_memory_event_and_conditional_nodes_are_refused_by_the_crate() {
         let graph = Graph::new()?;
         allowed_prefix(&graph, &data)?;
         let node = graph.add_child_graph(&child, &[])?;
-        assert_refused(&graph, &node, NodeKind::ChildGraph, Cuda::Accepts)?;
+        if !CHILD_GRAPH_NODES_ALLOWED {
+            assert_refused(&graph, &node, NodeKind::ChildGraph, Cuda::Accepts)?;
+        }
 
         let graph = Graph::new()?;
         allowed_prefix(&graph, &data)?;
@@ -151,6 +155,84 @@ fn a_copy_from_pinned_host_memory_is_refused_naming_the_node() {
         let err = instantiate_for_device(&graph).unwrap_err();
         assert!(matches!(err, Error::UnsupportedMemcpy { index: i, .. } if i == index), "{err}");
         assert!(err.to_string().contains("pinned host memory as its source"), "{err}");
+        Ok(())
+    });
+}
+
+/// Uploads `exec` and fire-and-forgets it once from a launcher kernel; `Ok` once the launch
+/// was accepted on the device and the stream synchronized.
+fn launch_from_device(exec: DeviceGraphExec, stream: &Stream) -> Result<(), Error> {
+    let uploaded = exec.upload(stream)?;
+    let slot = ErrorSlot::new()?;
+    Launcher::new(dl_fire_and_forget_one(), one(), (uploaded.handle().arg(), slot.ptr()))?.run(stream, &slot)
+}
+
+/// A child graph holding a kernel, in a device-launched graph: what the crate does follows
+/// `CHILD_GRAPH_NODES_ALLOWED` (set from `device-launch/repro/child_graph_device_launch.cu`).
+/// Refused while it is false (naming the node). Once true: validated inside (a host node two
+/// children deep is named by its path), instantiated, uploaded, launched from the device, and
+/// the child's kernel ran. With `PROBE_CHILD_GRAPHS=1` (or once allowed), it also records what
+/// CUDA itself does with the graph, bypassing the crate's check.
+#[test]
+fn a_child_graph_node_is_handled_as_the_probe_decided() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let mut counters = DeviceBuffer::<u32>::zeroed(2)?;
+        let child = Graph::new()?;
+        child.add_kernel(dl_mark(), one(), (counters.ptr(), 1), &[])?;
+        let graph = Graph::new()?;
+        let first = graph.add_kernel(dl_mark(), one(), (counters.ptr(), 0), &[])?;
+        let node = graph.add_child_graph(&child, &[&first])?;
+
+        let probe = std::env::var("PROBE_CHILD_GRAPHS").is_ok_and(|v| v == "1");
+        if probe || CHILD_GRAPH_NODES_ALLOWED {
+            // What CUDA does without the crate's check (the probe's `kernel` variant).
+            let outcome = match graph.instantiate::<DeviceLaunch>(Default::default()) {
+                Err(err) => format!("instantiation refused: {err}"),
+                Ok(exec) => match launch_from_device(DeviceGraphExec::from(exec), &stream) {
+                    Err(err) => format!("instantiated, device launch failed: {err}"),
+                    Ok(()) => format!(
+                        "instantiated and launched from the device; counters {:?}",
+                        counters.to_vec()?
+                    ),
+                },
+            };
+            eprintln!("CUDA with a child graph holding a kernel: {outcome}");
+            counters.copy_from_host(&[0, 0])?;
+        }
+
+        if !CHILD_GRAPH_NODES_ALLOWED {
+            let index = index_of(&graph, &node)?;
+            assert_eq!(
+                instantiate_for_device(&graph).unwrap_err(),
+                Error::UnsupportedNode { index, kind: NodeKind::ChildGraph }
+            );
+            return Ok(());
+        }
+        validate(&graph)?;
+        launch_from_device(instantiate_for_device(&graph)?, &stream)?;
+        assert_eq!(counters.to_vec()?, [1, 1], "the parent's kernel and the child's kernel ran once each");
+
+        // A refused node inside nested children is named by the path to it.
+        let inner = Graph::new()?;
+        inner.add_kernel(dl_mark(), one(), (counters.ptr(), 1), &[])?;
+        inner.add_host(|| {}, &[])?;
+        let outer = Graph::new()?;
+        outer.add_kernel(dl_mark(), one(), (counters.ptr(), 1), &[])?;
+        outer.add_child_graph(&inner, &[])?;
+        let graph = Graph::new()?;
+        graph.add_kernel(dl_mark(), one(), (counters.ptr(), 0), &[])?;
+        let node = graph.add_child_graph(&outer, &[])?;
+        let index = index_of(&graph, &node)?;
+        match validate(&graph).unwrap_err() {
+            Error::UnsupportedInChildGraph { index: i, path, problem } => {
+                assert_eq!(i, index);
+                assert_eq!(path.len(), 2, "{path:?}");
+                assert!(problem.contains("host node"), "{problem}");
+            }
+            other => panic!("{other}"),
+        }
         Ok(())
     });
 }

@@ -72,6 +72,11 @@ impl GraphBuilder {
     /// and the kernel's parameters checked against its declaration first; the buffers the
     /// arguments point into stay alive with the graph and its execs.
     ///
+    /// A [`ConditionalHandle`](super::ConditionalHandle) among `args` must come from this
+    /// graph or one enclosing it (for a body); a handle of another graph is refused
+    /// (`InvalidArgument`, naming both graphs), since CUDA leaves setting it from there
+    /// undefined.
+    ///
     /// ```no_run
     /// use cuda_graph::graph::Graph;
     /// use cuda_graph::kernel::{Kernel, LaunchConfig};
@@ -90,11 +95,13 @@ impl GraphBuilder {
         args: A,
         deps: &[&dyn AsNode],
     ) -> Result<KernelNode> {
+        const CALL: &str = "GraphBuilder::add_kernel";
+        super::conditional::check_node_handles(CALL, &self.lineage, &args)?;
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);
         with_kernel_params(kernel, &config, &args, |raw| {
             let mut params = kernel_node_params(raw);
-            self.add_node("GraphBuilder::add_kernel", &mut params, keep, deps)
+            self.add_node(CALL, &mut params, keep, deps)
         })
         .map(KernelNode)
     }

@@ -9,9 +9,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cudart_graph_sys as sys;
 
+use super::capture_gate::{enter_change, enter_queue, ChangeGuard, QueueGuard};
 use super::node::raw_deps;
 use super::{list_nodes, AsNode, Graph, GraphBuilder, GraphCore};
 use crate::error::{check, record_drop_error, Result};
+use crate::kernel::KernelArgs;
 use crate::memory::KeepAlive;
 use crate::stream::Stream;
 
@@ -42,10 +44,12 @@ impl CaptureMode {
     }
 }
 
-/// Where the owners met during a capture go: a list for the new graph, or the target family.
+/// Where the owners met during a capture go: a list for the new graph, or the target family
+/// (with the lineage of the graph or body captured into: the graphs whose conditional
+/// handles captured kernels may receive).
 enum Sink {
     New { owners: Vec<KeepAlive>, host_work: bool },
-    Into(Arc<GraphCore>),
+    Into { core: Arc<GraphCore>, lineage: Arc<[u64]> },
 }
 
 /// Captures in progress, by CUDA's capture id (shared by every stream joined into one).
@@ -70,6 +74,27 @@ pub(crate) fn any_capture_active() -> bool {
     ACTIVE_CAPTURES.load(Ordering::Acquire) != 0
 }
 
+/// What a wait that may join a stream into a capture holds (see [`enter_wait`]): the read
+/// guard while no capture of this crate runs (none can begin while it is held), else the
+/// write guard (the wait may join one: a change of capture membership).
+pub(crate) struct WaitGuard {
+    _queue: Option<QueueGuard>,
+    _change: Option<ChangeGuard>,
+}
+
+/// Enters the capture gate for `cudaStreamWaitEvent`, which joins the waiting stream into the
+/// capture that recorded the event: as a writer while a capture of this crate runs (so no
+/// launch is between its check and its call when the stream joins), else as a reader (no
+/// capture can begin while it is held, so the wait joins none of ours).
+pub(crate) fn enter_wait() -> Result<WaitGuard> {
+    let queue = enter_queue("Stream::wait_event")?;
+    if !any_capture_active() {
+        return Ok(WaitGuard { _queue: Some(queue), _change: None });
+    }
+    drop(queue);
+    Ok(WaitGuard { _queue: None, _change: Some(enter_change()) })
+}
+
 /// The id of the capture `stream` takes part in, if any.
 fn capture_id(stream: sys::cudaStream_t) -> Result<Option<u64>> {
     let mut status = sys::cudaStreamCaptureStatus::cudaStreamCaptureStatusNone;
@@ -92,35 +117,86 @@ fn capture_id(stream: sys::cudaStream_t) -> Result<Option<u64>> {
     Ok((status != sys::cudaStreamCaptureStatus::cudaStreamCaptureStatusNone).then_some(id))
 }
 
-/// For code that queues work on a stream (kernel launches, async copies, host functions):
-/// when `stream` is capturing through this crate, keeps `owners` alive as long as the
-/// captured graph and its execs. `host_work` says the work calls a host function (one of
-/// `owners`), so execs wait for their last launch before dropping it. Returns whether it
-/// kept them; `false` when the stream is not capturing (or was put in capture mode by raw
-/// calls, whose caller then owns that duty).
+/// For code that queues work on a stream (kernel launches, async copies, host functions),
+/// called under the capture gate ([`enter_queue`], held until the work is queued): when
+/// `stream` is capturing through this crate, keeps `owners()` alive as long as the captured
+/// graph and its execs. `host_work` says the work calls a host function (one of `owners`),
+/// so execs wait for their last launch before dropping it. Returns whether it kept them;
+/// `false` when the stream is not capturing (or was put in capture mode by raw calls, whose
+/// caller then owns that duty).
 pub(crate) fn retain_for_capture(
+    _gate: &QueueGuard,
     stream: sys::cudaStream_t,
-    owners: Vec<KeepAlive>,
+    owners: impl FnOnce() -> Vec<KeepAlive>,
     host_work: bool,
 ) -> Result<bool> {
+    with_capture_sink(stream, |sink| match sink {
+        Some(sink) => {
+            sink.retain(owners(), host_work);
+            Ok(true)
+        }
+        None => Ok(false),
+    })
+}
+
+/// Runs `f` with the registry entry of the capture `stream` takes part in (`None` when it
+/// does not capture, or captures through raw calls). Call it under the capture gate.
+fn with_capture_sink<R>(
+    stream: sys::cudaStream_t,
+    f: impl FnOnce(Option<&mut Sink>) -> Result<R>,
+) -> Result<R> {
     if !any_capture_active() {
-        return Ok(false);
+        return f(None);
     }
-    let Some(id) = capture_id(stream)? else { return Ok(false) };
-    Ok(captures(|map| match map.get_mut(&id) {
-        Some(Sink::New { owners: list, host_work: any_host_work }) => {
-            list.extend(owners);
-            *any_host_work |= host_work;
-            true
+    let Some(id) = capture_id(stream)? else { return f(None) };
+    captures(|map| f(map.get_mut(&id)))
+}
+
+impl Sink {
+    fn retain(&mut self, owners: Vec<KeepAlive>, host_work: bool) {
+        match self {
+            Sink::New { owners: list, host_work: any_host_work } => {
+                list.extend(owners);
+                *any_host_work |= host_work;
+            }
+            Sink::Into { core, .. } => {
+                let mut state = core.state();
+                state.keep_alive.extend(owners);
+                state.host_work |= host_work;
+            }
         }
-        Some(Sink::Into(core)) => {
-            let mut state = core.state();
-            state.keep_alive.extend(owners);
-            state.host_work |= host_work;
-            true
+    }
+}
+
+/// The checks and bookkeeping of a kernel launched on `stream` while a capture of this crate
+/// may run, or with a conditional handle among its arguments (under the capture gate, until
+/// the launch is queued):
+/// - a conditional handle is allowed only when the launch is captured into the graph that
+///   created it or a body inside that graph (`begin_capture_to_graph`); anywhere else
+///   (a plain stream launch, a capture into a new graph or another graph) it is refused;
+/// - when captured, the captured graph keeps what the arguments point into.
+#[cold]
+#[inline(never)]
+pub(crate) fn prepare_kernel_launch<A: KernelArgs>(
+    _gate: &QueueGuard,
+    stream: &Stream,
+    args: &A,
+) -> Result<()> {
+    with_capture_sink(stream.as_raw(), |sink| {
+        if A::HAS_CONDITIONAL_HANDLE {
+            let lineage = match &sink {
+                Some(Sink::Into { lineage, .. }) => Some(&**lineage),
+                _ => None,
+            };
+            super::conditional::check_launch_handles(lineage, args)?;
         }
-        None => false,
-    }))
+        if let Some(sink) = sink {
+            let mut owners = Vec::new();
+            args.keep_alive(&mut owners);
+            sink.retain(owners, false);
+        }
+        Ok(())
+    })
 }
 
 impl Stream {
@@ -128,6 +204,11 @@ impl Stream {
     /// Nothing queued runs until the graph is launched. [`CaptureGuard::end`] gives the
     /// graph; dropping the guard (on an early return or a panic) ends the capture and throws
     /// the partial graph away, so the stream is usable again.
+    ///
+    /// Other threads may go on queuing work on this stream (`Stream` is `Sync`): whatever the
+    /// capture records, from any thread, has its buffers kept by the graph. Beginning the
+    /// capture and registering where those buffers go is one step for every launch of this
+    /// crate (see the capture gate in `graph/capture_gate.rs`), and so is ending it.
     ///
     /// ```no_run
     /// use cuda_graph::graph::{CaptureMode, HostLaunch};
@@ -139,12 +220,29 @@ impl Stream {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn begin_capture(&self, mode: CaptureMode) -> Result<CaptureGuard<'_>> {
-        // SAFETY: the stream is alive (borrowed for the guard's life).
-        check(unsafe { sys::cudaStreamBeginCapture(self.as_raw(), mode.raw()) }, "cudaStreamBeginCapture")?;
-        // From here on, the guard ends the capture if anything fails.
-        let mut guard = CaptureGuard { stream: self, id: 0, done: false, _not_send: PhantomData };
-        guard.id = capture_id(self.as_raw())?.unwrap_or_default();
-        captures(|map| map.insert(guard.id, Sink::New { owners: Vec::new(), host_work: false }));
+        let id = {
+            // Begun and registered under the gate: no launch sees one without the other.
+            let _change = enter_change();
+            // SAFETY: the stream is alive (borrowed for the guard's life).
+            check(
+                unsafe { sys::cudaStreamBeginCapture(self.as_raw(), mode.raw()) },
+                "cudaStreamBeginCapture",
+            )?;
+            let id = capture_id(self.as_raw());
+            if let Ok(Some(id)) = id {
+                captures(|map| map.insert(id, Sink::New { owners: Vec::new(), host_work: false }));
+            }
+            id
+        };
+        // The gate is open again before the guard exists: its drop enters the gate itself.
+        // From here on, the guard ends the capture if anything failed.
+        let guard = CaptureGuard {
+            stream: self,
+            id: id.as_ref().ok().copied().flatten(),
+            done: false,
+            _not_send: PhantomData,
+        };
+        id?;
         Ok(guard)
     }
 
@@ -179,27 +277,43 @@ impl Stream {
             graph.core.clear_capturing();
             return Err(err);
         }
-        // SAFETY: stream and graph are alive (borrowed for the guard's life); no other call on
-        // the graph runs (the family is marked as captured into); `deps` are its nodes.
-        let status = unsafe {
-            sys::cudaStreamBeginCaptureToGraph(
-                self.as_raw(),
-                graph.raw,
-                deps.as_ptr(),
-                ptr::null(),
-                deps.len(),
-                mode.raw(),
-            )
+        let id = {
+            // Begun and registered under the gate: no launch sees one without the other.
+            let _change = enter_change();
+            // SAFETY: stream and graph are alive (borrowed for the guard's life); no other call
+            // on the graph runs (the family is marked as captured into); `deps` are its nodes.
+            let status = unsafe {
+                sys::cudaStreamBeginCaptureToGraph(
+                    self.as_raw(),
+                    graph.raw,
+                    deps.as_ptr(),
+                    ptr::null(),
+                    deps.len(),
+                    mode.raw(),
+                )
+            };
+            if let Err(err) = check(status, "cudaStreamBeginCaptureToGraph") {
+                graph.core.clear_capturing();
+                return Err(err);
+            }
+            let id = capture_id(self.as_raw());
+            if let Ok(Some(id)) = id {
+                let sink = Sink::Into { core: graph.core.clone(), lineage: graph.lineage.clone() };
+                captures(|map| map.insert(id, sink));
+            }
+            id
         };
-        if let Err(err) = check(status, "cudaStreamBeginCaptureToGraph") {
-            graph.core.clear_capturing();
-            return Err(err);
-        }
-        // From here on, the guard ends the capture if anything fails.
-        let mut guard =
-            CaptureToGraphGuard { stream: self, graph, before, id: 0, done: false, _not_send: PhantomData };
-        guard.id = capture_id(self.as_raw())?.unwrap_or_default();
-        captures(|map| map.insert(guard.id, Sink::Into(graph.core.clone())));
+        // The gate is open again before the guard exists: its drop enters the gate itself.
+        // From here on, the guard ends the capture if anything failed.
+        let guard = CaptureToGraphGuard {
+            stream: self,
+            graph,
+            before,
+            id: id.as_ref().ok().copied().flatten(),
+            done: false,
+            _not_send: PhantomData,
+        };
+        id?;
         Ok(guard)
     }
 
@@ -221,17 +335,20 @@ impl Stream {
 
 /// Ends the capture on `stream` and forgets the owners sink of capture `id`, returning CUDA's
 /// status and graph (null on failure), and the sink.
-fn end_capture(stream: &Stream, id: u64) -> (sys::cudaError_t, sys::cudaGraph_t, Option<Sink>) {
+fn end_capture(stream: &Stream, id: Option<u64>) -> (sys::cudaError_t, sys::cudaGraph_t, Option<Sink>) {
+    // Ended and unregistered under the gate: a launch that handed its owners to this capture
+    // has been queued (so captured) before the capture ends.
+    let _change = enter_change();
     let mut raw = ptr::null_mut();
     // SAFETY: the stream is alive and capturing (begun by the guard that calls this).
     let status = unsafe { sys::cudaStreamEndCapture(stream.as_raw(), &mut raw) };
-    (status, raw, captures(|map| map.remove(&id)))
+    (status, raw, id.and_then(|id| captures(|map| map.remove(&id))))
 }
 
 /// For a guard dropped without `end`: ends the capture (see [`end_capture`]), recording its
 /// error unless the capture was invalidated (what the drop cleans up, not an error to
 /// report), and returns CUDA's graph (null on failure).
-fn abandon_capture(stream: &Stream, id: u64) -> sys::cudaGraph_t {
+fn abandon_capture(stream: &Stream, id: Option<u64>) -> sys::cudaGraph_t {
     let (status, raw, _sink) = end_capture(stream, id);
     if status != sys::cudaError::cudaErrorStreamCaptureInvalidated {
         record_drop_error(status, "cudaStreamEndCapture");
@@ -250,7 +367,8 @@ fn abandon_capture(stream: &Stream, id: u64) -> sys::cudaGraph_t {
 #[must_use = "dropping the guard ends the capture and discards what it recorded"]
 pub struct CaptureGuard<'s> {
     stream: &'s Stream,
-    id: u64,
+    /// The capture's id (`None` if CUDA did not say: then nothing was registered).
+    id: Option<u64>,
     done: bool,
     _not_send: PhantomData<*const ()>,
 }
@@ -303,7 +421,7 @@ pub struct CaptureToGraphGuard<'a> {
     stream: &'a Stream,
     graph: &'a GraphBuilder,
     before: Vec<sys::cudaGraphNode_t>,
-    id: u64,
+    id: Option<u64>,
     done: bool,
     _not_send: PhantomData<*const ()>,
 }

@@ -3,17 +3,25 @@
 
 use cudart_graph_sys as sys;
 
-use super::{AsNode, GraphBuilder, NodeRef};
+use std::sync::Arc;
+
+use super::{AsNode, GraphBuilder, GraphCore, NodeRef};
 use crate::error::{check, CudaError, Result};
-use crate::kernel::KernelParam;
+use crate::kernel::{KernelArgs, KernelParam};
 
 /// The value a conditional node tests (`cudaGraphConditionalHandle`), created by
 /// [`GraphBuilder::conditional_handle`]. Kernels set it with `cudaGraphSetConditional(handle,
 /// value)`; it is a kernel argument of type `cudaGraphConditionalHandle` (a 64-bit integer),
 /// which this type is.
 ///
-/// A handle may serve conditional nodes of the graph that created it and of the bodies
-/// nested inside that graph; anywhere else it is refused.
+/// A handle is tied to the graph that created it: it may serve conditional nodes of that
+/// graph and of the bodies nested inside it, and be given to kernel nodes there (or to
+/// kernels captured there with
+/// [`Stream::begin_capture_to_graph`](crate::Stream::begin_capture_to_graph)). Anywhere else
+/// (a kernel node of another graph, a plain stream launch) it is refused with an error naming
+/// both graphs: CUDA leaves `cudaGraphSetConditional` from outside the handle's graph
+/// undefined. The raw value is therefore not handed out by safe code
+/// ([`as_raw`](ConditionalHandle::as_raw) is `unsafe`; the kernel argument is opaque).
 ///
 /// ```no_run
 /// use cuda_graph::graph::{ConditionalHandle, Graph};
@@ -29,30 +37,144 @@ use crate::kernel::KernelParam;
 ///     Ok(graph)
 /// }
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ConditionalHandle {
     raw: sys::cudaGraphConditionalHandle,
     graph: u64,
     default: Option<u32>,
 }
 
+impl std::fmt::Debug for ConditionalHandle {
+    /// The graph and default value; not the raw handle (see [`ConditionalHandle::as_raw`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConditionalHandle")
+            .field("graph", &self.graph)
+            .field("default", &self.default)
+            .finish()
+    }
+}
+
 impl ConditionalHandle {
-    /// The raw handle, as kernels receive it (for kernels declared with a `u64` parameter).
-    pub fn as_raw(&self) -> u64 {
+    /// The raw handle, as kernels receive it, for calls and kernels this crate does not
+    /// check (a kernel declared with a `u64` parameter, say).
+    ///
+    /// # Safety
+    /// The value must reach only code that sets the condition from a kernel of the graph
+    /// that created this handle (a node of it or of a body inside it, at any depth), and
+    /// only while an exec of that graph runs: no other kernel, stream launch or graph may
+    /// call `cudaGraphSetConditional` with it (CUDA leaves that undefined, and concurrent
+    /// launches of other execs would race on it).
+    ///
+    /// ```no_run
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// let handle = graph.conditional_handle(Some(1))?;
+    /// // SAFETY: the value is only printed, never given to a kernel.
+    /// println!("{:#x}", unsafe { handle.as_raw() });
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn as_raw(&self) -> u64 {
         self.raw
     }
 
     /// The value assigned at the start of every launch, if one was given.
+    ///
+    /// ```no_run
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// assert_eq!(graph.conditional_handle(Some(4))?.default_value(), Some(4));
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
     pub fn default_value(&self) -> Option<u32> {
         self.default
     }
 }
 
-// SAFETY: `cudaGraphConditionalHandle` is `unsigned long long`, passed by value: a u64.
+/// A [`ConditionalHandle`] as a kernel receives it (`cudaGraphConditionalHandle`, an
+/// `unsigned long long`): opaque, so that [`KernelParam::raw`] hands out no usable value.
+///
+/// ```
+/// assert_eq!(std::mem::size_of::<cuda_graph::graph::RawConditionalHandle>(), 8);
+/// ```
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub struct RawConditionalHandle(u64);
+
+impl std::fmt::Debug for RawConditionalHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RawConditionalHandle(..)")
+    }
+}
+
+// SAFETY: `cudaGraphConditionalHandle` is `unsigned long long`, passed by value: the raw form
+// is a transparent u64. The handle's graph is reported, so kernel nodes and launches outside
+// it are refused (`check_node_handles`, `check_launch_handles`).
 unsafe impl KernelParam for ConditionalHandle {
-    type Raw = u64;
-    fn raw(&self) -> u64 {
-        self.raw
+    type Raw = RawConditionalHandle;
+    fn raw(&self) -> RawConditionalHandle {
+        RawConditionalHandle(self.raw)
+    }
+    const IS_CONDITIONAL_HANDLE: bool = true;
+    fn conditional_graph(&self) -> Option<u64> {
+        Some(self.graph)
+    }
+}
+
+/// Refuses a kernel node (added to, or set in, the graph whose lineage is `lineage`: ids
+/// from the root down to it) whose arguments hold a conditional handle of a graph outside
+/// that lineage.
+pub(crate) fn check_node_handles<A: KernelArgs>(call: &'static str, lineage: &[u64], args: &A) -> Result<()> {
+    if !A::HAS_CONDITIONAL_HANDLE {
+        return Ok(());
+    }
+    let mut foreign = None;
+    args.conditional_graphs(&mut |graph| {
+        if !lineage.contains(&graph) {
+            foreign.get_or_insert(graph);
+        }
+    });
+    match foreign {
+        None => Ok(()),
+        Some(graph) => Err(CudaError::invalid(
+            call,
+            format!(
+                "the kernel's arguments hold a conditional handle of graph #{graph}, and this node's graph #{} is \
+                 neither that graph nor a body inside it: a kernel may set only the conditions of its own graph \
+                 (cudaGraphSetConditional from another graph is undefined)",
+                lineage.last().copied().unwrap_or_default()
+            ),
+        )),
+    }
+}
+
+/// The lineage (ids from the root down) of graph `graph` of the family `core`: the root, or
+/// a body made by a conditional node.
+pub(crate) fn lineage_of(core: &GraphCore, graph: u64) -> Arc<[u64]> {
+    if graph == core.id() {
+        return Arc::from([graph]);
+    }
+    // A node's graph is always the root or a registered body; an unknown id only gets itself,
+    // which refuses more, never less.
+    core.state().body_lineages.get(&graph).cloned().unwrap_or_else(|| Arc::from([graph]))
+}
+
+/// Refuses a stream launch whose arguments hold a conditional handle, unless the stream is
+/// capturing into the handle's graph or a body inside it (`lineage`: that graph's ids from
+/// the root down; `None` when not capturing into an existing graph of this crate).
+pub(crate) fn check_launch_handles<A: KernelArgs>(lineage: Option<&[u64]>, args: &A) -> Result<()> {
+    const CALL: &str = "Kernel::launch";
+    match lineage {
+        Some(lineage) => check_node_handles(CALL, lineage, args),
+        None => {
+            let mut graph = 0;
+            args.conditional_graphs(&mut |g| graph = g);
+            Err(CudaError::invalid(
+                CALL,
+                format!(
+                    "the arguments hold a conditional handle of graph #{graph}, and the stream is not capturing \
+                     into that graph: only kernels of graph #{graph} (its nodes, or work captured into it with \
+                     Stream::begin_capture_to_graph) may set its conditions"
+                ),
+            ))
+        }
     }
 }
 
@@ -299,7 +421,13 @@ impl GraphBuilder {
         }
         // SAFETY: `out` holds `size` graph handles (see above).
         let raw_bodies = unsafe { std::slice::from_raw_parts(out, size as usize) };
-        let bodies = raw_bodies.iter().map(|&raw| self.body(raw)).collect();
+        let bodies: Vec<GraphBuilder> = raw_bodies.iter().map(|&raw| self.body(raw)).collect();
+        // Kept so that per-node updates of an exec can check handles against a node's body.
+        let mut state = self.core.state();
+        for body in &bodies {
+            state.body_lineages.insert(body.id, body.lineage.clone());
+        }
+        drop(state);
         Ok((ConditionalNode { node, kind, bodies: size }, bodies))
     }
 }
@@ -337,7 +465,34 @@ mod tests {
     #[test]
     fn a_handle_is_a_64_bit_kernel_argument() {
         let handle = ConditionalHandle { raw: 0xdead_beef_0000_0001, graph: 1, default: Some(3) };
-        assert_eq!(KernelParam::raw(&handle), 0xdead_beef_0000_0001);
+        assert_eq!(KernelParam::raw(&handle).0, 0xdead_beef_0000_0001);
         assert_eq!(<(ConditionalHandle,) as crate::KernelArgs>::layout()[0].size, 8);
+        assert_eq!(<(ConditionalHandle,) as crate::KernelArgs>::layout()[0].align, 8);
+        assert!(!format!("{handle:?}").contains("dead"), "Debug does not show the raw handle");
+    }
+
+    #[test]
+    fn kernel_nodes_take_handles_of_their_graph_and_enclosing_ones_only() {
+        let handle = ConditionalHandle { raw: 5, graph: 2, default: None };
+        assert!(check_node_handles("add_kernel", &[2], &(handle, 1u32)).is_ok());
+        assert!(check_node_handles("add_kernel", &[2, 9, 11], &(1u32, handle)).is_ok());
+        let err = check_node_handles("add_kernel", &[3, 4], &(handle,)).unwrap_err();
+        assert!(
+            err.to_string().contains("conditional handle of graph #2, and this node's graph #4"),
+            "{err}"
+        );
+        let other = ConditionalHandle { raw: 6, graph: 7, default: None };
+        let err = check_node_handles("add_kernel", &[2], &(handle, other)).unwrap_err();
+        assert!(err.to_string().contains("graph #7"), "the second handle is checked too: {err}");
+        assert!(check_node_handles("add_kernel", &[3], &(1u32, 2u64)).is_ok(), "no handle, no check");
+    }
+
+    #[test]
+    fn stream_launches_take_handles_only_when_captured_into_their_graph() {
+        let handle = ConditionalHandle { raw: 5, graph: 2, default: None };
+        let err = check_launch_handles(None, &(handle,)).unwrap_err();
+        assert!(err.to_string().contains("not capturing into that graph"), "{err}");
+        assert!(check_launch_handles(Some(&[2, 8]), &(handle,)).is_ok());
+        assert!(check_launch_handles(Some(&[3]), &(handle,)).is_err());
     }
 }

@@ -58,7 +58,9 @@ pub enum HostLaunch {}
 /// ```no_run
 /// let graph = cuda_graph::graph::Graph::new()?;
 /// let exec = graph.instantiate::<cuda_graph::graph::DeviceLaunch>(Default::default())?;
-/// let handle_for_kernels = exec.as_raw();
+/// // SAFETY: no kernel receives the handle before the exec is uploaded, and the exec is
+/// // neither updated nor dropped while one may launch it (see `GraphExec::as_raw`).
+/// let handle_for_kernels = unsafe { exec.as_raw() };
 /// # Ok::<(), cuda_graph::CudaError>(())
 /// ```
 #[derive(Debug)]
@@ -619,15 +621,28 @@ impl<M: LaunchMode> GraphExec<M> {
     }
 
     /// The raw exec, for calls this crate does not wrap; for [`DeviceLaunch`] execs, the
-    /// `cudaGraphExec_t` that kernels launch (the `device-launch` crate hands it out only
-    /// once uploaded). The exec still owns it.
+    /// `cudaGraphExec_t` that kernels launch (the `device-launch` crate hands it out safely,
+    /// once uploaded, as a kernel argument that keeps the exec alive and blocks updates). The
+    /// exec still owns it, and knows nothing of what is done with the raw value: updating,
+    /// dropping (which may park the exec for reuse by another graph) or moving it out of a
+    /// wrapper does not wait for kernels that were given the value.
+    ///
+    /// # Safety
+    /// Every use of the returned handle must end before this exec is updated (whole graph or
+    /// per node), dropped, or replaced: in particular, a kernel or graph given the value may
+    /// launch it from the device only while the exec is alive, unchanged and uploaded, and the
+    /// caller must wait for such kernels (and the launches they made) to complete before any
+    /// of those. Raw calls must not destroy the handle, and a raw update or node change must
+    /// point the nodes only at what outlives every later launch of the exec (the exec keeps
+    /// alive only what this crate's calls gave it).
     ///
     /// ```no_run
     /// let exec = cuda_graph::graph::Graph::new()?.instantiate::<cuda_graph::graph::DeviceLaunch>(Default::default())?;
-    /// assert!(!exec.as_raw().is_null());
+    /// // SAFETY: the handle is only compared, never used.
+    /// assert!(!unsafe { exec.as_raw() }.is_null());
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn as_raw(&self) -> sys::cudaGraphExec_t {
+    pub unsafe fn as_raw(&self) -> sys::cudaGraphExec_t {
         self.raw
     }
 
@@ -664,6 +679,8 @@ impl<M: LaunchMode> GraphExec<M> {
     /// stream that a capture of this crate records: add the graph as a child graph node
     /// ([`GraphBuilder::add_child_graph`](super::GraphBuilder::add_child_graph)) instead.
     pub fn launch(&self, stream: &Stream) -> Result<()> {
+        // Held until the launch is queued: no capture begins on `stream` after the check.
+        let _gate = crate::graph::enter_queue("GraphExec::launch")?;
         if crate::graph::any_capture_active() && stream.is_capturing()? {
             // The captured launch would run with later launches of the captured graph, which
             // keep nothing of this exec alive and which its fences cannot see.

@@ -36,6 +36,7 @@
 
 mod build;
 mod capture;
+mod capture_gate;
 mod conditional;
 mod dot;
 mod event;
@@ -61,7 +62,7 @@ use crate::error::{check, record_drop_error, CudaError, Result};
 use crate::memory::KeepAlive;
 
 pub use capture::{CaptureGuard, CaptureMode, CaptureToGraphGuard};
-pub use conditional::{ConditionalHandle, ConditionalKind, ConditionalNode};
+pub use conditional::{ConditionalHandle, ConditionalKind, ConditionalNode, RawConditionalHandle};
 pub use event::{EventRecordNode, EventWaitNode};
 pub use exec::{DeviceLaunch, GraphExec, HostLaunch, InstantiateOptions, LaunchMode};
 pub use host::HostNode;
@@ -73,8 +74,8 @@ pub use params::MemsetElement;
 pub use recycle::{exec_pool_stats, set_exec_pool_capacity, ExecPoolStats, DEFAULT_EXEC_POOL_CAPACITY};
 pub use update::UpdateRefusal;
 
-#[allow(unused_imports)] // for `Kernel::launch` and the stream copies, which call it while capturing
-pub(crate) use capture::{any_capture_active, retain_for_capture};
+pub(crate) use capture::{any_capture_active, enter_wait, prepare_kernel_launch, retain_for_capture};
+pub(crate) use capture_gate::{enter_queue, QueueGuard};
 
 /// Ids for graph definitions (roots and bodies); never reused, so a stale node is refused.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -101,6 +102,9 @@ pub(crate) struct CoreState {
     pub(crate) host_work: bool,
     /// The thread capturing into a graph of this family (the stream then writes its nodes).
     capturing_on: Option<ThreadId>,
+    /// Per conditional body of the family, its lineage (ids from the root down): the graphs
+    /// whose conditional handles its kernel nodes may receive.
+    pub(crate) body_lineages: std::collections::HashMap<u64, Arc<[u64]>>,
 }
 
 impl CoreState {
@@ -129,7 +133,12 @@ impl GraphCore {
             raw,
             id: next_id(),
             name_refs: std::sync::atomic::AtomicUsize::new(0),
-            state: Mutex::new(CoreState { keep_alive: keep_alive.into(), host_work, capturing_on: None }),
+            state: Mutex::new(CoreState {
+                keep_alive: keep_alive.into(),
+                host_work,
+                capturing_on: None,
+                body_lineages: Default::default(),
+            }),
             idle: Condvar::new(),
         })
     }

@@ -61,6 +61,11 @@ impl NodeRef {
     pub(crate) fn root_id(&self) -> u64 {
         self.root
     }
+
+    /// The id of the graph (root or body) this node was added to.
+    pub(crate) fn graph_id(&self) -> u64 {
+        self.graph
+    }
 }
 
 /// Anything that names a node: every typed node handle, [`NodeRef`] and [`NodeInfo`].

@@ -244,6 +244,10 @@ impl<M: LaunchMode> GraphExec<M> {
     ) -> Result<()> {
         const CALL: &str = "GraphExec::set_kernel_params";
         let node = self.own_node(CALL, node)?;
+        if A::HAS_CONDITIONAL_HANDLE {
+            let lineage = super::conditional::lineage_of(&self.source, node.graph_id());
+            super::conditional::check_node_handles(CALL, &lineage, &args)?;
+        }
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);
         self.set_node(CALL, node, keep, |exec, exec_node| {

@@ -25,7 +25,10 @@ pub struct ParamLayout {
 ///
 /// # Safety
 /// `Raw` must have exactly the size, alignment and bit layout of the C++ parameter type the
-/// kernel declares for it (`T*` for [`DevicePtr<T>`], the same scalar for numbers).
+/// kernel declares for it (`T*` for [`DevicePtr<T>`], the same scalar for numbers). A type
+/// whose raw form carries a conditional handle (wrapping a
+/// [`ConditionalHandle`](crate::graph::ConditionalHandle)) must report it through
+/// `IS_CONDITIONAL_HANDLE` and `conditional_graph`: the defaults report none.
 pub unsafe trait KernelParam: Send + Sync + 'static {
     /// The bytes the kernel receives.
     type Raw: Copy + Send + 'static;
@@ -34,6 +37,24 @@ pub unsafe trait KernelParam: Send + Sync + 'static {
     /// What must stay alive while a launch or node uses this value (the buffer a pointer
     /// points into).
     fn keep_alive(&self) -> Option<KeepAlive> {
+        None
+    }
+    /// True for [`ConditionalHandle`](crate::graph::ConditionalHandle), which may reach only
+    /// kernels of its own graph; launches check handles only when an argument list has one.
+    ///
+    /// ```
+    /// use cuda_graph::{graph::ConditionalHandle, KernelParam};
+    /// assert!(!<u32 as KernelParam>::IS_CONDITIONAL_HANDLE);
+    /// assert!(<ConditionalHandle as KernelParam>::IS_CONDITIONAL_HANDLE);
+    /// ```
+    const IS_CONDITIONAL_HANDLE: bool = false;
+    /// For a conditional handle, the id of the graph that created it (kernel nodes of other
+    /// graphs and stream launches refuse it); `None` for everything else.
+    ///
+    /// ```
+    /// assert_eq!(cuda_graph::KernelParam::conditional_graph(&7u32), None);
+    /// ```
+    fn conditional_graph(&self) -> Option<u64> {
         None
     }
 }
@@ -64,7 +85,10 @@ plain_params!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, usize, isize);
 ///
 /// # Safety
 /// `layout` must describe `Packed`'s fields in order, and `pointers` must return one pointer
-/// per parameter, each to the corresponding raw value inside `packed`.
+/// per parameter, each to the corresponding raw value inside `packed`. An argument list with
+/// a [`ConditionalHandle`](crate::graph::ConditionalHandle) must say so
+/// (`HAS_CONDITIONAL_HANDLE`) and report its graph (`conditional_graphs`): the defaults
+/// report none.
 pub unsafe trait KernelArgs: Send + Sync + 'static {
     /// Number of parameters.
     const COUNT: usize;
@@ -81,6 +105,25 @@ pub unsafe trait KernelArgs: Send + Sync + 'static {
     fn pointers(packed: &mut Self::Packed) -> Self::Pointers;
     /// Pushes what these arguments need kept alive.
     fn keep_alive(&self, out: &mut Vec<KeepAlive>);
+    /// Whether a parameter is a conditional handle ([`KernelParam::IS_CONDITIONAL_HANDLE`]).
+    ///
+    /// ```
+    /// use cuda_graph::{graph::ConditionalHandle, DevicePtr, KernelArgs};
+    /// assert!(!<(DevicePtr<u32>, u32)>::HAS_CONDITIONAL_HANDLE);
+    /// assert!(<(ConditionalHandle, u32)>::HAS_CONDITIONAL_HANDLE);
+    /// ```
+    const HAS_CONDITIONAL_HANDLE: bool = false;
+    /// Calls `f` with the graph of each conditional handle among the arguments
+    /// ([`KernelParam::conditional_graph`]).
+    ///
+    /// ```
+    /// let mut graphs = Vec::new();
+    /// cuda_graph::KernelArgs::conditional_graphs(&(1u32, 2.0f32), &mut |graph| graphs.push(graph));
+    /// assert!(graphs.is_empty());
+    /// ```
+    fn conditional_graphs(&self, f: &mut dyn FnMut(u64)) {
+        let _ = f;
+    }
 }
 
 macro_rules! tuple_args {
@@ -105,6 +148,11 @@ macro_rules! tuple_args {
             #[allow(unused_variables)]
             fn keep_alive(&self, out: &mut Vec<KeepAlive>) {
                 $(out.extend(self.$index.keep_alive());)*
+            }
+            const HAS_CONDITIONAL_HANDLE: bool = false $(|| $name::IS_CONDITIONAL_HANDLE)*;
+            #[allow(unused_variables)]
+            fn conditional_graphs(&self, f: &mut dyn FnMut(u64)) {
+                $(if let Some(graph) = self.$index.conditional_graph() { f(graph) })*
             }
         }
     };

@@ -16,6 +16,12 @@ impl<A: KernelArgs> Kernel<A> {
     /// (too much shared memory, say) is returned here, and the thread's last-error slot is
     /// cleared of it, so it cannot be reported again by an unrelated later call.
     ///
+    /// A [`ConditionalHandle`](crate::graph::ConditionalHandle) argument is refused
+    /// (`InvalidArgument`, nothing queued) unless `stream` is capturing into the graph that
+    /// created the handle, or a body inside it
+    /// ([`Stream::begin_capture_to_graph`](crate::Stream::begin_capture_to_graph)): setting a
+    /// condition from outside its graph is undefined in CUDA.
+    ///
     /// Memory: the arguments are copied into the launch, so `args` is dropped when this call
     /// returns. The buffers its pointers point into may be dropped right after, too: a
     /// [`DeviceBuffer`](crate::DeviceBuffer) is freed only after the work queued before its
@@ -40,14 +46,15 @@ impl<A: KernelArgs> Kernel<A> {
     pub fn launch(&self, stream: &Stream, config: LaunchConfig, args: A) -> Result<()> {
         config.validate()?;
         let function = self.function()?;
+        // From the capture check until CUDA has the launch, no capture begins, ends or joins
+        // this stream (see `graph::capture_gate`): what the check sees is what the launch meets.
+        let gate = crate::graph::enter_queue("Kernel::launch")?;
         // A launch recorded by stream capture runs whenever the graph runs, long after this
-        // call: the captured graph must then own the buffers the arguments point into.
-        if crate::graph::any_capture_active() {
-            let mut owners = Vec::new();
-            args.keep_alive(&mut owners);
-            if !owners.is_empty() {
-                crate::graph::retain_for_capture(stream.as_raw(), owners, false)?;
-            }
+        // call: the captured graph must then own the buffers the arguments point into. A
+        // conditional handle is allowed only when captured into its own graph. Both are
+        // compile-time or one-atomic-load checks while no capture runs.
+        if A::HAS_CONDITIONAL_HANDLE || crate::graph::any_capture_active() {
+            crate::graph::prepare_kernel_launch(&gate, stream, &args)?;
         }
         // A free queued on the legacy stream is not ordered after this launch on a
         // non-blocking stream: mark the stream-ordered buffers it uses, whose drop then waits
@@ -89,6 +96,7 @@ impl<A: KernelArgs> Kernel<A> {
             // SAFETY: no arguments; reads and resets this thread's last-error slot.
             let _previous = unsafe { sys::cudaGetLastError() };
         }
+        drop(gate);
         check(status, "cudaLaunchKernel")
     }
 }

@@ -36,17 +36,28 @@
 //! then fence or check against slices of the buffer. Use the graph memcpy nodes instead
 //! ([`GraphBuilder::add_memcpy_from_host`](crate::GraphBuilder::add_memcpy_from_host),
 //! [`add_memcpy_to_host`](crate::GraphBuilder::add_memcpy_to_host)), whose launches do both.
+//! Each call holds the capture gate (`graph/capture_gate.rs`) from its capture check to its
+//! CUDA call, so a capture begun by another thread cannot start between the two.
 
 use cudart_graph_sys as sys;
 
 use crate::error::{check, CudaError, Result};
+use crate::graph::QueueGuard;
 use crate::memory::pinned::DeviceAccess;
 use crate::memory::{DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
 use crate::stream::Stream;
 
 /// Refuses `call` while `stream` is being captured (`cudaStreamIsCapturing`): work captured
-/// into a graph that this crate does not see would not keep its memory alive.
-pub(crate) fn refuse_during_capture(stream: &Stream, call: &'static str) -> Result<()> {
+/// into a graph that this crate does not see would not keep its memory alive. On success,
+/// returns the capture gate (see `graph::capture_gate`): hold it until the work is queued,
+/// so that no capture begins on `stream` between this check and the CUDA call.
+pub(crate) fn refuse_during_capture(stream: &Stream, call: &'static str) -> Result<QueueGuard> {
+    let gate = crate::graph::enter_queue(call)?;
+    refuse_if_capturing(&gate, stream, call)?;
+    Ok(gate)
+}
+
+fn refuse_if_capturing(_gate: &QueueGuard, stream: &Stream, call: &'static str) -> Result<()> {
     let mut status = sys::cudaStreamCaptureStatus::cudaStreamCaptureStatusNone;
     // SAFETY: the stream is alive; `status` is a valid, writable capture status.
     check(unsafe { sys::cudaStreamIsCapturing(stream.as_raw(), &mut status) }, "cudaStreamIsCapturing")?;
@@ -62,12 +73,17 @@ pub(crate) fn refuse_during_capture(stream: &Stream, call: &'static str) -> Resu
 
 /// Lets device-only work be queued on `stream`: at once when it is not capturing; when it
 /// captures through this crate, after handing `owners` to the captured graph; refused under a
-/// capture started by raw calls.
-fn retain_if_capturing(stream: &Stream, call: &'static str, owners: Vec<KeepAlive>) -> Result<()> {
-    if crate::graph::retain_for_capture(stream.as_raw(), owners, false)? {
-        return Ok(());
+/// capture started by raw calls. Returns the capture gate: hold it until the work is queued.
+fn retain_if_capturing(
+    stream: &Stream,
+    call: &'static str,
+    owners: impl FnOnce() -> Vec<KeepAlive>,
+) -> Result<QueueGuard> {
+    let gate = crate::graph::enter_queue(call)?;
+    if !crate::graph::retain_for_capture(&gate, stream.as_raw(), owners, false)? {
+        refuse_if_capturing(&gate, stream, call)?;
     }
-    refuse_during_capture(stream, call)
+    Ok(gate)
 }
 
 fn expect_same_len(target: usize, source: usize, call: &'static str) -> Result<()> {
@@ -139,7 +155,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if self.bytes() == 0 {
             return Ok(());
         }
-        refuse_during_capture(stream, call)?;
+        let _gate = refuse_during_capture(stream, call)?;
         self.note_use_on(stream);
         let (dst, src, kind) = match access {
             DeviceAccess::Reads => {
@@ -179,7 +195,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if self.bytes() == 0 {
             return Ok(());
         }
-        retain_if_capturing(stream, CALL, vec![self.keep_alive(), src.keep_alive()])?;
+        let _gate = retain_if_capturing(stream, CALL, || vec![self.keep_alive(), src.keep_alive()])?;
         self.note_use_on(stream);
         src.note_use_on(stream);
         // SAFETY: both allocations hold `bytes()` bytes and live until the copy is done, or as
@@ -215,7 +231,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if self.bytes() == 0 {
             return Ok(());
         }
-        retain_if_capturing(stream, "DeviceBuffer::memset_async", vec![self.keep_alive()])?;
+        let _gate = retain_if_capturing(stream, "DeviceBuffer::memset_async", || vec![self.keep_alive()])?;
         self.note_use_on(stream);
         // SAFETY: the allocation holds `bytes()` bytes and lives until the memset is done, or
         // as long as the graph capturing it (see the module docs); any bit pattern is a valid T.

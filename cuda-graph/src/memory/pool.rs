@@ -417,7 +417,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
                 len,
             ));
         }
-        crate::memory::refuse_during_capture(stream, call)?;
+        let _gate = crate::memory::refuse_during_capture(stream, call)?;
         let (device, blocking_stream) = stream_device_and_blocking(stream)?;
         let own_pool;
         let pool = match pool {

@@ -8,6 +8,6 @@ fn main() -> Result<(), device_launch::Error> {
     let uploaded = device_launch::instantiate_for_device(&graph)?.upload(&stream)?;
     let handle = uploaded.handle();
     drop(uploaded);
-    println!("{}", handle.as_raw());
+    println!("{handle:?}");
     Ok(())
 }

@@ -16,7 +16,12 @@
 //! - no exec dropped while a `DeviceGraph<'_>` lives;
 //! - no handle from a host-launch exec: only this module makes `DeviceGraph`s, and only from
 //!   execs instantiated with the device-launch flag (launching a host exec from the device is
-//!   `cudaErrorIllegalAddress` on CUDA 13.0, which kills the context).
+//!   `cudaErrorIllegalAddress` on CUDA 13.0, which kills the context);
+//! - no exec moved out of its owner: no `&mut GraphExec` leaves this module (the per-node
+//!   setters are forwarded, see `edit.rs`), so `mem::replace` cannot leave kernels the handle
+//!   of an exec parked for reuse or destroyed;
+//! - no raw handle from safe code: [`DeviceGraph::as_raw`] (like `GraphExec::as_raw`) is
+//!   `unsafe`, its contract the rules above, which a plain number cannot enforce.
 //!
 //! The one rule checked at run time: a [`DeviceGraphArg`] (what a kernel receives) is `'static`
 //! and shares ownership of the exec, so graph nodes can hold it. While any exists (or a
@@ -32,6 +37,8 @@ use cuda_graph::{sys, CudaError, KeepAlive, KernelParam, Stream};
 
 use crate::error::{Error, Result};
 use crate::validate::validate;
+
+mod edit;
 
 /// Instantiates `graph` for device launch after [`validate`](crate::validate) has checked
 /// that every node may be launched from the device (naming the first that may not).
@@ -68,7 +75,12 @@ pub(crate) struct ExecOwner {
 
 impl ExecOwner {
     fn new(exec: GraphExec<DeviceLaunch>) -> ExecOwner {
-        let raw = exec.as_raw() as u64;
+        // SAFETY: the owner keeps the exec for its whole life and never moves it out (no
+        // `&mut GraphExec` leaves this module); the value reaches kernels only through
+        // `DeviceGraphArg`s and tables, which hold the owner (so update and edit refuse) and
+        // mark it given to kernels (so edit and drop wait for the device first), or through
+        // `DeviceGraph::as_raw`, whose caller promises the same.
+        let raw = unsafe { exec.as_raw() } as u64;
         let mut device = 0;
         // SAFETY: `device` is a valid out-pointer. On failure device 0 is assumed (the call
         // only fails without a usable device, and then no exec exists to wrap).
@@ -226,18 +238,6 @@ impl DeviceGraphExec {
         self.owner.exec_mut().update(graph)?;
         Ok(())
     }
-
-    /// The exec, for per-node updates (`set_kernel_params`, `set_memset`, …) before upload.
-    /// No kernel can hold it in this state.
-    ///
-    /// ```no_run
-    /// # fn f(exec: &mut device_launch::DeviceGraphExec, node: cuda_graph::graph::MemsetNode, data: &cuda_graph::DeviceBuffer<u32>) -> device_launch::Result<()> {
-    /// exec.exec_mut().set_memset(&node, &data.ptr(), 9u32, data.len())?;
-    /// # Ok(()) }
-    /// ```
-    pub fn exec_mut(&mut self) -> &mut GraphExec<DeviceLaunch> {
-        self.owner.exec_mut()
-    }
 }
 
 /// An uploaded device-launch exec: the only state that hands out [`DeviceGraph`] handles.
@@ -339,13 +339,13 @@ impl UploadedGraphExec {
     }
 
     /// Returns to the not-uploaded state without changing the exec, for per-node updates
-    /// through [`DeviceGraphExec::exec_mut`]. Refused like [`update`](UploadedGraphExec::update)
+    /// ([`DeviceGraphExec::set_memset`] and its siblings). Refused like [`update`](UploadedGraphExec::update)
     /// while holders remain; synchronizes the device when the handle was given to kernels.
     ///
     /// ```no_run
     /// # fn f(uploaded: device_launch::UploadedGraphExec, node: cuda_graph::graph::MemsetNode, data: &cuda_graph::DeviceBuffer<u32>, stream: &cuda_graph::Stream) -> device_launch::Result<()> {
     /// let mut exec = uploaded.edit()?;
-    /// exec.exec_mut().set_memset(&node, &data.ptr(), 1u32, data.len())?;
+    /// exec.set_memset(&node, &data.ptr(), 1u32, data.len())?;
     /// let uploaded = exec.upload(stream)?;
     /// # Ok(()) }
     /// ```
@@ -424,7 +424,8 @@ pub enum ExecState {
 /// # fn f(uploaded: &device_launch::UploadedGraphExec) {
 /// let handle = uploaded.handle();
 /// let (a, b) = (handle, handle); // Copy
-/// assert_eq!(a.as_raw(), b.as_raw());
+/// let (a, b) = (a.arg(), b.arg()); // two kernel arguments for the same exec
+/// assert_eq!(uploaded.holders(), 2);
 /// # }
 /// ```
 #[derive(Clone, Copy)]
@@ -453,15 +454,27 @@ impl<'a> DeviceGraph<'a> {
         DeviceGraphArg { owner: self.owner.clone() }
     }
 
-    /// The raw `cudaGraphExec_t` as a number. Passing it to a kernel as a plain `u64` keeps
-    /// nothing alive and escapes the update rule: prefer [`arg`](DeviceGraph::arg).
+    /// The raw `cudaGraphExec_t` as a number, for kernels and calls this crate does not
+    /// check. Prefer [`arg`](DeviceGraph::arg), which keeps the exec alive and makes updates
+    /// refuse while a kernel may launch it: the plain number does neither.
+    ///
+    /// # Safety
+    /// A kernel (or anything else) that is given the value may launch the exec only while
+    /// its [`UploadedGraphExec`] is alive, uploaded and unchanged: the caller must ensure that
+    /// every such kernel, and the device launches it made, has completed before the exec is
+    /// updated, edited ([`UploadedGraphExec::edit`]) or dropped, and that no copy of the value
+    /// is used after. (Marking the exec as given to kernels makes edit and drop synchronize
+    /// the device first, which covers kernels already queued, but not a copy of the number
+    /// used later.) The value must not be destroyed or updated through raw calls.
     ///
     /// ```no_run
     /// # fn f(uploaded: &device_launch::UploadedGraphExec) {
-    /// assert_ne!(uploaded.handle().as_raw(), 0);
+    /// // SAFETY: the value is only compared, never given to a kernel.
+    /// assert_ne!(unsafe { uploaded.handle().as_raw() }, 0);
     /// # }
     /// ```
-    pub fn as_raw(self) -> u64 {
+    pub unsafe fn as_raw(self) -> u64 {
+        self.given_to_kernels();
         self.owner.raw
     }
 
@@ -469,6 +482,12 @@ impl<'a> DeviceGraph<'a> {
     pub(crate) fn owner(self) -> &'a Arc<ExecOwner> {
         self.given_to_kernels();
         self.owner
+    }
+
+    /// The raw handle, for [`DeviceGraphTable`](crate::DeviceGraphTable), which takes the
+    /// owner too (so marks the exec given to kernels and holds it).
+    pub(crate) fn raw(self) -> u64 {
+        self.owner.raw
     }
 
     fn given_to_kernels(self) {
@@ -504,12 +523,28 @@ impl std::fmt::Debug for DeviceGraphArg {
     }
 }
 
+/// A [`DeviceGraphArg`] as a kernel receives it (`cudaGraphExec_t`): opaque, so that
+/// [`KernelParam::raw`] hands out no number that outlives the argument.
+///
+/// ```
+/// assert_eq!(std::mem::size_of::<device_launch::RawDeviceGraph>(), 8);
+/// ```
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub struct RawDeviceGraph(u64);
+
+impl std::fmt::Debug for RawDeviceGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RawDeviceGraph(..)")
+    }
+}
+
 // SAFETY: a `cudaGraphExec_t` is a pointer-sized opaque handle (8 bytes, 8-aligned on every
-// CUDA platform), passed by value: exactly `u64`.
+// CUDA platform), passed by value: exactly a transparent `u64`.
 unsafe impl KernelParam for DeviceGraphArg {
-    type Raw = u64;
-    fn raw(&self) -> u64 {
-        self.owner.raw
+    type Raw = RawDeviceGraph;
+    fn raw(&self) -> RawDeviceGraph {
+        RawDeviceGraph(self.owner.raw)
     }
     fn keep_alive(&self) -> Option<KeepAlive> {
         Some(self.owner.clone())
