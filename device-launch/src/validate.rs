@@ -5,25 +5,21 @@
 //! node first and names it: its index in [`GraphBuilder::nodes`](cuda_graph::graph::GraphBuilder::nodes), its kind and why.
 //!
 //! Child graphs: the CUDA 13.0 header (`cudaGraphInstantiate`) lists "kernel nodes, memcpy
-//! nodes, memset nodes, and child graph nodes" as what a device-launched graph may hold. The
-//! first probe behind `CUDA_FACTS.md` saw a child graph refused (what it held was not
-//! recorded); a later test saw a child of memset nodes accepted. Whether a child holding a
-//! kernel runs from the device is what `device-launch/repro/child_graph_device_launch.cu`
-//! answers; [`CHILD_GRAPH_NODES_ALLOWED`] switches this module to that answer (the checks
-//! then go inside child graphs, to any depth).
+//! nodes, memset nodes, and child graph nodes" as what a device-launched graph may hold, and
+//! the H100 agrees: `device-launch/repro/child_graph_device_launch.cu` (plain CUDA C++)
+//! instantiated, uploaded and launched from a kernel graphs whose child held a kernel, a
+//! memset, a kernel + memset + memcpy chain, a nested child, or nothing, and every node ran
+//! (`device-launch/repro/child_graph_device_launch.h100.txt`). So [`validate`] accepts child
+//! graphs and applies its checks inside them, to any depth.
 
 /// Whether [`validate`] accepts child-graph nodes whose own nodes it would accept (checked
-/// inside, to any depth). `false` until `device-launch/repro/child_graph_device_launch.cu`
-/// has shown, on the GPU machine, that CUDA instantiates, uploads and runs from the device a
-/// graph whose child holds a kernel (its `kernel`, `nested` and `mixed` variants print `OK`).
-/// While `false`, every child-graph node is refused.
+/// inside, to any depth): `true`, as measured on CUDA 13.0 (see the module docs). When it is
+/// `false` (a driver that refuses them), every child-graph node is refused.
 ///
 /// ```
-/// if !device_launch::CHILD_GRAPH_NODES_ALLOWED {
-///     // add the child's nodes to the graph itself instead of a child-graph node
-/// }
+/// assert!(device_launch::CHILD_GRAPH_NODES_ALLOWED);
 /// ```
-pub const CHILD_GRAPH_NODES_ALLOWED: bool = false;
+pub const CHILD_GRAPH_NODES_ALLOWED: bool = true;
 
 use std::ffi::c_void;
 
