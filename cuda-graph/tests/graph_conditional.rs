@@ -15,7 +15,7 @@ mod typed {
     use cuda_graph::graph::ConditionalHandle;
     use cuda_graph::DevicePtr;
     cuda_graph::kernels! {
-        pub fn set_condition_from(handle: ConditionalHandle, value: DevicePtr<u32>);
+        pub unsafe fn set_condition_from(handle: ConditionalHandle, value: DevicePtr<u32>);
     }
 }
 

@@ -54,6 +54,9 @@ unsafe impl KernelParam for ConditionalHandle {
     fn raw(&self) -> u64 {
         self.raw
     }
+    fn cpp_type() -> String {
+        "u64".to_string()
+    }
 }
 
 /// Which kind of conditional node.

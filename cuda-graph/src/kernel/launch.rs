@@ -24,7 +24,7 @@ impl<A: KernelArgs> Kernel<A> {
     /// ```no_run
     /// use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, DevicePtr, Stream};
     /// cuda_graph::kernels! {
-    ///     fn add_scalar(data: DevicePtr<u32>, n: u32, value: u32);
+    ///     unsafe fn add_scalar(data: DevicePtr<u32>, n: u32, value: u32);
     /// }
     /// let stream = Stream::new()?;
     /// let data = DeviceBuffer::from_slice(&[1u32, 2, 3])?;

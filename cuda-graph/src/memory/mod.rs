@@ -4,12 +4,14 @@
 
 mod async_ops;
 mod buffer;
+mod const_ptr;
 mod pinned;
 mod pinned_slice;
 mod pool;
 mod repr;
 
 pub use buffer::{DeviceBuffer, DevicePtr};
+pub use const_ptr::DeviceConstPtr;
 pub use pinned::PinnedBuffer;
 pub use pinned_slice::{PinnedSlice, PinnedSliceMut};
 pub use pool::{MemoryPool, MemoryPoolOptions};

@@ -7,11 +7,11 @@ use crate::workload::Workload;
 
 cuda_graph::kernels! {
     /// Static split: block b processes the b-th contiguous tile of `ceil(n / gridDim.x)` items.
-    pub fn awq_static_tiles(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32);
+    pub unsafe fn awq_static_tiles(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32);
     /// Dynamic: each thread claims one item at a time with `atomicAdd(next, 1)`.
-    pub fn awq_dynamic_per_thread(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32, next: DevicePtr<u32>);
+    pub unsafe fn awq_dynamic_per_thread(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32, next: DevicePtr<u32>);
     /// Warp-leader batching: a leader claims `batch` items per atomic, `__shfl_sync` shares it.
-    pub fn awq_warp_batched(
+    pub unsafe fn awq_warp_batched(
         costs: DevicePtr<u32>,
         out: DevicePtr<u32>,
         n: u32,
@@ -21,7 +21,7 @@ cuda_graph::kernels! {
     );
     /// Hierarchical: a block claims `chunk` items globally, its warps claim 32 at a time from
     /// that chunk through a shared-memory counter.
-    pub fn awq_hierarchical(
+    pub unsafe fn awq_hierarchical(
         costs: DevicePtr<u32>,
         out: DevicePtr<u32>,
         n: u32,

@@ -8,7 +8,7 @@ use cuda_graph::{DeviceBuffer, DevicePtr, Result, Stream};
 
 cuda_graph::kernels! {
     /// One step of the chain: `dst[i] = mix(src[i], mul, add)` for `i < n`.
-    pub fn cg_step(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
+    pub unsafe fn cg_step(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
 }
 
 /// The constants of one kernel of the chain.

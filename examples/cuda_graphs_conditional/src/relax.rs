@@ -9,7 +9,7 @@ use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Event, PinnedBuffer
 
 cuda_graph::kernels! {
     /// The WHILE body: one sweep; the last one calls `cudaGraphSetConditional(handle, 0)`.
-    fn cgc_relax_while(
+    unsafe fn cgc_relax_while(
         handle: ConditionalHandle,
         x: DevicePtr<f32>,
         b: DevicePtr<f32>,
@@ -20,7 +20,7 @@ cuda_graph::kernels! {
         state: DevicePtr<u32>,
     );
     /// The host-driven loop's step: one sweep; `state[2]` says whether to go on.
-    fn cgc_relax_host(
+    unsafe fn cgc_relax_host(
         x: DevicePtr<f32>,
         b: DevicePtr<f32>,
         n: u32,

@@ -9,11 +9,11 @@ use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Event, Result, Stre
 
 cuda_graph::kernels! {
     /// Sets `handle` to `(inputs[*cursor] >> shift) & mask` (one thread).
-    fn cgc_set_field(handle: ConditionalHandle, inputs: DevicePtr<u32>, cursor: DevicePtr<u32>, shift: u32, mask: u32);
+    unsafe fn cgc_set_field(handle: ConditionalHandle, inputs: DevicePtr<u32>, cursor: DevicePtr<u32>, shift: u32, mask: u32);
     /// Records that `body` ran: `trace[*cursor] |= 1 << body`, `counters[body] += 1`.
-    fn cgc_mark(trace: DevicePtr<u32>, counters: DevicePtr<u32>, cursor: DevicePtr<u32>, body: u32);
+    unsafe fn cgc_mark(trace: DevicePtr<u32>, counters: DevicePtr<u32>, cursor: DevicePtr<u32>, body: u32);
     /// `*cursor += 1`: on to the next input.
-    fn cgc_advance(cursor: DevicePtr<u32>);
+    unsafe fn cgc_advance(cursor: DevicePtr<u32>);
 }
 
 /// The bodies, by the bit each sets in an input's trace (and its counter's index).

@@ -8,7 +8,7 @@ use crate::model::{stage_maps, Affine, PASSES, STAGES};
 
 cuda_graph::kernels! {
     /// One stage: `out[i]` = three affine passes over `in[i]`.
-    fn cgp_stage(
+    unsafe fn cgp_stage(
         input: DevicePtr<u32>,
         output: DevicePtr<u32>,
         n: u32,

@@ -15,7 +15,7 @@ use crate::sweep::dgl_work;
 
 cuda_graph::kernels! {
     /// Launches `graphs[0..n)` (mode 1 fire-and-forget, 2 tail) without stopping at a refusal.
-    fn dgl_launch_many(
+    unsafe fn dgl_launch_many(
         graphs: DeviceGraphTableArg,
         n: u32,
         mode: u32,
@@ -23,9 +23,9 @@ cuda_graph::kernels! {
         slot: DevicePtr<RawErrorSlot>,
     );
     /// A node that waits for `*release`, then adds 1 to `counters[index]`.
-    fn dgl_wait_for_release(release: DevicePtr<u32>, counters: DevicePtr<u32>, index: u32);
+    unsafe fn dgl_wait_for_release(release: DevicePtr<u32>, counters: DevicePtr<u32>, index: u32);
     /// Fire-and-forgets `graph` twice (the second while the first is pending), then releases it.
-    fn dgl_launch_twice(graph: DeviceGraphArg, release: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
+    unsafe fn dgl_launch_twice(graph: DeviceGraphArg, release: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
 }
 
 /// One limit probe: the check's name, whether the expected refusal came back (and nothing

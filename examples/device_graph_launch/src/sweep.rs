@@ -15,9 +15,9 @@ use crate::cuda;
 
 cuda_graph::kernels! {
     /// One work node: `counters[index] += amount`, then `done += 1`.
-    pub(crate) fn dgl_work(counters: DevicePtr<u32>, index: u32, amount: u32, done: DevicePtr<u32>);
+    pub(crate) unsafe fn dgl_work(counters: DevicePtr<u32>, index: u32, amount: u32, done: DevicePtr<u32>);
     /// The self-relaunching scheduler (see `kernels/scheduler.cu`).
-    fn dgl_scheduler(
+    unsafe fn dgl_scheduler(
         graphs: DeviceGraphTableArg,
         copies: u32,
         mode: u32,

@@ -42,7 +42,7 @@ use serde_json::json;
 cuda_graph::kernels! {
     /// The CDP2 parent: a warp per cell; fire-and-forgets `dp_refine` for refined cells and
     /// tail-launches `dp_reduce`.
-    fn dp_parent(
+    unsafe fn dp_parent(
         v: DevicePtr<u32>,
         cells: u32,
         points: u32,
@@ -56,7 +56,7 @@ cuda_graph::kernels! {
         slot: DevicePtr<RawErrorSlot>,
     );
     /// The host-driven version's inspection (flags and coarse outputs, no launches).
-    fn dp_inspect(
+    unsafe fn dp_inspect(
         v: DevicePtr<u32>,
         cells: u32,
         points: u32,
@@ -66,7 +66,7 @@ cuda_graph::kernels! {
         flags: DevicePtr<u32>,
     );
     /// The child: refined outputs of one cell; counts itself in `ran`.
-    fn dp_refine(
+    unsafe fn dp_refine(
         v: DevicePtr<u32>,
         n: u32,
         cell: u32,
@@ -76,11 +76,11 @@ cuda_graph::kernels! {
         ran: DevicePtr<u32>,
     );
     /// The reduction: `cell_sums[c]` = sum of cell c's outputs (a block per cell).
-    fn dp_reduce(out: DevicePtr<u32>, points: u32, cell_sums: DevicePtr<u64>);
+    unsafe fn dp_reduce(out: DevicePtr<u32>, points: u32, cell_sums: DevicePtr<u64>);
     /// Post-processing node 1: the total of the cell sums.
-    fn dp_post_total(cell_sums: DevicePtr<u64>, cells: u32, total: DevicePtr<u64>);
+    unsafe fn dp_post_total(cell_sums: DevicePtr<u64>, cells: u32, total: DevicePtr<u64>);
     /// Post-processing node 2: each cell's share in millionths; counts the graph's runs.
-    fn dp_post_share(
+    unsafe fn dp_post_share(
         cell_sums: DevicePtr<u64>,
         cells: u32,
         total: DevicePtr<u64>,
@@ -88,7 +88,7 @@ cuda_graph::kernels! {
         runs: DevicePtr<u32>,
     );
     /// The launcher: fire-and-forgets the post-processing graph when any cell was refined.
-    fn dp_dispatch(
+    unsafe fn dp_dispatch(
         post: DeviceGraphArg,
         flags: DevicePtr<u32>,
         cells: u32,

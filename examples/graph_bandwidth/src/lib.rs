@@ -27,7 +27,7 @@ use serde_json::json;
 
 cuda_graph::kernels! {
     /// Writes word i of `out` (as 32-bit words) as `pattern(i, seed)`, for `i < words`.
-    pub fn gb_fill(out: DevicePtr<u8>, words: u32, seed: u32);
+    pub unsafe fn gb_fill(out: DevicePtr<u8>, words: u32, seed: u32);
 }
 
 const KIB: u64 = 1 << 10;

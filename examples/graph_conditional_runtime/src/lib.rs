@@ -28,13 +28,13 @@ use serde_json::json;
 
 cuda_graph::kernels! {
     /// The predicate, setting an IF/ELSE node's condition (one warp).
-    fn gcr_predicate_graph(handle: ConditionalHandle, data: DevicePtr<u32>, n: u32);
+    unsafe fn gcr_predicate_graph(handle: ConditionalHandle, data: DevicePtr<u32>, n: u32);
     /// The predicate, storing its decision in `flag[0]` (one warp).
-    fn gcr_predicate_host(flag: DevicePtr<u32>, data: DevicePtr<u32>, n: u32);
+    unsafe fn gcr_predicate_host(flag: DevicePtr<u32>, data: DevicePtr<u32>, n: u32);
     /// The heavy update: `rounds` LCG steps per element; records code 1 in the trace.
-    fn gcr_heavy(data: DevicePtr<u32>, n: u32, rounds: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
+    unsafe fn gcr_heavy(data: DevicePtr<u32>, n: u32, rounds: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
     /// The light update; records code 2 in the trace.
-    fn gcr_light(data: DevicePtr<u32>, n: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
+    unsafe fn gcr_light(data: DevicePtr<u32>, n: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
 }
 
 /// What to run.

@@ -9,7 +9,7 @@ use cuda_graph::{DeviceBuffer, DevicePtr, MemoryPool, Result, Stream};
 
 cuda_graph::kernels! {
     /// One stage: `dst[i] = mix(src[i], mul, add)` for `i < n`.
-    pub fn gm_stage(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
+    pub unsafe fn gm_stage(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
 }
 
 /// Threads per block of every launch.

@@ -9,19 +9,19 @@ use cuda_graph::{DeviceBuffer, DevicePtr, GraphExec, Result, Stream};
 
 cuda_graph::kernels! {
     /// (1) `dst = src * a`.
-    pub fn kf_scale(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, a: f32);
+    pub unsafe fn kf_scale(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, a: f32);
     /// (2) `dst = src + other`.
-    pub fn kf_add(src: DevicePtr<f32>, other: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32);
+    pub unsafe fn kf_add(src: DevicePtr<f32>, other: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32);
     /// (3) `dst = min(max(src, lo), hi)`.
-    pub fn kf_clamp(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, lo: f32, hi: f32);
+    pub unsafe fn kf_clamp(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, lo: f32, hi: f32);
     /// (4) `dst = src + c`.
-    pub fn kf_shift(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, c: f32);
+    pub unsafe fn kf_shift(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, c: f32);
     /// (5) `dst = sqrt(src)`.
-    pub fn kf_sqrt(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32);
+    pub unsafe fn kf_sqrt(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32);
     /// (6) `dst = src * g + b`.
-    pub fn kf_affine(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, g: f32, b: f32);
+    pub unsafe fn kf_affine(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, g: f32, b: f32);
     /// All six operations in one pass over `x` and `y`.
-    pub fn kf_fused(
+    pub unsafe fn kf_fused(
         x: DevicePtr<f32>,
         y: DevicePtr<f32>,
         out: DevicePtr<f32>,

@@ -25,7 +25,7 @@ use serde_json::json;
 
 cuda_graph::kernels! {
     /// `acc[0] = (acc[0] ^ value) * 16777619` by one thread: a tiny kernel.
-    pub fn kl_tick(acc: DevicePtr<u32>, value: u32);
+    pub unsafe fn kl_tick(acc: DevicePtr<u32>, value: u32);
 }
 
 /// The most kernels per iteration (and nodes per graph).

@@ -37,7 +37,7 @@ use serde_json::json;
 
 cuda_graph::kernels! {
     /// The host-driven router: a thread per token, no launches.
-    fn moe_route(
+    unsafe fn moe_route(
         x: DevicePtr<u32>,
         gate: DevicePtr<u32>,
         tokens: u32,
@@ -50,7 +50,7 @@ cuda_graph::kernels! {
     );
     /// The device router: routes, then its last block fire-and-forgets the busy experts'
     /// graphs and tail-launches the combine graph.
-    fn moe_route_dispatch(
+    unsafe fn moe_route_dispatch(
         x: DevicePtr<u32>,
         gate: DevicePtr<u32>,
         tokens: u32,
@@ -65,7 +65,7 @@ cuda_graph::kernels! {
         slot: DevicePtr<RawErrorSlot>,
     );
     /// One expert over the tokens routed to it (a grid-stride loop: any count, any grid).
-    fn moe_expert(
+    unsafe fn moe_expert(
         x: DevicePtr<u32>,
         w: DevicePtr<u32>,
         lists: DevicePtr<u32>,
@@ -77,9 +77,9 @@ cuda_graph::kernels! {
         out: DevicePtr<u32>,
     );
     /// The combine: gate-weighted sum of every token's expert outputs.
-    fn moe_combine(out: DevicePtr<u32>, gates: DevicePtr<u32>, tokens: u32, d: u32, top_k: u32, y: DevicePtr<u32>);
+    unsafe fn moe_combine(out: DevicePtr<u32>, gates: DevicePtr<u32>, tokens: u32, d: u32, top_k: u32, y: DevicePtr<u32>);
     /// After the combine: totals, counts and ticket reset, steps counted.
-    fn moe_finalize(counters: DevicePtr<u32>, experts: u32);
+    unsafe fn moe_finalize(counters: DevicePtr<u32>, experts: u32);
 }
 
 /// Threads per block of the routers, a token each (`MOE_ROUTE_THREADS`).

@@ -41,7 +41,7 @@ use serde_json::json;
 
 cuda_graph::kernels! {
     /// One item: the next entry of its kind's list, transformed, counted and reported done.
-    fn ps_item(
+    unsafe fn ps_item(
         input: DevicePtr<u32>,
         output: DevicePtr<u32>,
         width: u32,
@@ -55,7 +55,7 @@ cuda_graph::kernels! {
     );
     /// The persistent scheduler: claims a batch, launches one graph per item, relaunches
     /// itself while items remain.
-    fn ps_scheduler(
+    unsafe fn ps_scheduler(
         queue: WorkQueueArg,
         kinds: DevicePtr<u32>,
         lists: DevicePtr<u32>,

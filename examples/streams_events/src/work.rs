@@ -6,7 +6,7 @@ use cuda_graph::{DevicePtr, Result, Stream};
 
 cuda_graph::kernels! {
     /// `out[i] = mix(in[i], rounds, salt)` for `i < n`, one element per thread.
-    pub fn se_work(input: DevicePtr<u32>, output: DevicePtr<u32>, n: u32, rounds: u32, salt: u32);
+    pub unsafe fn se_work(input: DevicePtr<u32>, output: DevicePtr<u32>, n: u32, rounds: u32, salt: u32);
 }
 
 /// Threads per block of every launch.

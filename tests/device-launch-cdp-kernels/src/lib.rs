@@ -18,7 +18,7 @@ cuda_graph::kernels! {
     /// device_launch_cdp_kernels::dl_cdp_parent().function()?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn dl_cdp_parent(
+    pub unsafe fn dl_cdp_parent(
         counters: DevicePtr<u32>,
         children: u32,
         spin_cycles: u64,

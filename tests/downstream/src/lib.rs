@@ -9,9 +9,9 @@ use device_launch::{instantiate_for_device, DeviceGraphArg, ErrorSlot, Launcher,
 
 cuda_graph::kernels! {
     /// `data[i] += value`.
-    pub fn downstream_add(data: DevicePtr<u32>, n: u32, value: u32);
+    pub unsafe fn downstream_add(data: DevicePtr<u32>, n: u32, value: u32);
     /// Fire-and-forgets `work`, counting accepted launches in `launched`.
-    pub fn downstream_scheduler(work: DeviceGraphArg, launched: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
+    pub unsafe fn downstream_scheduler(work: DeviceGraphArg, launched: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
 }
 
 /// What one run observed.
