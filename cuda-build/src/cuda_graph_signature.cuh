@@ -5,7 +5,8 @@
 // returning the kernel's parameter types in canonical, Rust-flavoured spelling, separated by
 // ", ": integers by size and signedness whatever the typedef (i8 u8 i16 u16 i32 u32 i64 u64
 // i128 u128), bool, f32, f64, pointers as `*mut T` / `*const T` (nested), `c_void` for void,
-// arrays as `[T; N]`, and classes, structs and enums by their C++ qualified name.
+// arrays as `[T; N]`, `cuda_graph::slice<T>` as `cuda_graph::slice<*mut T>` (`<*const T>`
+// for `slice<const T>`), and classes, structs and enums by their C++ qualified name.
 // `volatile` is dropped (it changes no layout and no permission). `cuda_graph::kernels!`
 // declares the function next to the kernel and compares the list with its Rust declaration.
 #pragma once
@@ -19,7 +20,23 @@
 #include <typeinfo>
 #include <cxxabi.h>
 
+namespace cuda_graph {
+template <class T>
+struct slice;
+}  // namespace cuda_graph
+
 namespace cuda_graph_signature {
+
+template <class T>
+struct slice_element {
+    static constexpr bool is_slice = false;
+};
+
+template <class T>
+struct slice_element<cuda_graph::slice<T>> {
+    static constexpr bool is_slice = true;
+    using type = T;
+};
 
 // The demangled name of a type's `std::type_info`.
 inline std::string demangle(const char* mangled) {
@@ -69,6 +86,9 @@ std::string canonical() {
         return "f32";
     } else if constexpr (std::is_same_v<U, double>) {
         return "f64";
+    } else if constexpr (slice_element<U>::is_slice) {
+        // `cuda_graph::slice<T>` (cuda_graph.cuh) names its element as a pointer would.
+        return "cuda_graph::slice<" + canonical<typename slice_element<U>::type*>() + ">";
     } else if constexpr (std::is_array_v<U> && std::extent_v<U> != 0) {
         return "[" + canonical<std::remove_extent_t<U>>() + "; " + std::to_string(std::extent_v<U>) + "]";
     } else {

@@ -19,7 +19,9 @@ use crate::toolkit::{Toolkit, ToolkitNotFound};
 /// declared in Rust but not compiled here fails to link, and compares the list with its Rust
 /// parameter types at first use. Kernels are found by scanning the source: write them as
 /// `extern "C" __global__ void name(...) { ... }` (specifiers like `__launch_bounds__(256)`
-/// and `extern "C" { ... }` blocks are fine), not through a macro.
+/// and `extern "C" { ... }` blocks are fine), not through a macro. The same folder, on the
+/// include path, holds `cuda_graph.cuh` (`cuda_graph::slice<T>`, a pointer and its length as
+/// one parameter: the C++ side of `cuda_graph::DeviceSlice<T>`).
 ///
 /// Environment it reads: `CUDA_ARCHS` (default `80;90`; SASS for each, PTX for the last),
 /// `CUDA_DEVICE_DEBUG=1` (adds `-G`, off by default because it makes kernels very slow), and
@@ -201,8 +203,8 @@ impl KernelBuild {
         let out_dir = env::var_os("OUT_DIR").map(PathBuf::from).unwrap_or_else(env::temp_dir);
         let wrapper_dir = out_dir.join("cuda-graph-signatures");
         let wrappers = crate::signature::write_wrappers(&wrapper_dir, &sources)
-            .map_err(|err| BuildError::Io(wrapper_dir, err))?;
-        build.files(&wrappers);
+            .map_err(|err| BuildError::Io(wrapper_dir.clone(), err))?;
+        build.include(&wrapper_dir).files(&wrappers);
         build.try_compile(lib_name).map_err(|err| BuildError::Nvcc(err.to_string()))?;
 
         emit_device_runtime_link(&toolkit);

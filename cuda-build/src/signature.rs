@@ -13,6 +13,13 @@ use std::path::{Path, PathBuf};
 /// The header that renders the type lists, written next to the wrappers.
 pub const SIGNATURE_HEADER: &str = include_str!("cuda_graph_signature.cuh");
 
+/// The header kernels may include (`#include "cuda_graph.cuh"`): `cuda_graph::slice<T>`, the
+/// C++ side of `cuda_graph::DeviceSlice<T>`. It is on the include path of every build.
+pub const SLICE_HEADER: &str = include_str!("cuda_graph.cuh");
+
+/// The slice header's file name.
+pub const SLICE_HEADER_NAME: &str = "cuda_graph.cuh";
+
 /// The header's file name (include it as `#include "cuda_graph_signature.cuh"`).
 pub const SIGNATURE_HEADER_NAME: &str = "cuda_graph_signature.cuh";
 
@@ -227,10 +234,12 @@ pub fn wrapper_source(original: &Path, kernels: &[String]) -> String {
     text
 }
 
-/// Writes the header and one wrapper per source into `dir`; returns the wrappers' paths.
+/// Writes the headers and one wrapper per source into `dir` (which the build puts on the
+/// include path); returns the wrappers' paths.
 pub fn write_wrappers(dir: &Path, sources: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     write_if_changed(&dir.join(SIGNATURE_HEADER_NAME), SIGNATURE_HEADER)?;
+    write_if_changed(&dir.join(SLICE_HEADER_NAME), SLICE_HEADER)?;
     let mut wrappers = Vec::with_capacity(sources.len());
     for source in sources {
         let absolute = std::path::absolute(source)?;
@@ -315,5 +324,6 @@ mod tests {
     fn the_shipped_header_defines_the_macro() {
         assert!(SIGNATURE_HEADER.contains("#define CUDA_GRAPH_SIGNATURE(name)"));
         assert!(SIGNATURE_HEADER.contains(SIGNATURE_SUFFIX));
+        assert!(SLICE_HEADER.contains("struct slice"));
     }
 }

@@ -3,9 +3,13 @@
 //! `DevicePtr<f32>` is refused before it can write 8 bytes per element into a buffer of
 //! 4-byte elements; read-only pointers fit only `const T*` parameters.
 //!
+//! Slice parameters (`DeviceSlice<T>`, C++ `cuda_graph::slice<T>`) carry their length, so a
+//! kernel written against them stays inside its memory by construction.
+//!
 //! The `check_types` tests need no GPU (the signature functions are host code). The launch
-//! tests run on the GPU; `launching_a_double_kernel_declared_f32_is_refused` is the one to run
-//! under compute-sanitizer memcheck (0 errors: nothing is written).
+//! tests run on the GPU; `launching_a_double_kernel_declared_f32_is_refused` and
+//! `a_slice_kernel_stays_inside_its_slice` are the ones to run under compute-sanitizer
+//! memcheck (0 errors).
 
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, DeviceBuffer, DevicePtr, Stream};
@@ -58,6 +62,16 @@ mod address_as_integer {
     }
 }
 
+/// `fill_slice(cuda_graph::slice<uint32_t> out, uint32_t value)` with a slice of `f32`s:
+/// refused.
+mod float_slice {
+    use cuda_graph::DeviceSlice;
+    cuda_graph::kernels! {
+        // SAFETY: fill_slice writes out[i] only for i < out.size() (never launched: refused).
+        pub unsafe fn fill_slice(out: DeviceSlice<f32>, value: u32);
+    }
+}
+
 fn signature_error(result: Result<(), CudaError>) -> (&'static str, String) {
     match result {
         Err(CudaError::KernelSignature { kernel, problem }) => (kernel, problem),
@@ -84,6 +98,8 @@ fn every_test_kernel_declaration_matches_its_cpp_types() {
         ("spin_then_fill", test_kernels::spin_then_fill().check_types()),
         ("write_past_end", test_kernels::write_past_end().check_types()),
         ("const_x::saxpy", const_x::saxpy().check_types()),
+        ("fill_slice", test_kernels::fill_slice().check_types()),
+        ("sum_slice", test_kernels::sum_slice().check_types()),
     ];
     for (name, outcome) in checks {
         assert_eq!(outcome, Ok(()), "{name}");
@@ -177,6 +193,43 @@ fn matching_declarations_launch() {
         stream.synchronize()?;
         assert_eq!(p.to_vec()?, [3.0, -4.0, 0.5]);
         assert_eq!(y.to_vec()?, [3.5, 6.5]);
+        Ok(())
+    })();
+    if let Err(err) = outcome {
+        panic!("{err}");
+    }
+}
+
+#[test]
+fn a_slice_of_another_element_type_is_refused() {
+    let (kernel, problem) = signature_error(float_slice::fill_slice().check_types());
+    assert_eq!(kernel, "fill_slice");
+    assert_eq!(
+        problem,
+        "parameter 0 (`out: DeviceSlice<f32>`): Rust declares C++ type `cuda_graph::slice<*mut f32>`, \
+         the kernel's C++ parameter is `cuda_graph::slice<*mut u32>`"
+    );
+}
+
+/// A slice kernel launched with far more threads than elements writes only its slice:
+/// `fill_slice` on the first 10 of 100 elements with 4 x 256 threads (memcheck: 0 errors).
+#[test]
+fn a_slice_kernel_stays_inside_its_slice() {
+    require_gpu!();
+    let outcome = (|| -> Result<(), CudaError> {
+        let stream = Stream::new()?;
+        let out = DeviceBuffer::<u32>::zeroed(100)?;
+        test_kernels::fill_slice().launch(&stream, LaunchConfig::new(4, 256), (out.slice().first(10)?, 5))?;
+        test_kernels::fill_slice().launch(&stream, LaunchConfig::new(1, 32), (out.slice().skip(95)?, 9))?;
+        let input = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.5])?;
+        let sum = DeviceBuffer::<f32>::zeroed(1)?;
+        test_kernels::sum_slice().launch(&stream, LaunchConfig::new(1, 1), (input.slice(), sum.ptr()))?;
+        stream.synchronize()?;
+        let values = out.to_vec()?;
+        assert_eq!(values[..10], [5; 10]);
+        assert!(values[10..95].iter().all(|&v| v == 0), "{values:?}");
+        assert_eq!(values[95..], [9; 5]);
+        assert_eq!(sum.to_vec()?, [6.5]);
         Ok(())
     })();
     if let Err(err) = outcome {

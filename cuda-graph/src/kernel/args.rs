@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 
-use crate::memory::{DeviceConstPtr, DevicePtr, DeviceRepr, KeepAlive};
+use crate::memory::{DeviceConstPtr, DevicePtr, DeviceRepr, DeviceSlice, KeepAlive, RawDeviceSlice};
 
 /// Size and alignment of one kernel parameter as the compiled kernel sees it.
 ///
@@ -83,6 +83,23 @@ unsafe impl<T: DeviceRepr> KernelParam for DeviceConstPtr<T> {
     }
     fn cpp_type() -> String {
         format!("*const {}", T::cpp_type())
+    }
+}
+
+// SAFETY: `RawDeviceSlice` is `#[repr(C)] { u64, u64 }`, the layout of `cuda_graph::slice<T>`
+// (`T*` then `uint64_t`). The address points at `len` elements of `T` (the slice never
+// grows past its allocation: `first`/`skip` check) that it keeps alive, with permission to
+// write, so `slice<T>` and `slice<const T>` both fit.
+unsafe impl<T: DeviceRepr> KernelParam for DeviceSlice<T> {
+    type Raw = RawDeviceSlice;
+    fn raw(&self) -> RawDeviceSlice {
+        DeviceSlice::raw(self)
+    }
+    fn keep_alive(&self) -> Option<KeepAlive> {
+        DeviceSlice::keep_alive(self)
+    }
+    fn cpp_type() -> String {
+        format!("cuda_graph::slice<*mut {}>", T::cpp_type())
     }
 }
 
@@ -197,6 +214,8 @@ mod tests {
         let types = <(DevicePtr<f32>, DeviceConstPtr<u8>, u32, i64, f64, bool, usize, DevicePtr<[i16; 3]>)>::cpp_types();
         assert_eq!(types, ["*mut f32", "*const u8", "u32", "i64", "f64", "bool", "u64", "*mut [i16; 3]"]);
         assert!(<()>::cpp_types().is_empty());
+        assert_eq!(<(DeviceSlice<f32>,)>::cpp_types(), ["cuda_graph::slice<*mut f32>"]);
+        assert_eq!(<(DeviceSlice<f32>,)>::layout(), [ParamLayout { size: 16, align: 8 }]);
     }
 
     #[test]

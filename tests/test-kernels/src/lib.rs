@@ -18,7 +18,7 @@
 #![warn(missing_docs)]
 
 use cuda_graph::graph::ConditionalHandle;
-use cuda_graph::DevicePtr;
+use cuda_graph::{DevicePtr, DeviceSlice};
 
 /// What [`fill_pattern`] writes at index `i`: `(i * 2654435761) ^ seed`, wrapping.
 ///
@@ -113,6 +113,34 @@ cuda_graph::kernels! {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub unsafe fn scale_f64(p: DevicePtr<f64>, n: u32);
+
+    /// `fill_slice(cuda_graph::slice<uint32_t> out, uint32_t value)`: `out[i] = value` for
+    /// every `i < out.size()` (grid-stride): it keeps the `kernels!` promise by construction,
+    /// whatever the geometry.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let out = DeviceBuffer::<u32>::zeroed(100)?;
+    /// test_kernels::fill_slice().launch(&stream, LaunchConfig::new(4, 64), (out.slice().first(10)?, 5))?;
+    /// // out becomes [5; 10] then 90 zeros
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn fill_slice(out: DeviceSlice<u32>, value: u32);
+
+    /// `sum_slice(cuda_graph::slice<const float> in, float* out)`: `*out = in[0] + … +
+    /// in[in.size() - 1]` (thread 0 of block 0).
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let input = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.5])?;
+    /// let out = DeviceBuffer::<f32>::zeroed(1)?;
+    /// test_kernels::sum_slice().launch(&stream, LaunchConfig::new(1, 1), (input.slice(), out.ptr()))?;
+    /// // out becomes [6.5]
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn sum_slice(input: DeviceSlice<f32>, out: DevicePtr<f32>);
 }
 
 // kernels/counters.cu
