@@ -24,6 +24,7 @@ impl<A: KernelArgs> Kernel<A> {
     /// ```no_run
     /// use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, DevicePtr, Stream};
     /// cuda_graph::kernels! {
+    ///     // SAFETY: add_scalar writes data[i] only for i < n; private, launched with n = 3.
     ///     unsafe fn add_scalar(data: DevicePtr<u32>, n: u32, value: u32);
     /// }
     /// let stream = Stream::new()?;

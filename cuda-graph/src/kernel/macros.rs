@@ -28,17 +28,20 @@
 ///
 /// # Safety
 /// Each declaration is `unsafe fn`: writing it is the one promise no check can make, that the
-/// kernel, **for any values of its arguments**, touches only memory it is given: through its
-/// pointer parameters, within the elements the pointers' buffers hold (a
-/// [`DevicePtr`](crate::DevicePtr) carries its length; the kernel must bound its accesses by a
-/// length it receives, or by a fixed size the buffer is known to have), writing only through
-/// pointers it receives as `T*`, and only values valid for the element type. A kernel whose
-/// index comes from a parameter `n` is sound only if it checks `i < n` and every launch
-/// passes the buffer's length or less: declaring it promises that the kernel cannot be driven
-/// out of bounds by its arguments, so one that trusts `n` blindly must take its length from
-/// the pointer's buffer instead, or be wrapped in a safe function that checks `n`. The
-/// promise also covers what a kernel reaches otherwise: `__device__` globals, device-side
-/// launches, memory it was handed earlier.
+/// kernel touches only memory it is given, **for any argument values that code able to call
+/// the declared function can pass**:
+/// - only through its pointer and slice parameters, and only within the elements they point
+///   to. A [`DeviceSlice`](crate::DeviceSlice) (C++ `cuda_graph::slice<T>`) carries its length,
+///   so a kernel that bounds its accesses by `size()` keeps the promise by construction. A
+///   [`DevicePtr`](crate::DevicePtr) reaches the kernel as a bare `T*`: a kernel `(T* p,
+///   uint32_t n)` that checks `i < n` is in bounds only when `n` is at most `p`'s length, so
+///   its declaration is sound only where no caller can pass a larger `n`: keep it private to
+///   a module whose launches pass buffer lengths (or wrap it in a safe function that checks
+///   them), or give the kernel a slice;
+/// - writing only through parameters it receives as `T*` or `slice<T>` (never `const T*`),
+///   and only values valid for the element type;
+/// - the same for what it reaches otherwise: `__device__` globals, device-side launches,
+///   memory it was handed by an earlier launch.
 ///
 /// Launching a declared kernel and adding it to graphs are then safe: every pointer argument
 /// keeps its buffer alive for as long as the launch or graph uses it.
@@ -53,12 +56,16 @@
 /// library's memory) enter through the `unsafe` [`DevicePtr::from_raw`](crate::DevicePtr::from_raw).
 ///
 /// ```no_run
-/// use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, DevicePtr, Stream};
+/// use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, DevicePtr, DeviceSlice, Stream};
 ///
 /// cuda_graph::kernels! {
 ///     /// Writes out[i] = pattern(i, seed).
-///     // SAFETY: fill_pattern writes out[i] only for i < n.
-///     pub unsafe fn fill_pattern(out: DevicePtr<u32>, n: u32, seed: u32);
+///     // SAFETY: fill_pattern writes out[i] only for i < n, and it is private: the only
+///     // launch below passes n = out.len().
+///     unsafe fn fill_pattern(out: DevicePtr<u32>, n: u32, seed: u32);
+///     /// Writes out[i] = value for every i < out.size().
+///     // SAFETY: bounded by the slice it is given, for any arguments.
+///     pub unsafe fn fill_slice(out: DeviceSlice<u32>, value: u32);
 ///     /// Does nothing.
 ///     // SAFETY: touches no memory.
 ///     pub(crate) unsafe fn noop();
@@ -66,7 +73,9 @@
 ///
 /// let stream = Stream::new()?;
 /// let out = DeviceBuffer::<u32>::zeroed(4096)?;
-/// fill_pattern().launch(&stream, LaunchConfig::for_elements(4096, 256), (out.ptr(), 4096, 42))?;
+/// let n = out.len() as u32;
+/// fill_pattern().launch(&stream, LaunchConfig::for_elements(n, 256), (out.ptr(), n, 42))?;
+/// fill_slice().launch(&stream, LaunchConfig::new(8, 256), (out.slice().first(100)?, 7))?;
 /// noop().launch(&stream, LaunchConfig::new(1, 1), ())?;
 /// stream.synchronize()?;
 /// # Ok::<(), cuda_graph::CudaError>(())

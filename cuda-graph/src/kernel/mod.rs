@@ -8,8 +8,9 @@
 //!
 //! cuda_graph::kernels! {
 //!     /// `out[i] = (i * 2654435761) ^ seed`.
-//!     // SAFETY: fill_pattern writes out[i] only for i < n.
-//!     pub unsafe fn fill_pattern(out: DevicePtr<u32>, n: u32, seed: u32);
+//!     // SAFETY: fill_pattern writes out[i] only for i < n; private, and launched below
+//!     // with n = out.len().
+//!     unsafe fn fill_pattern(out: DevicePtr<u32>, n: u32, seed: u32);
 //! }
 //!
 //! let stream = Stream::new()?;
@@ -48,7 +49,8 @@ use crate::error::{CudaError, Result};
 /// ```no_run
 /// use cuda_graph::DevicePtr;
 /// cuda_graph::kernels! {
-///     // SAFETY: saxpy reads x[i] and writes y[i] only for i < n.
+///     // SAFETY: saxpy reads x[i] and writes y[i] only for i < n; private to code that
+///     // passes n no larger than x and y.
 ///     unsafe fn saxpy(a: f32, x: DevicePtr<f32>, y: DevicePtr<f32>, n: u32);
 /// }
 /// let kernel: &cuda_graph::kernel::Kernel<(f32, DevicePtr<f32>, DevicePtr<f32>, u32)> = saxpy();
@@ -89,7 +91,9 @@ impl<A: KernelArgs> Kernel<A> {
     /// extern "C" {
     ///     fn add_scalar();
     /// }
-    /// // SAFETY: `add_scalar` is an `extern "C" __global__` kernel linked into this program.
+    /// // SAFETY: `add_scalar(uint32_t* data, uint32_t n, uint32_t value)` is an `extern "C"
+    /// // __global__` kernel linked into this program; it writes data[i] only for i < n, and
+    /// // this static is private to code that passes n no larger than data.
     /// static ADD_SCALAR: Kernel<(DevicePtr<u32>, u32, u32)> =
     ///     unsafe { Kernel::from_stub("add_scalar", add_scalar) };
     /// ADD_SCALAR.function()?;
@@ -153,7 +157,8 @@ impl<A: KernelArgs> Kernel<A> {
     /// extern "C" {
     ///     fn noop();
     /// }
-    /// // SAFETY: `noop` is an `extern "C" __global__` kernel linked into this program.
+    /// // SAFETY: `noop()` is an `extern "C" __global__` kernel linked into this program; it
+    /// // takes no parameter and touches no memory.
     /// static NOOP: Kernel<()> = unsafe { Kernel::from_stub_with_params("noop", noop, &[]) };
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
