@@ -6,6 +6,9 @@ use cuda_graph::graph::ConditionalHandle;
 use cuda_graph::DevicePtr;
 use device_launch::{DeviceGraphArg, RawErrorSlot};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate's benchmarks pass
+// counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `bench_empty()`: does nothing.
     pub unsafe fn bench_empty();
@@ -27,6 +30,9 @@ cuda_graph::kernels! {
 }
 
 // kernels/kernels.cu: the Rust path's device-launch kernels.
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate's benchmarks pass
+// counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `bench_dl_scheduler(cudaGraphExec_t work, uint32_t mode, uint32_t iters, uint32_t* steps, DlErrorSlot* slot)`:
     /// one step per run of its own graph: launches `work` fire-and-forget (`mode` 1) or as a

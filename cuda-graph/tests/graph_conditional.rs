@@ -15,6 +15,8 @@ mod typed {
     use cuda_graph::graph::ConditionalHandle;
     use cuda_graph::DevicePtr;
     cuda_graph::kernels! {
+        // SAFETY: set_condition_from reads value[0] only; the tests pass one-element or
+        // larger buffers.
         pub unsafe fn set_condition_from(handle: ConditionalHandle, value: DevicePtr<u32>);
     }
 }

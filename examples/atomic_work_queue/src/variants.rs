@@ -5,6 +5,9 @@ use cuda_graph::{DeviceBuffer, DevicePtr, Event, Result, Stream};
 
 use crate::workload::Workload;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// Static split: block b processes the b-th contiguous tile of `ceil(n / gridDim.x)` items.
     pub unsafe fn awq_static_tiles(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32);

@@ -7,6 +7,9 @@ use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Result, Stream};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// The WHILE body: one sweep; the last one calls `cudaGraphSetConditional(handle, 0)`.
     unsafe fn cgc_relax_while(

@@ -7,6 +7,9 @@ use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Event, Result, Stream};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// Sets `handle` to `(inputs[*cursor] >> shift) & mask` (one thread).
     unsafe fn cgc_set_field(handle: ConditionalHandle, inputs: DevicePtr<u32>, cursor: DevicePtr<u32>, shift: u32, mask: u32);

@@ -6,6 +6,9 @@ use cuda_graph::{DeviceBuffer, DevicePtr, Event, MemoryPool, MemoryPoolOptions, 
 
 use crate::model::{stage_maps, Affine, PASSES, STAGES};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// One stage: `out[i]` = three affine passes over `in[i]`.
     unsafe fn cgp_stage(

@@ -13,6 +13,9 @@ use device_launch::{
 use crate::cuda;
 use crate::sweep::dgl_work;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// Launches `graphs[0..n)` (mode 1 fire-and-forget, 2 tail) without stopping at a refusal.
     unsafe fn dgl_launch_many(

@@ -13,6 +13,9 @@ use device_launch::{
 
 use crate::cuda;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// One work node: `counters[index] += amount`, then `done += 1`.
     pub(crate) unsafe fn dgl_work(counters: DevicePtr<u32>, index: u32, amount: u32, done: DevicePtr<u32>);

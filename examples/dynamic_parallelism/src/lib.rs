@@ -39,6 +39,9 @@ use device_launch::limits::LaunchLimits;
 use device_launch::{instantiate_for_device, DeviceGraphArg, ErrorSlot, Launcher, RawErrorSlot};
 use serde_json::json;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// The CDP2 parent: a warp per cell; fire-and-forgets `dp_refine` for refined cells and
     /// tail-launches `dp_reduce`.

@@ -25,9 +25,12 @@ use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, Stream};
 use serde_json::json;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// Writes word i of `out` (as 32-bit words) as `pattern(i, seed)`, for `i < words`.
-    pub unsafe fn gb_fill(out: DevicePtr<u8>, words: u32, seed: u32);
+    pub(crate) unsafe fn gb_fill(out: DevicePtr<u8>, words: u32, seed: u32);
 }
 
 const KIB: u64 = 1 << 10;

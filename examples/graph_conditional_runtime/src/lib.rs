@@ -26,6 +26,9 @@ use cuda_graph::{
 };
 use serde_json::json;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// The predicate, setting an IF/ELSE node's condition (one warp).
     unsafe fn gcr_predicate_graph(handle: ConditionalHandle, data: DevicePtr<u32>, n: u32);

@@ -23,9 +23,12 @@ use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, Stream};
 use serde_json::json;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// `acc[0] = (acc[0] ^ value) * 16777619` by one thread: a tiny kernel.
-    pub unsafe fn kl_tick(acc: DevicePtr<u32>, value: u32);
+    pub(crate) unsafe fn kl_tick(acc: DevicePtr<u32>, value: u32);
 }
 
 /// The most kernels per iteration (and nodes per graph).

@@ -35,6 +35,9 @@ use device_launch::{
 };
 use serde_json::json;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// The host-driven router: a thread per token, no launches.
     unsafe fn moe_route(

@@ -4,6 +4,9 @@ use chapter_common::Rng;
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DevicePtr, Result, Stream};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// `out[i] = mix(in[i], rounds, salt)` for `i < n`, one element per thread.
     pub unsafe fn se_work(input: DevicePtr<u32>, output: DevicePtr<u32>, n: u32, rounds: u32, salt: u32);

@@ -8,6 +8,9 @@ use cuda_graph::DevicePtr;
 use device_launch::RawErrorSlot;
 
 // kernels/cdp.cu: CDP2 kernel launches through DL_LAUNCH_KERNEL.
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `dl_cdp_parent(uint32_t* counters, uint32_t children, unsigned long long spin_cycles,
     /// uint32_t* accepted, DlErrorSlot* slot)`: one thread fire-and-forgets `children` child

@@ -35,6 +35,9 @@ use cuda_graph::DevicePtr;
 use device_launch::{DeviceGraphArg, DeviceGraphTableArg, RawErrorSlot, WorkQueueArg};
 
 // kernels/launchers.cu: work for launched graphs.
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `dl_mark(uint32_t* counters, uint32_t index)`: `counters[index] += 1`, once per launch.
     pub unsafe fn dl_mark(counters: DevicePtr<u32>, index: u32);
@@ -50,6 +53,9 @@ cuda_graph::kernels! {
 }
 
 // kernels/launchers.cu: launchers.
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `dl_fire_and_forget_all(const cudaGraphExec_t* graphs, uint32_t n, uint32_t* accepted, DlErrorSlot* slot)`:
     /// fire-and-forgets `graphs[0..n)` in order, stops at the first refusal, then writes the
@@ -113,6 +119,9 @@ cuda_graph::kernels! {
 }
 
 // kernels/queue.cu
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `dl_queue_consume(DlQueue* queue, uint32_t* hits, uint32_t mode)`: drains the queue,
     /// `hits[item] += 1` per item, then reports them done; mode 0 per thread, 1 per warp

@@ -31,6 +31,9 @@ pub fn pattern(i: u32, seed: u32) -> u32 {
 }
 
 // kernels/fill.cu
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `fill_pattern(uint32_t* out, uint32_t n, uint32_t seed)`: `out[i] = pattern(i, seed)`
     /// for `i < n` (see [`pattern`]); one thread per element.
@@ -85,6 +88,9 @@ cuda_graph::kernels! {
 }
 
 // kernels/math.cu
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `saxpy(float a, const float* x, float* y, uint32_t n)`: `y[i] = a * x[i] + y[i]` for
     /// `i < n`; one thread per element.
@@ -144,6 +150,9 @@ cuda_graph::kernels! {
 }
 
 // kernels/counters.cu
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `increment_counter(uint32_t* counters, uint32_t index)`: `counters[index] += 1`
     /// (atomically), once per launch whatever the geometry (thread 0 of block 0 does it).
@@ -161,6 +170,9 @@ cuda_graph::kernels! {
 }
 
 // kernels/abi.cu
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `abi_probe(float* p, uint32_t a, double b, uint8_t c, int32_t d)`: parameters at
     /// offsets 0, 8, 16, 24, 28 (padding after `a` and `c`), for tests of the parameter check.
@@ -190,6 +202,9 @@ cuda_graph::kernels! {
 
 // kernels/conditional.cu. `ConditionalHandle` passes as the kernel's
 // `cudaGraphConditionalHandle` (an `unsigned long long`).
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `set_condition_from(cudaGraphConditionalHandle handle, const uint32_t* value)`: sets
     /// the condition of `handle` to `*value` (IF: nonzero runs the body; SWITCH: the body
@@ -219,6 +234,9 @@ cuda_graph::kernels! {
 }
 
 // kernels/faults.cu: kernels that fail on purpose.
+// SAFETY: trap_if and spin_then_fill read and write their pointers only below the counts they
+// are given, which the workspace's tests keep within the buffers. write_past_end breaks the
+// promise on purpose: only the sanitizer-setup tests launch it, to see memcheck report it.
 cuda_graph::kernels! {
     /// `trap_if(const uint32_t* flag)`: executes `__trap()` when `*flag` is nonzero, which
     /// fails the launch with `cudaErrorLaunchFailure` and loses the context (sticky).
