@@ -15,7 +15,20 @@ use std::ffi::{c_char, CStr};
 use crate::error::{CudaError, Result};
 
 /// A kernel's signature function: returns its C++ parameter types, NUL-terminated, in
-/// storage that lives to the end of the program.
+/// storage that lives to the end of the program, never unwinding. `cuda-build` generates one
+/// per `extern "C" __global__` kernel, named `<kernel>__cuda_graph_signature`.
+///
+/// ```
+/// use std::ffi::c_char;
+/// // What cuda-build generates for `scale(double* p, unsigned n)`, written by hand.
+/// unsafe extern "C" fn scale_signature() -> *const c_char {
+///     c"*mut f64, u32".as_ptr()
+/// }
+/// let signature: cuda_graph::kernel::SignatureFn = scale_signature;
+/// // SAFETY: returns a static NUL-terminated string.
+/// let list = unsafe { std::ffi::CStr::from_ptr(signature()) };
+/// assert_eq!(list.to_str(), Ok("*mut f64, u32"));
+/// ```
 pub type SignatureFn = unsafe extern "C" fn() -> *const c_char;
 
 /// The kernel's C++ parameter types, from its signature function.

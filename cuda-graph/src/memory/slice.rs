@@ -33,6 +33,11 @@ pub struct DeviceSlice<T> {
 
 /// The bytes a kernel receives for a [`DeviceSlice`]: the layout of `cuda_graph::slice<T>`
 /// (address, then element count; 16 bytes, 8-aligned).
+///
+/// ```
+/// use cuda_graph::memory::RawDeviceSlice;
+/// assert_eq!((size_of::<RawDeviceSlice>(), align_of::<RawDeviceSlice>()), (16, 8));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(C)]
 pub struct RawDeviceSlice {
