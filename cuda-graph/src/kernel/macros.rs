@@ -17,7 +17,9 @@
 /// - At build time: `cuda-build` compiles, next to each `extern "C" __global__` kernel, a
 ///   host function `<name>__cuda_graph_signature` that returns the kernel's C++ parameter
 ///   types. The declaration refers to it, so a name that is not a kernel compiled by
-///   `cuda-build` into this program fails to link.
+///   `cuda-build` into this program fails to link (`undefined reference to
+///   <name>__cuda_graph_signature`: the kernel is missing, or spelled through a macro that
+///   cuda-build's scan of the source does not see).
 /// - At first use (launch, graph node, [`Kernel::function`](crate::kernel::Kernel::function)):
 ///   the count, sizes and offsets of the compiled kernel's parameters (from the driver), then
 ///   each parameter's C++ type against [`KernelParam::cpp_type`](crate::KernelParam::cpp_type):
