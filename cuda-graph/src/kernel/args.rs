@@ -224,10 +224,9 @@ mod tests {
         let mut packed = args.pack();
         let mut pointers = <(u32, f64)>::pointers(&mut packed);
         let pointers = pointers.as_mut();
-        // SAFETY: the pointers were just made from `packed`, which is alive and unmoved.
-        unsafe {
-            assert_eq!(*pointers[0].cast::<u32>(), 7);
-            assert_eq!(*pointers[1].cast::<f64>(), 2.5);
-        }
+        // SAFETY: the pointer was just made from `packed.0`, a u32 alive and unmoved.
+        assert_eq!(unsafe { *pointers[0].cast::<u32>() }, 7);
+        // SAFETY: the pointer was just made from `packed.1`, an f64 alive and unmoved.
+        assert_eq!(unsafe { *pointers[1].cast::<f64>() }, 2.5);
     }
 }

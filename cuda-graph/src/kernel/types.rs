@@ -38,10 +38,12 @@ pub type SignatureFn = unsafe extern "C" fn() -> *const c_char;
 /// with its contract: no arguments, returns a valid NUL-terminated string that is never freed
 /// or changed, never unwinds).
 pub(crate) unsafe fn cpp_types(signature: SignatureFn) -> Vec<String> {
-    // SAFETY: the caller promises a generated signature function: it takes nothing, catches
-    // nothing (it is `noexcept`, so a C++ exception would terminate, not unwind into Rust),
-    // and returns a NUL-terminated string that lives to the end of the program.
-    let list = unsafe { CStr::from_ptr(signature()) };
+    // SAFETY: the caller promises a generated signature function: it takes nothing and
+    // cannot unwind (it is `noexcept`: a C++ exception would terminate, not unwind into Rust).
+    let text = unsafe { signature() };
+    // SAFETY: the same promise: `text` is a NUL-terminated string that lives, unchanged, to
+    // the end of the program.
+    let list = unsafe { CStr::from_ptr(text) };
     split_list(&list.to_string_lossy())
 }
 
