@@ -50,3 +50,24 @@ cuda_graph::kernels! {
     /// thread, inside a device-launch graph.
     pub unsafe fn bench_dl_relaunch_step(counter: DevicePtr<u32>, limit: u32, slot: DevicePtr<RawErrorSlot>);
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("bench_empty", super::bench_empty().check_types()),
+            ("bench_chain_step", super::bench_chain_step().check_types()),
+            ("bench_host_step", super::bench_host_step().check_types()),
+            ("bench_while_step", super::bench_while_step().check_types()),
+            ("bench_count", super::bench_count().check_types()),
+            ("bench_cdp_parent", super::bench_cdp_parent().check_types()),
+            ("bench_dl_scheduler", super::bench_dl_scheduler().check_types()),
+            ("bench_dl_relaunch_step", super::bench_dl_relaunch_step().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
+}

@@ -130,3 +130,20 @@ impl Bench {
         self.out.to_vec()
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("awq_static_tiles", super::awq_static_tiles().check_types()),
+            ("awq_dynamic_per_thread", super::awq_dynamic_per_thread().check_types()),
+            ("awq_warp_batched", super::awq_warp_batched().check_types()),
+            ("awq_hierarchical", super::awq_hierarchical().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
+}

@@ -152,3 +152,13 @@ mod tests {
         assert_eq!(checksum(&[u32::MAX, u32::MAX]), 2 * u64::from(u32::MAX));
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::cg_step().check_types(), Ok(()), "cg_step");
+    }
+}

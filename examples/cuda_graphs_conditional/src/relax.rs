@@ -258,3 +258,18 @@ mod tests {
         assert!(a.difference(&c).unwrap().contains("steps"));
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("cgc_relax_while", super::cgc_relax_while().check_types()),
+            ("cgc_relax_host", super::cgc_relax_host().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
+}

@@ -261,3 +261,19 @@ mod tests {
         assert_eq!(names(0), "none");
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("cgc_set_field", super::cgc_set_field().check_types()),
+            ("cgc_mark", super::cgc_mark().check_types()),
+            ("cgc_advance", super::cgc_advance().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
+}

@@ -190,3 +190,13 @@ impl Bench {
         Ok((output, ms))
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::cgp_stage().check_types(), Ok(()), "cgp_stage");
+    }
+}

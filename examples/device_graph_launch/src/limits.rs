@@ -168,3 +168,19 @@ fn pending_twice(stream: &Stream) -> Result<Probe, CudaError> {
         detail: outcome.unwrap_or_else(|e| e),
     })
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("dgl_launch_many", super::dgl_launch_many().check_types()),
+            ("dgl_wait_for_release", super::dgl_wait_for_release().check_types()),
+            ("dgl_launch_twice", super::dgl_launch_twice().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
+}

@@ -300,3 +300,18 @@ impl Series {
         self.ms.median() * 1e3 / f64::from(iters)
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("dgl_work", super::dgl_work().check_types()),
+            ("dgl_scheduler", super::dgl_scheduler().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
+}

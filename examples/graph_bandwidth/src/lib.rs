@@ -566,3 +566,13 @@ mod tests {
         assert!(first_wrong(&[5, 0, 5], Expect::Byte(5)).unwrap().starts_with("byte 1 "));
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::gb_fill().check_types(), Ok(()), "gb_fill");
+    }
+}

@@ -347,3 +347,20 @@ mod tests {
         assert!(wrong_value.difference(&want).unwrap().starts_with("data[1]"));
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("gcr_predicate_graph", super::gcr_predicate_graph().check_types()),
+            ("gcr_predicate_host", super::gcr_predicate_host().check_types()),
+            ("gcr_heavy", super::gcr_heavy().check_types()),
+            ("gcr_light", super::gcr_light().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
+}

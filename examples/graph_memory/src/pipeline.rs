@@ -123,3 +123,13 @@ mod tests {
         assert_ne!(out, reference(&[2, 9], &[stages[1], stages[0]]));
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::gm_stage().check_types(), Ok(()), "gm_stage");
+    }
+}

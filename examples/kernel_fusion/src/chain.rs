@@ -305,3 +305,23 @@ mod tests {
         assert!(first_difference(&[f32::NAN], &[f32::NAN]).is_none());
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("kf_scale", super::kf_scale().check_types()),
+            ("kf_add", super::kf_add().check_types()),
+            ("kf_clamp", super::kf_clamp().check_types()),
+            ("kf_shift", super::kf_shift().check_types()),
+            ("kf_sqrt", super::kf_sqrt().check_types()),
+            ("kf_affine", super::kf_affine().check_types()),
+            ("kf_fused", super::kf_fused().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
+}

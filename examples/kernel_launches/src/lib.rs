@@ -432,3 +432,13 @@ mod tests {
         assert_eq!(expected(5, &values, 2), expected(once, &values, 1));
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::kl_tick().check_types(), Ok(()), "kl_tick");
+    }
+}

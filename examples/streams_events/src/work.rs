@@ -153,3 +153,13 @@ mod tests {
         assert!(a.iter().any(|&v| v != a[0]));
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::se_work().check_types(), Ok(()), "se_work");
+    }
+}

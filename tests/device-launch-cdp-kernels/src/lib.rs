@@ -29,3 +29,13 @@ cuda_graph::kernels! {
         slot: DevicePtr<RawErrorSlot>,
     );
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::dl_cdp_parent().check_types(), Ok(()), "dl_cdp_parent");
+    }
+}

@@ -151,3 +151,30 @@ pub enum QueueMode {
     /// `dl_queue_pop_block`: one atomic per block-sized batch.
     PerBlock = 2,
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("dl_mark", super::dl_mark().check_types()),
+            ("dl_append", super::dl_append().check_types()),
+            ("dl_wait_for_release", super::dl_wait_for_release().check_types()),
+            ("dl_fire_and_forget_all", super::dl_fire_and_forget_all().check_types()),
+            ("dl_tail_launch_all", super::dl_tail_launch_all().check_types()),
+            ("dl_sibling_launch_all", super::dl_sibling_launch_all().check_types()),
+            ("dl_fire_and_forget_one", super::dl_fire_and_forget_one().check_types()),
+            ("dl_sibling_launch_one", super::dl_sibling_launch_one().check_types()),
+            ("dl_fire_and_forget_twice", super::dl_fire_and_forget_twice().check_types()),
+            ("dl_fire_and_forget_past_limit", super::dl_fire_and_forget_past_limit().check_types()),
+            ("dl_tail_launch_past_limit", super::dl_tail_launch_past_limit().check_types()),
+            ("dl_relaunch_until", super::dl_relaunch_until().check_types()),
+            ("dl_queue_consume", super::dl_queue_consume().check_types()),
+            ("dl_queue_scheduler", super::dl_queue_scheduler().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
+}

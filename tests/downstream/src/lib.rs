@@ -64,3 +64,18 @@ pub fn device_present() -> Result<(), String> {
         Err(err) => panic!("the CUDA device is present but broken: {err}"),
     }
 }
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("downstream_add", super::downstream_add().check_types()),
+            ("downstream_scheduler", super::downstream_scheduler().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
+}
