@@ -23,6 +23,7 @@
 
 #![warn(missing_docs)]
 
+mod kernels;
 pub mod model;
 
 use chapter_common::{Report, Samples};
@@ -33,57 +34,8 @@ use device_launch::{
     instantiate_for_device, DeviceGraphArg, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher,
     RawErrorSlot, UploadedGraphExec,
 };
+use kernels::{moe_combine, moe_expert, moe_finalize, moe_route, moe_route_dispatch};
 use serde_json::json;
-
-// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
-// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
-// no larger than the buffers they point into.
-cuda_graph::kernels! {
-    /// The host-driven router: a thread per token, no launches.
-    unsafe fn moe_route(
-        x: DevicePtr<u32>,
-        gate: DevicePtr<u32>,
-        tokens: u32,
-        d: u32,
-        experts: u32,
-        top_k: u32,
-        counters: DevicePtr<u32>,
-        lists: DevicePtr<u32>,
-        gates: DevicePtr<u32>,
-    );
-    /// The device router: routes, then its last block fire-and-forgets the busy experts'
-    /// graphs and tail-launches the combine graph.
-    unsafe fn moe_route_dispatch(
-        x: DevicePtr<u32>,
-        gate: DevicePtr<u32>,
-        tokens: u32,
-        d: u32,
-        experts: u32,
-        top_k: u32,
-        counters: DevicePtr<u32>,
-        lists: DevicePtr<u32>,
-        gates: DevicePtr<u32>,
-        expert_graphs: DeviceGraphTableArg,
-        combine: DeviceGraphArg,
-        slot: DevicePtr<RawErrorSlot>,
-    );
-    /// One expert over the tokens routed to it (a grid-stride loop: any count, any grid).
-    unsafe fn moe_expert(
-        x: DevicePtr<u32>,
-        w: DevicePtr<u32>,
-        lists: DevicePtr<u32>,
-        counters: DevicePtr<u32>,
-        expert: u32,
-        tokens: u32,
-        d: u32,
-        top_k: u32,
-        out: DevicePtr<u32>,
-    );
-    /// The combine: gate-weighted sum of every token's expert outputs.
-    unsafe fn moe_combine(out: DevicePtr<u32>, gates: DevicePtr<u32>, tokens: u32, d: u32, top_k: u32, y: DevicePtr<u32>);
-    /// After the combine: totals, counts and ticket reset, steps counted.
-    unsafe fn moe_finalize(counters: DevicePtr<u32>, experts: u32);
-}
 
 /// Threads per block of the routers, a token each (`MOE_ROUTE_THREADS`).
 pub const ROUTE_THREADS: u32 = 128;
