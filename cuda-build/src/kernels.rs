@@ -11,6 +11,18 @@ use crate::toolkit::{Toolkit, ToolkitNotFound};
 /// `libcudadevrt` (so kernels may launch kernels and graphs), and tells Cargo how to link the
 /// result. Meant for `build.rs`.
 ///
+/// Each `.cu` file is compiled through a wrapper generated in `OUT_DIR` that includes it and
+/// then defines, for every `extern "C" __global__` kernel it defines, a host function
+/// `<kernel>__cuda_graph_signature()` returning the kernel's C++ parameter types (integers by
+/// size and signedness, `f32`, `*mut T`/`*const T`, structs by name: see
+/// `cuda_graph_signature.cuh`). `cuda_graph::kernels!` declares that function, so a kernel
+/// declared in Rust but not compiled here fails to link, and compares the list with its Rust
+/// parameter types at first use. Kernels are found by scanning the source: write them as
+/// `extern "C" __global__ void name(...) { ... }` (specifiers like `__launch_bounds__(256)`
+/// and `extern "C" { ... }` blocks are fine), not through a macro. The same folder, on the
+/// include path, holds `cuda_graph.cuh` (`cuda_graph::slice<T>`, a pointer and its length as
+/// one parameter: the C++ side of `cuda_graph::DeviceSlice<T>`).
+///
 /// Environment it reads: `CUDA_ARCHS` (default `80;90`; SASS for each, PTX for the last),
 /// `CUDA_DEVICE_DEBUG=1` (adds `-G`, off by default because it makes kernels very slow), and
 /// `DOCS_RS` (compiles nothing, so docs build without a toolkit).
@@ -187,7 +199,12 @@ impl KernelBuild {
         for flag in &self.flags {
             build.flag(flag);
         }
-        build.files(&sources);
+        // Each source is compiled through a wrapper that adds its kernels' signature functions.
+        let out_dir = env::var_os("OUT_DIR").map(PathBuf::from).unwrap_or_else(env::temp_dir);
+        let wrapper_dir = out_dir.join("cuda-graph-signatures");
+        let wrappers = crate::signature::write_wrappers(&wrapper_dir, &sources)
+            .map_err(|err| BuildError::Io(wrapper_dir.clone(), err))?;
+        build.include(&wrapper_dir).files(&wrappers);
         build.try_compile(lib_name).map_err(|err| BuildError::Nvcc(err.to_string()))?;
 
         emit_device_runtime_link(&toolkit);

@@ -18,11 +18,16 @@
 mod arch;
 mod kernels;
 mod link;
+mod signature;
 mod toolkit;
 
 pub use arch::{gencode_flags, Arch, BadArch, DEFAULT_ARCHS};
 pub use kernels::{emit_device_runtime_link, BuildError, Compiled, KernelBuild};
 pub use link::{link_cudart, Cudart};
+pub use signature::{
+    kernel_definitions, SIGNATURE_HEADER, SIGNATURE_HEADER_NAME, SIGNATURE_SUFFIX, SLICE_HEADER,
+    SLICE_HEADER_NAME,
+};
 pub use toolkit::{find_local_toolkit_dir, CudaVersion, Source, Toolkit, ToolkitNotFound, LOCAL_TOOLKIT_DIR};
 
 /// True for a documentation-only build (`DOCS_RS` set, as on docs.rs): build scripts then

@@ -53,8 +53,8 @@ pub use graph_memory::GraphMemoryUsage;
 pub use host_fn::{drop_outside_host_fn, take_host_fn_errors};
 pub use kernel::{Kernel, KernelArgs, KernelParam, LaunchConfig, ParamLayout};
 pub use memory::{
-    DeviceBuffer, DevicePtr, DeviceRepr, KeepAlive, MemoryPool, MemoryPoolOptions, PinnedBuffer, PinnedSlice,
-    PinnedSliceMut,
+    DeviceBuffer, DeviceConstPtr, DevicePtr, DeviceRepr, DeviceSlice, KeepAlive, MemoryPool,
+    MemoryPoolOptions, PinnedBuffer, PinnedSlice, PinnedSliceMut,
 };
 pub use stream::{Stream, StreamOptions};
 

@@ -15,7 +15,9 @@ mod typed {
     use cuda_graph::graph::ConditionalHandle;
     use cuda_graph::DevicePtr;
     cuda_graph::kernels! {
-        pub fn set_condition_from(handle: ConditionalHandle, value: DevicePtr<u32>);
+        // SAFETY: set_condition_from reads value[0] only; the tests pass one-element or
+        // larger buffers.
+        pub unsafe fn set_condition_from(handle: ConditionalHandle, value: DevicePtr<u32>);
     }
 }
 

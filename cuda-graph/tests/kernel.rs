@@ -10,7 +10,8 @@ use gpu_test_support::require_gpu;
 mod wrong_type {
     use cuda_graph::DevicePtr;
     cuda_graph::kernels! {
-        pub fn abi_probe(p: DevicePtr<f32>, a: u32, b: u32, c: u8, d: i32);
+        // SAFETY: abi_probe writes p[0..4]; never launched (the check refuses `b: u32`).
+        pub unsafe fn abi_probe(p: DevicePtr<f32>, a: u32, b: u32, c: u8, d: i32);
     }
 }
 
@@ -18,7 +19,8 @@ mod wrong_type {
 mod too_few {
     use cuda_graph::DevicePtr;
     cuda_graph::kernels! {
-        pub fn abi_probe(p: DevicePtr<f32>, a: u32, b: f64, c: u8);
+        // SAFETY: abi_probe writes p[0..4]; never launched (the check refuses the count).
+        pub unsafe fn abi_probe(p: DevicePtr<f32>, a: u32, b: f64, c: u8);
     }
 }
 

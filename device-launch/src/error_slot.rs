@@ -26,7 +26,12 @@ pub struct RawErrorSlot {
 }
 
 // SAFETY: repr(C) of four 32-bit integers, no padding; every bit pattern is a valid value.
-unsafe impl DeviceRepr for RawErrorSlot {}
+// Its C++ counterpart is `DlErrorSlot` in device_launch.cuh.
+unsafe impl DeviceRepr for RawErrorSlot {
+    fn cpp_type() -> String {
+        "DlErrorSlot".to_string()
+    }
+}
 
 /// Which device-side helper failed.
 ///

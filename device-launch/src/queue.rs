@@ -34,7 +34,12 @@ pub struct RawQueue {
 }
 
 // SAFETY: repr(C), a u64 then four u32 (24 bytes, no padding); every bit pattern is valid.
-unsafe impl DeviceRepr for RawQueue {}
+// Its C++ counterpart is `DlQueue` in device_launch.cuh.
+unsafe impl DeviceRepr for RawQueue {
+    fn cpp_type() -> String {
+        "DlQueue".to_string()
+    }
+}
 
 /// A queue of `u32` work items in device memory.
 ///
@@ -237,7 +242,7 @@ unsafe fn copy_to_device(dst: *mut c_void, src: *const c_void, bytes: usize) -> 
 /// use cuda_graph::DevicePtr;
 /// use device_launch::WorkQueueArg;
 /// cuda_graph::kernels! {
-///     fn dl_queue_consume(queue: WorkQueueArg, hits: DevicePtr<u32>, mode: u32);
+///     unsafe fn dl_queue_consume(queue: WorkQueueArg, hits: DevicePtr<u32>, mode: u32);
 /// }
 /// ```
 #[derive(Clone)]
@@ -258,6 +263,9 @@ unsafe impl KernelParam for WorkQueueArg {
     type Raw = u64;
     fn raw(&self) -> u64 {
         self.addr
+    }
+    fn cpp_type() -> String {
+        "*mut DlQueue".to_string()
     }
     fn keep_alive(&self) -> Option<KeepAlive> {
         Some(self.owners.clone())

@@ -86,7 +86,7 @@ impl DeviceGraphTable {
 /// use cuda_graph::DevicePtr;
 /// use device_launch::{DeviceGraphTableArg, RawErrorSlot};
 /// cuda_graph::kernels! {
-///     fn dl_fire_and_forget_all(graphs: DeviceGraphTableArg, n: u32, accepted: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
+///     unsafe fn dl_fire_and_forget_all(graphs: DeviceGraphTableArg, n: u32, accepted: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
 /// }
 /// ```
 #[derive(Clone)]
@@ -106,6 +106,9 @@ unsafe impl KernelParam for DeviceGraphTableArg {
     type Raw = u64;
     fn raw(&self) -> u64 {
         self.inner.handles.as_raw() as u64
+    }
+    fn cpp_type() -> String {
+        "*const *mut CUgraphExec_st".to_string()
     }
     fn keep_alive(&self) -> Option<KeepAlive> {
         Some(self.inner.clone())

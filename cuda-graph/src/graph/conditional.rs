@@ -176,6 +176,9 @@ pub(crate) fn check_launch_handles<A: KernelArgs>(lineage: Option<&[u64]>, args:
             ))
         }
     }
+    fn cpp_type() -> String {
+        "u64".to_string()
+    }
 }
 
 /// Which kind of conditional node.

@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 
-use crate::memory::{DevicePtr, DeviceRepr, KeepAlive};
+use crate::memory::{DeviceConstPtr, DevicePtr, DeviceRepr, DeviceSlice, KeepAlive, RawDeviceSlice};
 
 /// Size and alignment of one kernel parameter as the compiled kernel sees it.
 ///
@@ -25,8 +25,13 @@ pub struct ParamLayout {
 ///
 /// # Safety
 /// `Raw` must have exactly the size, alignment and bit layout of the C++ parameter type the
-/// kernel declares for it (`T*` for [`DevicePtr<T>`], the same scalar for numbers). A type
-/// whose raw form carries a conditional handle (wrapping a
+/// kernel declares for it (`T*` for [`DevicePtr<T>`], the same scalar for numbers), and
+/// [`cpp_type`](KernelParam::cpp_type) must name a C++ type whose values the kernel may be
+/// given as this value's `Raw` without undefined behaviour (for a pointer: memory of that
+/// element type, alive and with that permission, as long as a launch or node uses it).
+/// [`keep_alive`](KernelParam::keep_alive) must hand out the owner of the allocation itself
+/// (as `DevicePtr`'s does), since frees are ordered after the uses it reports. A type whose
+/// raw form carries a conditional handle (wrapping a
 /// [`ConditionalHandle`](crate::graph::ConditionalHandle)) must report it through
 /// `IS_CONDITIONAL_HANDLE` and `conditional_graph`: the defaults report none.
 pub unsafe trait KernelParam: Send + Sync + 'static {
@@ -34,6 +39,21 @@ pub unsafe trait KernelParam: Send + Sync + 'static {
     type Raw: Copy + Send + 'static;
     /// This value's raw form.
     fn raw(&self) -> Self::Raw;
+    /// The C++ parameter type this Rust type stands for, spelled the way `cuda-build`'s
+    /// signature functions spell a kernel's parameters: integers by size and signedness
+    /// (`u32`, `i64`, `bool`), `f32`, `f64`, pointers as `*mut T` or `*const T`, classes,
+    /// structs and enums by their qualified C++ name (`DlQueue`, `CUgraphExec_st`). The
+    /// first use of a kernel compares it with the kernel's parameter, exactly, except that a
+    /// `*mut T` declaration also accepts a `*const T` parameter (permission to write covers a
+    /// kernel that only reads).
+    ///
+    /// ```
+    /// use cuda_graph::{DeviceConstPtr, DevicePtr, KernelParam};
+    /// assert_eq!(<DevicePtr<f32>>::cpp_type(), "*mut f32");
+    /// assert_eq!(<DeviceConstPtr<[u8; 4]>>::cpp_type(), "*const [u8; 4]");
+    /// assert_eq!(<usize>::cpp_type(), "u64");
+    /// ```
+    fn cpp_type() -> String;
     /// What must stay alive while a launch or node uses this value (the buffer a pointer
     /// points into).
     fn keep_alive(&self) -> Option<KeepAlive> {
@@ -60,6 +80,8 @@ pub unsafe trait KernelParam: Send + Sync + 'static {
 }
 
 // SAFETY: a device pointer is passed as a 64-bit address, the layout of `T*` on the device.
+// It points into memory of `T`s (`T::cpp_type()` names their C++ type) that it keeps alive,
+// and carries permission to write (a buffer's `ptr()`), so `T*` and `const T*` both fit.
 unsafe impl<T: DeviceRepr> KernelParam for DevicePtr<T> {
     type Raw = u64;
     fn raw(&self) -> u64 {
@@ -68,18 +90,66 @@ unsafe impl<T: DeviceRepr> KernelParam for DevicePtr<T> {
     fn keep_alive(&self) -> Option<KeepAlive> {
         DevicePtr::keep_alive(self)
     }
+    fn cpp_type() -> String {
+        format!("*mut {}", T::cpp_type())
+    }
+}
+
+// SAFETY: as for `DevicePtr<T>`, of which it is a read-only view: only `const T*` fits it.
+unsafe impl<T: DeviceRepr> KernelParam for DeviceConstPtr<T> {
+    type Raw = u64;
+    fn raw(&self) -> u64 {
+        self.addr()
+    }
+    fn keep_alive(&self) -> Option<KeepAlive> {
+        DeviceConstPtr::keep_alive(self)
+    }
+    fn cpp_type() -> String {
+        format!("*const {}", T::cpp_type())
+    }
+}
+
+// SAFETY: `RawDeviceSlice` is `#[repr(C)] { u64, u64 }`, the layout of `cuda_graph::slice<T>`
+// (`T*` then `uint64_t`). The address points at `len` elements of `T` (the slice never
+// grows past its allocation: `first`/`skip` check) that it keeps alive, with permission to
+// write, so `slice<T>` and `slice<const T>` both fit.
+unsafe impl<T: DeviceRepr> KernelParam for DeviceSlice<T> {
+    type Raw = RawDeviceSlice;
+    fn raw(&self) -> RawDeviceSlice {
+        DeviceSlice::raw(self)
+    }
+    fn keep_alive(&self) -> Option<KeepAlive> {
+        DeviceSlice::keep_alive(self)
+    }
+    fn cpp_type() -> String {
+        format!("cuda_graph::slice<*mut {}>", T::cpp_type())
+    }
 }
 
 macro_rules! plain_params {
     ($($t:ty),*) => { $(
-        // SAFETY: the same scalar type on both sides, passed by value.
+        // SAFETY: the same scalar type on both sides, passed by value; every bit pattern of
+        // a number is a valid value of the C++ number of that size and signedness.
         unsafe impl KernelParam for $t {
             type Raw = $t;
             fn raw(&self) -> $t { *self }
+            fn cpp_type() -> String { <$t as DeviceRepr>::cpp_type() }
         }
     )* };
 }
 plain_params!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, usize, isize);
+
+// SAFETY: Rust's `bool` and C++'s `bool` are one byte holding 0 or 1 on every CUDA platform;
+// a `bool` value always holds one of those.
+unsafe impl KernelParam for bool {
+    type Raw = bool;
+    fn raw(&self) -> bool {
+        *self
+    }
+    fn cpp_type() -> String {
+        "bool".to_string()
+    }
+}
 
 /// A whole argument list: a tuple of [`KernelParam`]s, `()` for none.
 ///
@@ -98,6 +168,8 @@ pub unsafe trait KernelArgs: Send + Sync + 'static {
     type Pointers: AsMut<[*mut c_void]>;
     /// The size and alignment of each parameter, for the ABI check.
     fn layout() -> Vec<ParamLayout>;
+    /// The C++ type of each parameter ([`KernelParam::cpp_type`]), for the type check.
+    fn cpp_types() -> Vec<String>;
     /// The raw values of these arguments.
     fn pack(&self) -> Self::Packed;
     /// Pointers to each raw value in `packed`; valid while `packed` is neither moved nor
@@ -136,6 +208,9 @@ macro_rules! tuple_args {
             type Pointers = [*mut c_void; $count];
             fn layout() -> Vec<ParamLayout> {
                 vec![$(ParamLayout { size: size_of::<$name::Raw>(), align: align_of::<$name::Raw>() }),*]
+            }
+            fn cpp_types() -> Vec<String> {
+                vec![$($name::cpp_type()),*]
             }
             #[allow(clippy::unused_unit)]
             fn pack(&self) -> Self::Packed {
@@ -185,15 +260,23 @@ mod tests {
     }
 
     #[test]
+    fn cpp_types_are_rendered_canonically() {
+        let types = <(DevicePtr<f32>, DeviceConstPtr<u8>, u32, i64, f64, bool, usize, DevicePtr<[i16; 3]>)>::cpp_types();
+        assert_eq!(types, ["*mut f32", "*const u8", "u32", "i64", "f64", "bool", "u64", "*mut [i16; 3]"]);
+        assert!(<()>::cpp_types().is_empty());
+        assert_eq!(<(DeviceSlice<f32>,)>::cpp_types(), ["cuda_graph::slice<*mut f32>"]);
+        assert_eq!(<(DeviceSlice<f32>,)>::layout(), [ParamLayout { size: 16, align: 8 }]);
+    }
+
+    #[test]
     fn pointers_point_at_the_packed_values() {
         let args = (7u32, 2.5f64);
         let mut packed = args.pack();
         let mut pointers = <(u32, f64)>::pointers(&mut packed);
         let pointers = pointers.as_mut();
-        // SAFETY: the pointers were just made from `packed`, which is alive and unmoved.
-        unsafe {
-            assert_eq!(*pointers[0].cast::<u32>(), 7);
-            assert_eq!(*pointers[1].cast::<f64>(), 2.5);
-        }
+        // SAFETY: the pointer was just made from `packed.0`, a u32 alive and unmoved.
+        assert_eq!(unsafe { *pointers[0].cast::<u32>() }, 7);
+        // SAFETY: the pointer was just made from `packed.1`, an f64 alive and unmoved.
+        assert_eq!(unsafe { *pointers[1].cast::<f64>() }, 2.5);
     }
 }

@@ -34,7 +34,8 @@ impl<A: KernelArgs> Kernel<A> {
     /// ```no_run
     /// use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, DevicePtr, Stream};
     /// cuda_graph::kernels! {
-    ///     fn add_scalar(data: DevicePtr<u32>, n: u32, value: u32);
+    ///     // SAFETY: add_scalar writes data[i] only for i < n; private, launched with n = 3.
+    ///     unsafe fn add_scalar(data: DevicePtr<u32>, n: u32, value: u32);
     /// }
     /// let stream = Stream::new()?;
     /// let data = DeviceBuffer::from_slice(&[1u32, 2, 3])?;

@@ -1,39 +1,94 @@
 //! `kernels!`: declaring CUDA kernels once, as typed [`Kernel`](super::Kernel) handles.
 
-/// Declares CUDA kernels (`extern "C" __global__` functions compiled into this program, by
-/// `cuda-build` say) with their parameter types, as functions returning a typed
+/// Declares CUDA kernels (`extern "C" __global__` functions compiled into this program by
+/// `cuda-build`) with their parameter types, as functions returning a typed
 /// `&'static` [`Kernel`](crate::kernel::Kernel).
 ///
-/// Each `fn name(param: Type, …);` becomes `fn name() -> &'static Kernel<(Type, …)>` with
-/// the given doc comments, attributes and visibility. The kernel's host stub is declared
-/// inside that function, so the Rust name clashes with nothing. Parameter types are
-/// [`KernelParam`](crate::KernelParam)s: [`DevicePtr<T>`](crate::DevicePtr) for `T*` and
-/// `const T*`, and the same scalar type for scalars (`u32` for `uint32_t`, `f32` for `float`,
-/// `u64` for `unsigned long long` and `cudaGraphConditionalHandle`, …).
+/// Each `unsafe fn name(param: Type, …);` becomes a safe `fn name() -> &'static Kernel<(Type,
+/// …)>` with the given doc comments, attributes and visibility. The kernel's host stub and its
+/// signature function are declared inside that function, so the Rust name clashes with
+/// nothing. Parameter types are [`KernelParam`](crate::KernelParam)s:
+/// [`DevicePtr<T>`](crate::DevicePtr) for `T*` (and `const T*`),
+/// [`DeviceConstPtr<T>`](crate::DeviceConstPtr) for `const T*` only, and the number of the
+/// same size and signedness for scalars (`u32` for `uint32_t` or `unsigned`, `f32` for
+/// `float`, `u64` for `size_t` and `cudaGraphConditionalHandle`, …).
 ///
-/// The declaration is checked against the compiled kernel at first use (count, sizes and
-/// offsets of the parameters); a mismatch is [`CudaError::KernelSignature`](crate::CudaError)
-/// naming the kernel and the parameter. A name that is not a kernel of this program fails to
-/// link, or fails that check (`cudaGetFuncBySymbol`), so declaring is safe. The check sees
-/// sizes and offsets, not types: `f32` for a `uint32_t` (same size) passes it, so matching
-/// the C++ types stays the declaration's job.
+/// # What is checked
+/// - At build time: `cuda-build` compiles, next to each `extern "C" __global__` kernel, a
+///   host function `<name>__cuda_graph_signature` that returns the kernel's C++ parameter
+///   types. The declaration refers to it, so a name that is not a kernel compiled by
+///   `cuda-build` into this program fails to link (`undefined reference to
+///   <name>__cuda_graph_signature`: the kernel is missing, or spelled through a macro that
+///   cuda-build's scan of the source does not see).
+/// - At first use (launch, graph node, [`Kernel::function`](crate::kernel::Kernel::function)):
+///   the count, sizes and offsets of the compiled kernel's parameters (from the driver), then
+///   each parameter's C++ type against [`KernelParam::cpp_type`](crate::KernelParam::cpp_type):
+///   pointee type, constness, scalar type and signedness, struct identity. `DevicePtr<f32>`
+///   for a `double*` parameter, `f32` for a `uint32_t`, or a `DeviceConstPtr` for a `T*` is
+///   [`CudaError::KernelSignature`](crate::CudaError) naming the kernel, the parameter, the
+///   Rust type and the C++ type, and the kernel is never launched.
+///
+/// # Safety
+/// Each declaration is `unsafe fn`: writing it is the one promise no check can make, that the
+/// kernel touches only memory it is given, **for any argument values that code able to call
+/// the declared function can pass**:
+/// - only through its pointer and slice parameters, and only within the elements they point
+///   to. A [`DeviceSlice`](crate::DeviceSlice) (C++ `cuda_graph::slice<T>`) carries its length,
+///   so a kernel that bounds its accesses by `size()` keeps the promise by construction. A
+///   [`DevicePtr`](crate::DevicePtr) reaches the kernel as a bare `T*`: a kernel `(T* p,
+///   uint32_t n)` that checks `i < n` is in bounds only when `n` is at most `p`'s length, so
+///   its declaration is sound only where no caller can pass a larger `n`: keep it private to
+///   a module whose launches pass buffer lengths (or wrap it in a safe function that checks
+///   them), or give the kernel a slice;
+/// - writing only through parameters it receives as `T*` or `slice<T>` (never `const T*`),
+///   and only values valid for the element type;
+/// - the same for what it reaches otherwise: `__device__` globals, device-side launches,
+///   memory it was handed by an earlier launch.
+///
+/// Launching a declared kernel and adding it to graphs are then safe: every pointer argument
+/// keeps its buffer alive for as long as the launch or graph uses it.
+///
+/// # Addresses as integers
+/// `buf.as_raw() as u64` passed as a `u64` argument keeps nothing alive. It cannot reach a
+/// pointer parameter: a kernel whose C++ parameter is a pointer refuses a `u64` declaration
+/// (`Rust declares C++ type u64, the kernel's C++ parameter is *mut f32`). A kernel that
+/// takes an integer and casts it to a pointer accesses memory it was not given as a pointer,
+/// which breaks its declaration's `unsafe` promise: the author who declares such a kernel
+/// takes responsibility for that memory. Device addresses that need no owner (another
+/// library's memory) enter through the `unsafe` [`DevicePtr::from_raw`](crate::DevicePtr::from_raw).
 ///
 /// ```no_run
-/// use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, DevicePtr, Stream};
+/// use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, DevicePtr, DeviceSlice, Stream};
 ///
 /// cuda_graph::kernels! {
 ///     /// Writes out[i] = pattern(i, seed).
-///     pub fn fill_pattern(out: DevicePtr<u32>, n: u32, seed: u32);
+///     // SAFETY: fill_pattern writes out[i] only for i < n, and it is private: the only
+///     // launch below passes n = out.len().
+///     unsafe fn fill_pattern(out: DevicePtr<u32>, n: u32, seed: u32);
+///     /// Writes out[i] = value for every i < out.size().
+///     // SAFETY: bounded by the slice it is given, for any arguments.
+///     pub unsafe fn fill_slice(out: DeviceSlice<u32>, value: u32);
 ///     /// Does nothing.
-///     pub(crate) fn noop();
+///     // SAFETY: touches no memory.
+///     pub(crate) unsafe fn noop();
 /// }
 ///
 /// let stream = Stream::new()?;
 /// let out = DeviceBuffer::<u32>::zeroed(4096)?;
-/// fill_pattern().launch(&stream, LaunchConfig::for_elements(4096, 256), (out.ptr(), 4096, 42))?;
+/// let n = out.len() as u32;
+/// fill_pattern().launch(&stream, LaunchConfig::for_elements(n, 256), (out.ptr(), n, 42))?;
+/// fill_slice().launch(&stream, LaunchConfig::new(8, 256), (out.slice().first(100)?, 7))?;
 /// noop().launch(&stream, LaunchConfig::new(1, 1), ())?;
 /// stream.synchronize()?;
 /// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+///
+/// A declaration without `unsafe` does not compile:
+///
+/// ```compile_fail
+/// cuda_graph::kernels! {
+///     fn noop();
+/// }
 /// ```
 #[macro_export]
 macro_rules! kernels {
@@ -42,10 +97,13 @@ macro_rules! kernels {
     (@signature $first:ident : $first_ty:ty $(, $param:ident : $ty:ty)*) => {
         concat!(stringify!($first), ": ", stringify!($first_ty) $(, ", ", stringify!($param), ": ", stringify!($ty))*)
     };
-    ($(
+    // Internal: one declaration at a time.
+    (@declare) => {};
+    (@declare
         $(#[$attr:meta])*
-        $vis:vis fn $name:ident ( $($param:ident : $ty:ty),* $(,)? );
-    )*) => {$(
+        $vis:vis unsafe fn $name:ident ( $($param:ident : $ty:ty),* $(,)? );
+        $($rest:tt)*
+    ) => {
         $(#[$attr])*
         #[doc = ""]
         #[doc = concat!(
@@ -58,20 +116,41 @@ macro_rules! kernels {
                 // The host stub nvcc emits for the kernel. Only its address is used (to look
                 // the kernel up); it is never called from Rust.
                 fn $name();
+                // The kernel's signature function, generated by cuda-build.
+                #[link_name = concat!(stringify!($name), "__cuda_graph_signature")]
+                fn __cuda_graph_signature() -> *const ::core::ffi::c_char;
             }
-            // SAFETY: `$name` is declared `extern "C"` under the kernel's name, so it is the
-            // host stub nvcc emitted for an `extern "C" __global__` kernel of that name, or
-            // the program does not link. Should it be some other function, the first use
-            // fails in `cudaGetFuncBySymbol` (it is not a registered kernel) and it is never
-            // launched; its parameter list is checked against the declaration the same way.
+            // SAFETY: `$name` and its signature function are declared `extern "C"` under the
+            // names cuda-build gives them, so the program links only if cuda-build compiled an
+            // `extern "C" __global__` kernel `$name` (with a generated signature function) into
+            // it. The declaration is `unsafe fn`: its author promises the kernel stays inside
+            // the memory it is given, for any arguments (the macro's `# Safety`). The
+            // parameter types are checked against the kernel's at first use.
             static KERNEL: $crate::kernel::Kernel<($($ty,)*)> = unsafe {
-                $crate::kernel::Kernel::from_stub_with_params(
+                $crate::kernel::Kernel::from_stub_with_signature(
                     stringify!($name),
                     $name,
+                    __cuda_graph_signature,
                     &[$(concat!(stringify!($param), ": ", stringify!($ty))),*],
                 )
             };
             &KERNEL
         }
-    )*};
+        $crate::kernels!(@declare $($rest)*);
+    };
+    (@declare
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident ( $($param:ident : $ty:ty),* $(,)? );
+        $($rest:tt)*
+    ) => {
+        ::core::compile_error!(concat!(
+            "kernel `", stringify!($name), "` must be declared `unsafe fn ", stringify!($name),
+            "(...)`: declaring a kernel promises that it stays inside the memory it is given, \
+             for any argument values (see the `# Safety` section of `cuda_graph::kernels!`)"
+        ));
+        $crate::kernels!(@declare $($rest)*);
+    };
+    ($($body:tt)*) => {
+        $crate::kernels!(@declare $($body)*);
+    };
 }

@@ -1,13 +1,16 @@
 //! Typed kernels: a kernel written in CUDA C++ (`extern "C" __global__`), declared once in
 //! Rust with its parameter types ([`kernels!`](crate::kernels!)), checked against the
-//! compiled kernel at first use, and launched with arguments of exactly those types.
+//! compiled kernel's C++ parameter types and layout at first use, and launched with arguments
+//! of exactly those types.
 //!
 //! ```no_run
 //! use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, DevicePtr, Stream};
 //!
 //! cuda_graph::kernels! {
 //!     /// `out[i] = (i * 2654435761) ^ seed`.
-//!     pub fn fill_pattern(out: DevicePtr<u32>, n: u32, seed: u32);
+//!     // SAFETY: fill_pattern writes out[i] only for i < n; private, and launched below
+//!     // with n = out.len().
+//!     unsafe fn fill_pattern(out: DevicePtr<u32>, n: u32, seed: u32);
 //! }
 //!
 //! let stream = Stream::new()?;
@@ -22,6 +25,7 @@ mod args;
 mod config;
 mod launch;
 mod macros;
+mod types;
 
 use std::ffi::c_void;
 use std::fmt;
@@ -30,6 +34,7 @@ use std::sync::OnceLock;
 
 pub use args::{KernelArgs, KernelParam, ParamLayout};
 pub use config::{Dim3, LaunchConfig, MAX_THREADS_PER_BLOCK};
+pub use types::SignatureFn;
 
 use crate::error::{CudaError, Result};
 
@@ -37,13 +42,16 @@ use crate::error::{CudaError, Result};
 ///
 /// Declared with [`kernels!`](crate::kernels!), not built by hand. The first use
 /// ([`function`](Kernel::function), [`launch`](Kernel::launch), or a graph node made from it)
-/// checks `A` against the compiled kernel's parameters (count, sizes, offsets); a mismatch is
+/// checks `A` against the compiled kernel's parameters (count, sizes, offsets) and against
+/// its C++ parameter types (see [`KernelParam::cpp_type`]); a mismatch is
 /// [`CudaError::KernelSignature`] naming the kernel and the parameter, never a bad launch.
 ///
 /// ```no_run
 /// use cuda_graph::DevicePtr;
 /// cuda_graph::kernels! {
-///     fn saxpy(a: f32, x: DevicePtr<f32>, y: DevicePtr<f32>, n: u32);
+///     // SAFETY: saxpy reads x[i] and writes y[i] only for i < n; private to code that
+///     // passes n no larger than x and y.
+///     unsafe fn saxpy(a: f32, x: DevicePtr<f32>, y: DevicePtr<f32>, n: u32);
 /// }
 /// let kernel: &cuda_graph::kernel::Kernel<(f32, DevicePtr<f32>, DevicePtr<f32>, u32)> = saxpy();
 /// assert_eq!(kernel.name(), "saxpy");
@@ -53,6 +61,7 @@ use crate::error::{CudaError, Result};
 pub struct Kernel<A> {
     name: &'static str,
     stub: unsafe extern "C" fn(),
+    signature: Option<SignatureFn>,
     params: &'static [&'static str],
     checked: OnceLock<std::result::Result<(), CudaError>>,
     _args: PhantomData<fn(A)>,
@@ -65,19 +74,26 @@ impl<A> fmt::Debug for Kernel<A> {
 }
 
 impl<A: KernelArgs> Kernel<A> {
-    /// A kernel from its host stub (what nvcc emits under the kernel's name). Prefer
-    /// [`kernels!`](crate::kernels!), which also names the parameters in check errors.
+    /// A kernel from its host stub (what nvcc emits under the kernel's name), without its
+    /// signature function. Prefer [`kernels!`](crate::kernels!), which also checks the
+    /// parameter types and names the parameters in check errors.
     ///
     /// # Safety
     /// `stub` must be the host stub of an `extern "C" __global__` kernel named `name`,
-    /// compiled into this program. Its parameter list is checked at first use.
+    /// compiled into this program. The first use checks only the count, sizes and offsets of
+    /// its parameters: that each parameter's C++ type is the one `A` stands for (`float*`,
+    /// not `double*`, for a `DevicePtr<f32>`; `uint32_t`, not `float`, for a `u32`) is then
+    /// the caller's promise, as is everything [`kernels!`](crate::kernels!)'s `# Safety`
+    /// asks of a declared kernel (it stays inside the memory it is given).
     ///
     /// ```no_run
     /// use cuda_graph::{kernel::Kernel, DevicePtr};
     /// extern "C" {
     ///     fn add_scalar();
     /// }
-    /// // SAFETY: `add_scalar` is an `extern "C" __global__` kernel linked into this program.
+    /// // SAFETY: `add_scalar(uint32_t* data, uint32_t n, uint32_t value)` is an `extern "C"
+    /// // __global__` kernel linked into this program; it writes data[i] only for i < n, and
+    /// // this static is private to code that passes n no larger than data.
     /// static ADD_SCALAR: Kernel<(DevicePtr<u32>, u32, u32)> =
     ///     unsafe { Kernel::from_stub("add_scalar", add_scalar) };
     /// ADD_SCALAR.function()?;
@@ -88,9 +104,50 @@ impl<A: KernelArgs> Kernel<A> {
         unsafe { Kernel::from_stub_with_params(name, stub, &[]) }
     }
 
-    /// Like [`from_stub`](Kernel::from_stub), with a description of each parameter
-    /// (`"n: u32"`) that parameter-check errors quote. [`kernels!`](crate::kernels!) calls
-    /// this; `params` may be empty, or must have one entry per parameter.
+    /// A kernel from its host stub and the signature function `cuda-build` generated for it
+    /// (`<name>__cuda_graph_signature`), with a description of each parameter (`"n: u32"`)
+    /// for check errors: what [`kernels!`](crate::kernels!) calls. The first use checks the
+    /// count, sizes and offsets of the parameters, and each parameter's C++ type against
+    /// [`KernelParam::cpp_type`].
+    ///
+    /// # Safety
+    /// `stub` must be the host stub of an `extern "C" __global__` kernel named `name`,
+    /// compiled into this program, `signature` that kernel's signature function (as
+    /// [`SignatureFn`] describes), and the kernel must keep the promise of
+    /// [`kernels!`](crate::kernels!)'s `# Safety` for arguments of types `A`.
+    ///
+    /// ```no_run
+    /// use cuda_graph::kernel::Kernel;
+    /// extern "C" {
+    ///     fn noop();
+    ///     fn noop__cuda_graph_signature() -> *const std::ffi::c_char;
+    /// }
+    /// // SAFETY: `noop` is an `extern "C" __global__` kernel compiled by cuda-build into this
+    /// // program, with its signature function; it touches no memory.
+    /// static NOOP: Kernel<()> =
+    ///     unsafe { Kernel::from_stub_with_signature("noop", noop, noop__cuda_graph_signature, &[]) };
+    /// NOOP.function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub const unsafe fn from_stub_with_signature(
+        name: &'static str,
+        stub: unsafe extern "C" fn(),
+        signature: SignatureFn,
+        params: &'static [&'static str],
+    ) -> Kernel<A> {
+        Kernel {
+            name,
+            stub,
+            signature: Some(signature),
+            params,
+            checked: OnceLock::new(),
+            _args: PhantomData,
+        }
+    }
+
+    /// Like [`from_stub`](Kernel::from_stub) (no type check), with a description of each
+    /// parameter (`"n: u32"`) that parameter-check errors quote; `params` may be empty, or
+    /// must have one entry per parameter.
     ///
     /// # Safety
     /// As for [`from_stub`](Kernel::from_stub).
@@ -100,7 +157,8 @@ impl<A: KernelArgs> Kernel<A> {
     /// extern "C" {
     ///     fn noop();
     /// }
-    /// // SAFETY: `noop` is an `extern "C" __global__` kernel linked into this program.
+    /// // SAFETY: `noop()` is an `extern "C" __global__` kernel linked into this program; it
+    /// // takes no parameter and touches no memory.
     /// static NOOP: Kernel<()> = unsafe { Kernel::from_stub_with_params("noop", noop, &[]) };
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
@@ -109,28 +167,56 @@ impl<A: KernelArgs> Kernel<A> {
         stub: unsafe extern "C" fn(),
         params: &'static [&'static str],
     ) -> Kernel<A> {
-        Kernel { name, stub, params, checked: OnceLock::new(), _args: PhantomData }
+        Kernel { name, stub, signature: None, params, checked: OnceLock::new(), _args: PhantomData }
     }
 
     /// The kernel's name.
     ///
     /// ```no_run
-    /// cuda_graph::kernels! { fn noop(); }
+    /// cuda_graph::kernels! { unsafe fn noop(); }
     /// assert_eq!(noop().name(), "noop");
     /// ```
     pub fn name(&self) -> &'static str {
         self.name
     }
 
+    /// The parameter-type check alone: each parameter's [`KernelParam::cpp_type`] against
+    /// the C++ type the kernel's signature function reports. It makes no CUDA call, so it
+    /// runs without a device (a test can check every declaration of a crate this way).
+    /// `Ok` for a kernel made without a signature function ([`from_stub`](Kernel::from_stub)).
+    /// [`function`](Kernel::function) runs it after the layout check.
+    ///
+    /// ```
+    /// // Needs no GPU.
+    /// # fn f(kernel: &cuda_graph::kernel::Kernel<(cuda_graph::DevicePtr<u32>, u32)>) {
+    /// if let Err(err) = kernel.check_types() {
+    ///     panic!("{err}");
+    /// }
+    /// # }
+    /// ```
+    pub fn check_types(&self) -> Result<()> {
+        match self.signature {
+            Some(signature) => {
+                // SAFETY: `signature` was given to `from_stub_with_signature`, whose caller
+                // promised it is the kernel's generated signature function.
+                let cpp = unsafe { types::cpp_types(signature) };
+                types::compare_types(self.name, self.params, &A::cpp_types(), &cpp)
+            }
+            None => Ok(()),
+        }
+    }
+
     /// The host stub's address (what `cudaLaunchKernel` and kernel nodes take), after the
-    /// parameter check has passed.
+    /// parameter check has passed: the count, sizes and offsets of the compiled kernel's
+    /// parameters (from the driver), then, for a kernel with a signature function (every
+    /// [`kernels!`](crate::kernels!) declaration), each parameter's C++ type.
     ///
     /// The check runs once per kernel: its outcome (passed, or
     /// [`CudaError::KernelSignature`]) is kept. A CUDA error met while checking (no device
     /// yet, say) is returned and not kept, so a later call checks again.
     ///
     /// ```no_run
-    /// cuda_graph::kernels! { fn noop(); }
+    /// cuda_graph::kernels! { unsafe fn noop(); }
     /// let function = noop().function()?;
     /// assert!(!function.is_null());
     /// # Ok::<(), cuda_graph::CudaError>(())
@@ -140,7 +226,8 @@ impl<A: KernelArgs> Kernel<A> {
         if let Some(outcome) = self.checked.get() {
             return outcome.clone().map(|()| stub);
         }
-        let outcome = abi::check_kernel(self.name, stub, self.params, &A::layout());
+        let outcome =
+            abi::check_kernel(self.name, stub, self.params, &A::layout()).and_then(|()| self.check_types());
         if matches!(outcome, Ok(()) | Err(CudaError::KernelSignature { .. })) {
             // Another thread may have stored the same outcome first; either is the answer.
             let _ = self.checked.set(outcome.clone());

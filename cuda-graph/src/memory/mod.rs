@@ -4,16 +4,20 @@
 
 mod async_ops;
 mod buffer;
+mod const_ptr;
 mod pinned;
 mod pinned_slice;
 mod pool;
 mod repr;
+mod slice;
 
 pub use buffer::{DeviceBuffer, DevicePtr};
+pub use const_ptr::DeviceConstPtr;
 pub use pinned::PinnedBuffer;
 pub use pinned_slice::{PinnedSlice, PinnedSliceMut};
 pub use pool::{MemoryPool, MemoryPoolOptions};
 pub use repr::DeviceRepr;
+pub use slice::{DeviceSlice, RawDeviceSlice};
 
 pub(crate) use async_ops::refuse_during_capture;
 pub(crate) use buffer::{

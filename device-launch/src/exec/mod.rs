@@ -505,7 +505,7 @@ impl<'a> DeviceGraph<'a> {
 /// use device_launch::{DeviceGraphArg, RawErrorSlot};
 /// # fn f(uploaded: &device_launch::UploadedGraphExec, slot: &device_launch::ErrorSlot) -> device_launch::Result<()> {
 /// cuda_graph::kernels! {
-///     fn dl_sibling_launch_one(graph: DeviceGraphArg, slot: DevicePtr<RawErrorSlot>);
+///     unsafe fn dl_sibling_launch_one(graph: DeviceGraphArg, slot: DevicePtr<RawErrorSlot>);
 /// }
 /// let launcher = Graph::new()?;
 /// launcher.add_kernel(dl_sibling_launch_one(), LaunchConfig::new(1, 1), (uploaded.handle().arg(), slot.ptr()), &[])?;
@@ -545,6 +545,10 @@ unsafe impl KernelParam for DeviceGraphArg {
     type Raw = RawDeviceGraph;
     fn raw(&self) -> RawDeviceGraph {
         RawDeviceGraph(self.owner.raw)
+    }
+    fn cpp_type() -> String {
+        // `cudaGraphExec_t` is `struct CUgraphExec_st*`.
+        "*mut CUgraphExec_st".to_string()
     }
     fn keep_alive(&self) -> Option<KeepAlive> {
         Some(self.owner.clone())

@@ -5,13 +5,16 @@ use cuda_graph::{DeviceBuffer, DevicePtr, Event, Result, Stream};
 
 use crate::workload::Workload;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// Static split: block b processes the b-th contiguous tile of `ceil(n / gridDim.x)` items.
-    pub fn awq_static_tiles(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32);
+    pub unsafe fn awq_static_tiles(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32);
     /// Dynamic: each thread claims one item at a time with `atomicAdd(next, 1)`.
-    pub fn awq_dynamic_per_thread(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32, next: DevicePtr<u32>);
+    pub unsafe fn awq_dynamic_per_thread(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32, next: DevicePtr<u32>);
     /// Warp-leader batching: a leader claims `batch` items per atomic, `__shfl_sync` shares it.
-    pub fn awq_warp_batched(
+    pub unsafe fn awq_warp_batched(
         costs: DevicePtr<u32>,
         out: DevicePtr<u32>,
         n: u32,
@@ -21,7 +24,7 @@ cuda_graph::kernels! {
     );
     /// Hierarchical: a block claims `chunk` items globally, its warps claim 32 at a time from
     /// that chunk through a shared-memory counter.
-    pub fn awq_hierarchical(
+    pub unsafe fn awq_hierarchical(
         costs: DevicePtr<u32>,
         out: DevicePtr<u32>,
         n: u32,
@@ -125,5 +128,22 @@ impl Bench {
     /// The output of the last run.
     pub fn output(&self) -> Result<Vec<u32>> {
         self.out.to_vec()
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("awq_static_tiles", super::awq_static_tiles().check_types()),
+            ("awq_dynamic_per_thread", super::awq_dynamic_per_thread().check_types()),
+            ("awq_warp_batched", super::awq_warp_batched().check_types()),
+            ("awq_hierarchical", super::awq_hierarchical().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
     }
 }

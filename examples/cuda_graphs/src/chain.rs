@@ -6,9 +6,12 @@ use cuda_graph::graph::{CaptureMode, Graph, KernelNode};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DevicePtr, Result, Stream};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// One step of the chain: `dst[i] = mix(src[i], mul, add)` for `i < n`.
-    pub fn cg_step(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
+    pub unsafe fn cg_step(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
 }
 
 /// The constants of one kernel of the chain.
@@ -147,5 +150,15 @@ mod tests {
         changed[10].add ^= 0x5bd1_e995;
         assert_ne!(reference(&input, &steps), reference(&input, &changed));
         assert_eq!(checksum(&[u32::MAX, u32::MAX]), 2 * u64::from(u32::MAX));
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::cg_step().check_types(), Ok(()), "cg_step");
     }
 }

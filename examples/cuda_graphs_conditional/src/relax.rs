@@ -7,9 +7,12 @@ use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Result, Stream};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// The WHILE body: one sweep; the last one calls `cudaGraphSetConditional(handle, 0)`.
-    fn cgc_relax_while(
+    unsafe fn cgc_relax_while(
         handle: ConditionalHandle,
         x: DevicePtr<f32>,
         b: DevicePtr<f32>,
@@ -20,7 +23,7 @@ cuda_graph::kernels! {
         state: DevicePtr<u32>,
     );
     /// The host-driven loop's step: one sweep; `state[2]` says whether to go on.
-    fn cgc_relax_host(
+    unsafe fn cgc_relax_host(
         x: DevicePtr<f32>,
         b: DevicePtr<f32>,
         n: u32,
@@ -253,5 +256,20 @@ mod tests {
         assert!(a.difference(&b).unwrap().contains("x[1]"));
         let c = Solution { steps: 4, ..a.clone() };
         assert!(a.difference(&c).unwrap().contains("steps"));
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("cgc_relax_while", super::cgc_relax_while().check_types()),
+            ("cgc_relax_host", super::cgc_relax_host().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
     }
 }

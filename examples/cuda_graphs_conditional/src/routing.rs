@@ -7,13 +7,16 @@ use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Event, Result, Stream};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// Sets `handle` to `(inputs[*cursor] >> shift) & mask` (one thread).
-    fn cgc_set_field(handle: ConditionalHandle, inputs: DevicePtr<u32>, cursor: DevicePtr<u32>, shift: u32, mask: u32);
+    unsafe fn cgc_set_field(handle: ConditionalHandle, inputs: DevicePtr<u32>, cursor: DevicePtr<u32>, shift: u32, mask: u32);
     /// Records that `body` ran: `trace[*cursor] |= 1 << body`, `counters[body] += 1`.
-    fn cgc_mark(trace: DevicePtr<u32>, counters: DevicePtr<u32>, cursor: DevicePtr<u32>, body: u32);
+    unsafe fn cgc_mark(trace: DevicePtr<u32>, counters: DevicePtr<u32>, cursor: DevicePtr<u32>, body: u32);
     /// `*cursor += 1`: on to the next input.
-    fn cgc_advance(cursor: DevicePtr<u32>);
+    unsafe fn cgc_advance(cursor: DevicePtr<u32>);
 }
 
 /// The bodies, by the bit each sets in an input's trace (and its counter's index).
@@ -256,5 +259,21 @@ mod tests {
         let message = got.difference(&want, &inputs).unwrap();
         assert!(message.contains("nested_if"), "{message}");
         assert_eq!(names(0), "none");
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("cgc_set_field", super::cgc_set_field().check_types()),
+            ("cgc_mark", super::cgc_mark().check_types()),
+            ("cgc_advance", super::cgc_advance().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
     }
 }

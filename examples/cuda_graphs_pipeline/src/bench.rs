@@ -6,9 +6,12 @@ use cuda_graph::{DeviceBuffer, DevicePtr, Event, MemoryPool, MemoryPoolOptions, 
 
 use crate::model::{stage_maps, Affine, PASSES, STAGES};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// One stage: `out[i]` = three affine passes over `in[i]`.
-    fn cgp_stage(
+    unsafe fn cgp_stage(
         input: DevicePtr<u32>,
         output: DevicePtr<u32>,
         n: u32,
@@ -185,5 +188,15 @@ impl Bench {
         };
         let ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?) / f64::from(iters.max(1));
         Ok((output, ms))
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::cgp_stage().check_types(), Ok(()), "cgp_stage");
     }
 }

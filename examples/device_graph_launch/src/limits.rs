@@ -13,9 +13,12 @@ use device_launch::{
 use crate::cuda;
 use crate::sweep::dgl_work;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// Launches `graphs[0..n)` (mode 1 fire-and-forget, 2 tail) without stopping at a refusal.
-    fn dgl_launch_many(
+    unsafe fn dgl_launch_many(
         graphs: DeviceGraphTableArg,
         n: u32,
         mode: u32,
@@ -23,9 +26,9 @@ cuda_graph::kernels! {
         slot: DevicePtr<RawErrorSlot>,
     );
     /// A node that waits for `*release`, then adds 1 to `counters[index]`.
-    fn dgl_wait_for_release(release: DevicePtr<u32>, counters: DevicePtr<u32>, index: u32);
+    unsafe fn dgl_wait_for_release(release: DevicePtr<u32>, counters: DevicePtr<u32>, index: u32);
     /// Fire-and-forgets `graph` twice (the second while the first is pending), then releases it.
-    fn dgl_launch_twice(graph: DeviceGraphArg, release: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
+    unsafe fn dgl_launch_twice(graph: DeviceGraphArg, release: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
 }
 
 /// One limit probe: the check's name, whether the expected refusal came back (and nothing
@@ -164,4 +167,20 @@ fn pending_twice(stream: &Stream) -> Result<Probe, CudaError> {
         held: outcome.is_ok(),
         detail: outcome.unwrap_or_else(|e| e),
     })
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("dgl_launch_many", super::dgl_launch_many().check_types()),
+            ("dgl_wait_for_release", super::dgl_wait_for_release().check_types()),
+            ("dgl_launch_twice", super::dgl_launch_twice().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
 }

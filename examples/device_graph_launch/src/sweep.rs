@@ -13,11 +13,14 @@ use device_launch::{
 
 use crate::cuda;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// One work node: `counters[index] += amount`, then `done += 1`.
-    pub(crate) fn dgl_work(counters: DevicePtr<u32>, index: u32, amount: u32, done: DevicePtr<u32>);
+    pub(crate) unsafe fn dgl_work(counters: DevicePtr<u32>, index: u32, amount: u32, done: DevicePtr<u32>);
     /// The self-relaunching scheduler (see `kernels/scheduler.cu`).
-    fn dgl_scheduler(
+    unsafe fn dgl_scheduler(
         graphs: DeviceGraphTableArg,
         copies: u32,
         mode: u32,
@@ -295,5 +298,20 @@ impl Series {
     /// Median microseconds per iteration.
     pub fn us_per_iter(&self, iters: u32) -> f64 {
         self.ms.median() * 1e3 / f64::from(iters)
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("dgl_work", super::dgl_work().check_types()),
+            ("dgl_scheduler", super::dgl_scheduler().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
     }
 }

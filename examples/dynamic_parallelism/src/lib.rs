@@ -29,73 +29,17 @@
 
 #![warn(missing_docs)]
 
+mod kernels;
 pub mod model;
 
 use chapter_common::{Report, Rng, Samples};
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream};
+use cuda_graph::{CudaError, Device, DeviceBuffer, Event, PinnedBuffer, Stream};
 use device_launch::limits::LaunchLimits;
-use device_launch::{instantiate_for_device, DeviceGraphArg, ErrorSlot, Launcher, RawErrorSlot};
+use device_launch::{instantiate_for_device, ErrorSlot, Launcher};
+use kernels::{dp_dispatch, dp_inspect, dp_parent, dp_post_share, dp_post_total, dp_reduce, dp_refine};
 use serde_json::json;
-
-cuda_graph::kernels! {
-    /// The CDP2 parent: a warp per cell; fire-and-forgets `dp_refine` for refined cells and
-    /// tail-launches `dp_reduce`.
-    fn dp_parent(
-        v: DevicePtr<u32>,
-        cells: u32,
-        points: u32,
-        refine: u32,
-        threshold: u32,
-        out: DevicePtr<u32>,
-        flags: DevicePtr<u32>,
-        cell_sums: DevicePtr<u64>,
-        launched: DevicePtr<u32>,
-        ran: DevicePtr<u32>,
-        slot: DevicePtr<RawErrorSlot>,
-    );
-    /// The host-driven version's inspection (flags and coarse outputs, no launches).
-    fn dp_inspect(
-        v: DevicePtr<u32>,
-        cells: u32,
-        points: u32,
-        refine: u32,
-        threshold: u32,
-        out: DevicePtr<u32>,
-        flags: DevicePtr<u32>,
-    );
-    /// The child: refined outputs of one cell; counts itself in `ran`.
-    fn dp_refine(
-        v: DevicePtr<u32>,
-        n: u32,
-        cell: u32,
-        points: u32,
-        refine: u32,
-        out: DevicePtr<u32>,
-        ran: DevicePtr<u32>,
-    );
-    /// The reduction: `cell_sums[c]` = sum of cell c's outputs (a block per cell).
-    fn dp_reduce(out: DevicePtr<u32>, points: u32, cell_sums: DevicePtr<u64>);
-    /// Post-processing node 1: the total of the cell sums.
-    fn dp_post_total(cell_sums: DevicePtr<u64>, cells: u32, total: DevicePtr<u64>);
-    /// Post-processing node 2: each cell's share in millionths; counts the graph's runs.
-    fn dp_post_share(
-        cell_sums: DevicePtr<u64>,
-        cells: u32,
-        total: DevicePtr<u64>,
-        share: DevicePtr<u32>,
-        runs: DevicePtr<u32>,
-    );
-    /// The launcher: fire-and-forgets the post-processing graph when any cell was refined.
-    fn dp_dispatch(
-        post: DeviceGraphArg,
-        flags: DevicePtr<u32>,
-        cells: u32,
-        dispatched: DevicePtr<u32>,
-        slot: DevicePtr<RawErrorSlot>,
-    );
-}
 
 /// Cells per block of `dp_parent` / `dp_inspect` (a warp each); `DP_WARPS_PER_BLOCK`.
 const WARPS_PER_BLOCK: u32 = 4;

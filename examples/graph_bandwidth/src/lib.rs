@@ -25,9 +25,12 @@ use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, Stream};
 use serde_json::json;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// Writes word i of `out` (as 32-bit words) as `pattern(i, seed)`, for `i < words`.
-    pub fn gb_fill(out: DevicePtr<u8>, words: u32, seed: u32);
+    pub(crate) unsafe fn gb_fill(out: DevicePtr<u8>, words: u32, seed: u32);
 }
 
 const KIB: u64 = 1 << 10;
@@ -561,5 +564,15 @@ mod tests {
         assert!(first_wrong(&good, Expect::Pattern(seed)).unwrap().starts_with("word 2 "));
         assert_eq!(first_wrong(&[5, 5, 5], Expect::Byte(5)), None);
         assert!(first_wrong(&[5, 0, 5], Expect::Byte(5)).unwrap().starts_with("byte 1 "));
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::gb_fill().check_types(), Ok(()), "gb_fill");
     }
 }

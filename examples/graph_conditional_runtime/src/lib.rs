@@ -26,15 +26,18 @@ use cuda_graph::{
 };
 use serde_json::json;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// The predicate, setting an IF/ELSE node's condition (one warp).
-    fn gcr_predicate_graph(handle: ConditionalHandle, data: DevicePtr<u32>, n: u32);
+    unsafe fn gcr_predicate_graph(handle: ConditionalHandle, data: DevicePtr<u32>, n: u32);
     /// The predicate, storing its decision in `flag[0]` (one warp).
-    fn gcr_predicate_host(flag: DevicePtr<u32>, data: DevicePtr<u32>, n: u32);
+    unsafe fn gcr_predicate_host(flag: DevicePtr<u32>, data: DevicePtr<u32>, n: u32);
     /// The heavy update: `rounds` LCG steps per element; records code 1 in the trace.
-    fn gcr_heavy(data: DevicePtr<u32>, n: u32, rounds: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
+    unsafe fn gcr_heavy(data: DevicePtr<u32>, n: u32, rounds: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
     /// The light update; records code 2 in the trace.
-    fn gcr_light(data: DevicePtr<u32>, n: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
+    unsafe fn gcr_light(data: DevicePtr<u32>, n: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
 }
 
 /// What to run.
@@ -342,5 +345,22 @@ mod tests {
         assert_eq!(wrong_branch.difference(&want).unwrap(), "iteration 1 ran heavy, want light");
         let wrong_value = Outcome { data: vec![7, 9], ..want.clone() };
         assert!(wrong_value.difference(&want).unwrap().starts_with("data[1]"));
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("gcr_predicate_graph", super::gcr_predicate_graph().check_types()),
+            ("gcr_predicate_host", super::gcr_predicate_host().check_types()),
+            ("gcr_heavy", super::gcr_heavy().check_types()),
+            ("gcr_light", super::gcr_light().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
     }
 }

@@ -7,9 +7,12 @@ use cuda_graph::graph::{AsNode, Graph, KernelNode};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DevicePtr, MemoryPool, Result, Stream};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// One stage: `dst[i] = mix(src[i], mul, add)` for `i < n`.
-    pub fn gm_stage(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
+    pub unsafe fn gm_stage(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
 }
 
 /// Threads per block of every launch.
@@ -118,5 +121,15 @@ mod tests {
         let out = reference(&[2, 9], &stages);
         assert_eq!(out, [mix(mix(2, 3, 1), 5, 0x8000_0000), mix(mix(9, 3, 1), 5, 0x8000_0000)]);
         assert_ne!(out, reference(&[2, 9], &[stages[1], stages[0]]));
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::gm_stage().check_types(), Ok(()), "gm_stage");
     }
 }

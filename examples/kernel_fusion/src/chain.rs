@@ -7,21 +7,24 @@ use cuda_graph::graph::{Graph, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DevicePtr, GraphExec, Result, Stream};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// (1) `dst = src * a`.
-    pub fn kf_scale(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, a: f32);
+    pub unsafe fn kf_scale(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, a: f32);
     /// (2) `dst = src + other`.
-    pub fn kf_add(src: DevicePtr<f32>, other: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32);
+    pub unsafe fn kf_add(src: DevicePtr<f32>, other: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32);
     /// (3) `dst = min(max(src, lo), hi)`.
-    pub fn kf_clamp(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, lo: f32, hi: f32);
+    pub unsafe fn kf_clamp(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, lo: f32, hi: f32);
     /// (4) `dst = src + c`.
-    pub fn kf_shift(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, c: f32);
+    pub unsafe fn kf_shift(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, c: f32);
     /// (5) `dst = sqrt(src)`.
-    pub fn kf_sqrt(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32);
+    pub unsafe fn kf_sqrt(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32);
     /// (6) `dst = src * g + b`.
-    pub fn kf_affine(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, g: f32, b: f32);
+    pub unsafe fn kf_affine(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, g: f32, b: f32);
     /// All six operations in one pass over `x` and `y`.
-    pub fn kf_fused(
+    pub unsafe fn kf_fused(
         x: DevicePtr<f32>,
         y: DevicePtr<f32>,
         out: DevicePtr<f32>,
@@ -300,5 +303,25 @@ mod tests {
         assert_eq!(first_difference(&[1.0, 2.5], &[1.0, 2.0]), Some((1, 2.5, 2.0)));
         assert!(first_difference(&[0.0], &[-0.0]).is_some());
         assert!(first_difference(&[f32::NAN], &[f32::NAN]).is_none());
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("kf_scale", super::kf_scale().check_types()),
+            ("kf_add", super::kf_add().check_types()),
+            ("kf_clamp", super::kf_clamp().check_types()),
+            ("kf_shift", super::kf_shift().check_types()),
+            ("kf_sqrt", super::kf_sqrt().check_types()),
+            ("kf_affine", super::kf_affine().check_types()),
+            ("kf_fused", super::kf_fused().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
     }
 }

@@ -23,9 +23,12 @@ use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, Stream};
 use serde_json::json;
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// `acc[0] = (acc[0] ^ value) * 16777619` by one thread: a tiny kernel.
-    pub fn kl_tick(acc: DevicePtr<u32>, value: u32);
+    pub(crate) unsafe fn kl_tick(acc: DevicePtr<u32>, value: u32);
 }
 
 /// The most kernels per iteration (and nodes per graph).
@@ -427,5 +430,15 @@ mod tests {
         assert_ne!(once, expected(5, &[9, 3, 27], 1), "a reordered launch is caught");
         assert_ne!(expected(5, &values, 2), once, "a missing pass is caught");
         assert_eq!(expected(5, &values, 2), expected(once, &values, 1));
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::kl_tick().check_types(), Ok(()), "kl_tick");
     }
 }

@@ -23,6 +23,7 @@
 
 #![warn(missing_docs)]
 
+mod kernels;
 pub mod model;
 
 use chapter_common::{Report, Samples};
@@ -33,54 +34,8 @@ use device_launch::{
     instantiate_for_device, DeviceGraphArg, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher,
     RawErrorSlot, UploadedGraphExec,
 };
+use kernels::{moe_combine, moe_expert, moe_finalize, moe_route, moe_route_dispatch};
 use serde_json::json;
-
-cuda_graph::kernels! {
-    /// The host-driven router: a thread per token, no launches.
-    fn moe_route(
-        x: DevicePtr<u32>,
-        gate: DevicePtr<u32>,
-        tokens: u32,
-        d: u32,
-        experts: u32,
-        top_k: u32,
-        counters: DevicePtr<u32>,
-        lists: DevicePtr<u32>,
-        gates: DevicePtr<u32>,
-    );
-    /// The device router: routes, then its last block fire-and-forgets the busy experts'
-    /// graphs and tail-launches the combine graph.
-    fn moe_route_dispatch(
-        x: DevicePtr<u32>,
-        gate: DevicePtr<u32>,
-        tokens: u32,
-        d: u32,
-        experts: u32,
-        top_k: u32,
-        counters: DevicePtr<u32>,
-        lists: DevicePtr<u32>,
-        gates: DevicePtr<u32>,
-        expert_graphs: DeviceGraphTableArg,
-        combine: DeviceGraphArg,
-        slot: DevicePtr<RawErrorSlot>,
-    );
-    /// One expert over the tokens routed to it (a grid-stride loop: any count, any grid).
-    fn moe_expert(
-        x: DevicePtr<u32>,
-        w: DevicePtr<u32>,
-        lists: DevicePtr<u32>,
-        counters: DevicePtr<u32>,
-        expert: u32,
-        tokens: u32,
-        d: u32,
-        top_k: u32,
-        out: DevicePtr<u32>,
-    );
-    /// The combine: gate-weighted sum of every token's expert outputs.
-    fn moe_combine(out: DevicePtr<u32>, gates: DevicePtr<u32>, tokens: u32, d: u32, top_k: u32, y: DevicePtr<u32>);
-    /// After the combine: totals, counts and ticket reset, steps counted.
-    fn moe_finalize(counters: DevicePtr<u32>, experts: u32);
-}
 
 /// Threads per block of the routers, a token each (`MOE_ROUTE_THREADS`).
 pub const ROUTE_THREADS: u32 = 128;

@@ -24,6 +24,7 @@
 
 #![warn(missing_docs)]
 
+mod kernels;
 pub mod model;
 
 use std::time::Instant;
@@ -37,36 +38,8 @@ use device_launch::{
     instantiate_for_device, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher, RawErrorSlot,
     UploadedGraphExec, WorkQueue, WorkQueueArg,
 };
+use kernels::{ps_item, ps_scheduler};
 use serde_json::json;
-
-cuda_graph::kernels! {
-    /// One item: the next entry of its kind's list, transformed, counted and reported done.
-    fn ps_item(
-        input: DevicePtr<u32>,
-        output: DevicePtr<u32>,
-        width: u32,
-        rounds: u32,
-        kind: u32,
-        lists: DevicePtr<u32>,
-        capacity: u32,
-        counters: DevicePtr<u32>,
-        hits: DevicePtr<u32>,
-        queue: WorkQueueArg,
-    );
-    /// The persistent scheduler: claims a batch, launches one graph per item, relaunches
-    /// itself while items remain.
-    fn ps_scheduler(
-        queue: WorkQueueArg,
-        kinds: DevicePtr<u32>,
-        lists: DevicePtr<u32>,
-        capacity: u32,
-        counters: DevicePtr<u32>,
-        graphs: DeviceGraphTableArg,
-        replicas: u32,
-        launch_threads: u32,
-        slot: DevicePtr<RawErrorSlot>,
-    );
-}
 
 /// The most kinds (`PS_MAX_KINDS`).
 pub const MAX_KINDS: u32 = 16;

@@ -4,9 +4,12 @@ use chapter_common::Rng;
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DevicePtr, Result, Stream};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
+// no larger than the buffers they point into.
 cuda_graph::kernels! {
     /// `out[i] = mix(in[i], rounds, salt)` for `i < n`, one element per thread.
-    pub fn se_work(input: DevicePtr<u32>, output: DevicePtr<u32>, n: u32, rounds: u32, salt: u32);
+    pub unsafe fn se_work(input: DevicePtr<u32>, output: DevicePtr<u32>, n: u32, rounds: u32, salt: u32);
 }
 
 /// Threads per block of every launch.
@@ -148,5 +151,15 @@ mod tests {
         assert_eq!(a, inputs(&mut Rng::new(1), 1000));
         assert!(a.iter().all(|&v| v < VALUES));
         assert!(a.iter().any(|&v| v != a[0]));
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        assert_eq!(super::se_work().check_types(), Ok(()), "se_work");
     }
 }

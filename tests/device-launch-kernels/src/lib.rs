@@ -35,26 +35,32 @@ use cuda_graph::DevicePtr;
 use device_launch::{DeviceGraphArg, DeviceGraphTableArg, RawErrorSlot, WorkQueueArg};
 
 // kernels/launchers.cu: work for launched graphs.
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `dl_mark(uint32_t* counters, uint32_t index)`: `counters[index] += 1`, once per launch.
-    pub fn dl_mark(counters: DevicePtr<u32>, index: u32);
+    pub unsafe fn dl_mark(counters: DevicePtr<u32>, index: u32);
 
     /// `dl_append(uint32_t* log, uint32_t capacity, uint32_t value, const uint32_t* flag)`:
     /// appends `(value, *flag)`; `log[0]` counts entries, entry `k` is at `log[1 + 2k]` and
     /// `log[2 + 2k]` (at most `capacity` entries, so `log` holds `1 + 2 * capacity`).
-    pub fn dl_append(log: DevicePtr<u32>, capacity: u32, value: u32, flag: DevicePtr<u32>);
+    pub unsafe fn dl_append(log: DevicePtr<u32>, capacity: u32, value: u32, flag: DevicePtr<u32>);
 
     /// `dl_wait_for_release(const uint32_t* release, uint32_t* counters, uint32_t index)`:
     /// spins until `*release != 0`, then `counters[index] += 1`: a graph that stays pending.
-    pub fn dl_wait_for_release(release: DevicePtr<u32>, counters: DevicePtr<u32>, index: u32);
+    pub unsafe fn dl_wait_for_release(release: DevicePtr<u32>, counters: DevicePtr<u32>, index: u32);
 }
 
 // kernels/launchers.cu: launchers.
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `dl_fire_and_forget_all(const cudaGraphExec_t* graphs, uint32_t n, uint32_t* accepted, DlErrorSlot* slot)`:
     /// fire-and-forgets `graphs[0..n)` in order, stops at the first refusal, then writes the
     /// number accepted.
-    pub fn dl_fire_and_forget_all(
+    pub unsafe fn dl_fire_and_forget_all(
         graphs: DeviceGraphTableArg,
         n: u32,
         accepted: DevicePtr<u32>,
@@ -63,7 +69,7 @@ cuda_graph::kernels! {
 
     /// `dl_tail_launch_all(...)`: like [`dl_fire_and_forget_all`] with tail launches (which
     /// run after the launcher's graph, in order, and so see `*accepted`).
-    pub fn dl_tail_launch_all(
+    pub unsafe fn dl_tail_launch_all(
         graphs: DeviceGraphTableArg,
         n: u32,
         accepted: DevicePtr<u32>,
@@ -71,7 +77,7 @@ cuda_graph::kernels! {
     );
 
     /// `dl_sibling_launch_all(...)`: like [`dl_fire_and_forget_all`] with sibling launches.
-    pub fn dl_sibling_launch_all(
+    pub unsafe fn dl_sibling_launch_all(
         graphs: DeviceGraphTableArg,
         n: u32,
         accepted: DevicePtr<u32>,
@@ -79,19 +85,19 @@ cuda_graph::kernels! {
     );
 
     /// `dl_fire_and_forget_one(cudaGraphExec_t graph, DlErrorSlot* slot)`.
-    pub fn dl_fire_and_forget_one(graph: DeviceGraphArg, slot: DevicePtr<RawErrorSlot>);
+    pub unsafe fn dl_fire_and_forget_one(graph: DeviceGraphArg, slot: DevicePtr<RawErrorSlot>);
 
     /// `dl_sibling_launch_one(cudaGraphExec_t graph, DlErrorSlot* slot)`.
-    pub fn dl_sibling_launch_one(graph: DeviceGraphArg, slot: DevicePtr<RawErrorSlot>);
+    pub unsafe fn dl_sibling_launch_one(graph: DeviceGraphArg, slot: DevicePtr<RawErrorSlot>);
 
     /// `dl_fire_and_forget_twice(cudaGraphExec_t graph, uint32_t* release, DlErrorSlot* slot)`:
     /// fire-and-forgets `graph` twice in a row (the second while the first is pending), then
     /// sets `*release = 1`.
-    pub fn dl_fire_and_forget_twice(graph: DeviceGraphArg, release: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
+    pub unsafe fn dl_fire_and_forget_twice(graph: DeviceGraphArg, release: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
 
     /// `dl_fire_and_forget_past_limit(...)`: fire-and-forgets `graphs[0..min(n, 121))`
     /// without stopping, to exceed the 120 limit on purpose; writes the number accepted.
-    pub fn dl_fire_and_forget_past_limit(
+    pub unsafe fn dl_fire_and_forget_past_limit(
         graphs: DeviceGraphTableArg,
         n: u32,
         accepted: DevicePtr<u32>,
@@ -100,7 +106,7 @@ cuda_graph::kernels! {
 
     /// `dl_tail_launch_past_limit(...)`: tail-launches `graphs[0..min(n, 256))` without
     /// stopping, to exceed the 255 limit on purpose; writes the number accepted.
-    pub fn dl_tail_launch_past_limit(
+    pub unsafe fn dl_tail_launch_past_limit(
         graphs: DeviceGraphTableArg,
         n: u32,
         accepted: DevicePtr<u32>,
@@ -109,20 +115,23 @@ cuda_graph::kernels! {
 
     /// `dl_relaunch_until(uint32_t* steps, uint32_t limit, DlErrorSlot* slot)`: counts a
     /// step and relaunches its own graph (`DL_RELAUNCH_SELF`) until `limit` steps ran.
-    pub fn dl_relaunch_until(steps: DevicePtr<u32>, limit: u32, slot: DevicePtr<RawErrorSlot>);
+    pub unsafe fn dl_relaunch_until(steps: DevicePtr<u32>, limit: u32, slot: DevicePtr<RawErrorSlot>);
 }
 
 // kernels/queue.cu
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `dl_queue_consume(DlQueue* queue, uint32_t* hits, uint32_t mode)`: drains the queue,
     /// `hits[item] += 1` per item, then reports them done; mode 0 per thread, 1 per warp
     /// (block size a multiple of 32), 2 per block.
-    pub fn dl_queue_consume(queue: WorkQueueArg, hits: DevicePtr<u32>, mode: u32);
+    pub unsafe fn dl_queue_consume(queue: WorkQueueArg, hits: DevicePtr<u32>, mode: u32);
 
     /// `dl_queue_scheduler(DlQueue* queue, const cudaGraphExec_t* graphs, uint32_t n, uint32_t* steps, DlErrorSlot* slot)`:
     /// one item per run: fire-and-forgets `graphs[item % n]`, counts the step, relaunches
     /// itself until the queue is drained. Launch with one thread, inside a graph.
-    pub fn dl_queue_scheduler(
+    pub unsafe fn dl_queue_scheduler(
         queue: WorkQueueArg,
         graphs: DeviceGraphTableArg,
         n: u32,
@@ -141,4 +150,31 @@ pub enum QueueMode {
     PerWarp = 1,
     /// `dl_queue_pop_block`: one atomic per block-sized batch.
     PerBlock = 2,
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("dl_mark", super::dl_mark().check_types()),
+            ("dl_append", super::dl_append().check_types()),
+            ("dl_wait_for_release", super::dl_wait_for_release().check_types()),
+            ("dl_fire_and_forget_all", super::dl_fire_and_forget_all().check_types()),
+            ("dl_tail_launch_all", super::dl_tail_launch_all().check_types()),
+            ("dl_sibling_launch_all", super::dl_sibling_launch_all().check_types()),
+            ("dl_fire_and_forget_one", super::dl_fire_and_forget_one().check_types()),
+            ("dl_sibling_launch_one", super::dl_sibling_launch_one().check_types()),
+            ("dl_fire_and_forget_twice", super::dl_fire_and_forget_twice().check_types()),
+            ("dl_fire_and_forget_past_limit", super::dl_fire_and_forget_past_limit().check_types()),
+            ("dl_tail_launch_past_limit", super::dl_tail_launch_past_limit().check_types()),
+            ("dl_relaunch_until", super::dl_relaunch_until().check_types()),
+            ("dl_queue_consume", super::dl_queue_consume().check_types()),
+            ("dl_queue_scheduler", super::dl_queue_scheduler().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
 }

@@ -7,11 +7,14 @@ use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DevicePtr, Stream};
 use device_launch::{instantiate_for_device, DeviceGraphArg, ErrorSlot, Launcher, RawErrorSlot};
 
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `data[i] += value`.
-    pub fn downstream_add(data: DevicePtr<u32>, n: u32, value: u32);
+    pub unsafe fn downstream_add(data: DevicePtr<u32>, n: u32, value: u32);
     /// Fire-and-forgets `work`, counting accepted launches in `launched`.
-    pub fn downstream_scheduler(work: DeviceGraphArg, launched: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
+    pub unsafe fn downstream_scheduler(work: DeviceGraphArg, launched: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
 }
 
 /// What one run observed.
@@ -59,5 +62,20 @@ pub fn device_present() -> Result<(), String> {
         Ok(_) => Err("no CUDA device".into()),
         Err(err) if err.is_no_device() => Err(format!("no CUDA device ({err})")),
         Err(err) => panic!("the CUDA device is present but broken: {err}"),
+    }
+}
+
+/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("downstream_add", super::downstream_add().check_types()),
+            ("downstream_scheduler", super::downstream_scheduler().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
     }
 }

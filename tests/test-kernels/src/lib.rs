@@ -18,7 +18,7 @@
 #![warn(missing_docs)]
 
 use cuda_graph::graph::ConditionalHandle;
-use cuda_graph::DevicePtr;
+use cuda_graph::{DevicePtr, DeviceSlice};
 
 /// What [`fill_pattern`] writes at index `i`: `(i * 2654435761) ^ seed`, wrapping.
 ///
@@ -31,6 +31,9 @@ pub fn pattern(i: u32, seed: u32) -> u32 {
 }
 
 // kernels/fill.cu
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `fill_pattern(uint32_t* out, uint32_t n, uint32_t seed)`: `out[i] = pattern(i, seed)`
     /// for `i < n` (see [`pattern`]); one thread per element.
@@ -42,7 +45,7 @@ cuda_graph::kernels! {
     /// test_kernels::fill_pattern().launch(&stream, LaunchConfig::for_elements(100, 64), (out.ptr(), 100, 1))?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn fill_pattern(out: DevicePtr<u32>, n: u32, seed: u32);
+    pub unsafe fn fill_pattern(out: DevicePtr<u32>, n: u32, seed: u32);
 
     /// `add_scalar(uint32_t* data, uint32_t n, uint32_t value)`: `data[i] += value` for
     /// `i < n` (wrapping); one thread per element.
@@ -54,7 +57,7 @@ cuda_graph::kernels! {
     /// test_kernels::add_scalar().launch(&stream, LaunchConfig::for_elements(2, 64), (data.ptr(), 2, 5))?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn add_scalar(data: DevicePtr<u32>, n: u32, value: u32);
+    pub unsafe fn add_scalar(data: DevicePtr<u32>, n: u32, value: u32);
 
     /// `scale_add_index(uint32_t* data, uint32_t n, uint32_t scale)`:
     /// `data[i] = data[i] * scale + i` for `i < n` (wrapping); one thread per element.
@@ -67,7 +70,7 @@ cuda_graph::kernels! {
     /// // data becomes [3, 4]
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn scale_add_index(data: DevicePtr<u32>, n: u32, scale: u32);
+    pub unsafe fn scale_add_index(data: DevicePtr<u32>, n: u32, scale: u32);
 
     /// `fill_pattern_after_spin(uint32_t* out, uint32_t n, uint32_t seed, uint64_t spin_cycles)`:
     /// each thread spins for `spin_cycles` clock cycles (about `spin_cycles / 1.5e9` seconds),
@@ -81,10 +84,13 @@ cuda_graph::kernels! {
     /// test_kernels::fill_pattern_after_spin().launch(&stream, LaunchConfig::for_elements(100, 64), (out.ptr(), 100, 1, 1 << 28))?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn fill_pattern_after_spin(out: DevicePtr<u32>, n: u32, seed: u32, spin_cycles: u64);
+    pub unsafe fn fill_pattern_after_spin(out: DevicePtr<u32>, n: u32, seed: u32, spin_cycles: u64);
 }
 
 // kernels/math.cu
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `saxpy(float a, const float* x, float* y, uint32_t n)`: `y[i] = a * x[i] + y[i]` for
     /// `i < n`; one thread per element.
@@ -98,10 +104,55 @@ cuda_graph::kernels! {
     /// // y becomes [2.5, 4.5]
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn saxpy(a: f32, x: DevicePtr<f32>, y: DevicePtr<f32>, n: u32);
+    pub unsafe fn saxpy(a: f32, x: DevicePtr<f32>, y: DevicePtr<f32>, n: u32);
+
+    /// `scale_f64(double* p, unsigned n)`: `p[i] *= 2` for `i < n`; one thread per element.
+    /// Declaring it with `DevicePtr<f32>` is refused at first use (its C++ parameter is
+    /// `*mut f64`), which cuda-graph's `kernel_types` tests check.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let p = DeviceBuffer::from_slice(&[1.5f64, -2.0])?;
+    /// test_kernels::scale_f64().launch(&stream, LaunchConfig::for_elements(2, 64), (p.ptr(), 2))?;
+    /// // p becomes [3.0, -4.0]
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn scale_f64(p: DevicePtr<f64>, n: u32);
+
+    /// `fill_slice(cuda_graph::slice<uint32_t> out, uint32_t value)`: `out[i] = value` for
+    /// every `i < out.size()` (grid-stride): it keeps the `kernels!` promise by construction,
+    /// whatever the geometry.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let out = DeviceBuffer::<u32>::zeroed(100)?;
+    /// test_kernels::fill_slice().launch(&stream, LaunchConfig::new(4, 64), (out.slice().first(10)?, 5))?;
+    /// // out becomes [5; 10] then 90 zeros
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn fill_slice(out: DeviceSlice<u32>, value: u32);
+
+    /// `sum_slice(cuda_graph::slice<const float> in, float* out)`: `*out = in[0] + … +
+    /// in[in.size() - 1]` (thread 0 of block 0).
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let input = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.5])?;
+    /// let out = DeviceBuffer::<f32>::zeroed(1)?;
+    /// test_kernels::sum_slice().launch(&stream, LaunchConfig::new(1, 1), (input.slice(), out.ptr()))?;
+    /// // out becomes [6.5]
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn sum_slice(input: DeviceSlice<f32>, out: DevicePtr<f32>);
 }
 
 // kernels/counters.cu
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `increment_counter(uint32_t* counters, uint32_t index)`: `counters[index] += 1`
     /// (atomically), once per launch whatever the geometry (thread 0 of block 0 does it).
@@ -115,10 +166,13 @@ cuda_graph::kernels! {
     /// // counters becomes [0, 0, 1, 0]
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn increment_counter(counters: DevicePtr<u32>, index: u32);
+    pub unsafe fn increment_counter(counters: DevicePtr<u32>, index: u32);
 }
 
 // kernels/abi.cu
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `abi_probe(float* p, uint32_t a, double b, uint8_t c, int32_t d)`: parameters at
     /// offsets 0, 8, 16, 24, 28 (padding after `a` and `c`), for tests of the parameter check.
@@ -133,7 +187,7 @@ cuda_graph::kernels! {
     /// // p becomes [1.0, 2.5, 3.0, -4.0]
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn abi_probe(p: DevicePtr<f32>, a: u32, b: f64, c: u8, d: i32);
+    pub unsafe fn abi_probe(p: DevicePtr<f32>, a: u32, b: f64, c: u8, d: i32);
 
     /// `noop()`: does nothing. For launch overhead, and a kernel node that does no work.
     ///
@@ -143,11 +197,14 @@ cuda_graph::kernels! {
     /// test_kernels::noop().launch(&stream, LaunchConfig::new(1, 1), ())?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn noop();
+    pub unsafe fn noop();
 }
 
 // kernels/conditional.cu. `ConditionalHandle` passes as the kernel's
 // `cudaGraphConditionalHandle` (an `unsigned long long`).
+// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
+// (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
+// tests, which pass counts no larger than the buffers.
 cuda_graph::kernels! {
     /// `set_condition_from(cudaGraphConditionalHandle handle, const uint32_t* value)`: sets
     /// the condition of `handle` to `*value` (IF: nonzero runs the body; SWITCH: the body
@@ -160,7 +217,7 @@ cuda_graph::kernels! {
     /// kernel.function()?;
     /// # Ok(()) }
     /// ```
-    pub fn set_condition_from(handle: ConditionalHandle, value: DevicePtr<u32>);
+    pub unsafe fn set_condition_from(handle: ConditionalHandle, value: DevicePtr<u32>);
 
     /// `while_step(cudaGraphConditionalHandle handle, uint32_t* counter, uint32_t limit)`:
     /// `*counter += 1`, then sets the condition of `handle` to `*counter < limit`. As the
@@ -173,10 +230,13 @@ cuda_graph::kernels! {
     /// kernel.function()?;
     /// # Ok(()) }
     /// ```
-    pub fn while_step(handle: ConditionalHandle, counter: DevicePtr<u32>, limit: u32);
+    pub unsafe fn while_step(handle: ConditionalHandle, counter: DevicePtr<u32>, limit: u32);
 }
 
 // kernels/faults.cu: kernels that fail on purpose.
+// SAFETY: trap_if and spin_then_fill read and write their pointers only below the counts they
+// are given, which the workspace's tests keep within the buffers. write_past_end breaks the
+// promise on purpose: only the sanitizer-setup tests launch it, to see memcheck report it.
 cuda_graph::kernels! {
     /// `trap_if(const uint32_t* flag)`: executes `__trap()` when `*flag` is nonzero, which
     /// fails the launch with `cudaErrorLaunchFailure` and loses the context (sticky).
@@ -185,7 +245,7 @@ cuda_graph::kernels! {
     /// test_kernels::trap_if().function()?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn trap_if(flag: DevicePtr<u32>);
+    pub unsafe fn trap_if(flag: DevicePtr<u32>);
 
     /// `spin_then_fill(uint32_t* out, uint32_t n, unsigned long long cycles, uint32_t value)`:
     /// spins about `cycles` clock cycles, then writes `value` to `out[0..n)`.
@@ -194,14 +254,15 @@ cuda_graph::kernels! {
     /// test_kernels::spin_then_fill().function()?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn spin_then_fill(out: DevicePtr<u32>, n: u32, cycles: u64, value: u32);
+    pub unsafe fn spin_then_fill(out: DevicePtr<u32>, n: u32, cycles: u64, value: u32);
 
     /// `write_past_end(uint32_t* data, uint32_t n, uint32_t past)`: one thread writes
-    /// `data[n + past]`, out of bounds on purpose (for memcheck).
+    /// `data[n + past]`, out of bounds on purpose (for memcheck). This declaration breaks the
+    /// `kernels!` promise deliberately; only memcheck tests of the sanitizer setup launch it.
     ///
     /// ```no_run
     /// test_kernels::write_past_end().function()?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn write_past_end(data: DevicePtr<u32>, n: u32, past: u32);
+    pub unsafe fn write_past_end(data: DevicePtr<u32>, n: u32, past: u32);
 }
