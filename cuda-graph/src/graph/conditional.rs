@@ -112,6 +112,9 @@ unsafe impl KernelParam for ConditionalHandle {
     fn raw(&self) -> RawConditionalHandle {
         RawConditionalHandle(self.raw)
     }
+    fn cpp_type() -> String {
+        "u64".to_string()
+    }
     const IS_CONDITIONAL_HANDLE: bool = true;
     fn conditional_graph(&self) -> Option<u64> {
         Some(self.graph)
@@ -175,9 +178,6 @@ pub(crate) fn check_launch_handles<A: KernelArgs>(lineage: Option<&[u64]>, args:
                 ),
             ))
         }
-    }
-    fn cpp_type() -> String {
-        "u64".to_string()
     }
 }
 
