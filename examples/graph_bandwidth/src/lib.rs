@@ -13,6 +13,13 @@
 //! copies' destination must equal the seeded source and the memsets' the value set, checked
 //! after the warm-up and after the last run of every variant.
 //!
+//! A copy or memset leaves the same bytes however often it runs, so the data alone shows only
+//! that the last operation ran. Every group (one graph launch, or `chain` stream calls) therefore
+//! ends with a one-thread kernel that adds 1 to a counter (`gb_count`: the graph's last node,
+//! or a launch after the group on the stream), and every run of every variant must leave the
+//! counter at exactly its number of groups: a graph that skipped replays fails. That kernel is
+//! part of every variant's timed work, stream and graph alike (one per `chain` operations).
+//!
 //! The chapter's point: a graph does not make a copy faster, it only makes it cheaper to
 //! issue. Large copies reach the same bandwidth both ways; small ones are launch-bound, and
 //! there the graph's lower per-operation cost shows.
@@ -28,6 +35,13 @@ use serde_json::json;
 cuda_graph::kernels! {
     /// Writes word i of `out` (as 32-bit words) as `pattern(i, seed)`, for `i < words`.
     pub fn gb_fill(out: DevicePtr<u8>, words: u32, seed: u32);
+    /// Adds 1 to `counter[0]` (one thread): counts the groups that ran.
+    pub fn gb_count(counter: DevicePtr<u32>);
+}
+
+/// The launch shape of `gb_count`: one warp, of which one thread counts.
+fn count_config() -> LaunchConfig {
+    LaunchConfig::new(1, 32)
 }
 
 const KIB: u64 = 1 << 10;
@@ -198,6 +212,8 @@ struct SizeBench {
     bytes: u64,
     src: DeviceBuffer<u8>,
     dst: DeviceBuffer<u8>,
+    /// Groups that ran (`gb_count` adds 1 at the end of each).
+    counter: DeviceBuffer<u32>,
     copy_exec: GraphExec<HostLaunch>,
     memset_exec: GraphExec<HostLaunch>,
     stream_byte: u8,
@@ -207,8 +223,14 @@ struct SizeBench {
     node_kinds: String,
 }
 
-/// A graph of `chain` memcpy nodes `dst <- src`, each after the one before.
-fn copy_graph(dst: &DeviceBuffer<u8>, src: &DeviceBuffer<u8>, chain: u32) -> cuda_graph::Result<Graph> {
+/// A graph of `chain` memcpy nodes `dst <- src`, each after the one before, then the counting
+/// kernel node.
+fn copy_graph(
+    dst: &DeviceBuffer<u8>,
+    src: &DeviceBuffer<u8>,
+    counter: &DeviceBuffer<u32>,
+    chain: u32,
+) -> cuda_graph::Result<Graph> {
     let graph = Graph::new()?;
     let mut prev: Option<MemcpyNode> = None;
     for _ in 0..chain {
@@ -218,11 +240,19 @@ fn copy_graph(dst: &DeviceBuffer<u8>, src: &DeviceBuffer<u8>, chain: u32) -> cud
         };
         prev = Some(node);
     }
+    let last = prev.expect("chain is at least 1 (validated)");
+    graph.add_kernel(gb_count(), count_config(), (counter.ptr(),), &[&last])?;
     Ok(graph)
 }
 
-/// A graph of `chain` memset nodes writing `byte` over all of `dst`, each after the one before.
-fn memset_graph(dst: &DeviceBuffer<u8>, byte: u8, chain: u32) -> cuda_graph::Result<Graph> {
+/// A graph of `chain` memset nodes writing `byte` over all of `dst`, each after the one before,
+/// then the counting kernel node.
+fn memset_graph(
+    dst: &DeviceBuffer<u8>,
+    byte: u8,
+    counter: &DeviceBuffer<u32>,
+    chain: u32,
+) -> cuda_graph::Result<Graph> {
     let graph = Graph::new()?;
     let mut prev: Option<MemsetNode> = None;
     for _ in 0..chain {
@@ -232,15 +262,26 @@ fn memset_graph(dst: &DeviceBuffer<u8>, byte: u8, chain: u32) -> cuda_graph::Res
         };
         prev = Some(node);
     }
+    let last = prev.expect("chain is at least 1 (validated)");
+    graph.add_kernel(gb_count(), count_config(), (counter.ptr(),), &[&last])?;
     Ok(graph)
 }
 
-/// Whether every node of `graph` is of `kind`, and a description of what it holds.
-fn only_nodes_of(graph: &Graph, kind: NodeKind) -> cuda_graph::Result<(bool, String)> {
-    let nodes = graph.nodes()?;
-    let all = nodes.iter().all(|n| n.kind() == kind);
-    let odd = nodes.iter().find(|n| n.kind() != kind).map(|n| format!(", but {n}")).unwrap_or_default();
-    Ok((all, format!("{} {kind} nodes{odd}", nodes.len())))
+/// Whether `kinds` (a graph's node kinds) are `chain` nodes of `kind` and one kernel node (the
+/// counter), and a description of what it holds.
+fn nodes_are(kinds: &[NodeKind], kind: NodeKind, chain: u32) -> (bool, String) {
+    let of_kind = kinds.iter().filter(|&&k| k == kind).count();
+    let kernels = kinds.iter().filter(|&&k| k == NodeKind::Kernel).count();
+    let odd =
+        kinds.iter().find(|&&k| k != kind && k != NodeKind::Kernel).map(|k| format!(", but a {k} node"));
+    let ok = of_kind == chain as usize && kernels == 1 && odd.is_none();
+    (ok, format!("{of_kind} {kind} nodes and {kernels} counting kernel node{}", odd.unwrap_or_default()))
+}
+
+/// [`nodes_are`] for the nodes of `graph`.
+fn graph_nodes_are(graph: &Graph, kind: NodeKind, chain: u32) -> cuda_graph::Result<(bool, String)> {
+    let kinds: Vec<NodeKind> = graph.nodes()?.iter().map(|n| n.kind()).collect();
+    Ok(nodes_are(&kinds, kind, chain))
 }
 
 impl SizeBench {
@@ -255,16 +296,17 @@ impl SizeBench {
         let len = bytes as usize;
         let src = DeviceBuffer::<u8>::zeroed(len)?;
         let dst = DeviceBuffer::<u8>::zeroed(len)?;
+        let counter = DeviceBuffer::<u32>::zeroed(1)?;
         let words = (bytes / 4) as u32;
         let blocks = words.div_ceil(256).clamp(1, 4096);
         gb_fill().launch(stream, LaunchConfig::new(blocks, 256), (src.ptr(), words, seed))?;
         // Two different non-zero bytes, so a memset that did not run is seen after another.
         let stream_byte = (rng.below(255) + 1) as u8;
         let graph_byte = if stream_byte == 0xff { 1 } else { stream_byte + 1 };
-        let copy = copy_graph(&dst, &src, options.chain)?;
-        let memset = memset_graph(&dst, graph_byte, options.chain)?;
-        let (copy_ok, copy_kinds) = only_nodes_of(&copy, NodeKind::Memcpy)?;
-        let (memset_ok, memset_kinds) = only_nodes_of(&memset, NodeKind::Memset)?;
+        let copy = copy_graph(&dst, &src, &counter, options.chain)?;
+        let memset = memset_graph(&dst, graph_byte, &counter, options.chain)?;
+        let (copy_ok, copy_kinds) = graph_nodes_are(&copy, NodeKind::Memcpy, options.chain)?;
+        let (memset_ok, memset_kinds) = graph_nodes_are(&memset, NodeKind::Memset, options.chain)?;
         let copy_exec = copy.instantiate::<HostLaunch>(Default::default())?;
         let memset_exec = memset.instantiate::<HostLaunch>(Default::default())?;
         copy_exec.upload(stream)?;
@@ -274,6 +316,7 @@ impl SizeBench {
             bytes,
             src,
             dst,
+            counter,
             copy_exec,
             memset_exec,
             stream_byte,
@@ -283,7 +326,8 @@ impl SizeBench {
         })
     }
 
-    /// Queues `groups` groups of `chain` operations of `kind`.
+    /// Queues `groups` groups of `chain` operations of `kind`, each ending with the counting
+    /// kernel (a launch on the stream, or the graph's last node).
     fn enqueue(&mut self, kind: Kind, groups: u32, chain: u32, stream: &Stream) -> cuda_graph::Result<()> {
         for _ in 0..groups {
             match kind {
@@ -291,11 +335,13 @@ impl SizeBench {
                     for _ in 0..chain {
                         self.dst.copy_from_device_async(&self.src, stream)?;
                     }
+                    gb_count().launch(stream, count_config(), (self.counter.ptr(),))?;
                 }
                 Kind::MemsetStream => {
                     for _ in 0..chain {
                         self.dst.memset_async(self.stream_byte, stream)?;
                     }
+                    gb_count().launch(stream, count_config(), (self.counter.ptr(),))?;
                 }
                 Kind::CopyGraph => self.copy_exec.launch(stream)?,
                 Kind::MemsetGraph => self.memset_exec.launch(stream)?,
@@ -320,6 +366,10 @@ struct SizeResult {
     ms: [Samples; 4],
     mismatches: Vec<String>,
     checked: usize,
+    /// Runs whose counter was not their number of groups, as "<variant> run <r>: <n> of <g>".
+    miscounts: Vec<String>,
+    /// Runs whose counter was read (every run of every variant).
+    counted: usize,
     node_kinds_ok: bool,
     node_kinds: String,
 }
@@ -351,16 +401,28 @@ fn measure_size(
     let mut ms: [Samples; 4] = Default::default();
     let mut mismatches = Vec::new();
     let mut checked = 0;
+    let mut miscounts = Vec::new();
+    let mut counted = 0;
     let (start, end) = events;
     for run in 0..=options.runs {
         for (k, kind) in Kind::ALL.into_iter().enumerate() {
             bench.dst.memset_async(0, stream)?; // untimed: before the start event
+            bench.counter.memset_async(0, stream)?;
             start.record(stream)?;
             bench.enqueue(kind, groups, options.chain, stream)?;
             end.record(stream)?;
             end.synchronize()?;
             if run > 0 {
                 ms[k].push(f64::from(Event::elapsed_ms(start, end)?));
+            }
+            counted += 1;
+            let ran = bench.counter.to_vec()?[0];
+            if ran != groups {
+                miscounts.push(format!(
+                    "{} {} run {run}: {ran} of {groups} groups",
+                    human(bytes),
+                    kind.name()
+                ));
             }
             if run == 0 || run == options.runs {
                 checked += 1;
@@ -376,6 +438,8 @@ fn measure_size(
         ms,
         mismatches,
         checked,
+        miscounts,
+        counted,
         node_kinds_ok: bench.node_kinds_ok,
         node_kinds: bench.node_kinds,
     })
@@ -391,6 +455,7 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     device.set_current()?;
     let properties = device.properties()?;
     gb_fill().function()?;
+    gb_count().function()?;
 
     let mut rng = Rng::new(options.seed);
     let stream = Stream::new()?;
@@ -440,9 +505,22 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
             Some(first) => format!("{} wrong; first: {first}", memsets.len()),
         },
     );
+    let miscounts: Vec<&String> = results.iter().flat_map(|r| &r.miscounts).collect();
+    let counted: usize = results.iter().map(|r| r.counted).sum();
+    report.check(
+        "every group ran exactly once",
+        miscounts.is_empty(),
+        match miscounts.first() {
+            None => format!(
+                "{counted} runs (every run of every variant and size): the counter ended at the number \
+                 of graph launches or stream groups queued"
+            ),
+            Some(first) => format!("{} runs miscounted; first: {first}", miscounts.len()),
+        },
+    );
     let bad_graph = results.iter().find(|r| !r.node_kinds_ok);
     report.check(
-        "graphs hold only memcpy or memset nodes",
+        "graphs hold the chain of memcpy or memset nodes and the counter",
         bad_graph.is_none(),
         bad_graph.map_or_else(
             || format!("every size; {}", results[0].node_kinds),
@@ -451,8 +529,8 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     );
 
     report.note(format!(
-        "{}: per size, {} operations per group (one graph, or {} stream calls); GB/s = bytes written \
-         / time (a copy also reads as many)",
+        "{}: per size, {} operations per group (one graph, or {} stream calls), each group ending \
+         with a one-thread counting kernel; GB/s = bytes written / time (a copy also reads as many)",
         properties.name, options.chain, options.chain
     ));
     for r in &results {
@@ -550,6 +628,18 @@ mod tests {
             assert_eq!(ops % options.chain, 0, "{size}");
             assert!((options.chain..=options.max_ops).contains(&ops), "{size}: {ops}");
         }
+    }
+
+    #[test]
+    fn graphs_must_hold_the_chain_and_one_counter() {
+        use NodeKind::{Kernel, Memcpy, Memset};
+        assert!(nodes_are(&[Memcpy, Memcpy, Kernel], Memcpy, 2).0);
+        assert!(nodes_are(&[Memset, Kernel], Memset, 1).0);
+        assert!(!nodes_are(&[Memcpy, Memcpy], Memcpy, 2).0, "no counter");
+        assert!(!nodes_are(&[Memcpy, Kernel], Memcpy, 2).0, "a copy missing");
+        assert!(!nodes_are(&[Memcpy, Memset, Kernel], Memcpy, 1).0, "a node of another kind");
+        assert!(!nodes_are(&[Memcpy, Kernel, Kernel], Memcpy, 1).0, "two counters");
+        assert_eq!(nodes_are(&[Memcpy, Kernel], Memcpy, 1).1, "1 memcpy nodes and 1 counting kernel node");
     }
 
     #[test]
