@@ -233,8 +233,10 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     let static_out = &main[0].1.last;
     let differing: Vec<String> =
         all.iter().filter(|m| m.last != *static_out).map(|m| m.variant.name()).collect();
+    // Implied by "matches CPU reference" (every variant is compared with the same reference);
+    // kept as a labelled cross-check, not as separate evidence.
     report.check(
-        "identical results across variants",
+        "identical results across variants (implied by the CPU check)",
         differing.is_empty(),
         if differing.is_empty() {
             format!("{} variants agree on all {} items", all.len(), options.items)
