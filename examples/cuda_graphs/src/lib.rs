@@ -17,9 +17,9 @@
 //! compared bit for bit with the CPU reference for exactly `iters` passes, so a pass that was
 //! skipped (a graph that did not replay) or ran twice fails the check, not only a wrong last
 //! pass. The stream's and the graph's checksums are then equal too: that follows from the
-//! two checks and is reported as data, not as a check of its own. The figures are medians of `runs` timed runs (CUDA
-//! events around `iters` iterations) after one warm-up run; the headline is
-//! `speedup = stream_us_per_iter / graph_us_per_iter`.
+//! two checks and is reported as data, not as a check of its own. The figures are medians of
+//! `runs` timed runs (CUDA events around `iters` iterations) after one warm-up run; the
+//! headline is `speedup = stream_us_per_iter / graph_us_per_iter`.
 
 #![warn(missing_docs)]
 
