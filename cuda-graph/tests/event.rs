@@ -4,7 +4,17 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
+use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{Device, DeviceBuffer, Event, EventOptions, PinnedBuffer, Stream};
+use test_kernels::{fill_pattern_after_spin, pattern};
+
+/// Faster than any GPU's SM clock: a kernel that spins `c` clock cycles takes at least
+/// `c / MAX_SM_CLOCK_HZ` seconds on every device.
+const MAX_SM_CLOCK_HZ: f64 = 3.0e9;
+
+/// No host-to-device copy moves more than this (bytes per second; PCIe 5 x16 is 64e9, NVLink-C2C
+/// 450e9): a lower bound on the time of a copy of known size.
+const MAX_COPY_BYTES_PER_S: f64 = 1.0e12;
 
 /// Seeded xorshift64: reproducible, and never zero from a non-zero state.
 fn random_u32(len: usize, seed: u64) -> Vec<u32> {
@@ -67,12 +77,57 @@ fn timing_is_positive_and_ordered_across_two_streams() {
     assert!(upload > 0.0, "64 MiB host-to-device copy took {upload} ms");
     assert!(onward > 0.0, "64 MiB device copy and download took {onward} ms");
     assert!(total >= upload && total >= onward, "total {total}, upload {upload}, onward {onward}");
-    assert!((total - (upload + onward)).abs() <= 0.01 * total + 0.01, "{total} != {upload} + {onward}");
+    // Lower bounds from the bytes moved: these fail when the events do not bracket the copies
+    // (a sum of differences of the same timestamps would hold whatever they measured).
+    let least_ms = |bytes: f64| bytes / MAX_COPY_BYTES_PER_S * 1e3;
+    let bytes = (len * 4) as f64;
+    assert!(f64::from(upload) >= least_ms(bytes), "64 MiB uploaded in {upload} ms: faster than possible");
+    assert!(f64::from(onward) >= least_ms(bytes), "64 MiB downloaded in {onward} ms: faster than possible");
 
     let got = result.as_slice().unwrap();
     for (index, (got, want)) in got.iter().zip(&data).enumerate() {
         assert_eq!(got, want, "element {index}: the consumer ran before the producer's copy finished?");
     }
+}
+
+/// Elapsed times between events around kernels that spin a known number of clock cycles are at
+/// least those cycles at a clock faster than any GPU's: a check that fails when the events do
+/// not bracket the work (recorded too early, timed on the wrong clock or in the wrong unit).
+/// Events recorded in order also give non-negative times that add up (within the timer's
+/// resolution, about half a microsecond).
+#[test]
+fn elapsed_time_covers_kernels_of_known_length() {
+    gpu_test_support::require_gpu!();
+    setup();
+    let stream = Stream::new().unwrap();
+    let n = 64u32;
+    let out = DeviceBuffer::<u32>::zeroed(n as usize).unwrap();
+    let events = [Event::new().unwrap(), Event::new().unwrap(), Event::new().unwrap()];
+    // At most 3 GHz: at least 50 ms, then at least 100 ms (about 1.5 times that on an H100).
+    let cycles = [150_000_000u64, 300_000_000u64];
+    fill_pattern_after_spin().function().unwrap();
+    events[0].record(&stream).unwrap();
+    fill_pattern_after_spin()
+        .launch(&stream, LaunchConfig::for_elements(n, 64), (out.ptr(), n, 1, cycles[0]))
+        .unwrap();
+    events[1].record(&stream).unwrap();
+    fill_pattern_after_spin()
+        .launch(&stream, LaunchConfig::for_elements(n, 64), (out.ptr(), n, 2, cycles[1]))
+        .unwrap();
+    events[2].record(&stream).unwrap();
+    events[2].synchronize().unwrap();
+
+    let first = f64::from(Event::elapsed_ms(&events[0], &events[1]).unwrap());
+    let second = f64::from(Event::elapsed_ms(&events[1], &events[2]).unwrap());
+    let both = f64::from(Event::elapsed_ms(&events[0], &events[2]).unwrap());
+    let least_ms = |c: u64| c as f64 / MAX_SM_CLOCK_HZ * 1e3;
+    assert!(first >= least_ms(cycles[0]), "{} cycles timed as {first} ms", cycles[0]);
+    assert!(second >= least_ms(cycles[1]), "{} cycles timed as {second} ms", cycles[1]);
+    assert!(both >= least_ms(cycles[0] + cycles[1]), "both kernels timed as {both} ms");
+    assert!(first >= 0.0 && second >= 0.0, "events in order: {first} ms, {second} ms");
+    assert!((both - (first + second)).abs() <= 0.002, "{both} ms != {first} + {second} ms");
+    let want: Vec<u32> = (0..n).map(|i| pattern(i, 2)).collect();
+    assert_eq!(out.to_vec().unwrap(), want, "the second kernel ran to its end");
 }
 
 #[test]

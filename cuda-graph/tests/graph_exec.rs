@@ -214,6 +214,12 @@ fn instantiate_options_upload_and_auto_free() {
 /// is not ordered after a non-blocking stream. An exec launched there that owns such memory
 /// must wait for its launch when dropped, or the memory is handed out again while the launch
 /// still writes it.
+///
+/// The test only shows something when the pool hands the freed memory out again, so that is
+/// asserted: the pool keeps everything (`release_threshold: u64::MAX`) and reuses a free once
+/// it has completed on the device (`memory/pool.rs`), and the test waits for the free to
+/// complete (a blocking stream's work waits for the legacy stream's, not for the non-blocking
+/// stream the launch runs on, so the wait cannot hide a launch the drop did not wait for).
 #[test]
 fn dropping_an_exec_waits_for_its_launch_before_stream_ordered_memory_is_freed() {
     require_gpu!();
@@ -223,6 +229,7 @@ fn dropping_an_exec_waits_for_its_launch_before_stream_ordered_memory_is_freed()
         let buffer = DeviceBuffer::<u32>::alloc_from_pool_async(N as usize, &pool, &blocking)?;
         blocking.synchronize()?;
         let first_address = buffer.as_raw();
+        let mut marker = DeviceBuffer::<u32>::zeroed(1)?; // cudaMalloc: not from the pool
         let graph = Graph::new()?;
         // Spins for about a second before writing: far longer than what follows takes.
         let spin = (N, 1u32, 1_500_000_000u64);
@@ -236,12 +243,19 @@ fn dropping_an_exec_waits_for_its_launch_before_stream_ordered_memory_is_freed()
         let launched_on = stream()?; // non-blocking
         exec.launch(&launched_on)?;
         drop((exec, graph, buffer)); // the exec was the last owner, its launch still spinning
+                                     // The free is queued on the legacy default stream; work on a blocking stream waits for
+                                     // it (and not for `launched_on`), so after this the free has completed on the device.
+        marker.memset_async(0, &blocking)?;
+        blocking.synchronize()?;
 
         let other = stream()?;
         let mut reused = DeviceBuffer::<u32>::alloc_from_pool_async(N as usize, &pool, &other)?;
-        if reused.as_raw() != first_address {
-            eprintln!("note: the pool handed out other memory; this run cannot show a use after free");
-        }
+        assert_eq!(
+            reused.as_raw(),
+            first_address,
+            "the pool handed out other memory after the free completed, so this run cannot show a \
+             use after free: the pool's reuse rules (memory/pool.rs) are not what the test expects"
+        );
         reused.memset_async(0xab, &other)?;
         other.synchronize()?;
         launched_on.synchronize()?; // a launch still running would have overwritten `reused` now

@@ -4,7 +4,11 @@
 //!
 //! Every program runs in a process of its own (see `isolate`); `--in-process` runs them all in
 //! this one.
+//!
+//! Without a CUDA device (or driver) every program is marked SKIPPED and the exit status is 0,
+//! unless `REQUIRE_GPU=1`; any other CUDA error while looking for the device fails (see `gpu`).
 
+mod gpu;
 mod isolate;
 mod programs;
 mod table;
@@ -62,10 +66,19 @@ fn main() -> ExitCode {
         }
         programs.retain(|p| cli.only.iter().any(|name| name == p.name));
     }
-    let device = match Device::count() {
-        Ok(count) if count > 0 => Device::get(0).and_then(|d| d.properties()).map(|p| p.name),
-        Ok(_) => Err(cuda_graph::CudaError::from_code(100, "cudaGetDeviceCount")),
-        Err(err) => Err(err),
+    let device = match gpu::plan_here() {
+        gpu::Plan::Run(_) => match Device::get(0).and_then(|d| d.properties()) {
+            Ok(properties) => Ok(properties.name),
+            Err(err) => {
+                eprintln!("ch12: device 0 is there but cannot be used: {err}");
+                return ExitCode::FAILURE;
+            }
+        },
+        gpu::Plan::Skip(why) => Err(why),
+        gpu::Plan::Fail(why) => {
+            eprintln!("ch12: {why}; nothing was run");
+            return ExitCode::FAILURE;
+        }
     };
     let rows: Vec<Row> = match &device {
         Err(err) => {

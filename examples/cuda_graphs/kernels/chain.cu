@@ -1,11 +1,12 @@
 // One step of the kernel chain that cuda_graphs launches on a stream and replays as a graph.
 //
-// Step k maps every element through cg_mix with its own (mul, add) constants. The first step
-// of a pass reads the input buffer and writes the output buffer; every later step reads and
-// writes the output buffer in place (each thread touches only its own element), so each step
-// depends on the one before it and a pass always ends with the same values, however many
-// passes ran. The arithmetic is 32-bit unsigned and wraps, so the CPU reference (src/chain.rs:
-// mix) is bit-identical.
+// Step k maps every element through cg_mix with its own (mul, add) constants. Every step of a
+// pass reads and writes the output buffer in place (each thread touches only its own element;
+// the host copies the input there before a run), so each step depends on the one before it
+// and each pass continues from where the previous one left off: the buffer after a run holds
+// the chain applied (passes x kernels) times, so a pass that did not run, or ran twice, shows.
+// The arithmetic is 32-bit unsigned and wraps, so the CPU reference (src/chain.rs: mix) is
+// bit-identical.
 #include <stdint.h>
 
 static __device__ __forceinline__ uint32_t cg_mix(uint32_t x, uint32_t mul, uint32_t add) {

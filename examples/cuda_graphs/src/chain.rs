@@ -40,10 +40,26 @@ pub fn random_steps(rng: &mut Rng, count: u32) -> Vec<Step> {
     (0..count).map(|_| Step { mul: rng.next_u64() as u32 | 1, add: rng.next_u64() as u32 }).collect()
 }
 
-/// The output of one pass of `steps` over `input`: what every pass, on the stream or in a
-/// graph, must leave in the output buffer.
+/// The output of one pass of `steps` over `input`.
 pub fn reference(input: &[u32], steps: &[Step]) -> Vec<u32> {
-    input.iter().map(|&x| steps.iter().fold(x, |x, s| mix(x, s.mul, s.add))).collect()
+    reference_passes(input, steps, 1)
+}
+
+/// The output after `passes` passes of `steps`, each continuing from the one before, starting
+/// from `input`: what a run of `passes` iterations, on the stream or in a graph, must leave.
+/// Every step is a bijection of `u32`, so one pass more or fewer changes (almost) every
+/// element.
+///
+/// ```
+/// let steps = [cuda_graphs::Step { mul: 3, add: 1 }];
+/// let once = cuda_graphs::reference(&[2], &steps);
+/// assert_eq!(cuda_graphs::reference_passes(&[2], &steps, 2), cuda_graphs::reference(&once, &steps));
+/// ```
+pub fn reference_passes(input: &[u32], steps: &[Step], passes: u32) -> Vec<u32> {
+    input
+        .iter()
+        .map(|&x| (0..passes).fold(x, |x, _| steps.iter().fold(x, |x, s| mix(x, s.mul, s.add))))
+        .collect()
 }
 
 /// The sum of all elements, as a 64-bit number (what the book prints as its checksum).
@@ -51,28 +67,22 @@ pub fn checksum(values: &[u32]) -> u64 {
     values.iter().map(|&v| u64::from(v)).sum()
 }
 
-/// The arguments of step `k` of a pass from `input` into `out`.
-fn step_args(
-    k: usize,
-    step: Step,
-    input: &DeviceBuffer<u32>,
-    out: &DeviceBuffer<u32>,
-) -> (DevicePtr<u32>, DevicePtr<u32>, u32, u32, u32) {
-    let src = if k == 0 { input.ptr() } else { out.ptr() };
-    (src, out.ptr(), out.len() as u32, step.mul, step.add)
+/// The arguments of a step with constants `step`, in place over `out`.
+pub fn step_args(step: Step, out: &DeviceBuffer<u32>) -> (DevicePtr<u32>, DevicePtr<u32>, u32, u32, u32) {
+    (out.ptr(), out.ptr(), out.len() as u32, step.mul, step.add)
 }
 
-/// Queues one pass of `steps` on `stream`, one `cudaLaunchKernel` per step. While `stream` is
-/// being captured, the same calls record the pass into the graph instead.
+/// Queues one pass of `steps` over `out` (in place) on `stream`, one `cudaLaunchKernel` per
+/// step. While `stream` is being captured, the same calls record the pass into the graph
+/// instead.
 pub fn launch_pass(
     stream: &Stream,
     config: LaunchConfig,
     steps: &[Step],
-    input: &DeviceBuffer<u32>,
     out: &DeviceBuffer<u32>,
 ) -> Result<()> {
-    for (k, &step) in steps.iter().enumerate() {
-        cg_step().launch(stream, config, step_args(k, step, input, out))?;
+    for &step in steps {
+        cg_step().launch(stream, config, step_args(step, out))?;
     }
     Ok(())
 }
@@ -82,13 +92,12 @@ pub fn capture_pass(
     stream: &Stream,
     config: LaunchConfig,
     steps: &[Step],
-    input: &DeviceBuffer<u32>,
     out: &DeviceBuffer<u32>,
 ) -> Result<Graph> {
     // The kernel's parameter check calls CUDA, which a capture would refuse: run it first.
     cg_step().function()?;
     let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
-    launch_pass(stream, config, steps, input, out)?;
+    launch_pass(stream, config, steps, out)?;
     capture.end()
 }
 
@@ -97,24 +106,18 @@ pub fn capture_pass(
 pub fn build_pass(
     config: LaunchConfig,
     steps: &[Step],
-    input: &DeviceBuffer<u32>,
     out: &DeviceBuffer<u32>,
 ) -> Result<(Graph, Vec<KernelNode>)> {
     let graph = Graph::new()?;
     let mut nodes: Vec<KernelNode> = Vec::with_capacity(steps.len());
-    for (k, &step) in steps.iter().enumerate() {
+    for &step in steps {
         let node = match nodes.last() {
-            Some(prev) => graph.add_kernel(cg_step(), config, step_args(k, step, input, out), &[prev])?,
-            None => graph.add_kernel(cg_step(), config, step_args(k, step, input, out), &[])?,
+            Some(prev) => graph.add_kernel(cg_step(), config, step_args(step, out), &[prev])?,
+            None => graph.add_kernel(cg_step(), config, step_args(step, out), &[])?,
         };
         nodes.push(node);
     }
     Ok((graph, nodes))
-}
-
-/// The arguments that set step `k` (not the first) of a pass into `out` to `step`.
-pub fn in_place_args(step: Step, out: &DeviceBuffer<u32>) -> (DevicePtr<u32>, DevicePtr<u32>, u32, u32, u32) {
-    (out.ptr(), out.ptr(), out.len() as u32, step.mul, step.add)
 }
 
 #[cfg(test)]
@@ -150,6 +153,25 @@ mod tests {
         changed[10].add ^= 0x5bd1_e995;
         assert_ne!(reference(&input, &steps), reference(&input, &changed));
         assert_eq!(checksum(&[u32::MAX, u32::MAX]), 2 * u64::from(u32::MAX));
+    }
+
+    #[test]
+    fn every_pass_shows_in_the_output() {
+        // A graph that skipped a replay (or a stream that lost a pass) leaves the output of
+        // fewer passes: the reference for n passes differs from n - 1 and n + 1 passes in
+        // (almost) every element, so the check counts passes, not just the last one.
+        let mut rng = Rng::new(0x5eed);
+        let input: Vec<u32> = (0..1000).map(|_| rng.next_u64() as u32).collect();
+        let steps = random_steps(&mut rng, 6);
+        let at = |passes| reference_passes(&input, &steps, passes);
+        for passes in [1, 2, 20, 21] {
+            let (fewer, want, more) = (at(passes - 1), at(passes), at(passes + 1));
+            let same = |a: &[u32]| a.iter().zip(&want).filter(|(x, y)| x == y).count();
+            assert!(same(&fewer) < 5 && same(&more) < 5, "{passes}: {} {}", same(&fewer), same(&more));
+        }
+        assert_eq!(at(0), input);
+        assert_eq!(at(1), reference(&input, &steps));
+        assert_eq!(at(2), reference(&reference(&input, &steps), &steps));
     }
 }
 

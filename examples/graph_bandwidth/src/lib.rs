@@ -13,25 +13,29 @@
 //! copies' destination must equal the seeded source and the memsets' the value set, checked
 //! after the warm-up and after the last run of every variant.
 //!
+//! A copy or memset leaves the same bytes however often it runs, so the data alone shows only
+//! that the last operation ran. Every group (one graph launch, or `chain` stream calls) therefore
+//! ends with a one-thread kernel that adds 1 to a counter (`gb_count`: the graph's last node,
+//! or a launch after the group on the stream), and every run of every variant must leave the
+//! counter at exactly its number of groups: a graph that skipped replays fails. That kernel is
+//! part of every variant's timed work, stream and graph alike (one per `chain` operations).
+//!
 //! The chapter's point: a graph does not make a copy faster, it only makes it cheaper to
 //! issue. Large copies reach the same bandwidth both ways; small ones are launch-bound, and
 //! there the graph's lower per-operation cost shows.
 
 #![warn(missing_docs)]
 
+mod graphs;
+
 use chapter_common::{Report, Rng, Samples};
-use cuda_graph::graph::{Graph, GraphExec, HostLaunch, MemcpyNode, MemsetNode, NodeKind};
+use cuda_graph::graph::{GraphExec, HostLaunch, NodeKind};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, Stream};
+use cuda_graph::{CudaError, Device, DeviceBuffer, Event, Stream};
 use serde_json::json;
 
-// SAFETY: each kernel below reads and writes its pointers only below the counts it is given
-// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
-// no larger than the buffers they point into.
-cuda_graph::kernels! {
-    /// Writes word i of `out` (as 32-bit words) as `pattern(i, seed)`, for `i < words`.
-    pub(crate) unsafe fn gb_fill(out: DevicePtr<u8>, words: u32, seed: u32);
-}
+use graphs::{copy_graph, count_config, graph_nodes_are, memset_graph};
+use graphs::{gb_count, gb_fill};
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
@@ -201,6 +205,8 @@ struct SizeBench {
     bytes: u64,
     src: DeviceBuffer<u8>,
     dst: DeviceBuffer<u8>,
+    /// Groups that ran (`gb_count` adds 1 at the end of each).
+    counter: DeviceBuffer<u32>,
     copy_exec: GraphExec<HostLaunch>,
     memset_exec: GraphExec<HostLaunch>,
     stream_byte: u8,
@@ -208,42 +214,6 @@ struct SizeBench {
     /// Whether both graphs hold only nodes of their kind, and what they hold.
     node_kinds_ok: bool,
     node_kinds: String,
-}
-
-/// A graph of `chain` memcpy nodes `dst <- src`, each after the one before.
-fn copy_graph(dst: &DeviceBuffer<u8>, src: &DeviceBuffer<u8>, chain: u32) -> cuda_graph::Result<Graph> {
-    let graph = Graph::new()?;
-    let mut prev: Option<MemcpyNode> = None;
-    for _ in 0..chain {
-        let node = match &prev {
-            Some(p) => graph.add_memcpy(&dst.ptr(), &src.ptr(), dst.len(), &[p])?,
-            None => graph.add_memcpy(&dst.ptr(), &src.ptr(), dst.len(), &[])?,
-        };
-        prev = Some(node);
-    }
-    Ok(graph)
-}
-
-/// A graph of `chain` memset nodes writing `byte` over all of `dst`, each after the one before.
-fn memset_graph(dst: &DeviceBuffer<u8>, byte: u8, chain: u32) -> cuda_graph::Result<Graph> {
-    let graph = Graph::new()?;
-    let mut prev: Option<MemsetNode> = None;
-    for _ in 0..chain {
-        let node = match &prev {
-            Some(p) => graph.add_memset(&dst.ptr(), byte, dst.len(), &[p])?,
-            None => graph.add_memset(&dst.ptr(), byte, dst.len(), &[])?,
-        };
-        prev = Some(node);
-    }
-    Ok(graph)
-}
-
-/// Whether every node of `graph` is of `kind`, and a description of what it holds.
-fn only_nodes_of(graph: &Graph, kind: NodeKind) -> cuda_graph::Result<(bool, String)> {
-    let nodes = graph.nodes()?;
-    let all = nodes.iter().all(|n| n.kind() == kind);
-    let odd = nodes.iter().find(|n| n.kind() != kind).map(|n| format!(", but {n}")).unwrap_or_default();
-    Ok((all, format!("{} {kind} nodes{odd}", nodes.len())))
 }
 
 impl SizeBench {
@@ -258,16 +228,17 @@ impl SizeBench {
         let len = bytes as usize;
         let src = DeviceBuffer::<u8>::zeroed(len)?;
         let dst = DeviceBuffer::<u8>::zeroed(len)?;
+        let counter = DeviceBuffer::<u32>::zeroed(1)?;
         let words = (bytes / 4) as u32;
         let blocks = words.div_ceil(256).clamp(1, 4096);
         gb_fill().launch(stream, LaunchConfig::new(blocks, 256), (src.ptr(), words, seed))?;
         // Two different non-zero bytes, so a memset that did not run is seen after another.
         let stream_byte = (rng.below(255) + 1) as u8;
         let graph_byte = if stream_byte == 0xff { 1 } else { stream_byte + 1 };
-        let copy = copy_graph(&dst, &src, options.chain)?;
-        let memset = memset_graph(&dst, graph_byte, options.chain)?;
-        let (copy_ok, copy_kinds) = only_nodes_of(&copy, NodeKind::Memcpy)?;
-        let (memset_ok, memset_kinds) = only_nodes_of(&memset, NodeKind::Memset)?;
+        let copy = copy_graph(&dst, &src, &counter, options.chain)?;
+        let memset = memset_graph(&dst, graph_byte, &counter, options.chain)?;
+        let (copy_ok, copy_kinds) = graph_nodes_are(&copy, NodeKind::Memcpy, options.chain)?;
+        let (memset_ok, memset_kinds) = graph_nodes_are(&memset, NodeKind::Memset, options.chain)?;
         let copy_exec = copy.instantiate::<HostLaunch>(Default::default())?;
         let memset_exec = memset.instantiate::<HostLaunch>(Default::default())?;
         copy_exec.upload(stream)?;
@@ -277,6 +248,7 @@ impl SizeBench {
             bytes,
             src,
             dst,
+            counter,
             copy_exec,
             memset_exec,
             stream_byte,
@@ -286,7 +258,8 @@ impl SizeBench {
         })
     }
 
-    /// Queues `groups` groups of `chain` operations of `kind`.
+    /// Queues `groups` groups of `chain` operations of `kind`, each ending with the counting
+    /// kernel (a launch on the stream, or the graph's last node).
     fn enqueue(&mut self, kind: Kind, groups: u32, chain: u32, stream: &Stream) -> cuda_graph::Result<()> {
         for _ in 0..groups {
             match kind {
@@ -294,11 +267,13 @@ impl SizeBench {
                     for _ in 0..chain {
                         self.dst.copy_from_device_async(&self.src, stream)?;
                     }
+                    gb_count().launch(stream, count_config(), (self.counter.ptr(),))?;
                 }
                 Kind::MemsetStream => {
                     for _ in 0..chain {
                         self.dst.memset_async(self.stream_byte, stream)?;
                     }
+                    gb_count().launch(stream, count_config(), (self.counter.ptr(),))?;
                 }
                 Kind::CopyGraph => self.copy_exec.launch(stream)?,
                 Kind::MemsetGraph => self.memset_exec.launch(stream)?,
@@ -323,6 +298,10 @@ struct SizeResult {
     ms: [Samples; 4],
     mismatches: Vec<String>,
     checked: usize,
+    /// Runs whose counter was not their number of groups, as "<variant> run <r>: <n> of <g>".
+    miscounts: Vec<String>,
+    /// Runs whose counter was read (every run of every variant).
+    counted: usize,
     node_kinds_ok: bool,
     node_kinds: String,
 }
@@ -354,16 +333,28 @@ fn measure_size(
     let mut ms: [Samples; 4] = Default::default();
     let mut mismatches = Vec::new();
     let mut checked = 0;
+    let mut miscounts = Vec::new();
+    let mut counted = 0;
     let (start, end) = events;
     for run in 0..=options.runs {
         for (k, kind) in Kind::ALL.into_iter().enumerate() {
             bench.dst.memset_async(0, stream)?; // untimed: before the start event
+            bench.counter.memset_async(0, stream)?;
             start.record(stream)?;
             bench.enqueue(kind, groups, options.chain, stream)?;
             end.record(stream)?;
             end.synchronize()?;
             if run > 0 {
                 ms[k].push(f64::from(Event::elapsed_ms(start, end)?));
+            }
+            counted += 1;
+            let ran = bench.counter.to_vec()?[0];
+            if ran != groups {
+                miscounts.push(format!(
+                    "{} {} run {run}: {ran} of {groups} groups",
+                    human(bytes),
+                    kind.name()
+                ));
             }
             if run == 0 || run == options.runs {
                 checked += 1;
@@ -379,6 +370,8 @@ fn measure_size(
         ms,
         mismatches,
         checked,
+        miscounts,
+        counted,
         node_kinds_ok: bench.node_kinds_ok,
         node_kinds: bench.node_kinds,
     })
@@ -394,6 +387,7 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     device.set_current()?;
     let properties = device.properties()?;
     gb_fill().function()?;
+    gb_count().function()?;
 
     let mut rng = Rng::new(options.seed);
     let stream = Stream::new()?;
@@ -443,9 +437,22 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
             Some(first) => format!("{} wrong; first: {first}", memsets.len()),
         },
     );
+    let miscounts: Vec<&String> = results.iter().flat_map(|r| &r.miscounts).collect();
+    let counted: usize = results.iter().map(|r| r.counted).sum();
+    report.check(
+        "every group ran exactly once",
+        miscounts.is_empty(),
+        match miscounts.first() {
+            None => format!(
+                "{counted} runs (every run of every variant and size): the counter ended at the number \
+                 of graph launches or stream groups queued"
+            ),
+            Some(first) => format!("{} runs miscounted; first: {first}", miscounts.len()),
+        },
+    );
     let bad_graph = results.iter().find(|r| !r.node_kinds_ok);
     report.check(
-        "graphs hold only memcpy or memset nodes",
+        "graphs hold the chain of memcpy or memset nodes and the counter",
         bad_graph.is_none(),
         bad_graph.map_or_else(
             || format!("every size; {}", results[0].node_kinds),
@@ -454,8 +461,8 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     );
 
     report.note(format!(
-        "{}: per size, {} operations per group (one graph, or {} stream calls); GB/s = bytes written \
-         / time (a copy also reads as many)",
+        "{}: per size, {} operations per group (one graph, or {} stream calls), each group ending \
+         with a one-thread counting kernel; GB/s = bytes written / time (a copy also reads as many)",
         properties.name, options.chain, options.chain
     ));
     for r in &results {
@@ -567,12 +574,13 @@ mod tests {
     }
 }
 
-/// The kernels declared in this file against their C++ parameter types (`check_types` needs
+/// The kernels declared in `graphs.rs` against their C++ parameter types (`check_types` needs
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
     #[test]
     fn match_the_cpp_parameter_types() {
         assert_eq!(super::gb_fill().check_types(), Ok(()), "gb_fill");
+        assert_eq!(super::gb_count().check_types(), Ok(()), "gb_count");
     }
 }

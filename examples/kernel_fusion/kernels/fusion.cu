@@ -1,8 +1,13 @@
 // An elementwise chain of six operations on float arrays, written two ways:
 //   - one kernel per operation (kf_scale ... kf_affine): every operation reads its input from
-//     global memory and writes its result back, so intermediates make a round trip each;
+//     global memory and writes its result back, so intermediates make a round trip each; the
+//     last one adds its result to the state x;
 //   - one fused kernel (kf_fused): each thread loads x[i] and y[i] once, applies all six
-//     operations in registers, and stores out[i] once.
+//     operations in registers, and stores x[i] + result once (called with out == x).
+//
+// A pass updates the state in place, x += f(x, y), so each pass starts from the one before and
+// the state after a run shows how many passes ran (f is increasing in x, so x + f(x, y) has no
+// attracting fixed point: every pass moves almost every element).
 //
 // Every arithmetic step uses an IEEE round-to-nearest intrinsic (__fmul_rn, __fadd_rn,
 // __fsqrt_rn), which the compiler may not contract into an FMA or approximate. fminf/fmaxf are
@@ -50,24 +55,27 @@ extern "C" __global__ void kf_sqrt(const float* src, float* dst, uint32_t n) {
     }
 }
 
-// (6) dst = src * g + b (two roundings, as on the CPU: no FMA)
+// (6) dst += src * g + b (three roundings, as on the CPU: no FMA)
 extern "C" __global__ void kf_affine(const float* src, float* dst, uint32_t n, float g, float b) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
-        dst[i] = __fadd_rn(__fmul_rn(src[i], g), b);
+        dst[i] = __fadd_rn(dst[i], __fadd_rn(__fmul_rn(src[i], g), b));
     }
 }
 
-// All six in one pass: 2 loads and 1 store per element instead of 9 loads and 6 stores.
+// All six in one pass, out = x + chain(x, y): 2 loads and 1 store per element instead of 8
+// loads and 6 stores. Called with out == x (in place: each thread reads x[i] before it writes
+// out[i], and touches no other element).
 extern "C" __global__ void kf_fused(const float* x, const float* y, float* out, uint32_t n, float a, float lo,
                                    float hi, float c, float g, float b) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
-        float t = __fmul_rn(x[i], a);
+        const float xi = x[i];
+        float t = __fmul_rn(xi, a);
         t = __fadd_rn(t, y[i]);
         t = fminf(fmaxf(t, lo), hi);
         t = __fadd_rn(t, c);
         t = __fsqrt_rn(t);
-        out[i] = __fadd_rn(__fmul_rn(t, g), b);
+        out[i] = __fadd_rn(xi, __fadd_rn(__fmul_rn(t, g), b));
     }
 }

@@ -21,9 +21,10 @@ cuda_graph::kernels! {
     pub unsafe fn kf_shift(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, c: f32);
     /// (5) `dst = sqrt(src)`.
     pub unsafe fn kf_sqrt(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32);
-    /// (6) `dst = src * g + b`.
+    /// (6) `dst += src * g + b`.
     pub unsafe fn kf_affine(src: DevicePtr<f32>, dst: DevicePtr<f32>, n: u32, g: f32, b: f32);
-    /// All six operations in one pass over `x` and `y`.
+    /// All six operations in one pass over `x` and `y`: `out = x + chain(x, y)` (in place
+    /// when `out` is `x`).
     pub unsafe fn kf_fused(
         x: DevicePtr<f32>,
         y: DevicePtr<f32>,
@@ -41,15 +42,17 @@ cuda_graph::kernels! {
 /// Operations in the chain (one kernel each when unfused).
 pub const OPS: usize = 6;
 
-/// Bytes per element the unfused chain moves: scale 8, add 12, clamp, shift, sqrt and affine 8
-/// each (every op reads its input and writes its output; add also reads `y`).
-pub const UNFUSED_BYTES_PER_ELEMENT: u64 = 8 + 12 + 4 * 8;
+/// Bytes per element the unfused chain moves: scale 8, add 12, clamp, shift and sqrt 8 each,
+/// affine 12 (every op reads its input and writes its output; add also reads `y`, affine also
+/// reads the state `x` it adds to).
+pub const UNFUSED_BYTES_PER_ELEMENT: u64 = 8 + 12 + 3 * 8 + 8 + 4;
 
-/// Bytes per element that must move at the least: read `x` and `y`, write `out`. The fused
+/// Bytes per element that must move at the least: read `x` and `y`, write `x`. The fused
 /// kernel moves exactly these.
 pub const MIN_BYTES_PER_ELEMENT: u64 = 12;
 
-/// The chain's constants: `out = sqrt(clamp(x * a + y, lo, hi) + c) * g + b`.
+/// The chain's constants: `f(x, y) = sqrt(clamp(x * a + y, lo, hi) + c) * g + b`. A pass
+/// adds it to the state: `x += f(x, y)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Chain {
     /// Scale of `x` (op 1).
@@ -101,16 +104,48 @@ impl Chain {
         t * self.g + self.b
     }
 
-    /// The chain over whole arrays: what every variant must write.
+    /// One pass over one element of the state: `x + apply(x, y)`, the sum rounded once more
+    /// (`kf_affine` and `kf_fused` add the same two f32 values).
+    ///
+    /// ```
+    /// let chain = kernel_fusion::Chain { a: 2.0, lo: -1.0, hi: 2.0, c: 1.25, g: 2.0, b: 0.5 };
+    /// assert_eq!(chain.step(-5.0, 1.0), -5.0 + 1.5);
+    /// ```
+    pub fn step(&self, x: f32, y: f32) -> f32 {
+        x + self.apply(x, y)
+    }
+
+    /// The chain over whole arrays: the output of one pass, `apply` per element.
     pub fn reference(&self, x: &[f32], y: &[f32]) -> Vec<f32> {
         x.iter().zip(y).map(|(&x, &y)| self.apply(x, y)).collect()
+    }
+
+    /// The state after `passes` passes from `x`, each continuing from the one before: what a
+    /// run of `passes` passes of any variant must leave in the state buffer. Elements are
+    /// independent, so large arrays are split over the host's threads (the result is the same).
+    pub fn reference_passes(&self, x: &[f32], y: &[f32], passes: u32) -> Vec<f32> {
+        let one = |x: &[f32], y: &[f32], out: &mut [f32]| {
+            for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
+                *o = (0..passes).fold(x, |x, _| self.step(x, y));
+            }
+        };
+        let mut out = vec![0.0f32; x.len().min(y.len())];
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = out.len().div_ceil(threads).max(1 << 16);
+        std::thread::scope(|scope| {
+            for ((out, x), y) in out.chunks_mut(chunk).zip(x.chunks(chunk)).zip(y.chunks(chunk)) {
+                scope.spawn(move || one(x, y, out));
+            }
+        });
+        out
     }
 }
 
 /// How one pass of the chain is issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
-    /// Six kernels launched one by one on the stream; intermediates go through `out`.
+    /// Six kernels launched one by one on the stream; intermediates go through a scratch
+    /// buffer, the last kernel adds the result to the state.
     Unfused,
     /// One kernel doing all six operations in registers.
     Fused,
@@ -148,7 +183,8 @@ impl Variant {
     }
 }
 
-/// The argument tuples of the six unfused kernels for one pass from `x`, `y` into `out`.
+/// The argument tuples of the six unfused kernels for one pass over the state `x` (with `y`),
+/// intermediates in `out`, the last kernel adding its result to `x`.
 struct OpArgs {
     scale: (DevicePtr<f32>, DevicePtr<f32>, u32, f32),
     add: (DevicePtr<f32>, DevicePtr<f32>, DevicePtr<f32>, u32),
@@ -168,15 +204,17 @@ impl OpArgs {
             clamp: (o(), o(), n, chain.lo, chain.hi),
             shift: (o(), o(), n, chain.c),
             sqrt: (o(), o(), n),
-            affine: (o(), o(), n, chain.g, chain.b),
+            affine: (o(), x.ptr(), n, chain.g, chain.b),
         }
     }
 }
 
-/// The device side for one array size: inputs, output, the stream, and the instantiated graph.
+/// The device side for one array size: the state and its start, `y`, the scratch buffer, the
+/// stream, and the instantiated graph.
 pub struct Bench {
     chain: Chain,
     x: DeviceBuffer<f32>,
+    x0: DeviceBuffer<f32>,
     y: DeviceBuffer<f32>,
     out: DeviceBuffer<f32>,
     config: LaunchConfig,
@@ -186,8 +224,10 @@ pub struct Bench {
 }
 
 impl Bench {
-    /// Uploads `x` and `y` and builds the graph of the unfused pass (six kernel nodes in a chain).
+    /// Uploads `x` (the state's start, twice: the state and a copy to reset it from) and `y`,
+    /// and builds the graph of the unfused pass (six kernel nodes in a chain).
     pub fn new(chain: Chain, x: &[f32], y: &[f32], threads_per_block: u32) -> Result<Bench> {
+        let x0 = DeviceBuffer::from_slice(x)?;
         let x = DeviceBuffer::from_slice(x)?;
         let y = DeviceBuffer::from_slice(y)?;
         let out = DeviceBuffer::<f32>::zeroed(x.len())?;
@@ -203,7 +243,7 @@ impl Bench {
         let stream = Stream::new()?;
         let exec = graph.instantiate::<HostLaunch>(Default::default())?;
         exec.upload(&stream)?;
-        Ok(Bench { chain, x, y, out, config, exec, stream })
+        Ok(Bench { chain, x, x0, y, out, config, exec, stream })
     }
 
     /// Elements per array.
@@ -232,23 +272,26 @@ impl Bench {
             Variant::Fused => {
                 let c = chain;
                 let n = self.out.len() as u32;
-                let args = (self.x.ptr(), self.y.ptr(), self.out.ptr(), n, c.a, c.lo, c.hi, c.c, c.g, c.b);
+                // In place: out is the state x.
+                let args = (self.x.ptr(), self.y.ptr(), self.x.ptr(), n, c.a, c.lo, c.hi, c.c, c.g, c.b);
                 kf_fused().launch(stream, config, args)
             }
             Variant::Graph => self.exec.launch(stream),
         }
     }
 
-    /// Fills the output with NaN bit patterns (`0xffffffff`) on the stream, so a pass that
-    /// writes nothing cannot pass the check on an earlier pass's result.
-    pub fn poison_output(&mut self) -> Result<()> {
+    /// Resets the state to `x` on the stream, and fills the scratch buffer with NaN bit
+    /// patterns (`0xffffffff`), so a run starts from the same state every time and an
+    /// intermediate that was not written shows.
+    pub fn reset(&mut self) -> Result<()> {
+        self.x.copy_from_device_async(&self.x0, &self.stream)?;
         self.out.memset_async(0xff, &self.stream)
     }
 
-    /// The output (waits for the work queued so far).
+    /// The state (waits for the work queued so far).
     pub fn output(&self) -> Result<Vec<f32>> {
         self.stream.synchronize()?;
-        self.out.to_vec()
+        self.x.to_vec()
     }
 }
 
@@ -291,8 +334,46 @@ mod tests {
     }
 
     #[test]
+    fn every_pass_shows_in_the_state() {
+        // The state after n passes differs from n - 1 and n + 1 passes in (almost) every
+        // element, for the seeds the program uses: a skipped or repeated pass fails the check.
+        for seed in [0x5eed, 1, 2, 3] {
+            let chain = Chain::random(&mut Rng::new(seed));
+            let mut rng = Rng::new(seed ^ 0x55);
+            let x = rng.vec_f32(10_000, -4.0, 4.0);
+            let y = rng.vec_f32(10_000, -2.0, 2.0);
+            let mut prev = chain.reference_passes(&x, &y, 0);
+            assert_eq!(prev, x);
+            for passes in 1..=200 {
+                let now: Vec<f32> = prev.iter().zip(&y).map(|(&x, &y)| chain.step(x, y)).collect();
+                let same = now.iter().zip(&prev).filter(|(a, b)| a.to_bits() == b.to_bits()).count();
+                assert!(same * 1000 < now.len(), "seed {seed}, pass {passes}: {same} unchanged");
+                assert!(now.iter().all(|v| v.is_finite()));
+                prev = now;
+            }
+            let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+            assert_eq!(bits(chain.reference_passes(&x, &y, 200)), bits(prev));
+        }
+    }
+
+    #[test]
+    fn the_threaded_reference_equals_one_element_at_a_time() {
+        let chain = Chain::random(&mut Rng::new(11));
+        let mut rng = Rng::new(12);
+        let (x, y) = (rng.vec_f32(300_001, -4.0, 4.0), rng.vec_f32(300_001, -2.0, 2.0));
+        let got = chain.reference_passes(&x, &y, 3);
+        let bits: Vec<u32> = got.iter().map(|v| v.to_bits()).collect();
+        let want: Vec<u32> = x
+            .iter()
+            .zip(&y)
+            .map(|(&x, &y)| chain.step(chain.step(chain.step(x, y), y), y).to_bits())
+            .collect();
+        assert_eq!(bits, want);
+    }
+
+    #[test]
     fn byte_counts_follow_the_kernels() {
-        assert_eq!(UNFUSED_BYTES_PER_ELEMENT, 52);
+        assert_eq!(UNFUSED_BYTES_PER_ELEMENT, 56);
         assert_eq!(Variant::Fused.bytes_per_element(), 12);
         assert_eq!(Variant::Graph.kernels_per_pass(), OPS);
     }

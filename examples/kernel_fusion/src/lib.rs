@@ -1,19 +1,21 @@
 //! `kernel_fusion`: an elementwise chain run unfused, fused, and as a graph of the unfused
 //! kernels.
 //!
-//! The chain is `out = sqrt(clamp(x * a + y, lo, hi) + c) * g + b` over float arrays, six
-//! operations ([`Chain`]). It is issued three ways ([`Variant`]):
+//! The chain is `f(x, y) = sqrt(clamp(x * a + y, lo, hi) + c) * g + b` over float arrays, six
+//! operations ([`Chain`]); a pass adds it to the state, `x += f(x, y)`, so every pass starts
+//! where the one before ended. It is issued three ways ([`Variant`]):
 //! 1. **unfused**: one kernel per operation, launched one by one on a stream; every
-//!    intermediate goes to global memory and comes back (52 bytes moved per element);
+//!    intermediate goes to global memory and comes back (56 bytes moved per element);
 //! 2. **fused**: one kernel that loads `x[i]` and `y[i]`, applies all six operations in
-//!    registers and stores `out[i]` (12 bytes per element, the least possible);
+//!    registers and stores `x[i] + f` (12 bytes per element, the least possible);
 //! 3. **graph**: the six unfused kernels as a graph, launched with one call: the launch cost
 //!    of a chain, without its memory traffic gain.
 //!
 //! Each variant runs once to warm up and then `runs` times; a run is `iters` back-to-back
 //! passes between two CUDA events, and its time per pass is that span over `iters`. Every
-//! run's output must equal the CPU reference bit for bit (see `Chain::apply` for why the
-//! floats agree exactly). The figures are medians at the chapter's size, the effective
+//! run starts from the same state, and its final state must equal the CPU reference for
+//! exactly that run's passes bit for bit (see `Chain::apply` for why the floats agree
+//! exactly): a skipped or repeated pass fails, not only a wrong last one. The figures are medians at the chapter's size, the effective
 //! bandwidth of each variant (the 12 bytes per element that must move, over its time), and
 //! the same times for a sweep of smaller sizes, where launch cost dominates.
 
@@ -113,19 +115,27 @@ impl SizeResult {
     }
 }
 
-/// Runs the warm-up and the timed runs of `variant`, checking every output.
+/// What a run must leave: the state after the warm-up's one pass, and after a timed run's
+/// `iters` passes.
+struct References {
+    warm_up: Vec<f32>,
+    timed: Vec<f32>,
+}
+
+/// Runs the warm-up and the timed runs of `variant`, checking every run's final state.
 fn measure(
     bench: &mut Bench,
     variant: Variant,
     options: &Options,
-    reference: &[f32],
+    references: &References,
 ) -> Result<Measured, CudaError> {
     let (start, end) = (Event::new()?, Event::new()?);
     let mut samples = Samples::default();
     let mut mismatch = None;
     for run in 0..=options.runs {
-        bench.poison_output()?;
+        bench.reset()?; // untimed: before the start event
         let passes = if run == 0 { 1 } else { options.iters };
+        let reference = if run == 0 { &references.warm_up } else { &references.timed };
         start.record(&bench.stream)?;
         for _ in 0..passes {
             bench.queue_pass(variant)?;
@@ -139,7 +149,8 @@ fn measure(
         if mismatch.is_none() {
             mismatch = first_difference(&out, reference).map(|(i, got, want)| {
                 format!(
-                    "{} at {} elements, run {run}: element {i} is {got:e} ({:#010x}), want {want:e} ({:#010x})",
+                    "{} at {} elements, run {run} ({passes} passes): element {i} is {got:e} ({:#010x}), \
+                     want {want:e} ({:#010x})",
                     variant.name(),
                     reference.len(),
                     got.to_bits(),
@@ -161,11 +172,14 @@ pub fn inputs(seed: u64, elements: u32) -> (Vec<f32>, Vec<f32>) {
 
 fn measure_size(chain: Chain, elements: u32, options: &Options) -> Result<SizeResult, CudaError> {
     let (x, y) = inputs(options.seed, elements);
-    let reference = chain.reference(&x, &y);
+    let references = References {
+        warm_up: chain.reference_passes(&x, &y, 1),
+        timed: chain.reference_passes(&x, &y, options.iters),
+    };
     let mut bench = Bench::new(chain, &x, &y, options.threads_per_block)?;
     let mut variants = Vec::new();
     for variant in Variant::ALL {
-        variants.push(measure(&mut bench, variant, options, &reference)?);
+        variants.push(measure(&mut bench, variant, options, &references)?);
     }
     Ok(SizeResult { elements, variants, outputs_checked: Variant::ALL.len() * (options.runs + 1) })
 }
@@ -232,8 +246,10 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
         mismatches.is_empty(),
         match mismatches.first() {
             None => format!(
-                "{outputs} outputs (every run of unfused, fused and graph at {} sizes), bit-exact",
-                all.len()
+                "{outputs} final states (every run of unfused, fused and graph at {} sizes: 1 pass \
+                 warm-up, {} accumulated passes timed), bit-exact",
+                all.len(),
+                options.iters
             ),
             Some(first) => format!("{} variant(s) differ; first: {first}", mismatches.len()),
         },
@@ -244,7 +260,7 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
         properties.name, properties.multiprocessors, options.threads_per_block
     ));
     report.note(format!(
-        "chain: out = sqrt(clamp(x*{:.4} + y, {:.4}, {:.4}) + {:.4}) * {:.4} + {:.4}; bytes per element \
+        "chain, per pass: x += sqrt(clamp(x*{:.4} + y, {:.4}, {:.4}) + {:.4}) * {:.4} + {:.4}; bytes per element \
          that must move {MIN_BYTES_PER_ELEMENT}, moved unfused {UNFUSED_BYTES_PER_ELEMENT}",
         chain.a, chain.lo, chain.hi, chain.c, chain.g, chain.b
     ));

@@ -8,9 +8,9 @@ use chapter_common::CommonArgs;
 use clap::Parser;
 use kernel_fusion::{run, Options};
 
-/// Kernel fusion: `out = sqrt(clamp(x*a + y, lo, hi) + c) * g + b` as six kernels launched one
-/// by one, as one fused kernel, and as a graph of the six; time per pass and effective
-/// bandwidth of each.
+/// Kernel fusion: each pass `x += sqrt(clamp(x*a + y, lo, hi) + c) * g + b` as six kernels
+/// launched one by one, as one fused kernel, and as a graph of the six; time per pass and
+/// effective bandwidth of each.
 #[derive(Debug, Parser)]
 #[command(name = "kernel_fusion", version)]
 struct Cli {

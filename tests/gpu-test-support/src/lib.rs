@@ -26,26 +26,54 @@ pub enum Probe {
     Absent(String),
 }
 
-/// Probes once per process with `cudaGetDeviceCount`.
+/// Probes once per process with `cudaGetDeviceCount` (see [`count_devices`]); panics when the
+/// answer is an error that means a broken GPU or driver rather than none.
 pub fn probe() -> &'static Probe {
     static PROBE: OnceLock<Probe> = OnceLock::new();
-    PROBE.get_or_init(|| {
-        let mut count = 0;
-        // SAFETY: `count` is a valid, writable i32 for the duration of the call.
-        let status = unsafe { sys::cudaGetDeviceCount(&mut count) };
-        match status {
-            sys::cudaError::cudaSuccess if count > 0 => Probe::Present(count),
-            sys::cudaError::cudaSuccess => Probe::Absent("cudaGetDeviceCount found 0 devices".into()),
-            sys::cudaError::cudaErrorInsufficientDriver
-            | sys::cudaError::cudaErrorNoDevice
-            | sys::cudaError::cudaErrorStubLibrary => {
-                Probe::Absent(format!("cudaGetDeviceCount returned error {}", status.0))
-            }
-            other => {
-                panic!("cudaGetDeviceCount failed with error {}: the GPU is present but broken", other.0)
-            }
+    PROBE.get_or_init(|| count_devices().unwrap_or_else(|broken| panic!("{broken}")))
+}
+
+/// Asks `cudaGetDeviceCount` now (not cached, no panic) and [`classify`]es the answer: the
+/// one definition of "no device" shared by the tests and the chapter runner (`ch12`).
+///
+/// ```no_run
+/// match gpu_test_support::count_devices() {
+///     Ok(gpu_test_support::Probe::Present(n)) => println!("{n} devices"),
+///     Ok(gpu_test_support::Probe::Absent(why)) => println!("skip: {why}"),
+///     Err(broken) => panic!("{broken}"),
+/// }
+/// ```
+pub fn count_devices() -> Result<Probe, String> {
+    let mut count = 0;
+    // SAFETY: `count` is a valid, writable i32 for the duration of the call.
+    let status = unsafe { sys::cudaGetDeviceCount(&mut count) };
+    classify(status, count)
+}
+
+/// What a `cudaGetDeviceCount` answer means: `Ok(Present)` for devices, `Ok(Absent)` for none
+/// (zero devices, no device, no or too old a driver, the stub library), and `Err` for any
+/// other error: a GPU or driver that is there but broken, which must fail, never skip.
+///
+/// ```
+/// use cudart_graph_sys::cudaError;
+/// use gpu_test_support::{classify, Probe};
+/// assert_eq!(classify(cudaError::cudaSuccess, 2), Ok(Probe::Present(2)));
+/// assert!(matches!(classify(cudaError::cudaErrorNoDevice, 0), Ok(Probe::Absent(_))));
+/// assert!(classify(cudaError::cudaErrorUnknown, 0).is_err());
+/// ```
+pub fn classify(status: sys::cudaError, count: i32) -> Result<Probe, String> {
+    match status {
+        sys::cudaError::cudaSuccess if count > 0 => Ok(Probe::Present(count)),
+        sys::cudaError::cudaSuccess => Ok(Probe::Absent("cudaGetDeviceCount found 0 devices".into())),
+        sys::cudaError::cudaErrorInsufficientDriver
+        | sys::cudaError::cudaErrorNoDevice
+        | sys::cudaError::cudaErrorStubLibrary => {
+            Ok(Probe::Absent(format!("cudaGetDeviceCount returned error {}", status.0)))
         }
-    })
+        other => {
+            Err(format!("cudaGetDeviceCount failed with error {}: the GPU is present but broken", other.0))
+        }
+    }
 }
 
 /// True when the tests run under compute-sanitizer (`scripts/gpu-sanitize` sets
@@ -106,4 +134,31 @@ macro_rules! require_gpu {
             return;
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_no_device_and_no_driver_are_absent() {
+        assert_eq!(classify(sys::cudaError::cudaSuccess, 1), Ok(Probe::Present(1)));
+        for absent in [
+            (sys::cudaError::cudaSuccess, 0),
+            (sys::cudaError::cudaErrorNoDevice, 0),
+            (sys::cudaError::cudaErrorInsufficientDriver, 0),
+            (sys::cudaError::cudaErrorStubLibrary, 0),
+        ] {
+            assert!(matches!(classify(absent.0, absent.1), Ok(Probe::Absent(_))), "{}", absent.0 .0);
+        }
+        for broken in [
+            sys::cudaError::cudaErrorUnknown,
+            sys::cudaError::cudaErrorInitializationError,
+            sys::cudaError::cudaErrorSystemDriverMismatch,
+            sys::cudaError::cudaErrorDevicesUnavailable,
+        ] {
+            let why = classify(broken, 0).unwrap_err();
+            assert!(why.contains(&broken.0.to_string()) && why.contains("broken"), "{why}");
+        }
+    }
 }
