@@ -176,8 +176,8 @@ impl Device {
     /// ```
     pub fn attribute_raw(self, attribute: sys::cudaDeviceAttr) -> Result<i32> {
         let mut value = 0;
-        // SAFETY: `value` is a valid, writable i32; CUDA checks attribute and ordinal.
         check(
+            // SAFETY: `value` is a valid, writable i32; CUDA checks attribute and ordinal.
             unsafe { sys::cudaDeviceGetAttribute(&mut value, attribute, self.ordinal) },
             "cudaDeviceGetAttribute",
         )?;

@@ -66,8 +66,11 @@ impl CudaError {
     /// The error for status `code` returned by `call`, with CUDA's name and message.
     pub fn from_code(code: i32, call: &'static str) -> CudaError {
         let status = sys::cudaError(code as u32);
-        // SAFETY: both functions accept any code and return static strings (or null).
-        let (name, message) = unsafe { (sys::cudaGetErrorName(status), sys::cudaGetErrorString(status)) };
+        // SAFETY: cudaGetErrorName takes any code by value (unknown ones give a fixed string)
+        // and returns a pointer to a static string or null; nothing is written.
+        let name = unsafe { sys::cudaGetErrorName(status) };
+        // SAFETY: as above, for cudaGetErrorString: any code, a static string (or null) back.
+        let message = unsafe { sys::cudaGetErrorString(status) };
         CudaError::Api { code, name: static_str(name), message: static_str(message), call }
     }
 

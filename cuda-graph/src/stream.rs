@@ -57,13 +57,13 @@ impl Stream {
         let flags = if options.non_blocking { sys::cudaStreamNonBlocking } else { sys::cudaStreamDefault };
         let mut raw = ptr::null_mut();
         match options.priority {
-            // SAFETY: `raw` is a valid out-pointer; CUDA clamps the priority to its range.
             Some(priority) => check(
+                // SAFETY: `raw` is a valid out-pointer; CUDA clamps the priority to its range.
                 unsafe { sys::cudaStreamCreateWithPriority(&mut raw, flags, priority) },
                 "cudaStreamCreateWithPriority",
             )?,
-            // SAFETY: `raw` is a valid out-pointer.
             None => check(
+                // SAFETY: `raw` is a valid out-pointer.
                 unsafe { sys::cudaStreamCreateWithFlags(&mut raw, flags) },
                 "cudaStreamCreateWithFlags",
             )?,
@@ -75,8 +75,8 @@ impl Stream {
     /// higher priority, so the second value is the highest priority.
     pub fn priority_range() -> Result<(i32, i32)> {
         let (mut least, mut greatest) = (0, 0);
-        // SAFETY: both are valid, writable i32s.
         check(
+            // SAFETY: both are valid, writable i32s.
             unsafe { sys::cudaDeviceGetStreamPriorityRange(&mut least, &mut greatest) },
             "cudaDeviceGetStreamPriorityRange",
         )?;

@@ -26,7 +26,9 @@
 #![allow(clippy::all, unpredictable_function_pointer_comparisons)]
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags, rustdoc::bare_urls)]
 
+// Generated code: its layout tests' unsafe blocks carry no SAFETY comments.
 #[rustfmt::skip]
+#[allow(clippy::undocumented_unsafe_blocks, clippy::multiple_unsafe_ops_per_block)]
 mod bindings;
 mod driver;
 

@@ -101,10 +101,18 @@ struct DlQueue {
     uint32_t processed;    // items reported done with dl_queue_done
 };
 
+// The number of items to hand out: `count`, never more than `capacity`. The host may rewrite
+// `count` (WorkQueue::push_all, reset) while consumers on an unordered stream run, so a
+// consumer can read any value there; clamping keeps every claim inside `items`.
+__device__ __forceinline__ uint32_t dl_queue_count(const DlQueue* q) {
+    uint32_t count = *(const volatile uint32_t*)&q->count;
+    return count < q->capacity ? count : q->capacity;
+}
+
 // Claims one item for the calling thread: true with the item in *item, false once the queue
 // is drained. One atomicAdd per item. Loop: `uint32_t item; while (dl_queue_pop(q, &item)) ...`
 __device__ __forceinline__ bool dl_queue_pop(DlQueue* q, uint32_t* item) {
-    uint32_t count = *(volatile uint32_t*)&q->count;
+    uint32_t count = dl_queue_count(q);
     if (*(volatile uint32_t*)&q->head >= count) return false;  // drained: do not push head further
     uint32_t index = atomicAdd(&q->head, 1u);
     if (index >= count) return false;
@@ -120,7 +128,7 @@ __device__ __forceinline__ bool dl_queue_pop(DlQueue* q, uint32_t* item) {
 //   while (dl_queue_pop_warp(q, &item, &got)) { if (got) work(item); }
 __device__ __forceinline__ bool dl_queue_pop_warp(DlQueue* q, uint32_t* item, bool* got) {
     const unsigned lane = threadIdx.x & 31u;
-    uint32_t count = *(volatile uint32_t*)&q->count;
+    uint32_t count = dl_queue_count(q);
     uint32_t base = 0;
     if (lane == 0) {
         base = *(volatile uint32_t*)&q->head;
@@ -142,7 +150,7 @@ __device__ __forceinline__ bool dl_queue_pop_block(DlQueue* q, uint32_t* item, b
     __shared__ uint32_t dl_block_base;
     const uint32_t threads = blockDim.x * blockDim.y * blockDim.z;
     const uint32_t rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    uint32_t count = *(volatile uint32_t*)&q->count;
+    uint32_t count = dl_queue_count(q);
     if (rank == 0) {
         uint32_t base = *(volatile uint32_t*)&q->head;
         dl_block_base = base < count ? atomicAdd(&q->head, threads) : base;

@@ -204,15 +204,13 @@ impl WorkQueue {
     }
 
     fn write_field(&mut self, offset: usize, value: u32) -> Result<()> {
-        // SAFETY: `offset` is the offset of a u32 field inside the one RawQueue this header
-        // holds; the source is a live u32.
-        unsafe {
-            copy_to_device(
-                self.header.as_raw().cast::<u8>().add(offset).cast(),
-                (&value as *const u32).cast(),
-                size_of::<u32>(),
-            )
-        }
+        // SAFETY: the header is a live device allocation of one RawQueue (`size_of::<RawQueue>()`
+        // bytes, never empty), and `offset` is the offset of one of its u32 fields (the only
+        // caller passes `offset_of!(RawQueue, count)`), so the result stays inside it.
+        let field = unsafe { self.header.as_raw().cast::<u8>().add(offset) };
+        // SAFETY: `field` is that u32 field of the header, device memory this queue owns, valid
+        // for writing `size_of::<u32>()` bytes; the source is `value`, a live u32 on the stack.
+        unsafe { copy_to_device(field.cast(), (&value as *const u32).cast(), size_of::<u32>()) }
     }
 }
 
@@ -223,8 +221,9 @@ impl WorkQueue {
 /// `dst` must be device memory valid for writing `bytes` bytes, `src` host memory valid for
 /// reading them.
 unsafe fn copy_to_device(dst: *mut c_void, src: *const c_void, bytes: usize) -> Result<()> {
-    // SAFETY: the caller's promise.
     check(
+        // SAFETY: the caller's promise: `dst` is device memory valid for writing `bytes` bytes,
+        // `src` host memory valid for reading them.
         unsafe { sys::cudaMemcpy(dst, src, bytes, sys::cudaMemcpyKind::cudaMemcpyHostToDevice) },
         "cudaMemcpy",
     )?;

@@ -132,9 +132,10 @@ unsafe fn child_problem(node: sys::cudaGraphNode_t, path: &mut Vec<usize>) -> Re
         }
     };
     let mut child = std::ptr::null_mut();
-    // SAFETY: `node` is a live child-graph node (the caller's promise); `child` is writable.
-    // The graph returned is owned by the node, alive as long as it, and used only here.
     cuda(
+        // SAFETY: `node` is a live child-graph node (the caller's promise); `child` is
+        // writable. The graph returned is owned by the node, alive as long as it, and used
+        // only here.
         unsafe { sys::cudaGraphChildGraphNodeGetGraph(node, &mut child) },
         "cudaGraphChildGraphNodeGetGraph",
     )?;

@@ -37,10 +37,11 @@ impl GraphBuilder {
         let deps = raw_deps(call, self.id, deps)?;
         self.core.locked(call, |state| {
             let mut node = ptr::null_mut();
-            // SAFETY: the graph is alive (the family owns it) and locked; `deps` are nodes of
-            // this graph (checked by id); `params` is a zero-initialised description whose
-            // pointers reach memory kept alive by `keep` or values CUDA copies during the call.
             check(
+                // SAFETY: the graph is alive (the family owns it) and locked; `deps` are nodes
+                // of this graph (checked by id). Every caller passes `params` zero-initialised
+                // but for its node type's fields, whose pointers reach memory that `keep`
+                // (kept below, with the family) owns or values CUDA copies during the call.
                 unsafe {
                     sys::cudaGraphAddNode(&mut node, self.raw, deps.as_ptr(), ptr::null(), deps.len(), params)
                 },
@@ -189,9 +190,9 @@ impl GraphBuilder {
             ownership: sys::cudaGraphChildGraphNodeOwnership::cudaGraphChildGraphOwnershipClone,
         };
         let mut node = ptr::null_mut();
-        // SAFETY: both graphs are alive and locked; `deps` are nodes of this graph; CUDA
-        // clones the child, which stays ours.
         check(
+            // SAFETY: both graphs are alive and locked; `deps` are nodes of this graph; CUDA
+            // clones the child, which stays ours.
             unsafe {
                 sys::cudaGraphAddNode(
                     &mut node,

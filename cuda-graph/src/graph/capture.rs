@@ -99,8 +99,10 @@ pub(crate) fn enter_wait() -> Result<WaitGuard> {
 fn capture_id(stream: sys::cudaStream_t) -> Result<Option<u64>> {
     let mut status = sys::cudaStreamCaptureStatus::cudaStreamCaptureStatusNone;
     let mut id = 0;
-    // SAFETY: `status` and `id` are writable; the other out-pointers are null (not wanted).
     check(
+        // SAFETY: `stream` is a live stream: every caller passes the handle of a borrowed
+        // `Stream`. `status` and `id` are writable locals of the types CUDA writes; the other
+        // out-pointers are null, which asks CUDA not to return them.
         unsafe {
             sys::cudaStreamGetCaptureInfo(
                 stream,
@@ -223,8 +225,8 @@ impl Stream {
         let id = {
             // Begun and registered under the gate: no launch sees one without the other.
             let _change = enter_change();
-            // SAFETY: the stream is alive (borrowed for the guard's life).
             check(
+                // SAFETY: the stream is alive (borrowed for the guard's life).
                 unsafe { sys::cudaStreamBeginCapture(self.as_raw(), mode.raw()) },
                 "cudaStreamBeginCapture",
             )?;

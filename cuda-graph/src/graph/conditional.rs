@@ -282,9 +282,9 @@ impl GraphBuilder {
         };
         self.core.locked("GraphBuilder::conditional_handle", |_| {
             let mut raw = 0;
-            // SAFETY: the graph is alive and locked; `raw` is a valid out-pointer; flags are
-            // 0 or cudaGraphCondAssignDefault, the documented values.
             check(
+                // SAFETY: the graph is alive and locked; `raw` is a valid out-pointer; flags are
+                // 0 or cudaGraphCondAssignDefault, the documented values.
                 unsafe {
                     sys::cudaGraphConditionalHandleCreate(&mut raw, self.raw, default.unwrap_or(0), flags)
                 },

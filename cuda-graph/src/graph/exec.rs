@@ -259,8 +259,8 @@ impl ExecRelease {
     fn ensure_fence(&mut self, needed: bool) -> Result<()> {
         if needed && self.fence.is_none() {
             let mut event = ptr::null_mut();
-            // SAFETY: `event` is a valid out-pointer; timing is not needed.
             check(
+                // SAFETY: `event` is a valid out-pointer; timing is not needed.
                 unsafe { sys::cudaEventCreateWithFlags(&mut event, sys::cudaEventDisableTiming) },
                 "cudaEventCreateWithFlags",
             )?;

@@ -378,8 +378,8 @@ impl GraphBuilder {
     pub fn node_count(&self) -> Result<usize> {
         self.core.locked("GraphBuilder::node_count", |_| {
             let mut count = 0;
-            // SAFETY: the graph is alive (the family owns it); a null array asks for the count.
             check(
+                // SAFETY: the graph is alive (the family owns it); a null array asks for the count.
                 unsafe { sys::cudaGraphGetNodes(self.raw, ptr::null_mut(), &mut count) },
                 "cudaGraphGetNodes",
             )?;

@@ -361,8 +361,8 @@ impl<M: LaunchMode> GraphExec<M> {
         let node = self.own_node(CALL, node)?;
         self.with_exec_node(CALL, node, |exec_node| {
             let mut enabled = 0;
-            // SAFETY: exec alive; `exec_node` names a node of it; `enabled` writable.
             check(
+                // SAFETY: exec alive; `exec_node` names a node of it; `enabled` writable.
                 unsafe { sys::cudaGraphNodeGetEnabled(self.raw, exec_node, &mut enabled) },
                 "cudaGraphNodeGetEnabled",
             )?;

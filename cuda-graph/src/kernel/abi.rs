@@ -145,9 +145,9 @@ fn param_info_entry_point() -> Result<sys::PFN_cuFuncGetParamInfo> {
     const CALL: &str = "cudaGetDriverEntryPointByVersion(cuFuncGetParamInfo)";
     let mut entry: *mut c_void = ptr::null_mut();
     let mut found = sys::cudaDriverEntryPointQueryResult::cudaDriverEntryPointSymbolNotFound;
-    // SAFETY: the symbol is a NUL-terminated C string, `entry` and `found` are valid
-    // out-pointers, and the flags value is a defined one (default search).
     check(
+        // SAFETY: the symbol is a NUL-terminated C string, `entry` and `found` are valid
+        // out-pointers, and the flags value is a defined one (default search).
         unsafe {
             sys::cudaGetDriverEntryPointByVersion(
                 sys::CU_FUNC_GET_PARAM_INFO.as_ptr().cast(),

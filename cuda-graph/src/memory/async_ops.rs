@@ -165,11 +165,11 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
                 (pinned.as_raw(), self.as_raw(), sys::cudaMemcpyKind::cudaMemcpyDeviceToHost)
             }
         };
-        // SAFETY: both sides hold `bytes()` bytes (lengths checked above); any bit pattern is
-        // a valid T. The device side lives until the copy is done (see the module docs). The
-        // pinned side's host access waits for the fence set below; when the copy writes it,
-        // the caller holds it by `&mut`, so no slice of it is alive now.
         check(
+            // SAFETY: both sides hold `bytes()` bytes (lengths checked above); any bit pattern is
+            // a valid T. The device side lives until the copy is done (see the module docs). The
+            // pinned side's host access waits for the fence set below; when the copy writes it,
+            // the caller holds it by `&mut`, so no slice of it is alive now.
             unsafe { sys::cudaMemcpyAsync(dst, src, self.bytes(), kind, stream.as_raw()) },
             "cudaMemcpyAsync",
         )?;

@@ -195,8 +195,8 @@ impl MemoryPool {
         ];
         for (attribute, value) in rules {
             let mut value: i32 = value;
-            // SAFETY: the pool is alive; the reuse attributes are C ints, which `value` is.
             check(
+                // SAFETY: the pool is alive; the reuse attributes are C ints, which `value` is.
                 unsafe {
                     sys::cudaMemPoolSetAttribute(
                         self.handle.raw,
@@ -227,8 +227,8 @@ impl MemoryPool {
             A::cudaMemPoolReuseAllowOpportunistic,
         ];
         for (attribute, value) in attributes.into_iter().zip(values.iter_mut()) {
-            // SAFETY: the pool is alive; the reuse attributes are C ints, which `value` is.
             check(
+                // SAFETY: the pool is alive; the reuse attributes are C ints, which `value` is.
                 unsafe {
                     sys::cudaMemPoolGetAttribute(
                         self.handle.raw,
@@ -336,8 +336,10 @@ impl MemoryPool {
 
     fn attribute_u64(&self, attribute: sys::cudaMemPoolAttr) -> Result<u64> {
         let mut value = 0u64;
-        // SAFETY: the pool is alive; the size and threshold attributes are cuuint64_t.
         check(
+            // SAFETY: the pool is alive (`self` holds it); every caller passes a cuuint64_t
+            // attribute (release threshold, used or reserved memory), so CUDA writes 8 bytes
+            // into `value`, a writable u64.
             unsafe {
                 sys::cudaMemPoolGetAttribute(
                     self.handle.raw,
@@ -428,8 +430,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             }
         };
         let mut raw = ptr::null_mut();
-        // SAFETY: `raw` is a valid out-pointer; the pool and the stream are alive.
         check(
+            // SAFETY: `raw` is a valid out-pointer; the pool and the stream are alive.
             unsafe { sys::cudaMallocFromPoolAsync(&mut raw, bytes, pool.handle.raw, stream.as_raw()) },
             "cudaMallocFromPoolAsync",
         )?;
