@@ -44,7 +44,7 @@ fn rounds() -> &'static Rounds {
         widths: 48,
     };
     const UNDER_SANITIZER: Rounds =
-        Rounds { fresh: 2, fresh_per_round: 2 * 120, relaunch_loops: 6, queue_schedulers: 6, widths: 4 };
+        Rounds { fresh: 1, fresh_per_round: 2 * 120, relaunch_loops: 4, queue_schedulers: 4, widths: 3 };
     if gpu_test_support::under_sanitizer() {
         &UNDER_SANITIZER
     } else {
