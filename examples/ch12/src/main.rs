@@ -1,6 +1,7 @@
 //! `cargo xtask ch12`: runs every ported chapter program in order, one progress line each,
 //! then one table: program, check (PASS/FAIL), headline figure, the chapter's claim.
-//! Exits non-zero when any check fails. `--json` prints the table as JSON as well.
+//! Exits non-zero when any check fails. `--json` prints the table as JSON as well;
+//! `--summarize FILE...` prints the median headline ratios of saved `--json` runs.
 //!
 //! Every program runs in a process of its own (see `isolate`); `--in-process` runs them all in
 //! this one.
@@ -11,6 +12,7 @@
 mod gpu;
 mod isolate;
 mod programs;
+mod summary;
 mod table;
 
 use std::process::ExitCode;
@@ -40,10 +42,26 @@ struct Cli {
     /// Run this one program here and print its row for the parent runner (internal).
     #[arg(long, hide = true)]
     child: Option<String>,
+    /// Run nothing: print the median headline ratio of each program over these saved outputs
+    /// of `ch12 --json` (one run a file), as a Markdown table. Needs no GPU.
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["json", "quick", "only", "in_process", "child"])]
+    summarize: Vec<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !cli.summarize.is_empty() {
+        return match summary::summarize(&cli.summarize) {
+            Ok(table) => {
+                print!("{table}");
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("ch12: {err}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let mut programs = programs::all();
     if let Some(name) = &cli.child {
         return match programs.iter().find(|p| p.name == name.as_str()) {
