@@ -458,10 +458,18 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
             &format!("{label}: one graph launch per item"),
             way.launches.is_none(),
             way.launches.clone().unwrap_or_else(|| {
-                format!(
-                    "{} launches per drain, graph runs per kind {:?}, none refused",
-                    options.items, want.per_kind
-                )
+                if label == "persistent scheduler" {
+                    format!(
+                        "{} launches accepted per drain, graph runs per kind {:?}, none refused",
+                        options.items, want.per_kind
+                    )
+                } else {
+                    format!(
+                        "graph runs per kind {:?} (counted on the device); one launch per item by \
+                         construction (implied)",
+                        want.per_kind
+                    )
+                }
             }),
         );
     }
