@@ -1,4 +1,5 @@
-//! `dynamic_parallelism` on a real GPU: the CDP2 pass and the host-driven pass give the CPU
+//! `dynamic_parallelism` on a real GPU: the CDP2 pass and both host-driven passes (one
+//! refinement launch over all cells; one launch per refined cell) give the CPU
 //! model's flags, outputs and cell sums with exactly its number of children, no device-side
 //! launch is refused, the book's plain-stream launcher launches nothing, and the device graph
 //! launch done right changes the data. Speed is not asserted here.
@@ -15,28 +16,39 @@ fn quick_run_passes_and_reports_every_figure() {
     let json = report.to_json();
     assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
-    for name in ["cdp_us_per_pass", "host_us_per_pass", "cdp_over_host", "device_launch_us", "refined_cells"]
-    {
+    for name in [
+        "cdp_us_per_pass",
+        "host_us_per_pass",
+        "cdp_over_host",
+        "host_per_cell_us_per_pass",
+        "cdp_over_host_per_cell",
+        "device_launch_us",
+        "refined_cells",
+    ] {
         let value = figure(name);
         assert!(value.is_finite() && value > 0.0, "{name} = {value}");
     }
     // Children counted on the device equal the CPU model's refined cells, per pass.
     assert_eq!(figure("cdp_children_per_pass"), figure("refined_cells"));
     assert_eq!(figure("host_children_per_pass"), figure("refined_cells"));
+    assert_eq!(figure("host_per_cell_children_per_pass"), figure("refined_cells"));
     assert_eq!(figure("device_launch_verified"), 1.0);
     assert_eq!(figure("cells"), f64::from(options.cells));
     let checks = json["checks"].as_array().expect("checks");
     for name in [
         "CDP pass equals the CPU model (children counted)",
         "host-driven pass equals the CPU model (children counted)",
+        "host-driven per-cell pass equals the CPU model (children counted)",
         "no device-side launch refused (children and tail-launched reduction)",
         "the book's way (launcher on a plain stream) launches nothing",
         "device graph launch ran, proven by its effect on the data",
     ] {
         assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
     }
-    let runs = json["data"]["ms_per_run"]["cdp"]["runs"].as_array().expect("per-run times");
-    assert_eq!(runs.len(), options.runs);
+    for way in ["cdp", "host", "host_per_cell"] {
+        let runs = json["data"]["ms_per_run"][way]["runs"].as_array().expect("per-run times");
+        assert_eq!(runs.len(), options.runs, "{way}");
+    }
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! `persistent_scheduler` on a real GPU: the self-relaunching scheduler kernel and the
-//! host-driven loop both process every queued item exactly once (per-item counters), leave the
+//! host-driven loops (one stream; round-robin over several) all process every queued item exactly once (per-item counters), leave the
 //! CPU model's output and make one graph launch per item, with no device-side launch refused;
 //! the report carries the chapter's figures. Speed is not asserted.
 
@@ -30,17 +30,31 @@ fn quick_run_passes_and_reports_every_figure() {
     let json = report.to_json();
     assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
-    for name in
-        ["scheduler_us_per_item", "host_loop_us_per_item", "speedup", "us_per_scheduler_run", "setup_ms"]
-    {
+    for name in [
+        "scheduler_us_per_item",
+        "host_loop_us_per_item",
+        "speedup",
+        "us_per_scheduler_run",
+        "setup_ms",
+        "host_one_stream_us_per_item",
+        "host_streams_us_per_item",
+        "speedup_over_one_stream",
+        "speedup_over_streams",
+    ] {
         let value = figure(name);
         assert!(value.is_finite() && value > 0.0, "{name} = {value}");
     }
+    // The headline's baseline is the faster host loop.
+    let fastest = figure("host_one_stream_us_per_item").min(figure("host_streams_us_per_item"));
+    assert_eq!(figure("host_loop_us_per_item"), fastest);
+    assert_eq!(figure("host_streams"), f64::from(options.host_streams));
+    assert!([1.0, f64::from(options.host_streams)].contains(&figure("host_loop_streams")));
     assert_eq!(figure("items"), f64::from(options.items));
     assert_eq!(figure("scheduler_runs"), f64::from(options.items.div_ceil(options.batch)));
     assert_eq!(figure("graph_execs"), f64::from(options.kinds * options.batch));
     let checks = json["checks"].as_array().expect("checks");
-    for way in ["persistent scheduler", "host loop"] {
+    let streams_way = format!("host loop over {} streams", options.host_streams);
+    for way in ["persistent scheduler", "host loop", streams_way.as_str()] {
         for what in
             ["every item processed exactly once", "output equals the CPU model", "one graph launch per item"]
         {
@@ -51,8 +65,10 @@ fn quick_run_passes_and_reports_every_figure() {
             );
         }
     }
-    let runs = json["data"]["runs_us_per_item"]["scheduler"].as_array().expect("per-run times");
-    assert_eq!(runs.len(), options.runs);
+    for way in ["scheduler", "host_loop", "host_loop_streams"] {
+        let runs = json["data"]["runs_us_per_item"][way].as_array().expect("per-run times");
+        assert_eq!(runs.len(), options.runs, "{way}");
+    }
     let per_kind = json["data"]["items_per_kind"].as_array().expect("items per kind");
     assert_eq!(per_kind.iter().map(|c| c.as_u64().unwrap()).sum::<u64>(), u64::from(options.items));
 }
@@ -68,6 +84,10 @@ fn one_launching_thread_and_full_batches_pass_too() {
     }
     passes(&Options { launch_threads: 1, ..Options::quick() });
     passes(&Options { items: 1000, batch: 120, kinds: 1, ..Options::quick() });
+    // The multi-stream host loop with a stream count that does not divide the items, and
+    // with one stream (the two host loops then do the same thing).
+    passes(&Options { host_streams: 3, ..Options::quick() });
+    passes(&Options { host_streams: 1, ..Options::quick() });
 }
 
 #[test]

@@ -15,8 +15,10 @@
 //              all its fire-and-forget children: it sees their writes without any device-side
 //              synchronization (removed in CDP2). Every launch goes through DL_LAUNCH_KERNEL, so
 //              a refused launch lands in the DlErrorSlot instead of passing silently.
-// dp_inspect:  the same inspection for the host-driven version, which reads `flags` back and
-//              launches dp_refine per refined cell itself, then dp_reduce.
+// dp_inspect:  the same inspection for the host-driven versions: the baseline then launches
+//              dp_refine_all once over every cell (it reads `flags` on the device), then
+//              dp_reduce: three host launches per pass, no round trip; the per-cell variant
+//              reads `flags` back and launches dp_refine per refined cell, then dp_reduce.
 // dp_dispatch: a launcher kernel (run inside a graph: device_launch::Launcher) that
 //              fire-and-forgets the uploaded post-processing graph (dp_post_total ->
 //              dp_post_share) when any cell was refined.
@@ -81,6 +83,24 @@ extern "C" __global__ void dp_refine(const uint32_t* v, uint32_t n, uint32_t cel
         out[i] = dp_refined_value(v, n, i, r);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(ran, 1u);
+}
+
+// The host-driven baseline's refinement, one launch over every cell: ceil(points / blockDim.x)
+// blocks per cell (blocks of DP_CHILD_THREADS), block b serving cell b / that count. A block
+// of an unrefined cell (flags[cell] == 0) exits at once; a refined cell's blocks write what
+// dp_refine would. Block 0 of each refined cell counts the cell in *ran, as a child does.
+extern "C" __global__ void dp_refine_all(const uint32_t* v, uint32_t cells, uint32_t points, uint32_t r,
+                                         const uint32_t* flags, uint32_t* out, uint32_t* ran) {
+    const uint32_t per_cell = (points + blockDim.x - 1u) / blockDim.x;
+    const uint32_t cell = blockIdx.x / per_cell;
+    if (cell >= cells || flags[cell] == 0u) return;  // whole blocks leave together
+    const uint32_t part = blockIdx.x % per_cell;
+    const uint32_t j = part * blockDim.x + threadIdx.x;
+    if (j < points) {
+        const uint32_t i = cell * points + j;
+        out[i] = dp_refined_value(v, cells * points, i, r);
+    }
+    if (part == 0 && threadIdx.x == 0) atomicAdd(ran, 1u);
 }
 
 // cell_sums[c] = sum of out over cell c. Launch `cells` blocks of 256 threads.

@@ -5,7 +5,9 @@ use device_launch::{DeviceGraphArg, RawErrorSlot};
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
 // (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
-// no larger than the buffers they point into.
+// no larger than the buffers they point into. `dp_refine_all` indexes `flags` only below
+// `cells` (it returns first for a block past the last cell) and `v` / `out` only below
+// `cells * points` (the point index is checked against `points` within the block's cell).
 cuda_graph::kernels! {
     /// The CDP2 parent: a warp per cell; fire-and-forgets `dp_refine` for refined cells and
     /// tail-launches `dp_reduce`.
@@ -31,6 +33,17 @@ cuda_graph::kernels! {
         threshold: u32,
         out: DevicePtr<u32>,
         flags: DevicePtr<u32>,
+    );
+    /// The host-driven baseline's refinement: one launch over every cell; blocks of
+    /// unrefined cells exit at once; counts each refined cell in `ran`.
+    pub(crate) unsafe fn dp_refine_all(
+        v: DevicePtr<u32>,
+        cells: u32,
+        points: u32,
+        refine: u32,
+        flags: DevicePtr<u32>,
+        out: DevicePtr<u32>,
+        ran: DevicePtr<u32>,
     );
     /// The child: refined outputs of one cell; counts itself in `ran`.
     pub(crate) unsafe fn dp_refine(
@@ -74,6 +87,7 @@ mod kernel_declarations {
             ("dp_parent", super::dp_parent().check_types()),
             ("dp_inspect", super::dp_inspect().check_types()),
             ("dp_refine", super::dp_refine().check_types()),
+            ("dp_refine_all", super::dp_refine_all().check_types()),
             ("dp_reduce", super::dp_reduce().check_types()),
             ("dp_post_total", super::dp_post_total().check_types()),
             ("dp_post_share", super::dp_post_share().check_types()),

@@ -10,11 +10,15 @@
 //!   the launches; its thread 0 tail-launches the reduction (`cudaStreamTailLaunch`), which
 //!   runs after the parent grid and all its children, so it sees their writes (CDP2 has no
 //!   device-side `cudaDeviceSynchronize`). One host launch per pass.
-//! - **host-driven**: an inspect kernel, a copy of the refinement flags back to the host and
-//!   a wait, one host launch per refined cell, then the reduction.
+//! - **host-driven** (the baseline): three host launches per pass, an inspect kernel, one
+//!   refinement launch over every cell (it reads the flags on the device; blocks of unrefined
+//!   cells exit at once), then the reduction. No host round trip.
+//! - **host-driven, per cell** (an extra figure): the inspect kernel, a copy of the flags back
+//!   to the host and a wait, one host launch per refined cell, then the reduction.
 //!
-//! Both must leave the CPU model's flags, outputs and cell sums (`model`), bit for bit, and
-//! launch exactly the model's number of children (counted on the device).
+//! All three must leave the CPU model's flags, outputs and cell sums (`model`), bit for bit,
+//! and refine exactly the model's number of cells (each counts itself on the device; CDP's
+//! accepted launches are counted on the device too).
 //!
 //! Then the device graph launch the book's program attempts: a post-processing graph (total,
 //! then each cell's share of it) is instantiated for device launch, uploaded, and
@@ -25,20 +29,22 @@
 //! must launch nothing (CUDA refuses it with `cudaErrorNotSupported`, 801).
 //!
 //! Figures are medians of `runs` timed runs after one warm-up (CUDA events around `iters`
-//! passes); the headline is host-driven time over CDP time per pass (`cdp_over_host`).
+//! passes); the headline is the host-driven baseline's time over CDP's per pass
+//! (`cdp_over_host`); `cdp_over_host_per_cell` compares with the per-cell variant.
 
 #![warn(missing_docs)]
 
+mod device_graph;
 mod kernels;
 pub mod model;
 
 use chapter_common::{Report, Rng, Samples};
-use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, Device, DeviceBuffer, Event, PinnedBuffer, Stream};
+use device_graph::device_graph_launch;
 use device_launch::limits::LaunchLimits;
-use device_launch::{instantiate_for_device, ErrorSlot, Launcher};
-use kernels::{dp_dispatch, dp_inspect, dp_parent, dp_post_share, dp_post_total, dp_reduce, dp_refine};
+use device_launch::ErrorSlot;
+use kernels::{dp_inspect, dp_parent, dp_reduce, dp_refine, dp_refine_all};
 use serde_json::json;
 
 /// Cells per block of `dp_parent` / `dp_inspect` (a warp each); `DP_WARPS_PER_BLOCK`.
@@ -135,15 +141,28 @@ fn cuda(err: device_launch::Error) -> CudaError {
     }
 }
 
+/// The ways of running a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// One parent launch; children and the reduction launched on the device.
+    Cdp,
+    /// The baseline: inspect, one refinement launch over every cell, reduce.
+    HostOneLaunch,
+    /// Inspect, flags to the host and a wait, one launch per refined cell, reduce.
+    HostPerCell,
+}
+
 /// What one timed run left on the device.
 struct Pass {
     ms: f64,
     flags: Vec<u32>,
     out: Vec<u32>,
     cell_sums: Vec<u64>,
-    /// Children launched: counted by the parent (CDP) or by the host loop.
-    launched: u64,
-    /// Children that ran (each counts itself).
+    /// Children whose launch the parent saw accepted (CDP only, counted on the device). The
+    /// host-driven ways have no independent count: what the host launched follows from the
+    /// flags, which are checked, so it is not reported as a check.
+    launched: Option<u64>,
+    /// Refined cells served (each child, or each refined cell's first block, counts itself).
     ran: u64,
     /// The first device-side launch failure, if any.
     refused: Option<String>,
@@ -162,10 +181,16 @@ impl Pass {
             return Some(format!("cell_sums[{c}] = {}, want {}", self.cell_sums[c], want.cell_sums[c]));
         }
         let children = u64::from(iters) * u64::from(want.refined);
-        if self.launched != children || self.ran != children {
+        if let Some(launched) = self.launched.filter(|&l| l != children) {
             return Some(format!(
-                "{} children launched and {} ran over {iters} passes, want {children} ({} refined cells each)",
-                self.launched, self.ran, want.refined
+                "{launched} children launched over {iters} passes, want {children} ({} refined cells each)",
+                want.refined
+            ));
+        }
+        if self.ran != children {
+            return Some(format!(
+                "{} refined cells served over {iters} passes, want {children} ({} refined cells each)",
+                self.ran, want.refined
             ));
         }
         None
@@ -221,16 +246,16 @@ impl Bench {
     }
 
     /// `iters` passes one way, timed with events; then what they left.
-    fn run(&mut self, cdp: bool) -> Result<Pass, CudaError> {
+    fn run(&mut self, mode: Mode) -> Result<Pass, CudaError> {
         self.reset()?;
         let Options { cells, points, refine, threshold, iters, .. } = self.options;
         let parent = self.parent_config();
         let child = LaunchConfig::new(points.div_ceil(CHILD_THREADS), CHILD_THREADS);
+        let refine_all = LaunchConfig::new(cells * points.div_ceil(CHILD_THREADS), CHILD_THREADS);
         let reduce = LaunchConfig::new(cells, REDUCE_THREADS);
-        let mut host_launched = 0u64;
         self.start.record(&self.stream)?;
         for _ in 0..iters {
-            if cdp {
+            if mode == Mode::Cdp {
                 let args = (
                     self.v.ptr(),
                     cells,
@@ -248,6 +273,12 @@ impl Bench {
             } else {
                 let args = (self.v.ptr(), cells, points, refine, threshold, self.out.ptr(), self.flags.ptr());
                 dp_inspect().launch(&self.stream, parent, args)?;
+            }
+            if mode == Mode::HostOneLaunch {
+                let args =
+                    (self.v.ptr(), cells, points, refine, self.flags.ptr(), self.out.ptr(), self.ran.ptr());
+                dp_refine_all().launch(&self.stream, refine_all, args)?;
+            } else if mode == Mode::HostPerCell {
                 self.flags.copy_to_pinned_async(&mut self.flags_host, &self.stream)?;
                 // Waits for the copy: the host's round trip.
                 for (cell, &flag) in self.flags_host.as_slice()?.iter().enumerate() {
@@ -262,9 +293,10 @@ impl Bench {
                             self.ran.ptr(),
                         );
                         dp_refine().launch(&self.stream, child, args)?;
-                        host_launched += 1;
                     }
                 }
+            }
+            if mode != Mode::Cdp {
                 dp_reduce().launch(&self.stream, reduce, (self.out.ptr(), points, self.cell_sums.ptr()))?;
             }
         }
@@ -273,7 +305,7 @@ impl Bench {
         self.stream.synchronize()?;
         let ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?);
         let refused = self.slot.take()?.err().map(|err| err.to_string());
-        let launched = if cdp { u64::from(self.launched.to_vec()?[0]) } else { host_launched };
+        let launched = if mode == Mode::Cdp { Some(u64::from(self.launched.to_vec()?[0])) } else { None };
         Ok(Pass {
             ms,
             flags: self.flags.to_vec()?,
@@ -292,7 +324,7 @@ struct Way {
     ms: Samples,
     mismatch: Option<String>,
     refused: Option<String>,
-    launched_per_pass: f64,
+    children_per_pass: f64,
 }
 
 impl Way {
@@ -306,116 +338,12 @@ impl Way {
         if self.refused.is_none() {
             self.refused = pass.refused.map(|d| format!("run {run}: {d}"));
         }
-        self.launched_per_pass = pass.launched as f64 / f64::from(iters);
+        // CDP: accepted device launches; host-driven: refined cells served (device-counted).
+        self.children_per_pass = pass.launched.unwrap_or(pass.ran) as f64 / f64::from(iters);
     }
 }
 
-/// What the device graph launch part found.
-struct DeviceLaunchOutcome {
-    book_way: Result<String, String>,
-    verified: Result<String, String>,
-    launch_us: Samples,
-}
-
-/// The post-processing graph launched from the device: first the book's way (must launch
-/// nothing), then correctly, `launches` times. Reads the flags and cell sums a pass left.
-fn device_graph_launch(
-    bench: &Bench,
-    want: &model::Expected,
-    launches: usize,
-) -> Result<DeviceLaunchOutcome, CudaError> {
-    let cells = bench.options.cells;
-    let stream = &bench.stream;
-    let total = DeviceBuffer::<u64>::zeroed(1)?;
-    let share = DeviceBuffer::<u32>::zeroed(cells as usize)?;
-    let post_runs = DeviceBuffer::<u32>::zeroed(1)?;
-    let dispatched = DeviceBuffer::<u32>::zeroed(1)?;
-
-    // total -> share: kernel nodes only, so device-launchable; instantiated with the
-    // device-launch flag and uploaded before any kernel may launch it.
-    let graph = Graph::new()?;
-    let first = graph.add_kernel(
-        dp_post_total(),
-        LaunchConfig::new(1, REDUCE_THREADS),
-        (bench.cell_sums.ptr(), cells, total.ptr()),
-        &[],
-    )?;
-    graph.add_kernel(
-        dp_post_share(),
-        LaunchConfig::for_elements(cells, 256),
-        (bench.cell_sums.ptr(), cells, total.ptr(), share.ptr(), post_runs.ptr()),
-        &[&first],
-    )?;
-    let post = instantiate_for_device(&graph).map_err(cuda)?.upload(stream).map_err(cuda)?;
-    let untouched = || -> Result<bool, CudaError> {
-        Ok(total.to_vec()?[0] == 0
-            && post_runs.to_vec()?[0] == 0
-            && dispatched.to_vec()?[0] == 0
-            && share.to_vec()?.iter().all(|&s| s == 0))
-    };
-
-    // The book's way: the launcher launched on a plain stream.
-    let book_slot = ErrorSlot::new()?;
-    let args = (post.handle().arg(), bench.flags.ptr(), cells, dispatched.ptr(), book_slot.ptr());
-    let attempt = device_launch::run_on_plain_stream(dp_dispatch(), LaunchConfig::new(1, 1), args, stream);
-    Device::current()?.synchronize()?;
-    let refusal = match attempt {
-        Err(err @ device_launch::Error::LauncherNotInGraph { .. }) => Ok(format!("refused at launch: {err}")),
-        Ok(()) => match book_slot.check()? {
-            Err(err) if err.code == 801 => {
-                Ok(format!("the launcher ran; its graph launch was refused: {err}"))
-            }
-            Err(err) => Err(format!("the launcher ran; its graph launch failed unexpectedly: {err}")),
-            Ok(()) => Err("the launcher ran on a plain stream and its graph launch was accepted".to_string()),
-        },
-        Err(err) => Err(format!("unexpected error: {err}")),
-    };
-    let book_way = match (refusal, untouched()?) {
-        (Ok(how), true) => Ok(format!("{how}; nothing was written")),
-        (Ok(how), false) => Err(format!("{how}; but the post-processing outputs changed")),
-        (Err(why), _) => Err(why),
-    };
-
-    // Done right: the launcher inside a graph (device_launch::Launcher), errors in a slot.
-    let slot = ErrorSlot::new()?;
-    let launcher = Launcher::new(
-        dp_dispatch(),
-        LaunchConfig::new(1, 1),
-        (post.handle().arg(), bench.flags.ptr(), cells, dispatched.ptr(), slot.ptr()),
-    )
-    .map_err(cuda)?;
-    let (start, end) = (Event::new()?, Event::new()?);
-    let mut launch_us = Samples::default();
-    for _ in 0..launches {
-        start.record(stream)?;
-        launcher.launch(stream).map_err(cuda)?;
-        end.record(stream)?;
-        // Fire-and-forget work belongs to the launcher's graph: the stream waits for it.
-        stream.synchronize()?;
-        launch_us.push(f64::from(Event::elapsed_ms(&start, &end)?) * 1e3);
-    }
-    let expected_runs = if want.refined > 0 { launches as u32 } else { 0 };
-    let got = (total.to_vec()?[0], share.to_vec()?, post_runs.to_vec()?[0], dispatched.to_vec()?[0]);
-    let verified = match slot.check()? {
-        Err(err) => Err(format!("device-side launch failed: {err}")),
-        Ok(()) if got.0 != want.total => Err(format!("total = {}, want {}", got.0, want.total)),
-        Ok(()) if got.1 != want.share => {
-            let c = got.1.iter().zip(&want.share).position(|(a, b)| a != b).unwrap_or(0);
-            Err(format!("share[{c}] = {:?}, want {:?}", got.1.get(c), want.share.get(c)))
-        }
-        Ok(()) if got.2 != expected_runs || got.3 != expected_runs => {
-            Err(format!("post graph ran {} times, {} launches accepted; want {expected_runs}", got.2, got.3))
-        }
-        Ok(()) => Ok(format!(
-            "{launches} launches from the device: total {} and all {cells} shares equal the CPU model, \
-             written by nothing but the device-launched graph (run counter {})",
-            got.0, got.2
-        )),
-    };
-    Ok(DeviceLaunchOutcome { book_way, verified, launch_us })
-}
-
-/// Runs both ways and the device graph launch on device 0 and reports times and checks.
+/// Runs the three ways and the device graph launch on device 0 and reports times and checks.
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
@@ -435,25 +363,30 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     let want = model::reference(&field, options.cells, options.points, options.refine, options.threshold);
 
     let mut bench = Bench::new(&field, options)?;
-    let (mut host, mut cdp) = (Way::default(), Way::default());
+    let (mut host, mut per_cell, mut cdp) = (Way::default(), Way::default(), Way::default());
     for run in 0..=options.runs {
-        let pass = bench.run(false)?;
+        let pass = bench.run(Mode::HostOneLaunch)?;
         host.record(run, pass, &want, options.iters);
+        let pass = bench.run(Mode::HostPerCell)?;
+        per_cell.record(run, pass, &want, options.iters);
         // CDP last: the device graph launch below post-processes what it left.
-        let pass = bench.run(true)?;
+        let pass = bench.run(Mode::Cdp)?;
         cdp.record(run, pass, &want, options.iters);
     }
     let launched = device_graph_launch(&bench, &want, options.runs + 1)?;
 
     let mut report = Report::new("dynamic_parallelism");
     let per_pass = |way: &Way| way.ms.median() * 1e3 / f64::from(options.iters);
-    let (host_us, cdp_us) = (per_pass(&host), per_pass(&cdp));
+    let (host_us, per_cell_us, cdp_us) = (per_pass(&host), per_pass(&per_cell), per_pass(&cdp));
     report.figure("cdp_us_per_pass", cdp_us, "us");
     report.figure("host_us_per_pass", host_us, "us");
     report.figure("cdp_over_host", host_us / cdp_us, "x");
+    report.figure("host_per_cell_us_per_pass", per_cell_us, "us");
+    report.figure("cdp_over_host_per_cell", per_cell_us / cdp_us, "x");
     report.figure("refined_cells", f64::from(want.refined), "cells");
-    report.figure("cdp_children_per_pass", cdp.launched_per_pass, "launches");
-    report.figure("host_children_per_pass", host.launched_per_pass, "launches");
+    report.figure("cdp_children_per_pass", cdp.children_per_pass, "launches");
+    report.figure("host_children_per_pass", host.children_per_pass, "cells");
+    report.figure("host_per_cell_children_per_pass", per_cell.children_per_pass, "cells");
     report.figure("device_launch_us", launched.launch_us.median(), "us");
     report.figure("device_launch_verified", f64::from(u8::from(launched.verified.is_ok())), "");
     report.figure("cells", f64::from(options.cells), "cells");
@@ -462,7 +395,7 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     let passes = (options.runs + 1) as u64 * u64::from(options.iters);
     let ok_detail = format!(
         "{passes} passes: {} of {} cells refined, flags, all {} outputs and every cell sum bit for bit, \
-         {} children per pass",
+         {} refined cells served per pass (device-counted)",
         want.refined,
         options.cells,
         options.cells * options.points,
@@ -478,6 +411,11 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
         "host-driven pass equals the CPU model (children counted)",
         host.mismatch.is_none(),
         detail(&host.mismatch),
+    );
+    report.check(
+        "host-driven per-cell pass equals the CPU model (children counted)",
+        per_cell.mismatch.is_none(),
+        detail(&per_cell.mismatch),
     );
     report.check(
         "no device-side launch refused (children and tail-launched reduction)",
@@ -501,42 +439,58 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
     report.note(format!(
         "per pass: CDP = one parent launch (children and the tail-launched reduction launched on the device); \
-         host-driven = inspect + flag copy + wait + {} child launches + reduction; {} cells x {} points, \
-         {} sub-samples per refined point",
+         host-driven (the baseline) = inspect + one refinement launch over all cells + reduction; \
+         host-driven per cell = inspect + flag copy + wait + {} child launches + reduction; \
+         {} cells x {} points, {} sub-samples per refined point",
         want.refined, options.cells, options.points, options.refine
     ));
+    report.note(
+        "children counted: CDP's accepted launches (counted by the parent) and every way's refined cells \
+         served (counted by the children or refinement blocks themselves); the host's own launch count \
+         follows from the checked flags, so it is not checked",
+    );
     let range = |s: &Samples| {
         let (min, max) = s.range();
         json!({"median": s.median(), "min": min, "max": max, "runs": s.0})
     };
-    report.data("ms_per_run", json!({"host": range(&host.ms), "cdp": range(&cdp.ms)}));
+    report.data(
+        "ms_per_run",
+        json!({"host": range(&host.ms), "host_per_cell": range(&per_cell.ms), "cdp": range(&cdp.ms)}),
+    );
     report.data("device_launch_us", range(&launched.launch_us));
     report.data("checksum", json!({"total": want.total, "refined": want.refined}));
     Ok(report)
 }
 
 /// The one-line summary for the chapter table, e.g.
-/// `CDP 6.20x over host-driven (48.0 vs 297.6 µs/pass), 123 children/pass, device graph launch verified`.
+/// `CDP 1.20x over host-driven (48.0 vs 57.6 µs/pass; 6.20x over per-cell host launches, 297.6 µs/pass), 123 children/pass, device graph launch verified`
+/// (figures made up for the example).
 ///
 /// ```
 /// let mut report = chapter_common::Report::new("dynamic_parallelism");
 /// report.figure("cdp_us_per_pass", 48.0, "us");
-/// report.figure("host_us_per_pass", 297.6, "us");
-/// report.figure("cdp_over_host", 6.2, "x");
+/// report.figure("host_us_per_pass", 57.6, "us");
+/// report.figure("cdp_over_host", 1.2, "x");
+/// report.figure("host_per_cell_us_per_pass", 297.6, "us");
+/// report.figure("cdp_over_host_per_cell", 6.2, "x");
 /// report.figure("cdp_children_per_pass", 123.0, "launches");
 /// report.figure("device_launch_verified", 1.0, "");
 /// assert_eq!(
 ///     dynamic_parallelism::headline(&report),
-///     "CDP 6.20x over host-driven (48.0 vs 297.6 µs/pass), 123 children/pass, device graph launch verified"
+///     "CDP 1.20x over host-driven (48.0 vs 57.6 µs/pass; 6.20x over per-cell host launches, 297.6 µs/pass), \
+///      123 children/pass, device graph launch verified"
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
     let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
-        "CDP {:.2}x over host-driven ({:.1} vs {:.1} µs/pass), {:.0} children/pass, device graph launch {}",
+        "CDP {:.2}x over host-driven ({:.1} vs {:.1} µs/pass; {:.2}x over per-cell host launches, {:.1} µs/pass), \
+         {:.0} children/pass, device graph launch {}",
         figure("cdp_over_host"),
         figure("cdp_us_per_pass"),
         figure("host_us_per_pass"),
+        figure("cdp_over_host_per_cell"),
+        figure("host_per_cell_us_per_pass"),
         figure("cdp_children_per_pass"),
         if figure("device_launch_verified") == 1.0 { "verified" } else { "NOT verified" }
     )
@@ -588,12 +542,16 @@ mod tests {
             flags: want.flags.clone(),
             out: want.out.clone(),
             cell_sums: want.cell_sums.clone(),
-            launched: 3,
+            launched: Some(3),
             ran: 3,
             refused: None,
         };
         assert_eq!(good.difference(&want, 3), None);
         let missing_child = Pass { ran: 2, ..good };
-        assert!(missing_child.difference(&want, 3).unwrap().contains("2 ran"));
+        assert!(missing_child.difference(&want, 3).unwrap().contains("2 refined cells served"));
+        let refused_launch = Pass { launched: Some(2), ran: 3, ..missing_child };
+        assert!(refused_launch.difference(&want, 3).unwrap().contains("2 children launched"));
+        let host_way = Pass { launched: None, ..refused_launch };
+        assert_eq!(host_way.difference(&want, 3), None);
     }
 }

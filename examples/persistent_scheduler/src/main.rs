@@ -1,6 +1,7 @@
 //! `persistent_scheduler`: drains an atomic work queue with a scheduler kernel that launches
 //! one device graph per item (by the item's kind) and relaunches itself until the queue is
-//! empty, against a host loop that launches the same graphs item by item; checks that every
+//! empty, against host loops that launch the same graphs item by item (on one stream, and
+//! round-robin over several); checks that every
 //! item was processed exactly once and matches the CPU model, and prints the report (text or
 //! `--json`). Exits non-zero when a check fails or CUDA reports an error.
 
@@ -11,7 +12,8 @@ use clap::Parser;
 use persistent_scheduler::{run, Options};
 
 /// A persistent, self-relaunching scheduler kernel that pops items from an atomic queue and
-/// fire-and-forgets each item's graph, vs a host-driven loop of graph launches.
+/// fire-and-forgets each item's graph, vs host-driven loops of graph launches (one stream, and
+/// round-robin over several).
 #[derive(Debug, Parser)]
 #[command(name = "persistent_scheduler", version)]
 struct Cli {
@@ -35,6 +37,10 @@ struct Cli {
     /// thread launching them all in order.
     #[arg(long, value_name = "T")]
     launch_threads: Option<u32>,
+    /// Streams of the multi-stream host loop, round-robin (default: 8, CUDA's default number
+    /// of hardware work queues; at most 64).
+    #[arg(long, value_name = "N")]
+    host_streams: Option<u32>,
     /// Small sizes: a quick correctness pass, not for figures.
     #[arg(long)]
     quick: bool,
@@ -51,6 +57,7 @@ fn main() -> ExitCode {
     options.rounds = cli.rounds.unwrap_or(options.rounds);
     options.batch = cli.batch.unwrap_or(options.batch);
     options.launch_threads = cli.launch_threads.unwrap_or(options.launch_threads);
+    options.host_streams = cli.host_streams.unwrap_or(options.host_streams);
     options.runs = cli.common.runs;
     options.seed = cli.common.seed;
     match run(&options) {
