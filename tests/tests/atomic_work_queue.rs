@@ -44,6 +44,8 @@ fn quick_run_passes_and_reports_every_figure() {
     let names = ["static", "static_per_item", "static_grid_stride"];
     assert_eq!(json["data"]["best_static"], names[figure("best_static_variant") as usize]);
     assert!(names.contains(&json["data"]["uniform_best_static"].as_str().expect("uniform_best_static")));
+    // The control ran the three static splits and the dynamic warp kernel.
+    assert_eq!(json["data"]["uniform_variants"].as_array().map(Vec::len), Some(4));
     let uniform = figure("uniform_dynamic_over_static");
     assert!(uniform.is_finite() && uniform > 0.0, "uniform_dynamic_over_static = {uniform}");
     assert!(atomic_work_queue::headline(&report).contains("; uniform "));

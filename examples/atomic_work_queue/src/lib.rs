@@ -330,23 +330,25 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
         workload.total_cost() as f64,
         workload.tile_imbalance(blocks),
     ));
-    report.data(
-        "variants",
-        json!(all
-            .iter()
-            .map(|m| {
-                let (min, max) = m.samples.range();
-                json!({
-                    "variant": m.variant.name(),
-                    "median_ms": m.samples.median(),
-                    "min_ms": min,
-                    "max_ms": max,
-                    "global_atomics_per_item": m.variant.global_atomics_per_item(),
-                })
-            })
-            .collect::<Vec<_>>()),
-    );
+    report.data("variants", variants_json(all.iter().copied()));
+    report.data("uniform_variants", variants_json(control.iter()));
     Ok(report)
+}
+
+/// Each variant's median/min/max and atomics per item, as JSON.
+fn variants_json<'a>(measured: impl Iterator<Item = &'a Measured>) -> serde_json::Value {
+    json!(measured
+        .map(|m| {
+            let (min, max) = m.samples.range();
+            json!({
+                "variant": m.variant.name(),
+                "median_ms": m.samples.median(),
+                "min_ms": min,
+                "max_ms": max,
+                "global_atomics_per_item": m.variant.global_atomics_per_item(),
+            })
+        })
+        .collect::<Vec<_>>())
 }
 
 /// The static variants, in the order `best_static_variant` numbers them (0, 1, 2).
