@@ -15,8 +15,18 @@ fn quick_run_passes_and_reports_every_figure() {
     let figure = |name: &str| chapter_tests::figure(&report, name);
     let ratio = figure("dynamic_over_static");
     assert!(ratio.is_finite() && ratio > 0.0, "dynamic_over_static = {ratio}");
-    for name in ["static_ms", "dynamic_per_thread_ms", "dynamic_warp_ms", "hierarchical_ms", "best_batch_ms"]
-    {
+    for name in [
+        "static_ms",
+        "static_per_item_ms",
+        "static_grid_stride_ms",
+        "best_static_ms",
+        "dynamic_per_thread_ms",
+        "dynamic_warp_ms",
+        "hierarchical_ms",
+        "best_batch_ms",
+        "uniform_best_static_ms",
+        "uniform_dynamic_warp_ms",
+    ] {
         let ms = figure(name);
         assert!(ms.is_finite() && ms > 0.0, "{name} = {ms}");
     }
@@ -24,10 +34,39 @@ fn quick_run_passes_and_reports_every_figure() {
         assert!(figure(&format!("sweep_batch_{batch}_ms")) > 0.0);
     }
     assert!(options.sweep.contains(&(figure("best_batch") as u32)));
+    // The headline's baseline is the fastest of the three static variants, and is named.
+    let fastest = ["static_ms", "static_per_item_ms", "static_grid_stride_ms"]
+        .map(figure)
+        .into_iter()
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(figure("best_static_ms"), fastest);
+    assert_eq!(figure("dynamic_over_static"), fastest / figure("dynamic_warp_ms"));
+    let names = ["static", "static_per_item", "static_grid_stride"];
+    assert_eq!(json["data"]["best_static"], names[figure("best_static_variant") as usize]);
+    assert!(names.contains(&json["data"]["uniform_best_static"].as_str().expect("uniform_best_static")));
+    // The control ran the three static splits and the dynamic warp kernel.
+    assert_eq!(json["data"]["uniform_variants"].as_array().map(Vec::len), Some(4));
+    let uniform = figure("uniform_dynamic_over_static");
+    assert!(uniform.is_finite() && uniform > 0.0, "uniform_dynamic_over_static = {uniform}");
+    assert!(atomic_work_queue::headline(&report).contains("; uniform "));
     let checks = json["checks"].as_array().expect("checks");
-    for name in ["matches CPU reference", "identical results across variants (implied by the CPU check)"] {
+    for name in [
+        "matches CPU reference",
+        "uniform control matches its CPU reference",
+        "identical results across variants (implied by the CPU check)",
+    ] {
         assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
     }
+}
+
+#[test]
+fn the_uniform_control_can_be_left_out() {
+    gpu_test_support::require_gpu!();
+    let report =
+        run(&Options { uniform_control: false, ..Options::quick() }).unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.passed(), "{}", report.to_text());
+    assert_eq!(report.figure_value("uniform_dynamic_over_static"), None);
+    assert!(report.figure_value("best_static_ms").is_some());
 }
 
 #[test]

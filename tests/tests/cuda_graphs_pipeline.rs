@@ -28,6 +28,19 @@ fn quick_run_passes_and_reports_every_figure() {
         assert!(value.is_finite() && value > 0.0, "{name} = {value}");
     }
     assert_eq!(figure("iters"), f64::from(options.iters));
+    // The headline leads with the like-for-like ratio (both ways over preallocated buffers).
+    assert_eq!(
+        figure("graph_over_stream_prealloc"),
+        figure("stream_prealloc_ms_per_iter") / figure("graph_ms_per_iter")
+    );
+    let headline = cuda_graphs_pipeline::headline(&report);
+    assert!(
+        headline.starts_with(&format!(
+            "graph {:.2}x over stream, both preallocated",
+            figure("graph_over_stream_prealloc")
+        )),
+        "{headline}"
+    );
     let checks = json["checks"].as_array().expect("checks");
     for name in ["identical results across ways", "verify: matches the CPU reference"] {
         assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");

@@ -1,4 +1,5 @@
-// Irregular work spread over a persistent grid four ways: a fixed (static) split, a global
+// Irregular work spread over a grid six ways: three fixed (static) splits (a tile per block, a
+// grid-stride loop, one thread per item over a full grid), a global
 // atomic counter claimed per thread, per warp (the leader claims a batch and broadcasts it
 // with __shfl_sync), and per block then per warp (a shared-memory counter under the global one).
 //
@@ -33,6 +34,25 @@ extern "C" __global__ void awq_static_tiles(const uint32_t* costs, uint32_t* out
     const uint64_t begin = (uint64_t)blockIdx.x * tile;
     const uint64_t end = begin + tile < (uint64_t)n ? begin + tile : (uint64_t)n;
     for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        out[i] = awq_item_work((uint32_t)i, costs[i], salt);
+    }
+}
+
+// (1b) Static, the chapter's form: one thread per item over a full grid of ceil(n / blockDim.x)
+// blocks (not the persistent grid). Each thread's item is fixed, but blocks are handed to SMs
+// by the block scheduler as earlier ones retire, so a hot block delays only its own SM slot.
+extern "C" __global__ void awq_static_per_item(const uint32_t* costs, uint32_t* out, uint32_t n, uint32_t salt) {
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = awq_item_work((uint32_t)i, costs[i], salt);
+    }
+}
+
+// (1c) Static, grid-stride: on the persistent grid, thread t of T takes items t, t + T, t + 2T...
+// A hot span is spread over every block instead of sitting in one block's tile.
+extern "C" __global__ void awq_static_grid_stride(const uint32_t* costs, uint32_t* out, uint32_t n, uint32_t salt) {
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         out[i] = awq_item_work((uint32_t)i, costs[i], salt);
     }
 }

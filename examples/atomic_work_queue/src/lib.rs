@@ -1,9 +1,12 @@
 //! `atomic_work_queue`: static vs dynamic assignment of irregular work on the GPU.
 //!
 //! Every item `i` runs [`item_work`] for `costs[i]` iterations; a few contiguous spans of items
-//! are many times costlier than the rest. Four kernels hand the items to the same persistent
-//! grid (`SMs x blocks_per_sm` blocks):
-//! 1. **static**: block b takes the b-th contiguous tile of items;
+//! are many times costlier than the rest. Three static splits and three dynamic kernels hand
+//! out the items (all but one on the same persistent grid of `SMs x blocks_per_sm` blocks):
+//! 1. **static** (three ways, no atomics): `static`, block b takes the b-th contiguous tile;
+//!    `static_grid_stride`, thread t of T takes items t, t + T, ...; `static_per_item`, the
+//!    chapter's kernel, one thread per item over a full grid, where the block scheduler still
+//!    hands blocks to SMs as others retire;
 //! 2. **dynamic per thread**: each thread claims the next item with `atomicAdd` on a global
 //!    counter;
 //! 3. **dynamic warp** (the chapter's kernel): lane 0 claims a batch of 32 with one `atomicAdd`
@@ -13,7 +16,10 @@
 //!
 //! Each variant runs once to warm up and then `runs` times; every run's output must equal the
 //! CPU reference bit for bit. The figures are median GPU times (events) and the speedup of
-//! the dynamic warp kernel over the static one (`dynamic_over_static`, the headline).
+//! the dynamic warp kernel over the fastest static split of the same run
+//! (`dynamic_over_static`, the headline; `best_static` names it), with each static split's own
+//! ratio as extras. The uniform-cost control (every item light) runs the static splits and the
+//! dynamic warp kernel again: `uniform_dynamic_over_static`.
 
 #![warn(missing_docs)]
 
@@ -61,6 +67,10 @@ pub struct Options {
     pub block_chunk: u32,
     /// Batch sizes of the sweep (powers of two).
     pub sweep: Vec<u32>,
+    /// Also run the uniform-cost control (the same items with `heavy_factor` 1) and report the
+    /// dynamic warp kernel against the best static variant there (skipped when `heavy_factor`
+    /// is already 1).
+    pub uniform_control: bool,
 }
 
 impl Default for Options {
@@ -80,6 +90,7 @@ impl Default for Options {
             batch: 32,
             block_chunk: 512,
             sweep: vec![1, 2, 4, 8, 16, 32, 64],
+            uniform_control: true,
         }
     }
 }
@@ -183,6 +194,8 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
 
     let main_variants = [
         ("static", Variant::Static),
+        ("static_per_item", Variant::StaticPerItem),
+        ("static_grid_stride", Variant::StaticGridStride),
         ("dynamic_per_thread", Variant::DynamicPerThread),
         ("dynamic_warp", Variant::WarpBatched(options.batch)),
         ("hierarchical", Variant::Hierarchical(options.block_chunk)),
@@ -194,6 +207,18 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     let mut sweep = Vec::new();
     for &batch in &options.sweep {
         sweep.push(measure(&mut bench, Variant::WarpBatched(batch), options.runs, &reference)?);
+    }
+    drop(bench);
+
+    // The uniform-cost control: the same items and grid, every item light.
+    let mut control = Vec::new();
+    if options.uniform_control && options.heavy_factor > 1 {
+        let uniform = Workload::build(&Options { heavy_factor: 1, ..options.clone() });
+        let uniform_reference = uniform.reference();
+        let mut bench = Bench::new(&uniform, config)?;
+        for variant in STATIC_VARIANTS.into_iter().chain([Variant::WarpBatched(options.batch)]) {
+            control.push(measure(&mut bench, variant, options.runs, &uniform_reference)?);
+        }
     }
 
     let mut report = Report::new("atomic_work_queue");
@@ -207,10 +232,39 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     }
     let ms =
         |label: &str| main.iter().find(|(l, _)| *l == label).map_or(f64::NAN, |(_, m)| m.samples.median());
-    let static_ms = ms("static");
-    report.figure("dynamic_over_static", static_ms / ms("dynamic_warp"), "x");
-    report.figure("per_thread_over_static", static_ms / ms("dynamic_per_thread"), "x");
-    report.figure("hierarchical_over_static", static_ms / ms("hierarchical"), "x");
+    let (best_variant, best_static_ms) = fastest_static(main.iter().map(|(_, m)| m));
+    report.figure("best_static_ms", best_static_ms, "ms");
+    report.data("best_static", json!(best_variant.name()));
+    report.figure("best_static_variant", static_index(best_variant), "index");
+    report.figure("dynamic_over_static", best_static_ms / ms("dynamic_warp"), "x");
+    report.figure("per_thread_over_static", best_static_ms / ms("dynamic_per_thread"), "x");
+    report.figure("hierarchical_over_static", best_static_ms / ms("hierarchical"), "x");
+    report.figure("dynamic_over_static_tiles", ms("static") / ms("dynamic_warp"), "x");
+    report.figure("dynamic_over_static_per_item", ms("static_per_item") / ms("dynamic_warp"), "x");
+    report.figure("dynamic_over_static_grid_stride", ms("static_grid_stride") / ms("dynamic_warp"), "x");
+    if let Some(dynamic) = control.iter().find(|m| matches!(m.variant, Variant::WarpBatched(_))) {
+        let (uniform_best, uniform_best_ms) = fastest_static(control.iter());
+        report.figure("uniform_best_static_ms", uniform_best_ms, "ms");
+        report.data("uniform_best_static", json!(uniform_best.name()));
+        report.figure("uniform_best_static_variant", static_index(uniform_best), "index");
+        report.figure("uniform_dynamic_warp_ms", dynamic.samples.median(), "ms");
+        report.figure("uniform_dynamic_over_static", uniform_best_ms / dynamic.samples.median(), "x");
+        report.note(format!(
+            "uniform-cost control (heavy_factor 1): dynamic warp {:.3} ms vs best static ({}) {:.3} ms",
+            dynamic.samples.median(),
+            uniform_best.name(),
+            uniform_best_ms
+        ));
+    }
+    report.note(format!(
+        "headline against the fastest static variant of this run: {} ({:.3} ms); tiles {:.3}, \
+         per item {:.3}, grid-stride {:.3} ms",
+        best_variant.name(),
+        best_static_ms,
+        ms("static"),
+        ms("static_per_item"),
+        ms("static_grid_stride")
+    ));
     let best = sweep.iter().min_by(|a, b| a.samples.median().total_cmp(&b.samples.median()));
     if let Some(Measured { variant: Variant::WarpBatched(batch), samples, .. }) = best {
         report.figure("best_batch", f64::from(*batch), "items");
@@ -220,6 +274,17 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     report.figure("items", f64::from(options.items), "items");
 
     let all: Vec<&Measured> = main.iter().map(|(_, m)| m).chain(&sweep).collect();
+    let control_mismatch = control.iter().find_map(|m| m.mismatch.as_deref());
+    if options.uniform_control && options.heavy_factor > 1 {
+        report.check(
+            "uniform control matches its CPU reference",
+            control_mismatch.is_none(),
+            match control_mismatch {
+                None => format!("{} variants x {} runs, bit-exact", control.len(), options.runs + 1),
+                Some(first) => first.to_string(),
+            },
+        );
+    }
     let launches = all.len() * (options.runs + 1);
     let mismatches: Vec<&str> = all.iter().filter_map(|m| m.mismatch.as_deref()).collect();
     report.check(
@@ -246,8 +311,12 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     );
 
     report.note(format!(
-        "{} ({} SMs): grid {blocks} x {} threads for every variant",
-        properties.name, properties.multiprocessors, options.threads_per_block
+        "{} ({} SMs): grid {blocks} x {} threads for every variant but static_per_item \
+         (one thread per item: {} blocks)",
+        properties.name,
+        properties.multiprocessors,
+        options.threads_per_block,
+        options.items.div_ceil(options.threads_per_block)
     ));
     report.note(format!(
         "{} items, {} of {} spans of {} hot ({}x costlier, {:.0}% of {:.3e} iterations); \
@@ -261,43 +330,80 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
         workload.total_cost() as f64,
         workload.tile_imbalance(blocks),
     ));
-    report.data(
-        "variants",
-        json!(all
-            .iter()
-            .map(|m| {
-                let (min, max) = m.samples.range();
-                json!({
-                    "variant": m.variant.name(),
-                    "median_ms": m.samples.median(),
-                    "min_ms": min,
-                    "max_ms": max,
-                    "global_atomics_per_item": m.variant.global_atomics_per_item(),
-                })
-            })
-            .collect::<Vec<_>>()),
-    );
+    report.data("variants", variants_json(all.iter().copied()));
+    report.data("uniform_variants", variants_json(control.iter()));
     Ok(report)
 }
 
-/// The one-line summary for the chapter table, e.g.
-/// `dynamic 1.93x over static (0.29 vs 0.56 ms)`.
+/// Each variant's median/min/max and atomics per item, as JSON.
+fn variants_json<'a>(measured: impl Iterator<Item = &'a Measured>) -> serde_json::Value {
+    json!(measured
+        .map(|m| {
+            let (min, max) = m.samples.range();
+            json!({
+                "variant": m.variant.name(),
+                "median_ms": m.samples.median(),
+                "min_ms": min,
+                "max_ms": max,
+                "global_atomics_per_item": m.variant.global_atomics_per_item(),
+            })
+        })
+        .collect::<Vec<_>>())
+}
+
+/// The static variants, in the order `best_static_variant` numbers them (0, 1, 2).
+const STATIC_VARIANTS: [Variant; 3] = [Variant::Static, Variant::StaticPerItem, Variant::StaticGridStride];
+
+/// The position of `variant` in [`STATIC_VARIANTS`] (as a figure), NaN if it is not static.
+fn static_index(variant: Variant) -> f64 {
+    STATIC_VARIANTS.iter().position(|&v| v == variant).map_or(f64::NAN, |i| i as f64)
+}
+
+/// The static variant with the lowest median among `measured`, and that median (the tiled
+/// variant with NaN when none is static).
+fn fastest_static<'a>(measured: impl Iterator<Item = &'a Measured>) -> (Variant, f64) {
+    measured
+        .filter(|m| STATIC_VARIANTS.contains(&m.variant))
+        .map(|m| (m.variant, m.samples.median()))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((Variant::Static, f64::NAN))
+}
+
+/// The one-line summary for the chapter table: the dynamic warp kernel against the fastest
+/// static variant of the run (named), and the uniform-cost control when it ran, e.g.
+/// `dynamic 1.40x over best static (static_per_item) (0.40 vs 0.56 ms); uniform 0.98x`.
 ///
 /// ```
 /// let mut report = chapter_common::Report::new("atomic_work_queue");
-/// report.figure("static_ms", 0.56, "ms");
-/// report.figure("dynamic_warp_ms", 0.29, "ms");
-/// report.figure("dynamic_over_static", 0.56 / 0.29, "x");
-/// assert_eq!(atomic_work_queue::headline(&report), "dynamic 1.93x over static (0.29 vs 0.56 ms)");
+/// report.figure("best_static_ms", 0.56, "ms");
+/// report.figure("best_static_variant", 1.0, "index");
+/// report.figure("dynamic_warp_ms", 0.40, "ms");
+/// report.figure("dynamic_over_static", 0.56 / 0.40, "x");
+/// assert_eq!(
+///     atomic_work_queue::headline(&report),
+///     "dynamic 1.40x over best static (static_per_item) (0.40 vs 0.56 ms)"
+/// );
+/// report.figure("uniform_dynamic_over_static", 0.98, "x");
+/// assert!(atomic_work_queue::headline(&report).ends_with("; uniform 0.98x"));
 /// ```
 pub fn headline(report: &Report) -> String {
     let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
-    format!(
-        "dynamic {:.2}x over static ({:.2} vs {:.2} ms)",
+    let best = figure("best_static_variant");
+    let name = STATIC_VARIANTS
+        .iter()
+        .enumerate()
+        .find(|(i, _)| *i as f64 == best)
+        .map_or_else(|| "?".to_string(), |(_, v)| v.name());
+    let mut line = format!(
+        "dynamic {:.2}x over best static ({name}) ({:.2} vs {:.2} ms)",
         figure("dynamic_over_static"),
         figure("dynamic_warp_ms"),
-        figure("static_ms")
-    )
+        figure("best_static_ms")
+    );
+    if let Some(uniform) = report.figure_value("uniform_dynamic_over_static") {
+        line.push_str(&format!("; uniform {uniform:.2}x"));
+    }
+    line
 }
 
 #[cfg(test)]
@@ -327,6 +433,47 @@ mod tests {
         }
     }
 
+    fn measured(variant: Variant, ms: &[f64]) -> Measured {
+        let mut samples = Samples::default();
+        for &m in ms {
+            samples.push(m);
+        }
+        Measured { variant, samples, mismatch: None, last: Vec::new() }
+    }
+
+    #[test]
+    fn the_headline_takes_the_fastest_static_variant() {
+        let all = [
+            measured(Variant::Static, &[3.0, 3.0]),
+            measured(Variant::StaticPerItem, &[2.5, 2.5]),
+            measured(Variant::StaticGridStride, &[2.0, 2.0]),
+            // Faster, but dynamic: never the baseline.
+            measured(Variant::WarpBatched(32), &[1.0, 1.0]),
+        ];
+        assert_eq!(fastest_static(all.iter()), (Variant::StaticGridStride, 2.0));
+        assert_eq!(fastest_static(all[..2].iter()), (Variant::StaticPerItem, 2.5));
+        assert_eq!(static_index(Variant::StaticGridStride), 2.0);
+        assert!(static_index(Variant::WarpBatched(32)).is_nan());
+        let (variant, ms) = fastest_static(all[3..].iter());
+        assert_eq!(variant, Variant::Static);
+        assert!(ms.is_nan());
+    }
+
+    #[test]
+    fn the_headline_names_the_baseline_and_the_control() {
+        let mut report = Report::new("atomic_work_queue");
+        report.figure("best_static_ms", 2.0, "ms");
+        report.figure("best_static_variant", 2.0, "index");
+        report.figure("dynamic_warp_ms", 1.0, "ms");
+        report.figure("dynamic_over_static", 2.0, "x");
+        assert_eq!(
+            headline(&report),
+            "dynamic 2.00x over best static (static_grid_stride) (1.00 vs 2.00 ms)"
+        );
+        report.figure("uniform_dynamic_over_static", 1.01, "x");
+        assert!(headline(&report).ends_with("; uniform 1.01x"), "{}", headline(&report));
+    }
+
     #[test]
     fn first_difference_finds_the_first_mismatch() {
         assert_eq!(first_difference(&[1, 2, 3], &[1, 2, 3]), None);
@@ -338,6 +485,8 @@ mod tests {
     fn variant_names_are_distinct() {
         let names: Vec<String> = [
             Variant::Static,
+            Variant::StaticPerItem,
+            Variant::StaticGridStride,
             Variant::DynamicPerThread,
             Variant::WarpBatched(32),
             Variant::Hierarchical(512),

@@ -20,6 +20,9 @@ struct Cli {
     /// How many times costlier the items of a hot span are (1: uniform work).
     #[arg(long, value_name = "X")]
     heavy_factor: Option<u32>,
+    /// Skip the uniform-cost control (the same items with heavy factor 1).
+    #[arg(long)]
+    no_uniform_control: bool,
     /// Small sizes: a quick correctness pass, not for figures.
     #[arg(long)]
     quick: bool,
@@ -32,6 +35,7 @@ fn main() -> ExitCode {
     let mut options = if cli.quick { Options::quick() } else { Options::default() };
     options.items = cli.items.unwrap_or(options.items);
     options.heavy_factor = cli.heavy_factor.unwrap_or(options.heavy_factor);
+    options.uniform_control = !cli.no_uniform_control;
     options.runs = cli.common.runs;
     options.seed = cli.common.seed;
     match run(&options) {

@@ -6,11 +6,18 @@ use cuda_graph::{DeviceBuffer, DevicePtr, Event, Result, Stream};
 use crate::workload::Workload;
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
-// (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
-// no larger than the buffers they point into.
+// (see kernels/*.cu: every index is compared with `n` before use, in 64-bit arithmetic, and the
+// claim counters are one-element buffers); the declarations are private to this crate, whose
+// only launches (`Bench::run_once`) pass `n` = the length of `costs` and `out` and `next` = the
+// one-element counter, whatever the grid.
 cuda_graph::kernels! {
     /// Static split: block b processes the b-th contiguous tile of `ceil(n / gridDim.x)` items.
     pub unsafe fn awq_static_tiles(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32);
+    /// Static, the chapter's kernel: thread `blockIdx.x * blockDim.x + threadIdx.x` does that item
+    /// (if below `n`), over a full grid of `ceil(n / blockDim.x)` blocks.
+    pub unsafe fn awq_static_per_item(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32);
+    /// Static grid-stride split: thread t of T does items t, t + T, ... below `n`.
+    pub unsafe fn awq_static_grid_stride(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32);
     /// Dynamic: each thread claims one item at a time with `atomicAdd(next, 1)`.
     pub unsafe fn awq_dynamic_per_thread(costs: DevicePtr<u32>, out: DevicePtr<u32>, n: u32, salt: u32, next: DevicePtr<u32>);
     /// Warp-leader batching: a leader claims `batch` items per atomic, `__shfl_sync` shares it.
@@ -37,8 +44,12 @@ cuda_graph::kernels! {
 /// One way of handing the items to the grid's threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
-    /// A fixed contiguous tile per block.
+    /// A fixed contiguous tile per block of the persistent grid.
     Static,
+    /// A fixed item per thread over a full grid (one thread per item, the chapter's kernel).
+    StaticPerItem,
+    /// A fixed grid-stride set of items per thread of the persistent grid.
+    StaticGridStride,
     /// One global atomic per item, per thread.
     DynamicPerThread,
     /// One global atomic per `batch` items, claimed by a warp (or group) leader.
@@ -52,6 +63,8 @@ impl Variant {
     pub fn name(self) -> String {
         match self {
             Variant::Static => "static".into(),
+            Variant::StaticPerItem => "static_per_item".into(),
+            Variant::StaticGridStride => "static_grid_stride".into(),
             Variant::DynamicPerThread => "dynamic_per_thread".into(),
             Variant::WarpBatched(batch) => format!("warp_batch_{batch}"),
             Variant::Hierarchical(chunk) => format!("hierarchical_chunk_{chunk}"),
@@ -61,7 +74,7 @@ impl Variant {
     /// Global (L2) atomics per item this variant issues.
     pub fn global_atomics_per_item(self) -> f64 {
         match self {
-            Variant::Static => 0.0,
+            Variant::Static | Variant::StaticPerItem | Variant::StaticGridStride => 0.0,
             Variant::DynamicPerThread => 1.0,
             Variant::WarpBatched(batch) => 1.0 / f64::from(batch),
             Variant::Hierarchical(chunk) => 1.0 / f64::from(chunk),
@@ -110,6 +123,15 @@ impl Bench {
         self.start.record(stream)?;
         match variant {
             Variant::Static => awq_static_tiles().launch(stream, config, (costs, out, n, salt))?,
+            Variant::StaticPerItem => {
+                // A full grid: one thread per item (n <= 2^30, so the block count fits).
+                let threads = config.block.x;
+                let full = LaunchConfig::new(n.div_ceil(threads), threads);
+                awq_static_per_item().launch(stream, full, (costs, out, n, salt))?
+            }
+            Variant::StaticGridStride => {
+                awq_static_grid_stride().launch(stream, config, (costs, out, n, salt))?
+            }
             Variant::DynamicPerThread => {
                 awq_dynamic_per_thread().launch(stream, config, (costs, out, n, salt, next))?
             }
@@ -139,6 +161,8 @@ mod kernel_declarations {
     fn match_the_cpp_parameter_types() {
         for (name, outcome) in [
             ("awq_static_tiles", super::awq_static_tiles().check_types()),
+            ("awq_static_per_item", super::awq_static_per_item().check_types()),
+            ("awq_static_grid_stride", super::awq_static_grid_stride().check_types()),
             ("awq_dynamic_per_thread", super::awq_dynamic_per_thread().check_types()),
             ("awq_warp_batched", super::awq_warp_batched().check_types()),
             ("awq_hierarchical", super::awq_hierarchical().check_types()),
