@@ -12,6 +12,8 @@
 mod gpu;
 mod isolate;
 mod programs;
+#[cfg(test)]
+mod readme_check;
 mod summary;
 mod table;
 
