@@ -123,12 +123,14 @@ impl KernelBuild {
         self
     }
 
-    /// Adds the include folder that a dependency's build script published as
+    /// Adds the include folders that a dependency's build script published as
     /// `cargo:include=...` under `links = "<name>"`; `name` is the `links` value in upper case
-    /// with `-` as `_`, e.g. `DEVICE_LAUNCH`.
+    /// with `-` as `_`, e.g. `DEVICE_LAUNCH`. Several folders are joined as in `PATH`
+    /// (`std::env::join_paths`): a header may then include headers of the dependency's own
+    /// dependencies, as `device_launch.cuh` includes `cudadevrt_limits.cuh`.
     pub fn include_from_dependency(mut self, name: &str) -> Self {
         match env::var_os(format!("DEP_{name}_INCLUDE")) {
-            Some(dir) => self.includes.push(PathBuf::from(dir)),
+            Some(dirs) => self.includes.extend(env::split_paths(&dirs)),
             None => self.missing_dependency_includes.push(name.to_string()),
         }
         self

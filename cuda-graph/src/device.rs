@@ -135,6 +135,34 @@ impl Device {
         check(unsafe { sys::cudaSetDevice(self.ordinal) }, "cudaSetDevice")
     }
 
+    /// Runs `f` with this device current on the calling thread, then makes the device that
+    /// was current before current again (also when `f` panics). When this device is current
+    /// already, `f` just runs. An error making either device current is returned (the one
+    /// restoring the caller's device before `f`'s own error, which is then dropped).
+    ///
+    /// ```no_run
+    /// use cuda_graph::Device;
+    /// let device = Device::get(0)?;
+    /// device.with_current(|| device.synchronize())?; // waits for device 0, then restores
+    /// assert_eq!(Device::current()?, Device::get(0)?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn with_current<R, E: From<crate::CudaError>>(
+        self,
+        f: impl FnOnce() -> Result<R, E>,
+    ) -> Result<R, E> {
+        let before = Device::current()?;
+        if before == self {
+            return f();
+        }
+        self.set_current()?;
+        let restore = RestoreOnUnwind(before);
+        let result = f();
+        std::mem::forget(restore);
+        before.set_current()?;
+        result
+    }
+
     /// Waits for all work on the device (`cudaDeviceSynchronize`; makes it current first).
     pub fn synchronize(self) -> Result<()> {
         self.set_current()?;
@@ -198,5 +226,15 @@ impl Device {
         self.set_current()?;
         // SAFETY: plain call; CUDA validates the value.
         check(unsafe { sys::cudaDeviceSetLimit(limit.raw(), value) }, "cudaDeviceSetLimit")
+    }
+}
+
+/// Makes the device it holds current again when dropped: only while unwinding out of
+/// [`Device::with_current`], which has nowhere to return an error to (it is ignored).
+struct RestoreOnUnwind(Device);
+
+impl Drop for RestoreOnUnwind {
+    fn drop(&mut self) {
+        let _ = self.0.set_current();
     }
 }

@@ -1,5 +1,6 @@
-// Device-runtime limits measured on CUDA 13.0 (driver 580, H100), shared by device code and
-// the Rust side (cudadevrt-sys checks that its constants equal these numbers).
+// Device-runtime limits measured on CUDA 13.0 (driver 580, H100): their one definition for
+// device code (device_launch.cuh includes this header). The Rust constants of cudadevrt-sys
+// are checked to equal these numbers by that crate's tests.
 #pragma once
 
 // Distinct graphs one launching kernel may fire-and-forget (sibling launches count too);

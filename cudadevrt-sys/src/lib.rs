@@ -4,7 +4,9 @@
 //!
 //! Device code gets the same numbers from `cudadevrt_limits.cuh`, whose folder this crate
 //! publishes through its `links = "cudadevrt"` metadata: a build script of a crate that
-//! depends on this one reads it as `DEP_CUDADEVRT_INCLUDE`.
+//! depends on this one reads it as `DEP_CUDADEVRT_INCLUDE`. These are the limits' one home:
+//! `device-launch` re-exports the constants and its `device_launch.cuh` includes the header,
+//! and the tests here check that the header's numbers equal the constants.
 //!
 //! ```
 //! use cudadevrt_sys::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};

@@ -14,9 +14,13 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-// Limits measured on CUDA 13.0 (H100); equal to the constants of the Rust crates.
-#define DL_FIRE_AND_FORGET_LIMIT 120
-#define DL_TAIL_LAUNCH_LIMIT 255
+// The device-launch limits, defined once for device code and Rust alike by cudadevrt-sys
+// (whose folder device-launch publishes next to this one).
+#include "cudadevrt_limits.cuh"
+
+// The same limits under this header's prefix.
+#define DL_FIRE_AND_FORGET_LIMIT CUDADEVRT_FIRE_AND_FORGET_LIMIT
+#define DL_TAIL_LAUNCH_LIMIT CUDADEVRT_TAIL_LAUNCH_LIMIT
 
 // Which helper failed (DeviceLaunchError::operation on the host).
 enum DlOperation : int32_t {

@@ -123,19 +123,21 @@ impl fmt::Display for DeviceLaunchError {
 
 impl DeviceLaunchError {
     /// What this failure most likely means, from what CUDA 13.0 was measured to do.
-    pub fn hint(&self) -> Option<&'static str> {
+    pub fn hint(&self) -> Option<String> {
+        use crate::limits::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
+        const STILL_PENDING: &str = "or the graph's previous launch is still pending";
         match (self.code, self.operation) {
-            (1, Operation::FireAndForget | Operation::SiblingLaunch) => Some(
-                "past the 120 fire-and-forget launches one kernel may make, or the graph's previous launch is still pending",
-            ),
+            (1, Operation::FireAndForget | Operation::SiblingLaunch) => Some(format!(
+                "past the {FIRE_AND_FORGET_LIMIT} fire-and-forget launches one kernel may make, {STILL_PENDING}"
+            )),
             (1, Operation::TailLaunch | Operation::RelaunchSelf) => {
-                Some("past the 255 tail launches one kernel may make, or the graph's previous launch is still pending")
+                Some(format!("past the {TAIL_LAUNCH_LIMIT} tail launches one kernel may make, {STILL_PENDING}"))
             }
             (801, _) => Some(
-                "device graph launch needs the launching kernel to run inside a graph (launch the launcher's graph, not the kernel on a stream)",
+                "device graph launch needs the launching kernel to run inside a graph (launch the launcher's graph, not the kernel on a stream)".into(),
             ),
             (_, Operation::KernelLaunch) if self.code == 69 => {
-                Some("too many CDP launches pending at once: raise device_launch::limits::LaunchLimits::pending_launch_count (Limit::DevRuntimePendingLaunchCount)")
+                Some("too many CDP launches pending at once: raise device_launch::limits::LaunchLimits::pending_launch_count (Limit::DevRuntimePendingLaunchCount)".into())
             }
             _ => None,
         }
@@ -221,7 +223,10 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("FireAndForget at line 42"), "{text}");
         assert!(text.contains("cudaErrorInvalidValue (1)"), "{text}");
-        assert!(text.contains("120 fire-and-forget"), "{text}");
+        assert!(
+            text.contains(&format!("{} fire-and-forget", crate::limits::FIRE_AND_FORGET_LIMIT)),
+            "{text}"
+        );
         assert!(text.contains("3 device-side failures"), "{text}");
     }
 

@@ -107,7 +107,7 @@ impl<A: KernelArgs> Launcher<A> {
     /// ```no_run
     /// # fn f(launcher: &device_launch::Launcher<()>, stream: &cuda_graph::Stream, slot: &device_launch::ErrorSlot) {
     /// if let Err(err) = launcher.run(stream, slot) {
-    ///     eprintln!("{err}"); // e.g. past the 120 fire-and-forget launches
+    ///     eprintln!("{err}"); // e.g. past limits::FIRE_AND_FORGET_LIMIT fire-and-forget launches
     /// }
     /// # }
     /// ```

@@ -12,7 +12,10 @@
 
 use cuda_graph::{Device, Limit};
 
-pub use cudadevrt_sys::{DEFAULT_PENDING_LAUNCH_COUNT, FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
+// One definition, in cudadevrt-sys: its header defines the same numbers for device code
+// (`device_launch.cuh` includes it), and its tests check that both agree.
+use cudadevrt_sys as devrt;
+pub use devrt::{DEFAULT_PENDING_LAUNCH_COUNT, FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
 
 use crate::error::{Error, Result};
 
@@ -69,18 +72,28 @@ impl LaunchLimits {
 mod tests {
     use super::*;
 
-    fn header_define(name: &str) -> u32 {
+    /// The value `device_launch.cuh` gives the macro `name`.
+    fn header_define(name: &str) -> &'static str {
         include_str!("../include/device_launch.cuh")
             .lines()
             .find_map(|l| l.strip_prefix("#define ").and_then(|r| r.strip_prefix(name)))
-            .and_then(|v| v.trim().parse().ok())
+            .map(str::trim)
             .unwrap_or_else(|| panic!("{name} missing from device_launch.cuh"))
     }
 
     #[test]
-    fn the_header_limits_equal_the_rust_constants() {
-        assert_eq!(header_define("DL_FIRE_AND_FORGET_LIMIT "), FIRE_AND_FORGET_LIMIT);
-        assert_eq!(header_define("DL_TAIL_LAUNCH_LIMIT "), TAIL_LAUNCH_LIMIT);
+    fn the_header_takes_its_limits_from_cudadevrt_sys() {
+        let header = include_str!("../include/device_launch.cuh");
+        assert!(
+            header.lines().any(|l| l == "#include \"cudadevrt_limits.cuh\""),
+            "no #include of the limits"
+        );
+        // Aliases of the cudadevrt-sys macros, whose values that crate's tests check against
+        // these same constants: no number of its own.
+        assert_eq!(header_define("DL_FIRE_AND_FORGET_LIMIT "), "CUDADEVRT_FIRE_AND_FORGET_LIMIT");
+        assert_eq!(header_define("DL_TAIL_LAUNCH_LIMIT "), "CUDADEVRT_TAIL_LAUNCH_LIMIT");
+        let limits = std::path::Path::new(devrt::INCLUDE_DIR).join("cudadevrt_limits.cuh");
+        assert!(limits.is_file(), "{} missing", limits.display());
     }
 
     #[test]

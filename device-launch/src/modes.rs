@@ -12,16 +12,21 @@
 //!
 //! | mode | device call | when it runs | limit per launching kernel (CUDA 13.0) |
 //! |---|---|---|---|
-//! | fire-and-forget | `DL_FIRE_AND_FORGET(g, slot)` | at once, concurrently with the launcher; part of the launcher's graph | 120 (shared with sibling) |
-//! | tail | `DL_TAIL_LAUNCH(g, slot)` | after the launcher's graph completes, including all its fire-and-forget work; tail launches run in the order issued | 255 |
-//! | sibling | `DL_SIBLING_LAUNCH(g, slot)` | at once, as a sibling of the launcher's graph (a child of its parent, not of it) | 120 (shared with fire-and-forget) |
+//! | fire-and-forget | `DL_FIRE_AND_FORGET(g, slot)` | at once, concurrently with the launcher; part of the launcher's graph | [`FIRE_AND_FORGET_LIMIT`] (shared with sibling) |
+//! | tail | `DL_TAIL_LAUNCH(g, slot)` | after the launcher's graph completes, including all its fire-and-forget work; tail launches run in the order issued | [`TAIL_LAUNCH_LIMIT`] |
+//! | sibling | `DL_SIBLING_LAUNCH(g, slot)` | at once, as a sibling of the launcher's graph (a child of its parent, not of it) | [`FIRE_AND_FORGET_LIMIT`] (shared with fire-and-forget) |
 //! | self-relaunch | `DL_RELAUNCH_SELF(slot)` | a tail launch of the launcher's own graph | one pending at a time (counts as a tail launch) |
 //!
 //! Past a limit, the launch is refused with `cudaErrorInvalidValue` (1): the slot then reports
 //! [`Operation::FireAndForget`](crate::Operation::FireAndForget) (or `TailLaunch`) and the
-//! hint names the limit. The limits are [`limits::FIRE_AND_FORGET_LIMIT`](crate::limits) and
-//! [`limits::TAIL_LAUNCH_LIMIT`](crate::limits), equal to `DL_FIRE_AND_FORGET_LIMIT` and
-//! `DL_TAIL_LAUNCH_LIMIT` in the header.
+//! hint names the limit. The limits have one definition, in `cudadevrt-sys`: its
+//! `cudadevrt_limits.cuh` defines them for device code (`device_launch.cuh` includes it and
+//! names them `DL_FIRE_AND_FORGET_LIMIT` and `DL_TAIL_LAUNCH_LIMIT`), and its Rust constants,
+//! re-exported here as [`FIRE_AND_FORGET_LIMIT`] and [`TAIL_LAUNCH_LIMIT`], are checked to
+//! equal them.
+//!
+//! [`FIRE_AND_FORGET_LIMIT`]: crate::limits::FIRE_AND_FORGET_LIMIT
+//! [`TAIL_LAUNCH_LIMIT`]: crate::limits::TAIL_LAUNCH_LIMIT
 //!
 //! The examples use the kernels of this crate's tests (`device_launch_kernels`, see its
 //! `kernels/*.cu`); declare yours the same way with `cuda_graph::kernels!`, using

@@ -4,11 +4,9 @@
 //! Device side (`device_launch.cuh`): `dl_queue_pop`, `dl_queue_pop_warp`,
 //! `dl_queue_pop_block` and `dl_queue_done` on a `DlQueue*`, which is [`WorkQueue::arg`].
 
-use std::ffi::c_void;
-
 use std::sync::Arc;
 
-use cuda_graph::{sys, CudaError, DeviceBuffer, DeviceRepr, KeepAlive, KernelParam};
+use cuda_graph::{CudaError, DeviceBuffer, DeviceRepr, KeepAlive, KernelParam};
 
 use crate::error::Result;
 
@@ -149,12 +147,7 @@ impl WorkQueue {
         if items.is_empty() {
             return Ok(());
         }
-        let dst = self.items.ptr().offset(self.count as usize)?;
-        // SAFETY: `dst` has room for `items.len()` u32 (checked against the capacity above),
-        // in memory this queue owns; the source is a live host slice of that many u32.
-        unsafe {
-            copy_to_device(dst.addr() as *mut c_void, items.as_ptr().cast(), std::mem::size_of_val(items))
-        }?;
+        self.items.copy_from_host_at(self.count as usize, items)?;
         self.write_field(std::mem::offset_of!(RawQueue, count), new_count)?;
         self.count = new_count;
         Ok(())
@@ -203,35 +196,11 @@ impl WorkQueue {
         Ok(raw.head.min(raw.count))
     }
 
+    /// Writes the u32 field at byte `offset` of the header, leaving the fields the device
+    /// writes as they are.
     fn write_field(&mut self, offset: usize, value: u32) -> Result<()> {
-        // SAFETY: the header is a live device allocation of one RawQueue (`size_of::<RawQueue>()`
-        // bytes, never empty), and `offset` is the offset of one of its u32 fields (the only
-        // caller passes `offset_of!(RawQueue, count)`), so the result stays inside it.
-        let field = unsafe { self.header.as_raw().cast::<u8>().add(offset) };
-        // SAFETY: `field` is that u32 field of the header, device memory this queue owns, valid
-        // for writing `size_of::<u32>()` bytes; the source is `value`, a live u32 on the stack.
-        unsafe { copy_to_device(field.cast(), (&value as *const u32).cast(), size_of::<u32>()) }
+        Ok(self.header.copy_bytes_from_host_at(offset, &value.to_ne_bytes())?)
     }
-}
-
-/// Copies `bytes` host bytes to device memory and waits until they have landed: a pageable
-/// `cudaMemcpy` may return before that, and consumers on non-blocking streams would not wait.
-///
-/// # Safety
-/// `dst` must be device memory valid for writing `bytes` bytes, `src` host memory valid for
-/// reading them.
-unsafe fn copy_to_device(dst: *mut c_void, src: *const c_void, bytes: usize) -> Result<()> {
-    check(
-        // SAFETY: the caller's promise: `dst` is device memory valid for writing `bytes` bytes,
-        // `src` host memory valid for reading them.
-        unsafe { sys::cudaMemcpy(dst, src, bytes, sys::cudaMemcpyKind::cudaMemcpyHostToDevice) },
-        "cudaMemcpy",
-    )?;
-    // SAFETY: the null stream is the legacy default stream, where cudaMemcpy ran.
-    check(
-        unsafe { sys::cudaStreamSynchronize(std::ptr::null_mut()) },
-        "cudaStreamSynchronize after cudaMemcpy",
-    )
 }
 
 /// A [`WorkQueue`] as a kernel argument (`DlQueue*`); declare the parameter as
@@ -268,14 +237,6 @@ unsafe impl KernelParam for WorkQueueArg {
     }
     fn keep_alive(&self) -> Option<KeepAlive> {
         Some(self.owners.clone())
-    }
-}
-
-fn check(status: sys::cudaError_t, call: &'static str) -> Result<()> {
-    if status == sys::cudaError::cudaSuccess {
-        Ok(())
-    } else {
-        Err(CudaError::from_code(status.0 as i32, call).into())
     }
 }
 

@@ -21,11 +21,8 @@
 /// ```
 pub const CHILD_GRAPH_NODES_ALLOWED: bool = true;
 
-use std::ffi::c_void;
-
-use cuda_graph::graph::{AsNode, Graph, NodeKind};
-use cuda_graph::sys;
-use cuda_graph::CudaError;
+use cuda_graph::graph::{ChildGraph, Graph, MemcpyEndpoint, MemcpyParams, NodeKind};
+use cuda_graph::memory::MemoryKind;
 
 use crate::error::{Error, Result};
 
@@ -58,29 +55,21 @@ use crate::error::{Error, Result};
 /// ```
 pub fn validate(graph: &Graph) -> Result<()> {
     let nodes = graph.nodes()?;
-    // Kinds first: no CUDA call on a node is made while a refused node (a conditional one,
-    // whose bodies other threads may be building) is in the graph.
+    // Kinds first: a refused node is named before any node's parameters are read.
     for info in &nodes {
         if !allowed(info.kind()) {
             return Err(Error::UnsupportedNode { index: info.index(), kind: info.kind() });
         }
     }
     for info in nodes.iter().filter(|info| info.kind() == NodeKind::Memcpy) {
-        // SAFETY: the node belongs to `graph`, a root graph alive and borrowed for this call.
-        // It has no conditional node (refused above), so its family has no body that another
-        // thread could be changing; `graph.nodes()` succeeded, so no capture into it is running
-        // on this thread; and `Graph` is not `Sync`, so no other thread uses it meanwhile.
-        let problem = unsafe { memcpy_problem(info.as_node().as_raw()) }?;
-        if let Some(problem) = problem {
+        if let Some(problem) = memcpy_problem(&graph.memcpy_params(info)?) {
             return Err(Error::UnsupportedMemcpy { index: info.index(), problem });
         }
     }
     if CHILD_GRAPH_NODES_ALLOWED {
         for info in nodes.iter().filter(|info| info.kind() == NodeKind::ChildGraph) {
             let mut path = Vec::new();
-            // SAFETY: as for the memcpy nodes above: a child-graph node of `graph`, which no
-            // one else uses during this call.
-            if let Some(problem) = unsafe { child_problem(info.as_node().as_raw(), &mut path) }? {
+            if let Some(problem) = child_problem(&graph.child_graph(info)?, &mut path)? {
                 return Err(Error::UnsupportedInChildGraph { index: info.index(), path, problem });
             }
         }
@@ -88,80 +77,30 @@ pub fn validate(graph: &Graph) -> Result<()> {
     Ok(())
 }
 
-/// Why the memcpy node `node` cannot be part of a device-launched graph, if it cannot.
-///
-/// # Safety
-/// `node` is a live memcpy node of a graph that no other thread uses during the call.
-unsafe fn memcpy_problem(node: sys::cudaGraphNode_t) -> Result<Option<String>> {
-    let mut params = sys::cudaMemcpy3DParms::default();
-    // SAFETY: `node` is a live memcpy node used by no one else (the caller's promise);
-    // `params` is writable.
-    let status = unsafe { sys::cudaGraphMemcpyNodeGetParams(node, &mut params) };
-    if status != sys::cudaError::cudaSuccess {
-        return Err(CudaError::from_code(status.0 as i32, "cudaGraphMemcpyNodeGetParams").into());
-    }
-    let sides = [
-        ("source", params.srcArray.is_null(), params.srcPtr.ptr.cast_const()),
-        ("destination", params.dstArray.is_null(), params.dstPtr.ptr.cast_const()),
-    ];
-    for (side, plain, ptr) in sides {
-        let problem = if !plain {
-            Some(format!("has a CUDA array as its {side}"))
-        } else {
-            memory_problem(memory_type(ptr)?, side)
-        };
-        if problem.is_some() {
-            return Ok(problem);
-        }
-    }
-    Ok(None)
+/// Why a memcpy node copying as `params` says cannot be part of a device-launched graph, if
+/// it cannot.
+fn memcpy_problem(params: &MemcpyParams) -> Option<String> {
+    params.sides().into_iter().find_map(|(side, endpoint)| match endpoint {
+        MemcpyEndpoint::Linear { memory, .. } => memory_problem(memory, side),
+        MemcpyEndpoint::Array { .. } => Some(format!("has a CUDA array as its {side}")),
+        other => Some(format!("has {other} as its {side}")),
+    })
 }
 
-/// Why the child-graph node `node` cannot be part of a device-launched graph, if it cannot:
-/// the first node inside it (at any depth) that could not, with `path` its indices from the
+/// Why the child graph `child` cannot be part of a device-launched graph, if it cannot: the
+/// first node inside it (at any depth) that could not, with `path` its indices from the
 /// child's node list down.
-///
-/// # Safety
-/// `node` is a live child-graph node of a graph that no other thread uses during the call.
-unsafe fn child_problem(node: sys::cudaGraphNode_t, path: &mut Vec<usize>) -> Result<Option<String>> {
-    let cuda = |status: sys::cudaError_t, call: &'static str| -> Result<()> {
-        if status == sys::cudaError::cudaSuccess {
-            Ok(())
-        } else {
-            Err(CudaError::from_code(status.0 as i32, call).into())
-        }
-    };
-    let mut child = std::ptr::null_mut();
-    cuda(
-        // SAFETY: `node` is a live child-graph node (the caller's promise); `child` is
-        // writable. The graph returned is owned by the node, alive as long as it, and used
-        // only here.
-        unsafe { sys::cudaGraphChildGraphNodeGetGraph(node, &mut child) },
-        "cudaGraphChildGraphNodeGetGraph",
-    )?;
-    let mut count = 0usize;
-    // SAFETY: `child` is alive (see above); a null array asks for the count alone.
-    cuda(unsafe { sys::cudaGraphGetNodes(child, std::ptr::null_mut(), &mut count) }, "cudaGraphGetNodes")?;
-    let mut inner = vec![std::ptr::null_mut(); count];
-    if count > 0 {
-        // SAFETY: `inner` has room for `count` node handles.
-        cuda(unsafe { sys::cudaGraphGetNodes(child, inner.as_mut_ptr(), &mut count) }, "cudaGraphGetNodes")?;
-        inner.truncate(count);
-    }
-    for (index, &inner_node) in inner.iter().enumerate() {
-        path.push(index);
-        let mut raw_kind = sys::cudaGraphNodeType::cudaGraphNodeTypeKernel;
-        // SAFETY: a live node of `child`; `raw_kind` is writable.
-        cuda(unsafe { sys::cudaGraphNodeGetType(inner_node, &mut raw_kind) }, "cudaGraphNodeGetType")?;
-        let kind = NodeKind::from_raw(raw_kind);
+fn child_problem(child: &ChildGraph<'_>, path: &mut Vec<usize>) -> Result<Option<String>> {
+    for info in child.nodes()? {
+        path.push(info.index());
+        let kind = info.kind();
         let problem = if !allowed(kind) {
             Some(format!("{} ({})", crate::error::describe(kind), crate::error::refusal(kind)))
         } else if kind == NodeKind::Memcpy {
-            // SAFETY: a live memcpy node of `child`, which only this call uses.
-            unsafe { memcpy_problem(inner_node) }?.map(|problem| format!("a memcpy node that {problem}"))
+            memcpy_problem(&child.memcpy_params(&info)?)
+                .map(|problem| format!("a memcpy node that {problem}"))
         } else if kind == NodeKind::ChildGraph {
-            // SAFETY: a live child-graph node of `child`, which only this call uses.
-            unsafe { child_problem(inner_node, path) }?
+            child_problem(&child.child_graph(&info)?, path)?
         } else {
             None
         };
@@ -179,32 +118,19 @@ pub(crate) fn allowed(kind: NodeKind) -> bool {
         || (CHILD_GRAPH_NODES_ALLOWED && kind == NodeKind::ChildGraph)
 }
 
-/// What memory `ptr` points to (`cudaPointerGetAttributes`).
-fn memory_type(ptr: *const c_void) -> Result<sys::cudaMemoryType> {
-    // SAFETY: an all-zero `cudaPointerAttributes` is valid (integers and raw pointers).
-    let mut attributes: sys::cudaPointerAttributes = unsafe { std::mem::zeroed() };
-    // SAFETY: `attributes` is writable; CUDA only inspects the address `ptr`, it does not
-    // dereference it.
-    let status = unsafe { sys::cudaPointerGetAttributes(&mut attributes, ptr) };
-    if status != sys::cudaError::cudaSuccess {
-        return Err(CudaError::from_code(status.0 as i32, "cudaPointerGetAttributes").into());
-    }
-    Ok(attributes.type_)
-}
-
 /// Why memory of type `kind` cannot be one side of a device-launched copy, if it cannot.
-pub(crate) fn memory_problem(kind: sys::cudaMemoryType, side: &str) -> Option<String> {
-    use sys::cudaMemoryType as T;
+pub(crate) fn memory_problem(kind: MemoryKind, side: &str) -> Option<String> {
     match kind {
-        T::cudaMemoryTypeDevice | T::cudaMemoryTypeManaged => None,
+        MemoryKind::Device | MemoryKind::Managed => None,
         // CUDA can copy pinned memory from a device-launched graph, but nothing on the host
         // could then keep slices of the PinnedBuffer away from a copy the device starts.
-        T::cudaMemoryTypeHost => Some(format!(
+        MemoryKind::Pinned => Some(format!(
             "has pinned host memory as its {side}: a launch from the device cannot be fenced against the \
              host's slices of the buffer, so copy between host and device outside device-launched graphs"
         )),
-        T::cudaMemoryTypeUnregistered => Some(format!("has pageable host memory as its {side}")),
-        other => Some(format!("has memory of unknown type {} as its {side}", other.0)),
+        MemoryKind::Pageable => Some(format!("has pageable host memory as its {side}")),
+        MemoryKind::Unknown(code) => Some(format!("has memory of unknown type {code} as its {side}")),
+        other => Some(format!("has {other} memory as its {side}")),
     }
 }
 
@@ -214,8 +140,7 @@ mod tests {
 
     #[test]
     fn only_kernel_memcpy_and_memset_nodes_are_allowed() {
-        let allowed_kinds: Vec<u32> =
-            (0..16).filter(|&raw| allowed(NodeKind::from_raw(sys::cudaGraphNodeType(raw)))).collect();
+        let allowed_kinds: Vec<u32> = (0..16).filter(|&raw| allowed(NodeKind::from_code(raw))).collect();
         // 4 is cudaGraphNodeTypeGraph (a child graph).
         let expected: &[u32] = if CHILD_GRAPH_NODES_ALLOWED { &[0, 1, 2, 4] } else { &[0, 1, 2] };
         assert_eq!(allowed_kinds, expected);
@@ -223,12 +148,13 @@ mod tests {
 
     #[test]
     fn host_memory_is_refused_and_device_memory_is_not() {
-        use sys::cudaMemoryType as T;
-        assert_eq!(memory_problem(T::cudaMemoryTypeDevice, "source"), None);
-        assert_eq!(memory_problem(T::cudaMemoryTypeManaged, "source"), None);
-        let pinned = memory_problem(T::cudaMemoryTypeHost, "source").unwrap();
+        assert_eq!(memory_problem(MemoryKind::Device, "source"), None);
+        assert_eq!(memory_problem(MemoryKind::Managed, "source"), None);
+        let pinned = memory_problem(MemoryKind::Pinned, "source").unwrap();
         assert!(pinned.contains("pinned host memory as its source"), "{pinned}");
-        let problem = memory_problem(T::cudaMemoryTypeUnregistered, "destination").unwrap();
+        let unknown = memory_problem(MemoryKind::Unknown(7), "source").unwrap();
+        assert!(unknown.contains("memory of unknown type 7 as its source"), "{unknown}");
+        let problem = memory_problem(MemoryKind::Pageable, "destination").unwrap();
         assert!(problem.contains("pageable host memory as its destination"), "{problem}");
         let err = Error::UnsupportedMemcpy { index: 4, problem };
         assert!(err.to_string().contains("node 4 (memcpy) has pageable host memory"), "{err}");

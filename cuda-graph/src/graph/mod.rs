@@ -42,6 +42,7 @@ mod dot;
 mod event;
 mod exec;
 mod host;
+mod inspect;
 mod keep_list;
 mod node;
 mod params;
@@ -66,6 +67,7 @@ pub use conditional::{ConditionalHandle, ConditionalKind, ConditionalNode, RawCo
 pub use event::{EventRecordNode, EventWaitNode};
 pub use exec::{DeviceLaunch, GraphExec, HostLaunch, InstantiateOptions, LaunchMode};
 pub use host::HostNode;
+pub use inspect::{ChildGraph, MemcpyDirection, MemcpyEndpoint, MemcpyParams};
 pub use node::{
     AsNode, ChildGraphNode, EmptyNode, KernelNode, MemAllocNode, MemFreeNode, MemcpyNode, MemsetNode,
     NodeInfo, NodeKind, NodeRef,

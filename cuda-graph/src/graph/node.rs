@@ -223,6 +223,16 @@ impl NodeKind {
             other => NodeKind::Unknown(other.0),
         }
     }
+
+    /// Maps a `cudaGraphNodeType` value given as a number.
+    ///
+    /// ```
+    /// use cuda_graph::graph::NodeKind;
+    /// assert_eq!(NodeKind::from_code(4), NodeKind::ChildGraph);
+    /// ```
+    pub fn from_code(code: u32) -> NodeKind {
+        NodeKind::from_raw(sys::cudaGraphNodeType(code))
+    }
 }
 
 impl fmt::Display for NodeKind {

@@ -254,7 +254,7 @@ pub(crate) fn bytes_for<T>(len: usize, call: &'static str) -> Result<usize> {
 /// # Safety
 /// `dst` must be valid for writing and `src` for reading `bytes` bytes, each in the memory
 /// (host or device) that `kind` names, and whatever lands in `dst` must be valid there.
-unsafe fn memcpy_sync(
+pub(super) unsafe fn memcpy_sync(
     dst: *mut c_void,
     src: *const c_void,
     bytes: usize,

@@ -4,9 +4,11 @@
 
 mod async_ops;
 mod buffer;
+mod buffer_range;
 mod const_ptr;
 mod pinned;
 mod pinned_slice;
+mod pointer;
 mod pool;
 mod repr;
 mod slice;
@@ -15,6 +17,7 @@ pub use buffer::{DeviceBuffer, DevicePtr};
 pub use const_ptr::DeviceConstPtr;
 pub use pinned::PinnedBuffer;
 pub use pinned_slice::{PinnedSlice, PinnedSliceMut};
+pub use pointer::MemoryKind;
 pub use pool::{MemoryPool, MemoryPoolOptions};
 pub use repr::DeviceRepr;
 pub use slice::{DeviceSlice, RawDeviceSlice};

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cuda_graph::graph::{DeviceLaunch, Graph, GraphExec, InstantiateOptions};
-use cuda_graph::{sys, CudaError, KeepAlive, KernelParam, Stream};
+use cuda_graph::{Device, KeepAlive, KernelParam, Stream};
 
 use crate::error::{Error, Result};
 use crate::validate::validate;
@@ -67,8 +67,9 @@ pub(crate) struct ExecOwner {
     exec: Option<Mutex<GraphExec<DeviceLaunch>>>,
     /// The `cudaGraphExec_t`, as kernels receive it.
     raw: u64,
-    /// The device current at instantiation (the exec's), which drop synchronizes.
-    device: i32,
+    /// The device current at instantiation (the exec's), which drop synchronizes; `None` if
+    /// it could not be read (then the device current at the wait is synchronized).
+    device: Option<Device>,
     /// Set once a [`DeviceGraphArg`] was made: kernels may have launched it since.
     given_to_kernels: AtomicBool,
 }
@@ -81,12 +82,8 @@ impl ExecOwner {
         // mark it given to kernels (so edit and drop wait for the device first), or through
         // `DeviceGraph::as_raw`, whose caller promises the same.
         let raw = unsafe { exec.as_raw() } as u64;
-        let mut device = 0;
-        // SAFETY: `device` is a valid out-pointer. On failure device 0 is assumed (the call
-        // only fails without a usable device, and then no exec exists to wrap).
-        if unsafe { sys::cudaGetDevice(&mut device) } != sys::cudaError::cudaSuccess {
-            device = 0;
-        }
+        // Fails only without a usable device, and then no exec exists to wrap.
+        let device = Device::current().ok();
         ExecOwner { exec: Some(Mutex::new(exec)), raw, device, given_to_kernels: AtomicBool::new(false) }
     }
 
@@ -107,27 +104,11 @@ impl ExecOwner {
         if !*self.given_to_kernels.get_mut() {
             return Ok(());
         }
-        let call = |status: sys::cudaError_t, name: &'static str| -> Result<()> {
-            if status == sys::cudaError::cudaSuccess {
-                Ok(())
-            } else {
-                Err(CudaError::from_code(status.0 as i32, name).into())
-            }
+        let device = match self.device {
+            Some(device) => device,
+            None => Device::current()?,
         };
-        let mut current = 0;
-        // SAFETY: `current` is a valid out-pointer.
-        call(unsafe { sys::cudaGetDevice(&mut current) }, "cudaGetDevice")?;
-        if current != self.device {
-            // SAFETY: plain call with the ordinal the exec was made on.
-            call(unsafe { sys::cudaSetDevice(self.device) }, "cudaSetDevice")?;
-        }
-        // SAFETY: no arguments; waits for all work of the (now current) exec's device.
-        let waited = call(unsafe { sys::cudaDeviceSynchronize() }, "cudaDeviceSynchronize");
-        if current != self.device {
-            // SAFETY: plain call with the ordinal that was current before.
-            call(unsafe { sys::cudaSetDevice(current) }, "cudaSetDevice")?;
-        }
-        waited?;
+        device.with_current(|| device.synchronize())?;
         *self.given_to_kernels.get_mut() = false;
         Ok(())
     }
