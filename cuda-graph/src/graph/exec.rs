@@ -11,8 +11,9 @@ use super::node::kind_of;
 use super::recycle::{self, NodeHandle, OriginRef, Parked, Recyclable, Shape};
 use super::retired::{RetiredList, RETIRED_BEFORE_WAIT};
 use super::{CoreState, Graph, GraphCore, NodeRef};
-use crate::error::{check, record_drop_error, CudaError, Result};
+use crate::error::{check, CudaError, Result};
 use crate::memory::{as_pinned, KeepAlive, LaunchLock, PinnedAllocation};
+use crate::release::record_drop_error;
 use crate::stream::Stream;
 
 mod sealed {
@@ -225,7 +226,7 @@ impl Drop for ExecRelease {
         if self.raw.is_null() {
             return;
         }
-        if crate::host_fn::in_host_fn() {
+        if crate::release::in_host_fn() {
             // CUDA calls are not allowed inside a host function: release it elsewhere.
             let moved = ExecRelease {
                 raw: std::mem::replace(&mut self.raw, ptr::null_mut()),
@@ -233,7 +234,7 @@ impl Drop for ExecRelease {
                 unfenced_launch: self.unfenced_launch.clone(),
                 recycle: self.recycle.take(),
             };
-            crate::host_fn::defer_drop(moved);
+            crate::release::defer_drop(moved);
             return;
         }
         if let Some(event) = self.fence.take() {
@@ -317,7 +318,7 @@ impl ExecRelease {
 impl<M: LaunchMode> Drop for GraphExec<M> {
     fn drop(&mut self) {
         let waits_or_parks = self.release.fence.is_some() || self.release.recycle.is_some();
-        if waits_or_parks && crate::host_fn::in_host_fn() {
+        if waits_or_parks && crate::release::in_host_fn() {
             // CUDA calls are not allowed inside a host function: wait, then release (or park)
             // it all, on another thread, so that the graphs it keeps are released after it is
             // parked, never before. `self` is left with nothing to release.
@@ -339,7 +340,7 @@ impl<M: LaunchMode> Drop for GraphExec<M> {
                 _mode: PhantomData,
                 _not_sync: PhantomData,
             };
-            crate::host_fn::defer_drop(moved);
+            crate::release::defer_drop(moved);
             return;
         }
         if self.release.wait_for_last_launch() {
@@ -680,8 +681,8 @@ impl<M: LaunchMode> GraphExec<M> {
     /// ([`GraphBuilder::add_child_graph`](super::GraphBuilder::add_child_graph)) instead.
     pub fn launch(&self, stream: &Stream) -> Result<()> {
         // Held until the launch is queued: no capture begins on `stream` after the check.
-        let _gate = crate::graph::enter_queue("GraphExec::launch")?;
-        if crate::graph::any_capture_active() && stream.is_capturing()? {
+        let _gate = crate::capture_gate::enter_queue("GraphExec::launch")?;
+        if crate::capture_gate::any_capture_active() && stream.is_capturing()? {
             // The captured launch would run with later launches of the captured graph, which
             // keep nothing of this exec alive and which its fences cannot see.
             return Err(CudaError::invalid(

@@ -36,7 +36,6 @@
 
 mod build;
 mod capture;
-mod capture_gate;
 mod conditional;
 mod dot;
 mod event;
@@ -58,9 +57,10 @@ use std::thread::{self, ThreadId};
 
 use cudart_graph_sys as sys;
 
-use crate::error::{check, record_drop_error, CudaError, Result};
-use crate::memory::KeepAlive;
+use crate::error::{check, CudaError, Result};
+use crate::release::{defer_drop, in_host_fn, record_drop_error, KeepAlive};
 
+pub use crate::error::UpdateRefusal;
 pub use capture::{CaptureGuard, CaptureMode, CaptureToGraphGuard};
 pub use conditional::{ConditionalHandle, ConditionalKind, ConditionalNode, RawConditionalHandle};
 pub use event::{EventRecordNode, EventWaitNode};
@@ -72,10 +72,6 @@ pub use node::{
 };
 pub use params::MemsetElement;
 pub use recycle::{exec_pool_stats, set_exec_pool_capacity, ExecPoolStats, DEFAULT_EXEC_POOL_CAPACITY};
-pub use update::UpdateRefusal;
-
-pub(crate) use capture::{any_capture_active, enter_wait, prepare_kernel_launch, retain_for_capture};
-pub(crate) use capture_gate::{enter_queue, QueueGuard};
 
 /// Ids for graph definitions (roots and bodies); never reused, so a stale node is refused.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -221,8 +217,8 @@ unsafe impl Send for GraphRelease {}
 
 impl Drop for GraphRelease {
     fn drop(&mut self) {
-        if crate::host_fn::in_host_fn() {
-            crate::host_fn::defer_drop(GraphRelease(std::mem::replace(&mut self.0, ptr::null_mut())));
+        if in_host_fn() {
+            defer_drop(GraphRelease(std::mem::replace(&mut self.0, ptr::null_mut())));
             return;
         }
         if !self.0.is_null() {

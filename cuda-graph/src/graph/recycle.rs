@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use cudart_graph_sys as sys;
 
 use super::{list_nodes, GraphCore};
-use crate::error::record_drop_error;
+use crate::release::record_drop_error;
 
 /// How many dropped device-launch execs the pool keeps, unless
 /// [`set_exec_pool_capacity`] says otherwise.
