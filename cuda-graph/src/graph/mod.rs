@@ -40,11 +40,12 @@ mod conditional;
 mod dot;
 mod event;
 mod exec;
+mod exec_pool;
 mod host;
 mod keep_list;
 mod node;
 mod params;
-mod recycle;
+
 mod retired;
 mod update;
 
@@ -65,13 +66,13 @@ pub use capture::{CaptureGuard, CaptureMode, CaptureToGraphGuard};
 pub use conditional::{ConditionalHandle, ConditionalKind, ConditionalNode, RawConditionalHandle};
 pub use event::{EventRecordNode, EventWaitNode};
 pub use exec::{DeviceLaunch, GraphExec, HostLaunch, InstantiateOptions, LaunchMode};
+pub use exec_pool::{exec_pool_stats, set_exec_pool_capacity, ExecPoolStats, DEFAULT_EXEC_POOL_CAPACITY};
 pub use host::HostNode;
 pub use node::{
     AsNode, ChildGraphNode, EmptyNode, KernelNode, MemAllocNode, MemFreeNode, MemcpyNode, MemsetNode,
     NodeInfo, NodeKind, NodeRef,
 };
 pub use params::MemsetElement;
-pub use recycle::{exec_pool_stats, set_exec_pool_capacity, ExecPoolStats, DEFAULT_EXEC_POOL_CAPACITY};
 
 /// Ids for graph definitions (roots and bodies); never reused, so a stale node is refused.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -85,7 +86,7 @@ fn next_id() -> u64 {
 pub(crate) struct GraphCore {
     raw: sys::cudaGraph_t,
     id: u64,
-    /// How many of the references are `recycle::OriginRef`s (kept only to name exec nodes).
+    /// How many of the references are `exec_pool::OriginRef`s (kept only to name exec nodes).
     name_refs: std::sync::atomic::AtomicUsize,
     state: Mutex<CoreState>,
     idle: Condvar,
@@ -422,9 +423,9 @@ impl Deref for Graph {
 
 impl Drop for Graph {
     fn drop(&mut self) {
-        // If only execs that name their nodes by this graph are left (see `recycle`), what the
+        // If only execs that name their nodes by this graph are left (see `exec_pool`), what the
         // nodes point to is no longer needed.
-        recycle::owner_leaving(self.core(), 1);
+        exec_pool::owner_leaving(self.core(), 1);
     }
 }
 
