@@ -208,7 +208,7 @@ pub fn exec_pool_stats() -> ExecPoolStats {
 /// Sets how many dropped device-launch execs are kept for reuse (default
 /// [`DEFAULT_EXEC_POOL_CAPACITY`]), destroying the
 /// oldest beyond it. Destroying device-launch execs that kernels launched is what makes later
-/// device launches fail on CUDA 13.0 (see the module docs): lower it only to give
+/// device launches fail on CUDA 13.0 (explained in the source, `cuda-graph/src/graph/exec_pool/mod.rs`): lower it only to give
 /// memory back in a program whose execs never ran from the device.
 ///
 /// The shape that picks a parked exec leaves out kernel node attributes. Graphs whose nodes
