@@ -205,7 +205,7 @@ unsafe extern "C" fn repeatable_trampoline<F: Fn() + Send + Sync + 'static>(user
     // keep-alive list of the graph family whose host node passes it, which every exec that
     // may launch that node keeps (as its source, an update's graph, or retired after an
     // update) until its last launch completed: such execs fence every launch and wait for
-    // or check the fence before letting go (graph/exec.rs, graph/retired.rs). `F: Sync`
+    // or check the fence before letting go (graph/exec/release.rs, graph/retired.rs). `F: Sync`
     // allows calls from several threads at once.
     let f = unsafe { &*user_data.cast::<F>() };
     let _ = catch_unwind(AssertUnwindSafe(|| run_guarded(f)));

@@ -28,8 +28,6 @@ use release::ExecRelease;
 
 #[cfg(doc)]
 use super::Graph;
-#[cfg(doc)]
-use crate::stream::Stream;
 
 mod sealed {
     pub trait Sealed {}
