@@ -26,6 +26,25 @@ pub enum Verdict {
     NotMeasured,
 }
 
+/// The limit a goal's figure is held to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    /// The figure may be at most this.
+    AtMost(f64),
+    /// The figure must be at least this.
+    AtLeast(f64),
+}
+
+impl Bound {
+    /// Whether `figure` meets the bound (a NaN never does).
+    pub fn meets(self, figure: f64) -> bool {
+        match self {
+            Bound::AtMost(limit) => figure <= limit,
+            Bound::AtLeast(least) => figure >= least,
+        }
+    }
+}
+
 /// One goal of issue 8 and its verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Goal {
@@ -33,6 +52,11 @@ pub struct Goal {
     pub text: &'static str,
     /// How this run fares.
     pub verdict: Verdict,
+    /// The one number held to the bound (the worst ratio, the µs, the speed-up); `None` when
+    /// not measured.
+    pub figure: Option<f64>,
+    /// What the figure is held to.
+    pub bound: Bound,
 }
 
 impl std::fmt::Display for Goal {
@@ -54,6 +78,7 @@ fn find<'r>(rows: &'r [Row], operation: &str, parameter: &str) -> Option<&'r Row
 }
 
 fn at_most(text: &'static str, row: Option<&Row>, limit: f64) -> Goal {
+    let figure = row.map(Row::rust);
     let verdict = match row {
         None => Verdict::NotMeasured,
         Some(row) => {
@@ -70,7 +95,7 @@ fn at_most(text: &'static str, row: Option<&Row>, limit: f64) -> Goal {
             }
         }
     };
-    Goal { text, verdict }
+    Goal { text, verdict, figure, bound: Bound::AtMost(limit) }
 }
 
 /// How many times faster device fire-and-forget is than host launch + sync at `width`
@@ -79,6 +104,7 @@ fn speedup_at_least(text: &'static str, rows: &[Row], width: u32, least: f64) ->
     let parameter = format!("width={width}");
     let host = find(rows, device_launch_width::HOST_SYNC, &parameter);
     let device = find(rows, device_launch_width::DEVICE_FIRE_AND_FORGET, &parameter);
+    let figure = host.zip(device).map(|(host, device)| host.rust() / device.rust());
     let verdict = match (host, device) {
         (Some(host), Some(device)) => {
             let speedup = host.rust() / device.rust();
@@ -107,7 +133,7 @@ fn speedup_at_least(text: &'static str, rows: &[Row], width: u32, least: f64) ->
         }
         _ => Verdict::NotMeasured,
     };
-    Goal { text, verdict }
+    Goal { text, verdict, figure, bound: Bound::AtLeast(least) }
 }
 
 /// The goals of issue 8 against `rows`.
@@ -136,6 +162,17 @@ pub fn check(rows: &[Row], while_steps: u32) -> Vec<Goal> {
                 Verdict::Met(format!("worst {:.3} ({} {})", worst.ratio(), worst.operation, worst.parameter))
             }
         },
+        // A NaN ratio counts as the worst (it misses the goal above).
+        figure: worst.map(
+            |worst| {
+                if rows.iter().any(|row| row.ratio().is_nan()) {
+                    f64::NAN
+                } else {
+                    worst.ratio()
+                }
+            },
+        ),
+        bound: Bound::AtMost(MAX_RATIO),
     };
     vec![
         ratios,

@@ -17,6 +17,10 @@
 //! - (g) [`data_loop`]: the data-dependent loop of (d) driven by a kernel that relaunches its
 //!   own graph from the device, µs per step.
 //!
+//! `--runs N` repeats all of it N times in one process ([`over_runs`]): every run's rows are
+//! kept, each figure is reported as the median over the runs, and each goal is decided per run
+//! and then over the runs.
+//!
 //! Every measured run's counter is checked, and so is every device-side launch's status
 //! (error slot, error word), so a launch that did not run cannot pass for a fast one.
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -34,7 +38,9 @@ pub mod harness;
 pub mod instantiate_update;
 pub mod kernels;
 pub mod output;
+pub mod over_runs;
 pub mod redraw;
+pub mod root_table;
 pub mod stream_launch;
 pub mod twin;
 
@@ -55,6 +61,8 @@ pub struct Options {
     pub device: i32,
     /// Warm-up and samples per side.
     pub plan: Plan,
+    /// Full runs of everything, one after the other in this process.
+    pub runs: usize,
     /// (a) Launches per sample.
     pub launches: u32,
     /// (b) Chain lengths.
@@ -75,6 +83,8 @@ pub struct Options {
 
 /// (f) The widest work graph [`Options::validate`] accepts.
 pub const MAX_WIDTH: u32 = 4096;
+/// The most runs [`Options::validate`] accepts.
+pub const MAX_RUNS: usize = 100;
 /// (f) The most iterations per sample [`Options::validate`] accepts (with [`MAX_WIDTH`], the
 /// counter, `width × iterations`, stays far below `u32::MAX`).
 pub const MAX_WIDTH_ITERS: u32 = 100_000;
@@ -86,6 +96,7 @@ impl Options {
             quick: false,
             device: 0,
             plan: Plan { warmup: 5, reps: 31 },
+            runs: 1,
             launches: 1000,
             chain_lengths: vec![1, 10, 100, 1000],
             chain_target_nodes: 20_000,
@@ -116,6 +127,8 @@ impl Options {
     pub fn validate(&self) -> Result<()> {
         let problem = if self.plan.reps == 0 {
             "reps must be at least 1".to_string()
+        } else if self.runs == 0 || self.runs > MAX_RUNS {
+            format!("runs must be 1..={MAX_RUNS}, not {}", self.runs)
         } else if self.launches == 0 || self.chain_target_nodes == 0 || self.update_nodes == 0 {
             "launches, chain target and update nodes must be at least 1".to_string()
         } else if self.chain_lengths.is_empty() || self.chain_lengths.iter().any(|&n| n == 0 || n > 100_000) {
@@ -147,18 +160,26 @@ impl Options {
     }
 }
 
-/// What a run measured.
+/// What the runs measured.
 #[derive(Debug, Clone)]
 pub struct Report {
     /// Device, driver, date, method.
     pub info: RunInfo,
-    /// Every figure, in the order measured.
-    pub rows: Vec<Row>,
-    /// Issue 8's goals against the rows.
-    pub goals: Vec<goals::Goal>,
+    /// Each run's figures, in the order measured.
+    pub runs: Vec<Vec<Row>>,
+    /// Issue 8's goals, decided per run and over the runs.
+    pub goals: Vec<over_runs::GoalOverRuns>,
 }
 
-/// Measures everything, calling `progress` with a line as each operation finishes.
+impl Report {
+    /// Each figure over the runs ([`over_runs::merge`]): medians of the runs' medians.
+    pub fn merged(&self) -> Vec<Row> {
+        over_runs::merge(&self.runs)
+    }
+}
+
+/// Measures everything `options.runs` times, calling `progress` with a line as each operation
+/// finishes.
 pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report> {
     options.validate()?;
     Device::count()?; // no device: BenchError::NoDevice, before anything else
@@ -168,11 +189,31 @@ pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report> 
         device: device_info::DeviceInfo::query(device)?,
         mode: options.mode(),
         plan: options.plan,
+        runs: options.runs,
         date: output::now_utc(),
     };
     progress(&format!("device: {}; {}", info.device.device_line(), info.device.driver_line()));
 
-    let rows = measure_all(options, device, progress)?;
+    let twin = twin::Twin::new()?;
+    let mut rust = RustSide::new()?;
+    // The device-launch execs of (f) and (g) of every run are kept until the last run is done:
+    // launching new device-launch execs after others were destroyed was seen to silently not
+    // run (RELIABILITY.md, "Known issue").
+    let mut kept = Kept::default();
+    let mut runs = Vec::with_capacity(options.runs);
+    for run in 1..=options.runs {
+        let mut numbered = |line: &str| {
+            if options.runs > 1 {
+                progress(&format!("run {run}/{}: {line}", options.runs));
+            } else {
+                progress(line);
+            }
+        };
+        runs.push(measure_all(options, device, &twin, &mut rust, &mut kept, &mut numbered)?);
+    }
+    drop(kept);
+    drop(rust);
+    drop(twin);
     // Releases (drops) cannot return errors: they are kept, and any fails the run.
     let mut release_errors = twin::take_release_errors();
     release_errors.extend(cuda_graph::take_drop_errors().into_iter().map(BenchError::Cuda));
@@ -180,43 +221,47 @@ pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report> 
     if let Some(first) = release_errors.into_iter().next() {
         return Err(first);
     }
-    let goals = goals::check(&rows, options.loop_steps);
-    Ok(Report { info, rows, goals })
+    let per_run: Vec<Vec<goals::Goal>> =
+        runs.iter().map(|rows| goals::check(rows, options.loop_steps)).collect();
+    Ok(Report { info, runs, goals: over_runs::goals(&per_run) })
 }
 
-fn measure_all(options: &Options, device: Device, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>> {
-    let twin = twin::Twin::new()?;
-    let mut rust = RustSide::new()?;
+/// What one run made for (f) and (g), kept for the later runs' sake.
+#[derive(Default)]
+struct Kept<'t> {
+    widths: Vec<device_launch_width::WidthGraphs<'t>>,
+    relaunch: Vec<data_loop::SelfRelaunch<'t>>,
+}
+
+fn measure_all<'t>(
+    options: &Options,
+    device: Device,
+    twin: &'t twin::Twin,
+    rust: &mut RustSide,
+    kept: &mut Kept<'t>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Row>> {
     let plan = &options.plan;
     let mut rows = Vec::new();
     let mut done = |name: &str, new: Vec<Row>, rows: &mut Vec<Row>| {
         progress(&format!("measured: {name}"));
         rows.extend(new);
     };
-    done("(a) stream launch", stream_launch::measure(&mut rust, &twin, plan, options.launches)?, &mut rows);
-    let replay =
-        graph_replay::measure(&mut rust, &twin, plan, &options.chain_lengths, options.chain_target_nodes)?;
+    done("(a) stream launch", stream_launch::measure(rust, twin, plan, options.launches)?, &mut rows);
+    let replay = graph_replay::measure(rust, twin, plan, &options.chain_lengths, options.chain_target_nodes)?;
     done("(b) graph replay", replay, &mut rows);
-    let update = instantiate_update::measure(&mut rust, &twin, plan, options.update_nodes)?;
+    let update = instantiate_update::measure(rust, twin, plan, options.update_nodes)?;
     done("(c) instantiate and update", update, &mut rows);
-    done(
-        "(d) data-dependent loop",
-        data_loop::measure(&mut rust, &twin, plan, options.loop_steps)?,
-        &mut rows,
-    );
-    done(
-        "(e) CDP vs host launch",
-        cdp::measure(&mut rust, &twin, plan, device, options.cdp_children)?,
-        &mut rows,
-    );
-    // The device-launch execs of (f) and (g) are all kept until this function returns, after
-    // the last device launch: launching new device-launch execs after others were destroyed
-    // was seen to silently not run (RELIABILITY.md, "Known issue").
-    let widths = device_launch_width::WidthGraphs::new(&rust, &twin, &options.widths, options.width_iters)?;
-    done("(f) host vs device launch by width", widths.measure(&mut rust, plan)?, &mut rows);
+    done("(d) data-dependent loop", data_loop::measure(rust, twin, plan, options.loop_steps)?, &mut rows);
+    done("(e) CDP vs host launch", cdp::measure(rust, twin, plan, device, options.cdp_children)?, &mut rows);
+    // The device-launch execs of (f) and (g) are kept (in `kept`) until every run is done.
+    let widths = device_launch_width::WidthGraphs::new(rust, twin, &options.widths, options.width_iters)?;
+    done("(f) host vs device launch by width", widths.measure(rust, plan)?, &mut rows);
     let control = widths.control(plan)?;
-    let relaunch = data_loop::SelfRelaunch::new(&rust, &twin, options.loop_steps)?;
-    done("(g) device self-relaunch loop", relaunch.measure(&mut rust, plan)?, &mut rows);
+    kept.widths.push(widths);
+    let relaunch = data_loop::SelfRelaunch::new(rust, twin, options.loop_steps)?;
+    done("(g) device self-relaunch loop", relaunch.measure(rust, plan)?, &mut rows);
+    kept.relaunch.push(relaunch);
     rust.stream.synchronize()?;
     let rust_first_sets = (0..device_launch_width::INSTANCES)
         .filter(|&set| device_launch_width::rust_made_first(set))
@@ -273,21 +318,17 @@ pub struct Written {
 
 /// Writes `bench.csv`, `launch_latency.png` and `README.md` into `dir`.
 pub fn write_outputs(report: &Report, dir: &Path) -> Result<Written> {
-    let csv = output::write_file(dir, "bench.csv", &output::csv(&report.info, &report.rows))?;
+    let csv = output::write_file(dir, "bench.csv", &output::csv(&report.info, &report.runs))?;
     let chart = dir.join(chart::FILE_NAME);
     let caption = chart::caption(&report.info.device.name);
-    let series = chart::series(&report.rows);
+    let series = chart::series(&report.merged());
     // A font that registers but does not render must not cost the run its chart: retry plain.
     let text = chart::load_font() && chart::draw(&chart, &caption, &series, true).is_ok();
     if !text {
         chart::draw(&chart, &caption, &series, false)?;
     }
     let note = if text { "" } else { chart::NO_TEXT_NOTE };
-    let readme = output::write_file(
-        dir,
-        "README.md",
-        &output::results_readme(&report.info, &report.rows, &report.goals, note),
-    )?;
+    let readme = output::write_file(dir, "README.md", &output::results_readme(report, note))?;
     Ok(Written { csv, chart, chart_has_text: text, readme })
 }
 
@@ -346,6 +387,11 @@ mod tests {
         assert!(bad.validate().is_err());
         let bad = Options { plan: Plan { warmup: 0, reps: 0 }, ..Options::full() };
         assert!(bad.validate().is_err());
+        for runs in [0, MAX_RUNS + 1] {
+            let bad = Options { runs, ..Options::quick() };
+            assert!(bad.validate().unwrap_err().to_string().contains("runs must be 1..=100"));
+        }
+        assert!(Options { runs: MAX_RUNS, ..Options::quick() }.validate().is_ok());
     }
 
     #[test]

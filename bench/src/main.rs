@@ -22,6 +22,11 @@ struct Cli {
     /// Timed samples per side (default 31; 3 with --quick).
     #[arg(long)]
     reps: Option<usize>,
+    /// Full runs of everything, one after the other in this process (default 1): the CSV keeps
+    /// every run's rows, the table gives the medians over the runs and their spread, and each
+    /// goal is decided per run and over the runs.
+    #[arg(long)]
+    runs: Option<usize>,
     /// Untimed warm-up runs per side (default 5; 1 with --quick).
     #[arg(long)]
     warmup: Option<usize>,
@@ -30,8 +35,12 @@ struct Cli {
     device: i32,
     /// Measure nothing: redraw DIR's chart with text from its bench.csv (for results from a
     /// machine that had no font). Needs no GPU.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["quick", "out", "reps", "warmup"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["quick", "out", "reps", "warmup", "runs"])]
     redraw: Option<PathBuf>,
+    /// Measure nothing: print the top README's benchmark table from DIR's bench.csv (medians
+    /// over its runs), to paste into README.md. Needs no GPU.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["quick", "out", "reps", "warmup", "runs", "redraw"])]
+    readme_table: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -51,24 +60,37 @@ fn bench(cli: &Cli) -> Result<(), BenchError> {
         println!("redrew {} with text", chart.display());
         return Ok(());
     }
+    if let Some(dir) = &cli.readme_table {
+        let path = dir.join("bench.csv");
+        let csv = std::fs::read_to_string(&path).map_err(|error| BenchError::Io { path, error })?;
+        let (_, runs) = cuda_graph_bench::redraw::read_runs(&csv)?;
+        print!("{}", cuda_graph_bench::root_table::root_readme_table(&runs));
+        return Ok(());
+    }
     let mut options = if cli.quick { Options::quick() } else { Options::full() };
     options.device = cli.device;
+    options.runs = cli.runs.unwrap_or(options.runs);
     options.plan = Plan {
         warmup: cli.warmup.unwrap_or(options.plan.warmup),
         reps: cli.reps.unwrap_or(options.plan.reps),
     };
     let out = cli.out.clone().unwrap_or_else(|| default_out_dir(cli.quick));
     println!(
-        "cuda-graph-bench ({} run): {} warm-up + {} samples per side, Rust and C++ interleaved, medians",
+        "cuda-graph-bench ({} run): {} warm-up + {} samples per side, Rust and C++ interleaved, medians; {} run(s)",
         options.mode(),
         options.plan.warmup,
-        options.plan.reps
+        options.plan.reps,
+        options.runs
     );
     let report = run(&options, &mut |line| println!("{line}"))?;
     // The figures are printed even if writing the files fails: a GPU run is not to be lost.
     let written = write_outputs(&report, &out);
 
-    println!("\ngoals (issue 8, set for an H100; this run: {}):", report.info.device.name);
+    println!(
+        "\ngoals (issue 8, set for an H100; {} run(s) on {}; met over the runs only if the median meets it and at least half the runs did):",
+        report.runs.len(),
+        report.info.device.name
+    );
     for goal in &report.goals {
         println!("  {goal}");
     }
@@ -86,6 +108,6 @@ fn bench(cli: &Cli) -> Result<(), BenchError> {
         Err(err) => println!("\nwriting the results failed: {err}"),
     }
     println!("\n{}; {}", report.info.device.device_line(), report.info.device.driver_line());
-    print!("{}", output::text_table(&report.rows));
+    print!("{}", output::text_table(&report.runs));
     written.map(|_| ())
 }

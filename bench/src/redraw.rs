@@ -1,14 +1,17 @@
 //! Redraws a results folder's chart from its `bench.csv`. A bare GPU machine often has no
 //! font, so its chart has no text; `cuda-graph-bench --redraw bench/results` on a machine that
 //! has one draws the same lines with caption, axis labels and legend, and drops the README's
-//! note that the chart has no text. No GPU is needed.
+//! note that the chart has no text. No GPU is needed. A `bench.csv` of several runs (its `run`
+//! column) is drawn from the medians over the runs, as the run drew it.
 
 use std::path::{Path, PathBuf};
 
 use crate::chart;
 use crate::error::{BenchError, Result};
 use crate::harness::{Pair, Row};
-use crate::{device_launch_width, graph_replay, stream_launch};
+use crate::{
+    cdp, data_loop, device_launch_width, graph_replay, instantiate_update, over_runs, stream_launch,
+};
 
 /// The operations the chart draws: only their rows are read back.
 const CHARTED: [&str; 5] = [
@@ -48,40 +51,94 @@ pub fn redraw(dir: &Path) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// The device name and the charted rows (medians only) of a `bench.csv`.
+/// The device name and the charted rows of a `bench.csv`, over its runs
+/// ([`crate::over_runs::merge`]): the chart of several runs draws the medians over the runs.
 fn parse(csv: &str) -> Result<(String, Vec<Row>)> {
+    let (device, runs) = read_runs(csv)?;
+    let rows: Vec<Row> =
+        over_runs::merge(&runs).into_iter().filter(|row| CHARTED.contains(&row.operation)).collect();
+    if rows.is_empty() {
+        return Err(BenchError::Options("bench.csv: no rows of the charted operations".to_string()));
+    }
+    Ok((device, rows))
+}
+
+/// Every operation the bench measures: only their rows are read back.
+const KNOWN: [&str; 14] = [
+    stream_launch::OPERATION,
+    graph_replay::OPERATION,
+    instantiate_update::INSTANTIATE,
+    instantiate_update::UPDATE,
+    instantiate_update::UPDATE_ADD_NODE,
+    instantiate_update::UPDATE_RAW,
+    data_loop::HOST_SYNC,
+    data_loop::WHILE_NODE,
+    data_loop::SELF_RELAUNCH,
+    cdp::FROM_DEVICE,
+    cdp::FROM_HOST,
+    device_launch_width::HOST_SYNC,
+    device_launch_width::DEVICE_FIRE_AND_FORGET,
+    device_launch_width::DEVICE_TAIL,
+];
+
+/// The device name and each run's rows of a `bench.csv` (one sample a side: the run's median).
+/// A file without a `run` column (written before `--runs`) is one run.
+///
+/// ```
+/// let csv = "# device: GPU (sm_90, 1 SMs)\n\
+///            operation,parameter,rust,cpp,ratio,unit,rust_min,rust_max,cpp_min,cpp_max,samples,run\n\
+///            graph instantiate,nodes=100,140,141,0.99,µs,1,2,1,2,31,1\n\
+///            graph instantiate,nodes=100,150,141,1.06,µs,1,2,1,2,31,2\n";
+/// let (device, runs) = cuda_graph_bench::redraw::read_runs(csv)?;
+/// assert_eq!((device.as_str(), runs.len(), runs[1][0].rust()), ("GPU", 2, 150.0));
+/// # Ok::<(), cuda_graph_bench::BenchError>(())
+/// ```
+pub fn read_runs(csv: &str) -> Result<(String, Vec<Vec<Row>>)> {
     let bad = |what: String| BenchError::Options(format!("bench.csv: {what}"));
     let device = csv
         .lines()
         .find_map(|line| line.strip_prefix("# device: "))
         .map(|line| line.split(" (").next().unwrap_or(line).to_string())
         .ok_or_else(|| bad("no `# device:` line".to_string()))?;
-    let mut rows = Vec::new();
-    for (number, line) in csv.lines().enumerate().filter(|(_, line)| !line.starts_with('#')).skip(1) {
+    let mut lines = csv.lines().enumerate().filter(|(_, line)| !line.starts_with('#'));
+    let header = lines.next().map(|(_, line)| split_fields(line)).unwrap_or_default();
+    let run_column = header.iter().position(|field| field == "run");
+    let mut runs: Vec<Vec<Row>> = Vec::new();
+    for (number, line) in lines {
         let fields = split_fields(line);
         let [operation, parameter, rust, cpp, _ratio, unit, ..] = fields.as_slice() else {
             return Err(bad(format!("line {} has {} fields", number + 1, fields.len())));
         };
-        let Some(operation) = CHARTED.iter().find(|known| **known == operation.as_str()) else {
+        let Some(operation) = KNOWN.iter().find(|known| **known == operation.as_str()) else {
             continue;
         };
         let value = |text: &str| {
             text.parse::<f64>().map_err(|_| bad(format!("line {}: `{text}` is not a number", number + 1)))
         };
+        let run = match run_column {
+            None => 1,
+            Some(column) => {
+                let text = fields.get(column).map_or("", String::as_str);
+                text.parse::<usize>()
+                    .ok()
+                    .filter(|&run| run >= 1)
+                    .ok_or_else(|| bad(format!("line {}: run `{text}` is not 1 or more", number + 1)))?
+            }
+        };
+        if runs.len() < run {
+            runs.resize_with(run, Vec::new);
+        }
         let mut pair = Pair::default();
         pair.rust.push(value(rust)?);
         pair.cpp.push(value(cpp)?);
-        rows.push(Row::new(operation, parameter.clone(), unit_of(unit), pair));
+        runs[run - 1].push(Row::new(operation, parameter.clone(), unit_of(unit), pair));
     }
-    if rows.is_empty() {
-        return Err(bad("no rows of the charted operations".to_string()));
-    }
-    Ok((device, rows))
+    Ok((device, runs))
 }
 
-/// The charted rows' units, as `'static` strings (the chart does not show them).
+/// The rows' units, as `'static` strings.
 fn unit_of(unit: &str) -> &'static str {
-    ["µs/launch", "µs/node"].into_iter().find(|known| *known == unit).unwrap_or("µs")
+    ["µs/launch", "µs/node", "µs/step", "µs/child"].into_iter().find(|known| *known == unit).unwrap_or("µs")
 }
 
 /// The fields of one CSV line: commas separate, double quotes enclose a field that holds commas
@@ -131,6 +188,18 @@ mod tests {
         );
         let series = chart::series(&rows);
         assert!(series.iter().any(|s| s.points == [(64.0, 31.1)]), "{series:?}");
+    }
+
+    #[test]
+    fn several_runs_are_drawn_from_their_medians() {
+        let csv = "# device: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)\n\
+                   operation,parameter,rust,cpp,ratio,unit,rust_min,rust_max,cpp_min,cpp_max,samples,run\n\
+                   \"graph launch, device tail\",width=64,31,30,1,µs/launch,30,32,30,31,31,1\n\
+                   \"graph launch, device tail\",width=64,35,33,1,µs/launch,30,32,30,31,31,2\n\
+                   \"graph launch, device tail\",width=64,32,29,1,µs/launch,30,32,30,31,31,3\n";
+        let (_, rows) = parse(csv).unwrap();
+        assert_eq!(rows.len(), 1, "one row over the three runs");
+        assert_eq!((rows[0].rust(), rows[0].cpp()), (32.0, 30.0));
     }
 
     #[test]

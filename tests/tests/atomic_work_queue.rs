@@ -2,6 +2,7 @@
 //! others', and the report carries the chapter's figures. Speed is not asserted here.
 
 use atomic_work_queue::{run, Options};
+use chapter_common::ExampleError;
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
@@ -73,5 +74,6 @@ fn the_uniform_control_can_be_left_out() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { batch: 3, ..Options::quick() }).unwrap_err();
+    assert!(matches!(err, ExampleError::Options { option: "batch", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("powers of two"), "{err}");
 }

@@ -2,6 +2,7 @@
 //! output, the per-node and whole-graph updates take effect, and the report carries the
 //! chapter's figures. Speed is not asserted here.
 
+use chapter_common::ExampleError;
 use cuda_graphs::{run, Options};
 
 #[test]
@@ -56,5 +57,9 @@ fn quick_run_passes_and_reports_every_figure() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { kernels: 1, ..Options::quick() }).unwrap_err();
+    assert!(
+        matches!(err, ExampleError::Options { option: "kernels", .. }),
+        "not the options variant: {err:?}"
+    );
     assert!(err.to_string().contains("kernels must be"), "{err}");
 }

@@ -2,6 +2,7 @@
 //! SWITCH nodes run exactly as the CPU model says for every input, and the WHILE loop and the
 //! host-driven loop both stop where the model does with its values. Speed is not asserted.
 
+use chapter_common::ExampleError;
 use cuda_graphs_conditional::{run, Options};
 
 #[test]
@@ -45,5 +46,6 @@ fn quick_run_passes_and_reports_every_figure() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { size: 4096, ..Options::quick() }).unwrap_err();
+    assert!(matches!(err, ExampleError::Options { option: "size", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("one block"), "{err}");
 }

@@ -2,6 +2,7 @@
 //! reference (verify is on), and the report carries the chapter's figures. Speed is not
 //! asserted.
 
+use chapter_common::ExampleError;
 use cuda_graphs_pipeline::{run, Options};
 
 #[test]
@@ -53,5 +54,6 @@ fn quick_run_passes_and_reports_every_figure() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { iters: 150, ..Options::quick() }).unwrap_err();
+    assert!(matches!(err, ExampleError::Options { option: "iters", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("multiple of capture_iters"), "{err}");
 }

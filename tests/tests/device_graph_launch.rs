@@ -4,6 +4,7 @@
 //! timed loops, and each limit hit on purpose comes back as the expected device-side error.
 //! Speed is not asserted here.
 
+use chapter_common::ExampleError;
 use device_graph_launch::{run, Mode, Options};
 
 #[test]
@@ -66,5 +67,9 @@ fn quick_run_passes_and_reports_every_figure() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { widths: vec![0], ..Options::quick() }).unwrap_err();
+    assert!(
+        matches!(err, ExampleError::Options { option: "widths", .. }),
+        "not the options variant: {err:?}"
+    );
     assert!(err.to_string().contains("widths must be"), "{err}");
 }

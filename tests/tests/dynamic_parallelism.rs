@@ -4,6 +4,7 @@
 //! launch is refused, the book's plain-stream launcher launches nothing, and the device graph
 //! launch done right changes the data. Speed is not asserted here.
 
+use chapter_common::ExampleError;
 use dynamic_parallelism::{run, Options};
 
 #[test]
@@ -55,5 +56,6 @@ fn quick_run_passes_and_reports_every_figure() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { cells: 5000, ..Options::quick() }).unwrap_err();
+    assert!(matches!(err, ExampleError::Options { option: "cells", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("cells must be"), "{err}");
 }

@@ -2,6 +2,7 @@
 //! both as graph nodes and on the stream, and the report carries GB/s by size. Speed is not
 //! asserted here.
 
+use chapter_common::ExampleError;
 use graph_bandwidth::{run, Options};
 
 #[test]
@@ -50,5 +51,6 @@ fn quick_run_passes_and_reports_every_size() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { sizes: vec![6], ..Options::quick() }).unwrap_err();
+    assert!(matches!(err, ExampleError::Options { option: "sizes", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("multiples of 4"), "{err}");
 }

@@ -1,6 +1,7 @@
 //! `graph_conditional_runtime` on a real GPU: host branching and the IF/ELSE node take the CPU
 //! model's branch at every iteration and end with its data. Speed is not asserted.
 
+use chapter_common::ExampleError;
 use graph_conditional_runtime::{run, Options};
 
 #[test]
@@ -30,5 +31,9 @@ fn quick_run_passes_and_reports_every_figure() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { threads_per_block: 100, ..Options::quick() }).unwrap_err();
+    assert!(
+        matches!(err, ExampleError::Options { option: "threads_per_block", .. }),
+        "not the options variant: {err:?}"
+    );
     assert!(err.to_string().contains("multiple of 32"), "{err}");
 }

@@ -2,6 +2,7 @@
 //! produce the CPU reference, graph memory does not grow with replays, and the report carries
 //! every figure. Speed is not asserted here.
 
+use chapter_common::ExampleError;
 use graph_memory::{run, Options};
 
 #[test]
@@ -45,5 +46,9 @@ fn quick_run_passes_and_reports_every_figure() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { stages: 1, ..Options::quick() }).unwrap_err();
+    assert!(
+        matches!(err, ExampleError::Options { option: "stages", .. }),
+        "not the options variant: {err:?}"
+    );
     assert!(err.to_string().contains("stages"), "{err}");
 }

@@ -1,6 +1,7 @@
 //! `kernel_fusion` on a real GPU: unfused, fused and graph outputs all equal the CPU reference
 //! bit for bit, and the report carries every figure. Speed is not asserted here.
 
+use chapter_common::ExampleError;
 use kernel_fusion::{run, Options};
 
 #[test]
@@ -42,5 +43,6 @@ fn quick_run_passes_and_reports_every_figure() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { iters: 0, ..Options::quick() }).unwrap_err();
+    assert!(matches!(err, ExampleError::Options { option: "iters", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("iters"), "{err}");
 }

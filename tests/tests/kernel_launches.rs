@@ -2,6 +2,7 @@
 //! ran once and in order, and the report carries the chapter's figures. Speed is not asserted
 //! here.
 
+use chapter_common::ExampleError;
 use kernel_launches::{run, Options};
 
 #[test]
@@ -44,5 +45,6 @@ fn quick_run_passes_and_reports_every_figure() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { sweep: vec![0], ..Options::quick() }).unwrap_err();
+    assert!(matches!(err, ExampleError::Options { option: "sweep", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("graph sizes"), "{err}");
 }

@@ -3,6 +3,7 @@
 //! token counts and combined output, with one launch per busy expert per step and no
 //! device-side launch refused; the report carries the chapter's figures. Speed is not asserted.
 
+use chapter_common::ExampleError;
 use moe_router::{run, Options};
 
 #[test]
@@ -55,5 +56,9 @@ fn top_1_routing_passes_too() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { experts: 65, ..Options::quick() }).unwrap_err();
+    assert!(
+        matches!(err, ExampleError::Options { option: "experts", .. }),
+        "not the options variant: {err:?}"
+    );
     assert!(err.to_string().contains("experts must be"), "{err}");
 }

@@ -3,6 +3,7 @@
 //! CPU model's output and make one graph launch per item, with no device-side launch refused;
 //! the report carries the chapter's figures. Speed is not asserted.
 
+use chapter_common::ExampleError;
 use persistent_scheduler::{run, Options};
 
 /// Whether the tests run under racecheck. racecheck's own process dies (SIGSEGV inside the
@@ -94,5 +95,6 @@ fn one_launching_thread_and_full_batches_pass_too() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { batch: 121, ..Options::quick() }).unwrap_err();
+    assert!(matches!(err, ExampleError::Options { option: "batch", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("batch must be"), "{err}");
 }

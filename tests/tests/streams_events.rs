@@ -2,6 +2,7 @@
 //! experiments equals the CPU reference, and the report carries every figure. Speed is not
 //! asserted here.
 
+use chapter_common::ExampleError;
 use streams_events::{run, Options};
 
 #[test]
@@ -63,5 +64,6 @@ fn quick_run_passes_and_reports_every_figure() {
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
     let err = run(&Options { depth: 0, ..Options::quick() }).unwrap_err();
+    assert!(matches!(err, ExampleError::Options { option: "depth", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("depth"), "{err}");
 }

@@ -23,10 +23,14 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 mod variants;
 mod workload;
 
-use chapter_common::{Report, Samples};
+use chapter_common::{ExampleError, OptionCheck, Report, Samples};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, Device};
 use serde_json::json;
@@ -102,33 +106,32 @@ impl Options {
     }
 
     /// Refuses what the kernels cannot run correctly, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.items == 0 || self.items > MAX_ITEMS {
-            format!("items must be 1..={MAX_ITEMS}, not {}", self.items)
-        } else if self.runs == 0 {
-            "runs must be at least 1".to_string()
-        } else if self.light_cost == 0 || self.light_cost > 1 << 16 {
-            format!("light_cost must be 1..=65536, not {}", self.light_cost)
-        } else if self.heavy_factor == 0 || self.heavy_factor > 1 << 10 {
-            format!("heavy_factor must be 1..=1024, not {}", self.heavy_factor)
-        } else if self.span == 0 || self.hot_one_in == 0 || self.blocks_per_sm == 0 {
-            "span, hot_one_in and blocks_per_sm must be at least 1".to_string()
-        } else if self.threads_per_block == 0
-            || self.threads_per_block % 32 != 0
-            || self.threads_per_block > 1024
-        {
-            format!("threads_per_block must be a multiple of 32 up to 1024, not {}", self.threads_per_block)
-        } else if let Some(b) = std::iter::once(self.batch)
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        OptionCheck::new("atomic_work_queue")
+            .within("items", self.items, 1..=MAX_ITEMS)
+            .at_least("runs", self.runs, 1)
+            .within("light_cost", self.light_cost, 1..=1 << 16)
+            .within("heavy_factor", self.heavy_factor, 1..=1 << 10)
+            .at_least("span", self.span, 1)
+            .at_least("hot_one_in", self.hot_one_in, 1)
+            .at_least("blocks_per_sm", self.blocks_per_sm, 1)
+            .threads_per_block(self.threads_per_block)
+            .rule("batch", self.bad_batch().is_none(), || {
+                format!("batch sizes must be powers of two up to 4096, not {}", self.bad_batch().unwrap_or(0))
+            })
+            .rule(
+                "block_chunk",
+                self.block_chunk % 32 == 0 && (32..=1 << 20).contains(&self.block_chunk),
+                || format!("block_chunk must be a multiple of 32 up to 2^20, not {}", self.block_chunk),
+            )
+            .done()
+    }
+
+    /// The first batch size (of `batch` and `sweep`) that is not a power of two up to 4096.
+    fn bad_batch(&self) -> Option<u32> {
+        std::iter::once(self.batch)
             .chain(self.sweep.iter().copied())
             .find(|b| !b.is_power_of_two() || *b > 4096)
-        {
-            format!("batch sizes must be powers of two up to 4096, not {b}")
-        } else if self.block_chunk == 0 || self.block_chunk % 32 != 0 || self.block_chunk > 1 << 20 {
-            format!("block_chunk must be a multiple of 32 up to 2^20, not {}", self.block_chunk)
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "atomic_work_queue::run", problem })
     }
 }
 
@@ -180,7 +183,7 @@ fn first_difference(a: &[u32], b: &[u32]) -> Option<(usize, u32, u32)> {
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -411,26 +414,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().items < Options::default().items);
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { items: 0, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-            Options { threads_per_block: 100, ..Options::quick() },
-            Options { sweep: vec![1, 3], ..Options::quick() },
-            Options { block_chunk: 48, ..Options::quick() },
-            Options { light_cost: 0, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("items", Options { items: 0, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+            ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
+            ("batch", Options { sweep: vec![1, 3], ..Options::quick() }),
+            ("block_chunk", Options { block_chunk: 48, ..Options::quick() }),
+            ("light_cost", Options { light_cost: 0, ..Options::quick() }),
+        ]);
     }
 
     fn measured(variant: Variant, ms: &[f64]) -> Measured {

@@ -4,8 +4,8 @@
 
 use std::process::ExitCode;
 
-use atomic_work_queue::{run, Options};
-use chapter_common::CommonArgs;
+use atomic_work_queue::Program;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
 
 /// Static vs dynamic assignment of irregular work: a global atomic counter per thread, per warp
@@ -23,26 +23,15 @@ struct Cli {
     /// Skip the uniform-cost control (the same items with heavy factor 1).
     #[arg(long)]
     no_uniform_control: bool,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.items = cli.items.unwrap_or(options.items);
-    options.heavy_factor = cli.heavy_factor.unwrap_or(options.heavy_factor);
-    options.uniform_control = !cli.no_uniform_control;
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("atomic_work_queue: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    main_with::<Program>(&cli.common, |options| {
+        options.items = cli.items.unwrap_or(options.items);
+        options.heavy_factor = cli.heavy_factor.unwrap_or(options.heavy_factor);
+        options.uniform_control = !cli.no_uniform_control;
+    })
 }

@@ -92,7 +92,7 @@ mod tests {
     use super::*;
 
     fn program() -> Program {
-        Program { name: "cuda_graphs", claim: "1.35-1.40x", run: |_| unreachable!() }
+        Program { name: "cuda_graphs", claim: "1.35-1.40x", run: |_, _| unreachable!() }
     }
 
     #[test]

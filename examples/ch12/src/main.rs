@@ -12,6 +12,8 @@
 mod gpu;
 mod isolate;
 mod programs;
+#[cfg(test)]
+mod readme_check;
 mod summary;
 mod table;
 
@@ -66,7 +68,7 @@ fn main() -> ExitCode {
     if let Some(name) = &cli.child {
         return match programs.iter().find(|p| p.name == name.as_str()) {
             Some(program) => {
-                println!("{}", isolate::child_line(&(program.run)(cli.quick)));
+                println!("{}", isolate::child_line(&program.row(cli.quick)));
                 ExitCode::SUCCESS
             }
             None => {
@@ -115,7 +117,7 @@ fn main() -> ExitCode {
                 .map(|(i, program)| {
                     println!("[{}/{}] {} ...", i + 1, programs.len(), program.name);
                     let row = if cli.in_process {
-                        (program.run)(cli.quick)
+                        program.row(cli.quick)
                     } else {
                         isolate::run_in_child(program, cli.quick)
                     };

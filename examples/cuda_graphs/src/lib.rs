@@ -23,14 +23,18 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 mod chain;
 
 use std::time::Instant;
 
-use chapter_common::{Report, Rng, Samples};
+use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, Event, Stream};
+use cuda_graph::{Device, DeviceBuffer, Event, Stream};
 use serde_json::json;
 
 pub use chain::{checksum, mix, random_steps, reference, reference_passes, Step};
@@ -74,25 +78,19 @@ impl Options {
     }
 
     /// Refuses what cannot run, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.elements == 0 || self.elements > MAX_ELEMENTS {
-            format!("elements must be 1..={MAX_ELEMENTS}, not {}", self.elements)
-        } else if self.kernels < 2 || self.kernels > MAX_KERNELS {
-            format!(
-                "kernels must be 2..={MAX_KERNELS} (one node's constant is changed), not {}",
-                self.kernels
-            )
-        } else if self.iters == 0 || self.runs == 0 {
-            "iters and runs must be at least 1".to_string()
-        } else if self.threads_per_block == 0
-            || self.threads_per_block % 32 != 0
-            || self.threads_per_block > 1024
-        {
-            format!("threads_per_block must be a multiple of 32 up to 1024, not {}", self.threads_per_block)
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "cuda_graphs::run", problem })
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        OptionCheck::new("cuda_graphs")
+            .within("elements", self.elements, 1..=MAX_ELEMENTS)
+            .rule("kernels", (2..=MAX_KERNELS).contains(&self.kernels), || {
+                format!(
+                    "kernels must be 2..={MAX_KERNELS} (one node's constant is changed), not {}",
+                    self.kernels
+                )
+            })
+            .at_least("iters", self.iters, 1)
+            .at_least("runs", self.runs, 1)
+            .threads_per_block(self.threads_per_block)
+            .done()
     }
 }
 
@@ -205,7 +203,7 @@ fn time_alternating(
 ///
 /// Errors are CUDA's (no device, a failed launch or capture) or invalid options; a wrong
 /// result is not an error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -404,25 +402,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { elements: 0, ..Options::quick() },
-            Options { kernels: 1, ..Options::quick() },
-            Options { iters: 0, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-            Options { threads_per_block: 100, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("elements", Options { elements: 0, ..Options::quick() }),
+            ("kernels", Options { kernels: 1, ..Options::quick() }),
+            ("iters", Options { iters: 0, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+            ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
+        ]);
     }
 
     #[test]

@@ -5,9 +5,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use cuda_graphs::{run, Options};
+use cuda_graphs::Program;
 
 /// Stream launches vs graph replay of the same kernel chain, and graph updates
 /// (`cudaGraphExecKernelNodeSetParams`, `cudaGraphExecUpdate`).
@@ -23,26 +23,15 @@ struct Cli {
     /// Iterations of the whole chain per timed run (default: 1000, or 20 with --quick).
     #[arg(long, value_name = "N")]
     iters: Option<u32>,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.elements = cli.size.unwrap_or(options.elements);
-    options.kernels = cli.kernels.unwrap_or(options.kernels);
-    options.iters = cli.iters.unwrap_or(options.iters);
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("cuda_graphs: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    main_with::<Program>(&cli.common, |options| {
+        options.elements = cli.size.unwrap_or(options.elements);
+        options.kernels = cli.kernels.unwrap_or(options.kernels);
+        options.iters = cli.iters.unwrap_or(options.iters);
+    })
 }

@@ -19,11 +19,15 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 pub mod relax;
 pub mod routing;
 
-use chapter_common::{Report, Samples};
-use cuda_graph::{CudaError, Device};
+use chapter_common::{ExampleError, OptionCheck, Report, Samples};
+use cuda_graph::Device;
 use serde_json::json;
 
 use relax::{solve_cpu, Problem, RelaxBench, Solution, MAX_UNKNOWNS};
@@ -76,26 +80,24 @@ impl Options {
     }
 
     /// Refuses what the kernels cannot run, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.inputs == 0 || self.inputs > 1 << 24 {
-            format!("inputs must be 1..={}, not {}", 1 << 24, self.inputs)
-        } else if self.size == 0 || self.size > MAX_UNKNOWNS {
-            format!("size must be 1..={MAX_UNKNOWNS} (one block sweeps the system), not {}", self.size)
-        } else if !(self.diagonal > 2.0 && self.diagonal.is_finite()) {
-            format!(
-                "diagonal must be finite and above 2 (or the sweep does not converge), not {}",
-                self.diagonal
-            )
-        } else if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
-            format!("tolerance must be finite and not negative, not {}", self.tolerance)
-        } else if self.max_steps == 0 || self.max_steps > 10_000_000 {
-            format!("max_steps must be 1..=10000000, not {}", self.max_steps)
-        } else if self.runs == 0 {
-            "runs must be at least 1".to_string()
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "cuda_graphs_conditional::run", problem })
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        OptionCheck::new("cuda_graphs_conditional")
+            .within("inputs", self.inputs, 1..=1 << 24)
+            .rule("size", (1..=MAX_UNKNOWNS).contains(&self.size), || {
+                format!("size must be 1..={MAX_UNKNOWNS} (one block sweeps the system), not {}", self.size)
+            })
+            .rule("diagonal", self.diagonal > 2.0 && self.diagonal.is_finite(), || {
+                format!(
+                    "diagonal must be finite and above 2 (or the sweep does not converge), not {}",
+                    self.diagonal
+                )
+            })
+            .rule("tolerance", self.tolerance >= 0.0 && self.tolerance.is_finite(), || {
+                format!("tolerance must be finite and not negative, not {}", self.tolerance)
+            })
+            .within("max_steps", self.max_steps, 1..=10_000_000)
+            .at_least("runs", self.runs, 1)
+            .done()
     }
 
     fn problem(&self, seed: u64, tolerance: f32, max_steps: u32) -> Problem {
@@ -114,7 +116,7 @@ fn compare(first: &mut Option<String>, label: &str, got: &Solution, want: &Solut
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -290,26 +292,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().inputs < Options::default().inputs);
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { inputs: 0, ..Options::quick() },
-            Options { size: 2048, ..Options::quick() },
-            Options { diagonal: 2.0, ..Options::quick() },
-            Options { tolerance: f32::NAN, ..Options::quick() },
-            Options { max_steps: 0, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("inputs", Options { inputs: 0, ..Options::quick() }),
+            ("size", Options { size: 2048, ..Options::quick() }),
+            ("diagonal", Options { diagonal: 2.0, ..Options::quick() }),
+            ("tolerance", Options { tolerance: f32::NAN, ..Options::quick() }),
+            ("max_steps", Options { max_steps: 0, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+        ]);
     }
 
     #[test]

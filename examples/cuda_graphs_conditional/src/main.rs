@@ -5,9 +5,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use cuda_graphs_conditional::{run, Options};
+use cuda_graphs_conditional::Program;
 
 /// Conditional graph nodes with device-set conditions: IF, IF/ELSE, nested IF and SWITCH
 /// routing checked against a CPU model, and a WHILE loop until convergence timed per step
@@ -27,27 +27,16 @@ struct Cli {
     /// The system's diagonal, above 2: closer to 2, more steps (default 2.05).
     #[arg(long, value_name = "D")]
     diagonal: Option<f32>,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.inputs = cli.inputs.unwrap_or(options.inputs);
-    options.size = cli.size.unwrap_or(options.size);
-    options.tolerance = cli.tolerance.unwrap_or(options.tolerance);
-    options.diagonal = cli.diagonal.unwrap_or(options.diagonal);
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("cuda_graphs_conditional: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    main_with::<Program>(&cli.common, |options| {
+        options.inputs = cli.inputs.unwrap_or(options.inputs);
+        options.size = cli.size.unwrap_or(options.size);
+        options.tolerance = cli.tolerance.unwrap_or(options.tolerance);
+        options.diagonal = cli.diagonal.unwrap_or(options.diagonal);
+    })
 }

@@ -19,11 +19,15 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 pub mod bench;
 pub mod model;
 
-use chapter_common::{Report, Rng, Samples};
-use cuda_graph::{CudaError, Device};
+use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use cuda_graph::Device;
 use serde_json::json;
 
 use bench::{Bench, Way};
@@ -70,27 +74,23 @@ impl Options {
     }
 
     /// Refuses what cannot run as asked, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.size == 0 || self.size > 1 << 26 {
-            format!("size must be 1..={}, not {}", 1 << 26, self.size)
-        } else if self.capture_iters == 0 || self.capture_iters > 10_000 {
-            format!("capture_iters must be 1..=10000, not {}", self.capture_iters)
-        } else if self.iters == 0 || self.iters % self.capture_iters != 0 {
-            format!(
-                "iters must be a positive multiple of capture_iters ({}), not {}",
-                self.capture_iters, self.iters
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        OptionCheck::new("cuda_graphs_pipeline")
+            .within("size", self.size, 1..=1 << 26)
+            .within("capture_iters", self.capture_iters, 1..=10_000)
+            .rule(
+                "iters",
+                self.iters != 0 && self.capture_iters != 0 && self.iters % self.capture_iters == 0,
+                || {
+                    format!(
+                        "iters must be a positive multiple of capture_iters ({}), not {}",
+                        self.capture_iters, self.iters
+                    )
+                },
             )
-        } else if self.threads_per_block == 0
-            || self.threads_per_block % 32 != 0
-            || self.threads_per_block > 1024
-        {
-            format!("threads_per_block must be a multiple of 32 up to 1024, not {}", self.threads_per_block)
-        } else if self.runs == 0 {
-            "runs must be at least 1".to_string()
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "cuda_graphs_pipeline::run", problem })
+            .threads_per_block(self.threads_per_block)
+            .at_least("runs", self.runs, 1)
+            .done()
     }
 }
 
@@ -107,7 +107,7 @@ fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -249,26 +249,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
         assert!(Options::quick().verify && Options::default().verify);
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { size: 0, ..Options::quick() },
-            Options { iters: 150, ..Options::quick() },
-            Options { capture_iters: 0, ..Options::quick() },
-            Options { threads_per_block: 100, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("size", Options { size: 0, ..Options::quick() }),
+            ("iters", Options { iters: 150, ..Options::quick() }),
+            ("capture_iters", Options { capture_iters: 0, ..Options::quick() }),
+            ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+        ]);
     }
 
     #[test]

@@ -5,9 +5,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use cuda_graphs_pipeline::{run, Options};
+use cuda_graphs_pipeline::Program;
 
 /// A six-stage pipeline of small kernels: per-stage launches over preallocated buffers (the
 /// like-for-like baseline of the headline), the same launches with per-stage allocations (an
@@ -33,27 +33,16 @@ struct Cli {
     /// Skip the CPU reference (the three ways are still compared with each other).
     #[arg(long)]
     no_verify: bool,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.iters = cli.iters.unwrap_or(options.iters);
-    options.size = cli.size.unwrap_or(options.size);
-    options.capture_iters = cli.capture_iters.unwrap_or(options.capture_iters);
-    options.verify = cli.verify || !cli.no_verify;
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("cuda_graphs_pipeline: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    main_with::<Program>(&cli.common, |options| {
+        options.iters = cli.iters.unwrap_or(options.iters);
+        options.size = cli.size.unwrap_or(options.size);
+        options.capture_iters = cli.capture_iters.unwrap_or(options.capture_iters);
+        options.verify = cli.verify || !cli.no_verify;
+    })
 }

@@ -26,11 +26,15 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 mod limits;
 mod sweep;
 
-use chapter_common::{Report, Rng};
-use cuda_graph::{CudaError, Device};
+use chapter_common::{ExampleError, OptionCheck, Report, Rng};
+use cuda_graph::Device;
 use serde_json::{json, Map, Value};
 
 pub use sweep::Mode;
@@ -76,23 +80,27 @@ impl Options {
     }
 
     /// Refuses what cannot run, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.widths.is_empty() {
-            "at least one width is needed".to_string()
-        } else if let Some(w) = self.widths.iter().find(|&&w| w == 0 || w > MAX_WIDTH) {
-            format!("widths must be 1..={MAX_WIDTH}, not {w}")
-        } else if self.iters == 0 || self.iters > 1 << 20 {
-            format!("iters must be 1..={}, not {}", 1 << 20, self.iters)
-        } else if self.runs == 0 {
-            "runs must be at least 1".to_string()
-        } else if !self.modes.contains(&Mode::HostSync) || !self.modes.contains(&Mode::FireAndForget) {
-            "the modes must include host_sync and fire_and_forget (the headline compares them)".to_string()
-        } else if (1..self.modes.len()).any(|i| self.modes[..i].contains(&self.modes[i])) {
-            "a mode is listed twice".to_string()
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "device_graph_launch::run", problem })
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        let bad_width = self.widths.iter().find(|&&w| w == 0 || w > MAX_WIDTH);
+        OptionCheck::new("device_graph_launch")
+            .rule("widths", !self.widths.is_empty(), || "at least one width is needed".to_string())
+            .rule("widths", bad_width.is_none(), || {
+                format!("widths must be 1..={MAX_WIDTH}, not {}", bad_width.unwrap_or(&0))
+            })
+            .within("iters", self.iters, 1..=1 << 20)
+            .at_least("runs", self.runs, 1)
+            .rule(
+                "modes",
+                self.modes.contains(&Mode::HostSync) && self.modes.contains(&Mode::FireAndForget),
+                || {
+                    "the modes must include host_sync and fire_and_forget (the headline compares them)"
+                        .to_string()
+                },
+            )
+            .rule("modes", !(1..self.modes.len()).any(|i| self.modes[..i].contains(&self.modes[i])), || {
+                "a mode is listed twice".to_string()
+            })
+            .done()
     }
 
     /// The widest graph measured (the headline's).
@@ -101,22 +109,11 @@ impl Options {
     }
 }
 
-/// A host-side `device_launch` error as the chapter runner's error type.
-pub(crate) fn cuda(err: device_launch::Error) -> CudaError {
-    match err {
-        device_launch::Error::Cuda(err) => err,
-        other => CudaError::InvalidArgument {
-            call: "device_graph_launch (device launch)",
-            problem: other.to_string(),
-        },
-    }
-}
-
 /// Runs the sweep and the limit probes on device 0 and reports times and checks.
 ///
 /// Errors are CUDA's (no device, a failed host call) or invalid options; a wrong result or a
 /// refused device-side launch in the sweep is not an error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -261,14 +258,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
-        assert!(Options::quick().iters < Options::default().iters);
-        assert_eq!(Options::default().widest(), 64);
-    }
-
-    #[test]
     fn without_spinning_modes_keeps_the_headline_and_drops_only_the_spinners() {
         let options = Options::quick().without_spinning_modes();
         assert!(options.validate().is_ok());
@@ -279,21 +268,25 @@ mod tests {
     }
 
     #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { widths: vec![], ..Options::quick() },
-            Options { widths: vec![1, 0], ..Options::quick() },
-            Options { widths: vec![MAX_WIDTH + 1], ..Options::quick() },
-            Options { iters: 0, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-            Options { modes: vec![Mode::HostSync], ..Options::quick() },
-            Options { modes: vec![Mode::FireAndForget, Mode::Tail], ..Options::quick() },
-            Options { modes: vec![Mode::HostSync, Mode::FireAndForget, Mode::HostSync], ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
+        assert!(Options::quick().iters < Options::default().iters);
+        assert_eq!(Options::default().widest(), 64);
+        chapter_common::assert_options_checked::<Program>(&[
+            ("widths", Options { widths: vec![], ..Options::quick() }),
+            ("widths", Options { widths: vec![1, 0], ..Options::quick() }),
+            ("widths", Options { widths: vec![MAX_WIDTH + 1], ..Options::quick() }),
+            ("iters", Options { iters: 0, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+            ("modes", Options { modes: vec![Mode::HostSync], ..Options::quick() }),
+            ("modes", Options { modes: vec![Mode::FireAndForget, Mode::Tail], ..Options::quick() }),
+            (
+                "modes",
+                Options {
+                    modes: vec![Mode::HostSync, Mode::FireAndForget, Mode::HostSync],
+                    ..Options::quick()
+                },
+            ),
+        ]);
     }
 
     #[test]

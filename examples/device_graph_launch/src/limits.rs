@@ -1,16 +1,16 @@
 //! The device-launch limits hit on purpose: each refusal must come back as an error from the
 //! device (through the `ErrorSlot`), and exactly the accepted graphs must have run.
 
+use chapter_common::ExampleError;
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, DeviceBuffer, DevicePtr, Stream};
+use cuda_graph::{DeviceBuffer, DevicePtr, Stream};
 use device_launch::limits::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
 use device_launch::{
     instantiate_for_device, DeviceGraphArg, DeviceGraphTable, DeviceGraphTableArg, DeviceLaunchError,
     ErrorSlot, Launcher, Operation, RawErrorSlot, UploadedGraphExec,
 };
 
-use crate::cuda;
 use crate::sweep::dgl_work;
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
@@ -40,7 +40,7 @@ pub struct Probe {
 }
 
 /// Runs every probe on `stream`.
-pub fn probe_all(stream: &Stream) -> Result<Vec<Probe>, CudaError> {
+pub fn probe_all(stream: &Stream) -> Result<Vec<Probe>, ExampleError> {
     let n = TAIL_LAUNCH_LIMIT + 1;
     let mut counters = DeviceBuffer::<u32>::zeroed(n as usize)?;
     let done = DeviceBuffer::<u32>::zeroed(1)?;
@@ -57,11 +57,10 @@ pub fn probe_all(stream: &Stream) -> Result<Vec<Probe>, CudaError> {
             )?;
             instantiate_for_device(&graph)?.upload(stream)
         })
-        .collect::<Result<Vec<UploadedGraphExec>, _>>()
-        .map_err(cuda)?;
+        .collect::<Result<Vec<UploadedGraphExec>, _>>()?;
     let table = |count: u32| {
         let handles: Vec<_> = execs[..count as usize].iter().map(UploadedGraphExec::handle).collect();
-        DeviceGraphTable::new(&handles).map_err(cuda)
+        DeviceGraphTable::new(&handles)
     };
     let fire_and_forget = over_limit(
         stream,
@@ -91,7 +90,7 @@ pub fn probe_all(stream: &Stream) -> Result<Vec<Probe>, CudaError> {
 fn expected_refusal(
     slot: &ErrorSlot,
     operation: Operation,
-) -> Result<Result<DeviceLaunchError, String>, CudaError> {
+) -> Result<Result<DeviceLaunchError, String>, ExampleError> {
     Ok(match slot.check()? {
         Err(err) if err.code == 1 && err.operation == operation && err.failures == 1 => Ok(err),
         Err(err) => Err(format!("a different device-side failure came back: {err}")),
@@ -108,14 +107,14 @@ fn over_limit(
     mode: u32,
     limit: u32,
     operation: Operation,
-) -> Result<Result<String, String>, CudaError> {
+) -> Result<Result<String, String>, ExampleError> {
     let n = limit + 1;
     // The graphs hold pointers into `counters` (and keep it alive); zero it for this probe.
     counters.memset_async(0, stream)?;
     let (slot, accepted) = (ErrorSlot::new()?, DeviceBuffer::<u32>::zeroed(1)?);
     let args = (table.arg(), n, mode, accepted.ptr(), slot.ptr());
-    let launcher = Launcher::new(dgl_launch_many(), LaunchConfig::new(1, 1), args).map_err(cuda)?;
-    launcher.launch(stream).map_err(cuda)?;
+    let launcher = Launcher::new(dgl_launch_many(), LaunchConfig::new(1, 1), args)?;
+    launcher.launch(stream)?;
     stream.synchronize()?;
     let err = match expected_refusal(&slot, operation)? {
         Ok(err) => err,
@@ -136,7 +135,7 @@ fn over_limit(
 
 /// Launches one graph twice from one launcher while its first launch is still pending: the
 /// second must be refused, reported, and the graph run once.
-fn pending_twice(stream: &Stream) -> Result<Probe, CudaError> {
+fn pending_twice(stream: &Stream) -> Result<Probe, ExampleError> {
     let (release, counters) = (DeviceBuffer::<u32>::zeroed(1)?, DeviceBuffer::<u32>::zeroed(1)?);
     let graph = Graph::new()?;
     graph.add_kernel(
@@ -145,15 +144,14 @@ fn pending_twice(stream: &Stream) -> Result<Probe, CudaError> {
         (release.ptr(), counters.ptr(), 0),
         &[],
     )?;
-    let waiting = instantiate_for_device(&graph).map_err(cuda)?.upload(stream).map_err(cuda)?;
+    let waiting = instantiate_for_device(&graph)?.upload(stream)?;
     let slot = ErrorSlot::new()?;
     let launcher = Launcher::new(
         dgl_launch_twice(),
         LaunchConfig::new(1, 1),
         (waiting.handle().arg(), release.ptr(), slot.ptr()),
-    )
-    .map_err(cuda)?;
-    launcher.launch(stream).map_err(cuda)?;
+    )?;
+    launcher.launch(stream)?;
     stream.synchronize()?;
     let outcome = match expected_refusal(&slot, Operation::FireAndForget)? {
         Err(why) => Err(why),

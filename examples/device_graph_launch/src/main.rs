@@ -6,9 +6,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use device_graph_launch::{run, Options};
+use device_graph_launch::Program;
 
 /// Device graph launch (fire-and-forget, tail, sibling, self-relaunch) vs host launch with a
 /// sync per iteration, by graph width; the 120 fire-and-forget and 255 tail-launch limits and
@@ -22,9 +22,6 @@ struct Cli {
     /// Work-graph widths, comma-separated (default 1,8,32,64).
     #[arg(long, value_name = "W,...", value_delimiter = ',')]
     widths: Option<Vec<u32>>,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     /// Leave out the modes whose scheduler spin-waits for the work graph (sibling,
     /// fire_and_forget_batched): under compute-sanitizer memcheck they only wait out timeouts.
     #[arg(long)]
@@ -35,19 +32,13 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.iters = cli.iters.unwrap_or(options.iters);
-    options.widths = cli.widths.unwrap_or(options.widths);
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    if cli.no_spin {
-        options = options.without_spinning_modes();
-    }
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("device_graph_launch: {err}");
-            ExitCode::FAILURE
+    main_with::<Program>(&cli.common, |options| {
+        options.iters = cli.iters.unwrap_or(options.iters);
+        if let Some(value) = cli.widths {
+            options.widths = value;
         }
-    }
+        if cli.no_spin {
+            *options = options.clone().without_spinning_modes();
+        }
+    })
 }

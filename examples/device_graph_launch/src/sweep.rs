@@ -2,16 +2,15 @@
 //! each iteration waiting for the previous one, from the host (launch + synchronize) or from a
 //! self-relaunching scheduler kernel (fire-and-forget, tail, sibling).
 
+use chapter_common::ExampleError;
 use chapter_common::Samples;
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, Stream};
+use cuda_graph::{Device, DeviceBuffer, DevicePtr, Event, Stream};
 use device_launch::{
     instantiate_for_device, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher, RawErrorSlot,
     UploadedGraphExec,
 };
-
-use crate::cuda;
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
 // (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
@@ -136,7 +135,7 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(max_width: u32) -> Result<Shared, CudaError> {
+    pub fn new(max_width: u32) -> Result<Shared, ExampleError> {
         Ok(Shared {
             stream: Stream::new()?,
             start: Event::new()?,
@@ -167,7 +166,7 @@ type SchedulerArgs =
 impl Width {
     /// Builds the `width`-node work graph (node i adds `amounts[i]` to `counters[i]`), its
     /// execs and launchers for `iters` iterations.
-    pub fn new(shared: &Shared, amounts: &[u32], iters: u32) -> Result<Width, CudaError> {
+    pub fn new(shared: &Shared, amounts: &[u32], iters: u32) -> Result<Width, ExampleError> {
         let width = amounts.len() as u32;
         let graph = Graph::new()?;
         for (i, &amount) in amounts.iter().enumerate() {
@@ -178,8 +177,7 @@ impl Width {
         host.upload(&shared.stream)?;
         let device = (0..BATCH)
             .map(|_| instantiate_for_device(&graph)?.upload(&shared.stream))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(cuda)?;
+            .collect::<Result<Vec<_>, _>>()?;
         let handles: Vec<_> = device.iter().map(UploadedGraphExec::handle).collect();
         let mut launchers = Vec::new();
         for mode in Mode::ALL {
@@ -189,7 +187,7 @@ impl Width {
                 Mode::FireAndForgetBatch => BATCH,
                 _ => 1,
             };
-            let table = DeviceGraphTable::new(&handles[..copies]).map_err(cuda)?;
+            let table = DeviceGraphTable::new(&handles[..copies])?;
             let copies = copies as u32;
             let args = (
                 table.arg(),
@@ -201,8 +199,7 @@ impl Width {
                 shared.done.ptr(),
                 shared.slot.ptr(),
             );
-            launchers
-                .push((mode, Launcher::new(dgl_scheduler(), LaunchConfig::new(1, 1), args).map_err(cuda)?));
+            launchers.push((mode, Launcher::new(dgl_scheduler(), LaunchConfig::new(1, 1), args)?));
         }
         Ok(Width { width, amounts: amounts.to_vec(), host, launchers, _device: device })
     }
@@ -239,7 +236,7 @@ impl Outcome {
 }
 
 /// Times `iters` iterations of `mode` on `width`'s graph.
-pub fn time(shared: &mut Shared, width: &Width, mode: Mode, iters: u32) -> Result<Outcome, CudaError> {
+pub fn time(shared: &mut Shared, width: &Width, mode: Mode, iters: u32) -> Result<Outcome, ExampleError> {
     let stream = &shared.stream;
     shared.counters.memset_async(0, stream)?;
     shared.done.memset_async(0, stream)?;
@@ -259,12 +256,11 @@ pub fn time(shared: &mut Shared, width: &Width, mode: Mode, iters: u32) -> Resul
         }
         _ => {
             let launcher = width.launchers.iter().find(|(m, _)| *m == mode).map(|(_, l)| l);
-            let launcher = launcher.ok_or_else(|| CudaError::InvalidArgument {
-                call: "device_graph_launch::time",
-                problem: format!("no scheduler for {mode:?}"),
+            let launcher = launcher.ok_or_else(|| {
+                ExampleError::check("device_graph_launch", format!("no scheduler for {mode:?}"))
             })?;
             // One host launch: the scheduler relaunches itself on the device `iters - 1` times.
-            launcher.launch(stream).map_err(cuda)?;
+            launcher.launch(stream)?;
         }
     }
     shared.end.record(stream)?;

@@ -1,14 +1,15 @@
 //! The device graph launch the book's program attempts: a post-processing graph launched
 //! from the device, first the book's way (must launch nothing), then correctly.
 
+use chapter_common::ExampleError;
 use chapter_common::Samples;
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, Event};
+use cuda_graph::{Device, DeviceBuffer, Event};
 use device_launch::{instantiate_for_device, ErrorSlot, Launcher};
 
 use crate::kernels::{dp_dispatch, dp_post_share, dp_post_total};
-use crate::{cuda, model, Bench, REDUCE_THREADS};
+use crate::{model, Bench, REDUCE_THREADS};
 
 /// What the device graph launch part found.
 pub(crate) struct DeviceLaunchOutcome {
@@ -23,7 +24,7 @@ pub(crate) fn device_graph_launch(
     bench: &Bench,
     want: &model::Expected,
     launches: usize,
-) -> Result<DeviceLaunchOutcome, CudaError> {
+) -> Result<DeviceLaunchOutcome, ExampleError> {
     let cells = bench.options.cells;
     let stream = &bench.stream;
     let total = DeviceBuffer::<u64>::zeroed(1)?;
@@ -46,8 +47,8 @@ pub(crate) fn device_graph_launch(
         (bench.cell_sums.ptr(), cells, total.ptr(), share.ptr(), post_runs.ptr()),
         &[&first],
     )?;
-    let post = instantiate_for_device(&graph).map_err(cuda)?.upload(stream).map_err(cuda)?;
-    let untouched = || -> Result<bool, CudaError> {
+    let post = instantiate_for_device(&graph)?.upload(stream)?;
+    let untouched = || -> Result<bool, ExampleError> {
         Ok(total.to_vec()?[0] == 0
             && post_runs.to_vec()?[0] == 0
             && dispatched.to_vec()?[0] == 0
@@ -82,13 +83,12 @@ pub(crate) fn device_graph_launch(
         dp_dispatch(),
         LaunchConfig::new(1, 1),
         (post.handle().arg(), bench.flags.ptr(), cells, dispatched.ptr(), slot.ptr()),
-    )
-    .map_err(cuda)?;
+    )?;
     let (start, end) = (Event::new()?, Event::new()?);
     let mut launch_us = Samples::default();
     for _ in 0..launches {
         start.record(stream)?;
-        launcher.launch(stream).map_err(cuda)?;
+        launcher.launch(stream)?;
         end.record(stream)?;
         // Fire-and-forget work belongs to the launcher's graph: the stream waits for it.
         stream.synchronize()?;

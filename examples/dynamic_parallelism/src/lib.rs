@@ -34,11 +34,15 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 mod device_graph;
 mod kernels;
 pub mod model;
 
-use chapter_common::{Report, Rng, Samples};
+use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, Device, DeviceBuffer, Event, PinnedBuffer, Stream};
 use device_graph::device_graph_launch;
@@ -107,37 +111,20 @@ impl Options {
     }
 
     /// Refuses what cannot run, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.cells == 0 || self.cells > MAX_CELLS {
-            format!(
-                "cells must be 1..={MAX_CELLS} (one child each at most, under 2048 pending launches), not {}",
-                self.cells
-            )
-        } else if self.points < 2 || self.points > MAX_POINTS {
-            format!("points must be 2..={MAX_POINTS}, not {}", self.points)
-        } else if self.refine == 0 || self.refine > MAX_REFINE {
-            format!("refine must be 1..={MAX_REFINE}, not {}", self.refine)
-        } else if self.front_percent > 100 {
-            format!("front_percent must be 0..=100, not {}", self.front_percent)
-        } else if self.iters == 0 || self.iters > 1 << 20 {
-            format!("iters must be 1..={}, not {}", 1 << 20, self.iters)
-        } else if self.runs == 0 {
-            "runs must be at least 1".to_string()
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "dynamic_parallelism::run", problem })
-    }
-}
-
-/// A host-side `device_launch` error as the chapter runner's error type.
-fn cuda(err: device_launch::Error) -> CudaError {
-    match err {
-        device_launch::Error::Cuda(err) => err,
-        other => CudaError::InvalidArgument {
-            call: "dynamic_parallelism (device launch)",
-            problem: other.to_string(),
-        },
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        OptionCheck::new("dynamic_parallelism")
+            .rule("cells", (1..=MAX_CELLS).contains(&self.cells), || {
+                format!(
+                    "cells must be 1..={MAX_CELLS} (one child each at most, under 2048 pending launches), not {}",
+                    self.cells
+                )
+            })
+            .within("points", self.points, 2..=MAX_POINTS)
+            .within("refine", self.refine, 1..=MAX_REFINE)
+            .within("front_percent", self.front_percent, 0..=100)
+            .within("iters", self.iters, 1..=1 << 20)
+            .at_least("runs", self.runs, 1)
+            .done()
     }
 }
 
@@ -214,7 +201,7 @@ struct Bench {
 }
 
 impl Bench {
-    fn new(field: &[u32], options: &Options) -> Result<Bench, CudaError> {
+    fn new(field: &[u32], options: &Options) -> Result<Bench, ExampleError> {
         let cells = options.cells as usize;
         Ok(Bench {
             stream: Stream::new()?,
@@ -246,7 +233,7 @@ impl Bench {
     }
 
     /// `iters` passes one way, timed with events; then what they left.
-    fn run(&mut self, mode: Mode) -> Result<Pass, CudaError> {
+    fn run(&mut self, mode: Mode) -> Result<Pass, ExampleError> {
         self.reset()?;
         let Options { cells, points, refine, threshold, iters, .. } = self.options;
         let parent = self.parent_config();
@@ -347,15 +334,15 @@ impl Way {
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
     let properties = device.properties()?;
     // Every child of a pass (and the tail launch) may be pending at once.
-    let limits = LaunchLimits::of(device).map_err(cuda)?;
+    let limits = LaunchLimits::of(device)?;
     if limits.pending_launch_count <= options.cells {
-        LaunchLimits { pending_launch_count: options.cells + 1 }.apply(device).map_err(cuda)?;
+        LaunchLimits { pending_launch_count: options.cells + 1 }.apply(device)?;
     }
 
     let mut rng = Rng::new(options.seed);
@@ -501,27 +488,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { cells: 0, ..Options::quick() },
-            Options { cells: MAX_CELLS + 1, ..Options::quick() },
-            Options { points: 1, ..Options::quick() },
-            Options { refine: 0, ..Options::quick() },
-            Options { front_percent: 101, ..Options::quick() },
-            Options { iters: 0, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("cells", Options { cells: 0, ..Options::quick() }),
+            ("cells", Options { cells: MAX_CELLS + 1, ..Options::quick() }),
+            ("points", Options { points: 1, ..Options::quick() }),
+            ("refine", Options { refine: 0, ..Options::quick() }),
+            ("front_percent", Options { front_percent: 101, ..Options::quick() }),
+            ("iters", Options { iters: 0, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+        ]);
     }
 
     #[test]

@@ -6,9 +6,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use dynamic_parallelism::{run, Options};
+use dynamic_parallelism::Program;
 
 /// CDP2 adaptive refinement (children launched from the device, counted; tail-launched
 /// reduction) vs the host reading the refinement flags and launching the children itself;
@@ -34,29 +34,18 @@ struct Cli {
     /// Percentage of cells that hold a front (default 12).
     #[arg(long, value_name = "PCT")]
     front_percent: Option<u32>,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.iters = cli.iters.unwrap_or(options.iters);
-    options.cells = cli.cells.unwrap_or(options.cells);
-    options.points = cli.points.unwrap_or(options.points);
-    options.refine = cli.refine.unwrap_or(options.refine);
-    options.threshold = cli.threshold.unwrap_or(options.threshold);
-    options.front_percent = cli.front_percent.unwrap_or(options.front_percent);
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("dynamic_parallelism: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    main_with::<Program>(&cli.common, |options| {
+        options.iters = cli.iters.unwrap_or(options.iters);
+        options.cells = cli.cells.unwrap_or(options.cells);
+        options.points = cli.points.unwrap_or(options.points);
+        options.refine = cli.refine.unwrap_or(options.refine);
+        options.threshold = cli.threshold.unwrap_or(options.threshold);
+        options.front_percent = cli.front_percent.unwrap_or(options.front_percent);
+    })
 }

@@ -26,12 +26,16 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 mod graphs;
 
-use chapter_common::{Report, Rng, Samples};
+use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{GraphExec, HostLaunch, NodeKind};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, Event, Stream};
+use cuda_graph::{Device, DeviceBuffer, Event, Stream};
 use serde_json::json;
 
 use graphs::{copy_graph, count_config, graph_nodes_are, memset_graph};
@@ -91,21 +95,22 @@ impl Options {
     }
 
     /// Refuses what cannot run, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.sizes.is_empty() {
-            "at least one size is needed".to_string()
-        } else if let Some(size) = self.sizes.iter().find(|&&s| s == 0 || s % 4 != 0 || s > MAX_BYTES) {
-            format!("sizes must be multiples of 4 bytes from 4 to {MAX_BYTES}, not {size}")
-        } else if self.chain == 0 || self.chain > 1024 {
-            format!("chain must be 1..=1024, not {}", self.chain)
-        } else if self.max_ops < self.chain {
-            format!("max_ops ({}) must be at least chain ({})", self.max_ops, self.chain)
-        } else if self.runs == 0 {
-            "runs must be at least 1".to_string()
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "graph_bandwidth::run", problem })
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        let bad_size = self.sizes.iter().find(|&&s| s == 0 || s % 4 != 0 || s > MAX_BYTES);
+        OptionCheck::new("graph_bandwidth")
+            .rule("sizes", !self.sizes.is_empty(), || "at least one size is needed".to_string())
+            .rule("sizes", bad_size.is_none(), || {
+                format!(
+                    "sizes must be multiples of 4 bytes from 4 to {MAX_BYTES}, not {}",
+                    bad_size.unwrap_or(&0)
+                )
+            })
+            .within("chain", self.chain, 1..=1024)
+            .rule("max_ops", self.max_ops >= self.chain, || {
+                format!("max_ops ({}) must be at least chain ({})", self.max_ops, self.chain)
+            })
+            .at_least("runs", self.runs, 1)
+            .done()
     }
 
     /// Operations in one timed run of `size`-byte operations: enough for `bytes_per_run`,
@@ -381,7 +386,7 @@ fn measure_size(
 ///
 /// Errors are CUDA's (no device, out of memory, a failed copy) or invalid options; wrong data
 /// is not an error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -528,28 +533,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         let options = Options::default();
         assert!(options.validate().is_ok());
         assert_eq!(options.sizes.first(), Some(&(4 * KIB)));
         assert_eq!(options.sizes.last(), Some(&(256 * MIB)));
-        assert!(Options::quick().validate().is_ok());
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { sizes: vec![], ..Options::quick() },
-            Options { sizes: vec![6], ..Options::quick() },
-            Options { sizes: vec![0], ..Options::quick() },
-            Options { chain: 0, ..Options::quick() },
-            Options { max_ops: 4, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("sizes", Options { sizes: vec![], ..Options::quick() }),
+            ("sizes", Options { sizes: vec![6], ..Options::quick() }),
+            ("sizes", Options { sizes: vec![0], ..Options::quick() }),
+            ("chain", Options { chain: 0, ..Options::quick() }),
+            ("max_ops", Options { max_ops: 4, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+        ]);
     }
 
     #[test]

@@ -4,9 +4,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use graph_bandwidth::{run, Options};
+use graph_bandwidth::Program;
 
 /// Memcpy and memset nodes in a graph vs the same copies and memsets on a stream: GB/s by size.
 #[derive(Debug, Parser)]
@@ -19,9 +19,6 @@ struct Cli {
     /// Operations per graph, and per group queued on the stream (default: 16, or 8 with --quick).
     #[arg(long, value_name = "N")]
     chain: Option<u32>,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -41,21 +38,13 @@ fn parse_size(text: &str) -> Result<u64, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    if let Some(sizes) = cli.sizes {
-        options.sizes = sizes;
-    }
-    options.chain = cli.chain.unwrap_or(options.chain);
-    options.max_ops = options.max_ops.max(options.chain);
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("graph_bandwidth: {err}");
-            ExitCode::FAILURE
+    main_with::<Program>(&cli.common, |options| {
+        if let Some(sizes) = cli.sizes {
+            options.sizes = sizes;
         }
-    }
+        options.chain = cli.chain.unwrap_or(options.chain);
+        options.max_ops = options.max_ops.max(options.chain);
+    })
 }
 
 #[cfg(test)]

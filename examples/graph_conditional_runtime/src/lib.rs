@@ -16,9 +16,13 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 pub mod model;
 
-use chapter_common::{Report, Rng, Samples};
+use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{
@@ -72,24 +76,14 @@ impl Options {
     }
 
     /// Refuses what the kernels cannot run, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.iters == 0 || self.iters > 1 << 24 {
-            format!("iters must be 1..={}, not {}", 1 << 24, self.iters)
-        } else if self.size == 0 || self.size > 1 << 26 {
-            format!("size must be 1..={}, not {}", 1 << 26, self.size)
-        } else if self.rounds > 1 << 12 {
-            format!("rounds must be at most 4096, not {}", self.rounds)
-        } else if self.threads_per_block == 0
-            || self.threads_per_block % 32 != 0
-            || self.threads_per_block > 1024
-        {
-            format!("threads_per_block must be a multiple of 32 up to 1024, not {}", self.threads_per_block)
-        } else if self.runs == 0 {
-            "runs must be at least 1".to_string()
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "graph_conditional_runtime::run", problem })
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        OptionCheck::new("graph_conditional_runtime")
+            .within("iters", self.iters, 1..=1 << 24)
+            .within("size", self.size, 1..=1 << 26)
+            .within("rounds", self.rounds, 0..=1 << 12)
+            .threads_per_block(self.threads_per_block)
+            .at_least("runs", self.runs, 1)
+            .done()
     }
 }
 
@@ -219,7 +213,7 @@ impl Bench {
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -316,25 +310,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { iters: 0, ..Options::quick() },
-            Options { size: 0, ..Options::quick() },
-            Options { rounds: 5000, ..Options::quick() },
-            Options { threads_per_block: 48, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("iters", Options { iters: 0, ..Options::quick() }),
+            ("size", Options { size: 0, ..Options::quick() }),
+            ("rounds", Options { rounds: 5000, ..Options::quick() }),
+            ("threads_per_block", Options { threads_per_block: 48, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+        ]);
     }
 
     #[test]

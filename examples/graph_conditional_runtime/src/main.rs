@@ -5,9 +5,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use graph_conditional_runtime::{run, Options};
+use graph_conditional_runtime::Program;
 
 /// Host-side branching (launch the predicate, copy its flag back, wait, launch the chosen
 /// update) vs a graph whose IF/ELSE node decides on the device, per iteration of a loop whose
@@ -24,26 +24,15 @@ struct Cli {
     /// LCG rounds per element of the heavy branch (default 16).
     #[arg(long, value_name = "N")]
     rounds: Option<u32>,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.iters = cli.iters.unwrap_or(options.iters);
-    options.size = cli.size.unwrap_or(options.size);
-    options.rounds = cli.rounds.unwrap_or(options.rounds);
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("graph_conditional_runtime: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    main_with::<Program>(&cli.common, |options| {
+        options.iters = cli.iters.unwrap_or(options.iters);
+        options.size = cli.size.unwrap_or(options.size);
+        options.rounds = cli.rounds.unwrap_or(options.rounds);
+    })
 }

@@ -22,12 +22,16 @@
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
+mod program;
+
+pub use program::Program;
+
 mod graph_alloc;
 mod pipeline;
 
 use std::collections::BTreeSet;
 
-use chapter_common::{Report, Rng, Samples};
+use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::HostLaunch;
 use cuda_graph::{
     CudaError, Device, DeviceBuffer, Event, GraphMemoryUsage, MemoryPool, MemoryPoolOptions, Stream,
@@ -70,19 +74,15 @@ impl Options {
     }
 
     /// Refuses what the pipeline cannot run, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.size == 0 || self.size > MAX_ELEMENTS {
-            format!("size must be 1..={MAX_ELEMENTS} elements, not {}", self.size)
-        } else if !(2..=16).contains(&self.stages) {
-            format!("stages must be 2..=16, not {}", self.stages)
-        } else if self.iters == 0 || self.iters > 100_000 {
-            format!("iters must be 1..=100000, not {}", self.iters)
-        } else if self.runs == 0 {
-            "runs must be at least 1".to_string()
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "graph_memory::run", problem })
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        OptionCheck::new("graph_memory")
+            .rule("size", (1..=MAX_ELEMENTS).contains(&self.size), || {
+                format!("size must be 1..={MAX_ELEMENTS} elements, not {}", self.size)
+            })
+            .within("stages", self.stages, 2..=16)
+            .within("iters", self.iters, 1..=100_000)
+            .at_least("runs", self.runs, 1)
+            .done()
     }
 
     /// Passes each variant makes: one warm-up, then `runs` x `iters`.
@@ -151,7 +151,7 @@ fn mib(bytes: u64) -> f64 {
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -379,26 +379,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().size < Options::default().size);
         assert_eq!(Options::default().passes(), 251);
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { size: 0, ..Options::quick() },
-            Options { stages: 1, ..Options::quick() },
-            Options { stages: 17, ..Options::quick() },
-            Options { iters: 0, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("size", Options { size: 0, ..Options::quick() }),
+            ("stages", Options { stages: 1, ..Options::quick() }),
+            ("stages", Options { stages: 17, ..Options::quick() }),
+            ("iters", Options { iters: 0, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+        ]);
     }
 
     #[test]

@@ -5,9 +5,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use graph_memory::{run, Options};
+use graph_memory::Program;
 
 /// Graph memory: scratch buffers of a K-stage pipeline preallocated (graph over them), as
 /// alloc/free nodes inside the graph (reused across replays, and within the graph), and from a
@@ -24,26 +24,15 @@ struct Cli {
     /// Passes (graph replays) per timed run (default: 50, or 5 with --quick).
     #[arg(long, value_name = "N")]
     iters: Option<u32>,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.size = cli.size.unwrap_or(options.size);
-    options.stages = cli.stages.unwrap_or(options.stages);
-    options.iters = cli.iters.unwrap_or(options.iters);
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("graph_memory: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    main_with::<Program>(&cli.common, |options| {
+        options.size = cli.size.unwrap_or(options.size);
+        options.stages = cli.stages.unwrap_or(options.stages);
+        options.iters = cli.iters.unwrap_or(options.iters);
+    })
 }

@@ -21,9 +21,13 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 mod chain;
 
-use chapter_common::{Report, Rng, Samples};
+use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::{CudaError, Device, Event};
 use serde_json::json;
 
@@ -73,24 +77,20 @@ impl Options {
     }
 
     /// Refuses what the kernels cannot run correctly, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if let Some(n) =
-            std::iter::once(self.size).chain(self.sweep.iter().copied()).find(|&n| n == 0 || n > MAX_ELEMENTS)
-        {
-            format!("sizes must be 1..={MAX_ELEMENTS} elements, not {n}")
-        } else if self.iters == 0 || self.iters > 100_000 {
-            format!("iters must be 1..=100000, not {}", self.iters)
-        } else if self.runs == 0 {
-            "runs must be at least 1".to_string()
-        } else if self.threads_per_block == 0
-            || self.threads_per_block % 32 != 0
-            || self.threads_per_block > 1024
-        {
-            format!("threads_per_block must be a multiple of 32 up to 1024, not {}", self.threads_per_block)
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "kernel_fusion::run", problem })
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        let bad_size = |n: &u32| *n == 0 || *n > MAX_ELEMENTS;
+        let bad_sweep = self.sweep.iter().copied().find(bad_size);
+        OptionCheck::new("kernel_fusion")
+            .rule("size", !bad_size(&self.size), || {
+                format!("sizes must be 1..={MAX_ELEMENTS} elements, not {}", self.size)
+            })
+            .rule("sweep", bad_sweep.is_none(), || {
+                format!("sizes must be 1..={MAX_ELEMENTS} elements, not {}", bad_sweep.unwrap_or(0))
+            })
+            .within("iters", self.iters, 1..=100_000)
+            .at_least("runs", self.runs, 1)
+            .threads_per_block(self.threads_per_block)
+            .done()
     }
 }
 
@@ -193,7 +193,7 @@ pub fn gbps(bytes: f64, ms: f64) -> f64 {
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -330,25 +330,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().size < Options::default().size);
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { size: 0, ..Options::quick() },
-            Options { sweep: vec![16, MAX_ELEMENTS + 1], ..Options::quick() },
-            Options { iters: 0, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-            Options { threads_per_block: 100, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("size", Options { size: 0, ..Options::quick() }),
+            ("sweep", Options { sweep: vec![16, MAX_ELEMENTS + 1], ..Options::quick() }),
+            ("iters", Options { iters: 0, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+            ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
+        ]);
     }
 
     #[test]

@@ -4,9 +4,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use kernel_fusion::{run, Options};
+use kernel_fusion::Program;
 
 /// Kernel fusion: each pass `x += sqrt(clamp(x*a + y, lo, hi) + c) * g + b` as six kernels
 /// launched one by one, as one fused kernel, and as a graph of the six; time per pass and
@@ -26,31 +26,20 @@ struct Cli {
     /// Time the headline size only, no sweep.
     #[arg(long)]
     no_sweep: bool,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.size = cli.size.unwrap_or(options.size);
-    options.iters = cli.iters.unwrap_or(options.iters);
-    if let Some(sweep) = cli.sweep {
-        options.sweep = sweep;
-    }
-    if cli.no_sweep {
-        options.sweep.clear();
-    }
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("kernel_fusion: {err}");
-            ExitCode::FAILURE
+    main_with::<Program>(&cli.common, |options| {
+        options.size = cli.size.unwrap_or(options.size);
+        options.iters = cli.iters.unwrap_or(options.iters);
+        if let Some(sweep) = cli.sweep {
+            options.sweep = sweep;
         }
-    }
+        if cli.no_sweep {
+            options.sweep.clear();
+        }
+    })
 }

@@ -15,12 +15,16 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 use std::time::Instant;
 
-use chapter_common::{Report, Rng, Samples};
+use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch, KernelNode};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, Stream};
+use cuda_graph::{Device, DeviceBuffer, DevicePtr, Event, Stream};
 use serde_json::json;
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
@@ -65,17 +69,20 @@ impl Options {
     }
 
     /// Refuses what cannot run, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.kernels == 0 || self.kernels > MAX_KERNELS {
-            format!("kernels must be 1..={MAX_KERNELS}, not {}", self.kernels)
-        } else if self.iters == 0 || self.runs == 0 {
-            "iters and runs must be at least 1".to_string()
-        } else if let Some(size) = self.sweep.iter().find(|&&s| s == 0 || s > self.kernels) {
-            format!("graph sizes of the sweep must be 1..=kernels ({}), not {size}", self.kernels)
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "kernel_launches::run", problem })
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        let bad_size = self.sweep.iter().find(|&&s| s == 0 || s > self.kernels);
+        OptionCheck::new("kernel_launches")
+            .within("kernels", self.kernels, 1..=MAX_KERNELS)
+            .at_least("iters", self.iters, 1)
+            .at_least("runs", self.runs, 1)
+            .rule("sweep", bad_size.is_none(), || {
+                format!(
+                    "graph sizes of the sweep must be 1..=kernels ({}), not {}",
+                    self.kernels,
+                    bad_size.unwrap_or(&0)
+                )
+            })
+            .done()
     }
 
     /// The graph sizes measured: the sweep and `kernels`, ascending, without repeats.
@@ -231,7 +238,7 @@ impl Bench {
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -400,26 +407,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert_eq!(Options::default().graph_sizes(), [1, 10, 100, 1000]);
         assert_eq!(Options { sweep: vec![50, 1, 50], ..Options::quick() }.graph_sizes(), [1, 50]);
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { kernels: 0, ..Options::quick() },
-            Options { iters: 0, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-            Options { sweep: vec![0], ..Options::quick() },
-            Options { sweep: vec![51], ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("kernels", Options { kernels: 0, ..Options::quick() }),
+            ("iters", Options { iters: 0, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+            ("sweep", Options { sweep: vec![0], ..Options::quick() }),
+            ("sweep", Options { sweep: vec![51], ..Options::quick() }),
+        ]);
     }
 
     #[test]

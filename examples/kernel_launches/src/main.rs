@@ -5,9 +5,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use kernel_launches::{run, Options};
+use kernel_launches::Program;
 
 /// Many tiny launches vs one graph of the same kernels: µs per kernel each way, and by graph
 /// size.
@@ -24,32 +24,21 @@ struct Cli {
     /// Smaller graph sizes to compare, comma-separated (default: 1,10,100, or 1,10 with --quick).
     #[arg(long, value_name = "SIZES", value_delimiter = ',')]
     sweep: Option<Vec<u32>>,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.kernels = cli.kernels.unwrap_or(options.kernels);
-    options.iters = cli.iters.unwrap_or(options.iters);
-    if let Some(sweep) = cli.sweep {
-        options.sweep = sweep;
-    } else {
-        // Keep the default sweep valid when --kernels is smaller than some of its sizes.
-        let kernels = options.kernels;
-        options.sweep.retain(|&size| size <= kernels);
-    }
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("kernel_launches: {err}");
-            ExitCode::FAILURE
+    main_with::<Program>(&cli.common, |options| {
+        options.kernels = cli.kernels.unwrap_or(options.kernels);
+        options.iters = cli.iters.unwrap_or(options.iters);
+        if let Some(sweep) = cli.sweep {
+            options.sweep = sweep;
+        } else {
+            // Keep the default sweep valid when --kernels is smaller than some of its sizes.
+            let kernels = options.kernels;
+            options.sweep.retain(|&size| size <= kernels);
         }
-    }
+    })
 }

@@ -23,10 +23,14 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 mod kernels;
 pub mod model;
 
-use chapter_common::{Report, Samples};
+use chapter_common::{ExampleError, OptionCheck, Report, Samples};
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream};
@@ -104,34 +108,22 @@ impl Options {
     }
 
     /// Refuses what cannot run, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.tokens == 0 || self.tokens > MAX_TOKENS {
-            format!("tokens must be 1..={MAX_TOKENS}, not {}", self.tokens)
-        } else if self.hidden == 0 || self.hidden > MAX_HIDDEN {
-            format!("hidden must be 1..={MAX_HIDDEN}, not {}", self.hidden)
-        } else if self.experts < 2 || self.experts > MAX_EXPERTS {
-            format!(
-                "experts must be 2..={MAX_EXPERTS} (one fire-and-forget launch each per step), not {}",
-                self.experts
-            )
-        } else if !(1..=2).contains(&self.top_k) {
-            format!("top_k must be 1 or 2, not {}", self.top_k)
-        } else if self.iters == 0 || self.runs == 0 {
-            "iters and runs must be at least 1".to_string()
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "moe_router::run", problem })
-    }
-}
-
-/// A host-side `device_launch` error as the chapter runner's error type.
-fn cuda(err: device_launch::Error) -> CudaError {
-    match err {
-        device_launch::Error::Cuda(err) => err,
-        other => {
-            CudaError::InvalidArgument { call: "moe_router (device launch)", problem: other.to_string() }
-        }
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        OptionCheck::new("moe_router")
+            .within("tokens", self.tokens, 1..=MAX_TOKENS)
+            .within("hidden", self.hidden, 1..=MAX_HIDDEN)
+            .rule("experts", (2..=MAX_EXPERTS).contains(&self.experts), || {
+                format!(
+                    "experts must be 2..={MAX_EXPERTS} (one fire-and-forget launch each per step), not {}",
+                    self.experts
+                )
+            })
+            .rule("top_k", (1..=2).contains(&self.top_k), || {
+                format!("top_k must be 1 or 2, not {}", self.top_k)
+            })
+            .at_least("iters", self.iters, 1)
+            .at_least("runs", self.runs, 1)
+            .done()
     }
 }
 
@@ -199,7 +191,7 @@ struct DeviceWay {
 }
 
 impl Bench {
-    fn new(inputs: &model::Inputs, options: &Options) -> Result<Bench, CudaError> {
+    fn new(inputs: &model::Inputs, options: &Options) -> Result<Bench, ExampleError> {
         let (t, h, k) = (options.tokens as usize, options.hidden as usize, options.top_k as usize);
         let gate: Vec<u32> = inputs.wg.iter().chain(&inputs.bias).copied().collect();
         Ok(Bench {
@@ -250,7 +242,7 @@ impl Bench {
 
     /// Builds and uploads the expert graphs and the combine graph, and the router's graph
     /// that launches them.
-    fn device_way(&self) -> Result<DeviceWay, CudaError> {
+    fn device_way(&self) -> Result<DeviceWay, ExampleError> {
         let Options { tokens, hidden, experts, top_k, .. } = self.options;
         // A device graph's shape is fixed when it is built: each expert's grid fits a balanced
         // share of the pairs, and the kernel's grid-stride loop covers a busier step.
@@ -260,7 +252,7 @@ impl Bench {
         for e in 0..experts {
             let graph = Graph::new()?;
             graph.add_kernel(moe_expert(), expert_config, self.expert_args(e), &[])?;
-            execs.push(instantiate_for_device(&graph).map_err(cuda)?.upload(&self.stream).map_err(cuda)?);
+            execs.push(instantiate_for_device(&graph)?.upload(&self.stream)?);
         }
         let graph = Graph::new()?;
         let combine = graph.add_kernel(moe_combine(), self.combine_config(), self.combine_args(), &[])?;
@@ -270,9 +262,9 @@ impl Bench {
             (self.counters.ptr(), experts),
             &[&combine],
         )?;
-        let combine = instantiate_for_device(&graph).map_err(cuda)?.upload(&self.stream).map_err(cuda)?;
+        let combine = instantiate_for_device(&graph)?.upload(&self.stream)?;
         let handles: Vec<_> = execs.iter().map(UploadedGraphExec::handle).collect();
-        let table = DeviceGraphTable::new(&handles).map_err(cuda)?;
+        let table = DeviceGraphTable::new(&handles)?;
         let args = (
             self.x.ptr(),
             self.gate.ptr(),
@@ -287,7 +279,7 @@ impl Bench {
             combine.handle().arg(),
             self.slot.ptr(),
         );
-        let router = Launcher::new(moe_route_dispatch(), self.route_config(), args).map_err(cuda)?;
+        let router = Launcher::new(moe_route_dispatch(), self.route_config(), args)?;
         Ok(DeviceWay { _experts: execs, _combine: combine, router })
     }
 
@@ -299,7 +291,7 @@ impl Bench {
     }
 
     /// `iters` steps one way, timed with events; then what they left.
-    fn run(&mut self, device: Option<&DeviceWay>) -> Result<Outcome, CudaError> {
+    fn run(&mut self, device: Option<&DeviceWay>) -> Result<Outcome, ExampleError> {
         self.reset()?;
         let Options { tokens, hidden, experts, top_k, iters, .. } = self.options;
         let mut host_launched = 0u64;
@@ -307,7 +299,7 @@ impl Bench {
         for _ in 0..iters {
             if let Some(way) = device {
                 // One host call per step; the rest happens on the device.
-                way.router.launch(&self.stream).map_err(cuda)?;
+                way.router.launch(&self.stream)?;
                 continue;
             }
             let args = (
@@ -410,7 +402,7 @@ impl Way {
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -519,27 +511,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { tokens: 0, ..Options::quick() },
-            Options { hidden: MAX_HIDDEN + 1, ..Options::quick() },
-            Options { experts: 1, ..Options::quick() },
-            Options { experts: MAX_EXPERTS + 1, ..Options::quick() },
-            Options { top_k: 3, ..Options::quick() },
-            Options { iters: 0, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("tokens", Options { tokens: 0, ..Options::quick() }),
+            ("hidden", Options { hidden: MAX_HIDDEN + 1, ..Options::quick() }),
+            ("experts", Options { experts: 1, ..Options::quick() }),
+            ("experts", Options { experts: MAX_EXPERTS + 1, ..Options::quick() }),
+            ("top_k", Options { top_k: 3, ..Options::quick() }),
+            ("iters", Options { iters: 0, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+        ]);
     }
 
     #[test]

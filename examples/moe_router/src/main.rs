@@ -6,9 +6,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use moe_router::{run, Options};
+use moe_router::Program;
 
 /// Mixture-of-experts routing with device-side dispatch (expert graphs fire-and-forgotten by
 /// the router, combine tail-launched) vs host-driven routing.
@@ -30,28 +30,17 @@ struct Cli {
     /// Routing steps per timed run (default: 200, or 10 with --quick).
     #[arg(long, value_name = "N")]
     iters: Option<u32>,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.tokens = cli.tokens.unwrap_or(options.tokens);
-    options.hidden = cli.hidden.unwrap_or(options.hidden);
-    options.experts = cli.experts.unwrap_or(options.experts);
-    options.top_k = cli.top_k.unwrap_or(options.top_k);
-    options.iters = cli.iters.unwrap_or(options.iters);
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("moe_router: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    main_with::<Program>(&cli.common, |options| {
+        options.tokens = cli.tokens.unwrap_or(options.tokens);
+        options.hidden = cli.hidden.unwrap_or(options.hidden);
+        options.experts = cli.experts.unwrap_or(options.experts);
+        options.top_k = cli.top_k.unwrap_or(options.top_k);
+        options.iters = cli.iters.unwrap_or(options.iters);
+    })
 }

@@ -3,6 +3,7 @@
 //! drain. On one stream every launch waits for the previous one; over `host_streams`
 //! streams (round-robin) up to that many item graphs run at once, as the scheduler's do.
 
+use chapter_common::ExampleError;
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::{CudaError, Event, Stream};
 
@@ -43,7 +44,11 @@ impl Bench {
 
     /// A host-driven loop: one graph launch per item, in queue order, on one stream
     /// (`multi_stream` false) or round-robin over all `host_streams` streams.
-    pub(crate) fn run_host(&mut self, graphs: &HostGraphs, multi_stream: bool) -> Result<Outcome, CudaError> {
+    pub(crate) fn run_host(
+        &mut self,
+        graphs: &HostGraphs,
+        multi_stream: bool,
+    ) -> Result<Outcome, ExampleError> {
         self.reset()?;
         // The lists the graphs read, ready before timing starts (a favour to the host loops:
         // the scheduler builds its lists on the device, inside its timed run).

@@ -26,6 +26,10 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 mod checks;
 mod host_loop;
 mod kernels;
@@ -33,11 +37,11 @@ pub mod model;
 
 use std::time::Instant;
 
-use chapter_common::Report;
+use chapter_common::{ExampleError, OptionCheck, Report};
 use checks::{Expected, Way};
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, Stream};
+use cuda_graph::{Device, DeviceBuffer, DevicePtr, Event, Stream};
 use device_launch::limits::FIRE_AND_FORGET_LIMIT;
 use device_launch::{
     instantiate_for_device, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher, RawErrorSlot,
@@ -127,34 +131,28 @@ impl Options {
     }
 
     /// Refuses what cannot run, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
-        let problem = if self.items == 0 || self.items > MAX_ITEMS {
-            format!("items must be 1..={MAX_ITEMS}, not {}", self.items)
-        } else if self.kinds == 0 || self.kinds > MAX_KINDS {
-            format!("kinds must be 1..={MAX_KINDS}, not {}", self.kinds)
-        } else if self.width == 0 || self.width > MAX_WIDTH {
-            format!("width must be 1..={MAX_WIDTH}, not {}", self.width)
-        } else if self.rounds > MAX_ROUNDS {
-            format!("rounds must be 0..={MAX_ROUNDS}, not {}", self.rounds)
-        } else if self.batch == 0 || self.batch > MAX_BATCH {
-            format!(
-                "batch must be 1..={MAX_BATCH} (one fire-and-forget launch per item; CUDA allows \
-                 {FIRE_AND_FORGET_LIMIT} per launching kernel), not {}",
-                self.batch
-            )
-        } else if self.launch_threads > self.batch {
-            format!(
-                "launch_threads must be 0 (one per item) or 1..={}, not {}",
-                self.batch, self.launch_threads
-            )
-        } else if self.host_streams == 0 || self.host_streams > MAX_HOST_STREAMS {
-            format!("host_streams must be 1..={MAX_HOST_STREAMS}, not {}", self.host_streams)
-        } else if self.runs == 0 {
-            "runs must be at least 1".to_string()
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "persistent_scheduler::run", problem })
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        OptionCheck::new("persistent_scheduler")
+            .within("items", self.items, 1..=MAX_ITEMS)
+            .within("kinds", self.kinds, 1..=MAX_KINDS)
+            .within("width", self.width, 1..=MAX_WIDTH)
+            .within("rounds", self.rounds, 0..=MAX_ROUNDS)
+            .rule("batch", (1..=MAX_BATCH).contains(&self.batch), || {
+                format!(
+                    "batch must be 1..={MAX_BATCH} (one fire-and-forget launch per item; CUDA allows \
+                     {FIRE_AND_FORGET_LIMIT} per launching kernel), not {}",
+                    self.batch
+                )
+            })
+            .rule("launch_threads", self.launch_threads <= self.batch, || {
+                format!(
+                    "launch_threads must be 0 (one per item) or 1..={}, not {}",
+                    self.batch, self.launch_threads
+                )
+            })
+            .within("host_streams", self.host_streams, 1..=MAX_HOST_STREAMS)
+            .at_least("runs", self.runs, 1)
+            .done()
     }
 
     /// The number of scheduler threads that launch.
@@ -164,17 +162,6 @@ impl Options {
         } else {
             self.launch_threads
         }
-    }
-}
-
-/// A host-side `device_launch` error as the chapter runner's error type.
-fn cuda(err: device_launch::Error) -> CudaError {
-    match err {
-        device_launch::Error::Cuda(err) => err,
-        other => CudaError::InvalidArgument {
-            call: "persistent_scheduler (device launch)",
-            problem: other.to_string(),
-        },
     }
 }
 
@@ -248,7 +235,7 @@ struct SchedulerWay {
 }
 
 impl Bench {
-    fn new(items: model::Items, options: &Options) -> Result<Bench, CudaError> {
+    fn new(items: model::Items, options: &Options) -> Result<Bench, ExampleError> {
         let n = options.items as usize;
         let lists = items.lists_in_queue_order(options.kinds);
         let mut host_lists = vec![0u32; options.kinds as usize * n];
@@ -261,7 +248,7 @@ impl Bench {
             stream: Stream::new()?,
             start: Event::new()?,
             end: Event::new()?,
-            queue: WorkQueue::with_capacity(options.items).map_err(cuda)?,
+            queue: WorkQueue::with_capacity(options.items)?,
             kinds: DeviceBuffer::from_slice(&items.kinds)?,
             input: DeviceBuffer::from_slice(&items.input)?,
             output: DeviceBuffer::zeroed(items.input.len())?,
@@ -298,19 +285,18 @@ impl Bench {
 
     /// `batch` replicas of every kind's graph, instantiated for device launch and uploaded,
     /// and the scheduler's graph that launches them.
-    fn scheduler_way(&self) -> Result<SchedulerWay, CudaError> {
+    fn scheduler_way(&self) -> Result<SchedulerWay, ExampleError> {
         let Options { items, kinds, batch, .. } = self.options;
         let mut replicas = Vec::with_capacity((kinds * batch) as usize);
         for kind in 0..kinds {
             let graph = Graph::new()?;
             graph.add_kernel(ps_item(), self.item_config(), self.item_args(kind), &[])?;
             for _ in 0..batch {
-                replicas
-                    .push(instantiate_for_device(&graph).map_err(cuda)?.upload(&self.stream).map_err(cuda)?);
+                replicas.push(instantiate_for_device(&graph)?.upload(&self.stream)?);
             }
         }
         let handles: Vec<_> = replicas.iter().map(UploadedGraphExec::handle).collect();
-        let table = DeviceGraphTable::new(&handles).map_err(cuda)?;
+        let table = DeviceGraphTable::new(&handles)?;
         let args = (
             self.queue.arg(),
             self.kinds.ptr(),
@@ -322,25 +308,25 @@ impl Bench {
             self.options.launchers(),
             self.slot.ptr(),
         );
-        let scheduler = Launcher::new(ps_scheduler(), LaunchConfig::new(1, batch), args).map_err(cuda)?;
+        let scheduler = Launcher::new(ps_scheduler(), LaunchConfig::new(1, batch), args)?;
         Ok(SchedulerWay { _replicas: replicas, scheduler })
     }
 
     /// Clears what a drain writes.
-    fn reset(&mut self) -> Result<(), CudaError> {
+    fn reset(&mut self) -> Result<(), ExampleError> {
         self.output.memset_async(0, &self.stream)?;
         self.hits.memset_async(0, &self.stream)?;
         self.stream.synchronize()?;
-        self.queue.reset().map_err(cuda)
+        Ok(self.queue.reset()?)
     }
 
     /// Drains the queue with the persistent scheduler: one host launch.
-    fn run_scheduler(&mut self, way: &SchedulerWay) -> Result<Outcome, CudaError> {
+    fn run_scheduler(&mut self, way: &SchedulerWay) -> Result<Outcome, ExampleError> {
         self.reset()?;
-        self.queue.push_all(&self.items.order).map_err(cuda)?;
+        self.queue.push_all(&self.items.order)?;
         self.counters.memset_async(0, &self.stream)?;
         self.start.record(&self.stream)?;
-        way.scheduler.launch(&self.stream).map_err(cuda)?;
+        way.scheduler.launch(&self.stream)?;
         self.end.record(&self.stream)?;
         let mut outcome = self.finish()?;
         outcome.launched = u64::from(outcome.counters[counters::LAUNCHED]);
@@ -348,7 +334,7 @@ impl Bench {
     }
 
     /// Waits for the drain and reads what it left.
-    fn finish(&mut self) -> Result<Outcome, CudaError> {
+    fn finish(&mut self) -> Result<Outcome, ExampleError> {
         self.end.synchronize()?;
         self.stream.synchronize()?;
         let ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?);
@@ -357,7 +343,7 @@ impl Bench {
             output: self.output.to_vec()?,
             hits: self.hits.to_vec()?,
             counters: self.counters.to_vec()?,
-            processed: self.queue.processed().map_err(cuda)?,
+            processed: self.queue.processed()?,
             launched: 0,
             refused: self.slot.take()?.err().map(|err| err.to_string()),
         })
@@ -368,7 +354,7 @@ impl Bench {
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -543,31 +529,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().items < Options::default().items);
         assert_eq!(Options::default().launchers(), 120);
         assert_eq!(Options { launch_threads: 1, ..Options::default() }.launchers(), 1);
-    }
-
-    #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { items: 0, ..Options::quick() },
-            Options { kinds: MAX_KINDS + 1, ..Options::quick() },
-            Options { width: 0, ..Options::quick() },
-            Options { rounds: MAX_ROUNDS + 1, ..Options::quick() },
-            Options { batch: 121, ..Options::quick() },
-            Options { launch_threads: 33, ..Options::quick() },
-            Options { host_streams: 0, ..Options::quick() },
-            Options { host_streams: MAX_HOST_STREAMS + 1, ..Options::quick() },
-            Options { runs: 0, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+        chapter_common::assert_options_checked::<Program>(&[
+            ("items", Options { items: 0, ..Options::quick() }),
+            ("kinds", Options { kinds: MAX_KINDS + 1, ..Options::quick() }),
+            ("width", Options { width: 0, ..Options::quick() }),
+            ("rounds", Options { rounds: MAX_ROUNDS + 1, ..Options::quick() }),
+            ("batch", Options { batch: 121, ..Options::quick() }),
+            ("launch_threads", Options { launch_threads: 33, ..Options::quick() }),
+            ("host_streams", Options { host_streams: 0, ..Options::quick() }),
+            ("host_streams", Options { host_streams: MAX_HOST_STREAMS + 1, ..Options::quick() }),
+            ("runs", Options { runs: 0, ..Options::quick() }),
+        ]);
     }
 
     #[test]

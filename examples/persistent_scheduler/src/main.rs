@@ -7,9 +7,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use persistent_scheduler::{run, Options};
+use persistent_scheduler::Program;
 
 /// A persistent, self-relaunching scheduler kernel that pops items from an atomic queue and
 /// fire-and-forgets each item's graph, vs host-driven loops of graph launches (one stream, and
@@ -41,30 +41,19 @@ struct Cli {
     /// of hardware work queues; at most 64).
     #[arg(long, value_name = "N")]
     host_streams: Option<u32>,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.items = cli.items.unwrap_or(options.items);
-    options.kinds = cli.kinds.unwrap_or(options.kinds);
-    options.width = cli.width.unwrap_or(options.width);
-    options.rounds = cli.rounds.unwrap_or(options.rounds);
-    options.batch = cli.batch.unwrap_or(options.batch);
-    options.launch_threads = cli.launch_threads.unwrap_or(options.launch_threads);
-    options.host_streams = cli.host_streams.unwrap_or(options.host_streams);
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("persistent_scheduler: {err}");
-            ExitCode::FAILURE
-        }
-    }
+    main_with::<Program>(&cli.common, |options| {
+        options.items = cli.items.unwrap_or(options.items);
+        options.kinds = cli.kinds.unwrap_or(options.kinds);
+        options.width = cli.width.unwrap_or(options.width);
+        options.rounds = cli.rounds.unwrap_or(options.rounds);
+        options.batch = cli.batch.unwrap_or(options.batch);
+        options.launch_threads = cli.launch_threads.unwrap_or(options.launch_threads);
+        options.host_streams = cli.host_streams.unwrap_or(options.host_streams);
+    })
 }

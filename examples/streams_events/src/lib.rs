@@ -21,13 +21,17 @@
 
 #![warn(missing_docs)]
 
+mod program;
+
+pub use program::Program;
+
 mod overlap;
 mod priority;
 mod stealing;
 mod work;
 
-use chapter_common::{Report, Rng, Samples};
-use cuda_graph::{CudaError, Device};
+use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use cuda_graph::Device;
 use serde_json::json;
 
 pub use overlap::{overlap_bound, rounds_to_match, Overlap, StageTimes};
@@ -151,48 +155,48 @@ impl Options {
     }
 
     /// Refuses what the experiments cannot run correctly, before any CUDA call.
-    pub fn validate(&self) -> Result<(), CudaError> {
+    pub fn validate(&self) -> Result<(), ExampleError> {
         let rounds_ok = |r: u32| (1..=MAX_ROUNDS).contains(&r);
         let max_streams = self.stream_counts().into_iter().max().unwrap_or(1);
         let steal_total = u64::from(self.steal_chunks) * u64::from(self.steal_chunk_len);
-        let problem = if self.runs == 0 {
-            "runs must be at least 1".to_string()
-        } else if self.elements == 0 || u64::from(self.elements) > MAX_ELEMENTS {
-            format!("elements must be 1..={MAX_ELEMENTS}, not {}", self.elements)
-        } else if self.stream_counts().iter().any(|&s| s == 0 || s > 32) {
-            format!("stream counts must be 1..=32, not {:?}", self.stream_counts())
-        } else if self.chunks < max_streams || self.chunks > 4096 || self.chunks > self.elements {
-            format!(
-                "chunks must be at least the most streams ({max_streams}), at most 4096 and at most the \
-                 elements, not {}",
-                self.chunks
+        let heavy_ok =
+            self.heavy_factor != 0 && rounds_ok(self.light_rounds.saturating_mul(self.heavy_factor));
+        OptionCheck::new("streams_events")
+            .at_least("runs", self.runs, 1)
+            .within("elements", u64::from(self.elements), 1..=MAX_ELEMENTS)
+            .rule("streams", self.stream_counts().iter().all(|&s| (1..=32).contains(&s)), || {
+                format!("stream counts must be 1..=32, not {:?}", self.stream_counts())
+            })
+            .rule("chunks", self.chunks >= max_streams && self.chunks <= 4096 && self.chunks <= self.elements, || {
+                format!(
+                    "chunks must be at least the most streams ({max_streams}), at most 4096 and at most the \
+                     elements, not {}",
+                    self.chunks
+                )
+            })
+            .rule("rounds", !self.rounds.is_some_and(|r| !rounds_ok(r)), || format!("rounds must be 1..={MAX_ROUNDS}"))
+            .rule("flood_rounds", rounds_ok(self.flood_rounds) && rounds_ok(self.urgent_rounds), || {
+                format!("flood and urgent rounds must be 1..={MAX_ROUNDS}")
+            })
+            .rule("flood_kernels", (1..=64).contains(&self.flood_kernels) && (1..=256).contains(&self.flood_waves), || {
+                "flood_kernels must be 1..=64 and flood_waves 1..=256".to_string()
+            })
+            .within("urgent_elements", self.urgent_elements, 1..=1 << 24)
+            .rule("steal_streams", (1..=32).contains(&self.steal_streams) && self.steal_chunks >= self.steal_streams, || {
+                "steal_streams must be 1..=32 and steal_chunks at least steal_streams".to_string()
+            })
+            .rule(
+                "steal_chunk_len",
+                self.steal_chunk_len != 0 && steal_total <= MAX_ELEMENTS && self.steal_chunks <= 1 << 16,
+                || format!("steal_chunks x steal_chunk_len must be 1..={MAX_ELEMENTS} elements (at most 65536 chunks)"),
             )
-        } else if self.rounds.is_some_and(|r| !rounds_ok(r)) {
-            format!("rounds must be 1..={MAX_ROUNDS}")
-        } else if !rounds_ok(self.flood_rounds) || !rounds_ok(self.urgent_rounds) {
-            format!("flood and urgent rounds must be 1..={MAX_ROUNDS}")
-        } else if !(1..=64).contains(&self.flood_kernels) || !(1..=256).contains(&self.flood_waves) {
-            "flood_kernels must be 1..=64 and flood_waves 1..=256".to_string()
-        } else if self.urgent_elements == 0 || self.urgent_elements > 1 << 24 {
-            format!("urgent_elements must be 1..=16777216, not {}", self.urgent_elements)
-        } else if self.steal_streams == 0 || self.steal_streams > 32 || self.steal_chunks < self.steal_streams
-        {
-            "steal_streams must be 1..=32 and steal_chunks at least steal_streams".to_string()
-        } else if self.steal_chunk_len == 0 || steal_total > MAX_ELEMENTS || self.steal_chunks > 1 << 16 {
-            format!(
-                "steal_chunks x steal_chunk_len must be 1..={MAX_ELEMENTS} elements (at most 65536 chunks)"
-            )
-        } else if !rounds_ok(self.light_rounds)
-            || self.heavy_factor == 0
-            || !rounds_ok(self.light_rounds.saturating_mul(self.heavy_factor))
-        {
-            format!("light_rounds and light_rounds x heavy_factor must be 1..={MAX_ROUNDS}")
-        } else if self.hot_span == 0 || self.hot_one_in == 0 || !(1..=16).contains(&self.depth) {
-            "hot_span and hot_one_in must be at least 1, depth 1..=16".to_string()
-        } else {
-            return Ok(());
-        };
-        Err(CudaError::InvalidArgument { call: "streams_events::run", problem })
+            .rule("light_rounds", rounds_ok(self.light_rounds) && heavy_ok, || {
+                format!("light_rounds and light_rounds x heavy_factor must be 1..={MAX_ROUNDS}")
+            })
+            .at_least("hot_span", self.hot_span, 1)
+            .at_least("hot_one_in", self.hot_one_in, 1)
+            .within("depth", self.depth, 1..=16)
+            .done()
     }
 }
 
@@ -229,7 +233,7 @@ impl FirstFailure {
 ///
 /// Errors are CUDA's (no device, a failed launch) or invalid options; a wrong result is not an
 /// error but a failed check in the report.
-pub fn run(options: &Options) -> Result<Report, CudaError> {
+pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let device = Device::get(0)?;
     device.set_current()?;
@@ -237,13 +241,14 @@ pub fn run(options: &Options) -> Result<Report, CudaError> {
     let sms = properties.multiprocessors.max(1) as u32;
     let flood_len = flood_elements(sms, options.flood_waves);
     if u64::from(flood_len) * u64::from(options.flood_kernels) > MAX_ELEMENTS {
-        return Err(CudaError::InvalidArgument {
-            call: "streams_events::run",
-            problem: format!(
+        return Err(ExampleError::options(
+            "streams_events",
+            "flood_waves",
+            format!(
                 "the flood would need {} elements on this GPU; lower flood_waves or flood_kernels",
                 u64::from(flood_len) * u64::from(options.flood_kernels)
             ),
-        });
+        ));
     }
     let mut rng = Rng::new(options.seed);
     let salt = rng.next_u64() as u32;
@@ -501,34 +506,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_and_quick_are_valid() {
-        assert!(Options::default().validate().is_ok());
-        assert!(Options::quick().validate().is_ok());
-        assert!(Options::quick().elements < Options::default().elements);
-    }
-
-    #[test]
     fn the_headline_stream_count_is_always_timed() {
         let options = Options { streams: 5, stream_sweep: vec![8, 2, 2], ..Options::quick() };
         assert_eq!(options.stream_counts(), [2, 5, 8]);
     }
 
     #[test]
-    fn bad_options_are_refused_with_a_reason() {
-        let cases = [
-            Options { runs: 0, ..Options::quick() },
-            Options { elements: 0, ..Options::quick() },
-            Options { chunks: 1, ..Options::quick() },
-            Options { streams: 0, ..Options::quick() },
-            Options { rounds: Some(0), ..Options::quick() },
-            Options { flood_kernels: 0, ..Options::quick() },
-            Options { steal_chunks: 2, steal_streams: 4, ..Options::quick() },
-            Options { light_rounds: MAX_ROUNDS, heavy_factor: 2, ..Options::quick() },
-            Options { depth: 0, ..Options::quick() },
-        ];
-        for options in cases {
-            let err = options.validate().unwrap_err();
-            assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
-        }
+    fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
+        assert!(Options::quick().elements < Options::default().elements);
+        chapter_common::assert_options_checked::<Program>(&[
+            ("runs", Options { runs: 0, ..Options::quick() }),
+            ("elements", Options { elements: 0, ..Options::quick() }),
+            ("chunks", Options { chunks: 1, ..Options::quick() }),
+            ("streams", Options { streams: 0, ..Options::quick() }),
+            ("rounds", Options { rounds: Some(0), ..Options::quick() }),
+            ("flood_kernels", Options { flood_kernels: 0, ..Options::quick() }),
+            ("steal_streams", Options { steal_chunks: 2, steal_streams: 4, ..Options::quick() }),
+            ("light_rounds", Options { light_rounds: MAX_ROUNDS, heavy_factor: 2, ..Options::quick() }),
+            ("depth", Options { depth: 0, ..Options::quick() }),
+        ]);
     }
 }

@@ -5,9 +5,9 @@
 
 use std::process::ExitCode;
 
-use chapter_common::CommonArgs;
+use chapter_common::{main_with, CommonArgs};
 use clap::Parser;
-use streams_events::{run, Options};
+use streams_events::Program;
 
 /// Streams and events: chunked H2D/kernel/D2H on N streams vs one (fork/join with events),
 /// the latency of urgent work on a high- vs a low-priority stream during a flood, and a host
@@ -34,31 +34,20 @@ struct Cli {
     /// Streams of the work-stealing experiment (default: 4).
     #[arg(long, value_name = "N")]
     steal_streams: Option<u32>,
-    /// Small sizes: a quick correctness pass, not for figures.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut options = if cli.quick { Options::quick() } else { Options::default() };
-    options.elements = cli.size.unwrap_or(options.elements);
-    options.chunks = cli.chunks.unwrap_or(options.chunks);
-    options.streams = cli.streams.unwrap_or(options.streams);
-    if let Some(sweep) = cli.stream_sweep {
-        options.stream_sweep = sweep;
-    }
-    options.rounds = cli.rounds.or(options.rounds);
-    options.steal_streams = cli.steal_streams.unwrap_or(options.steal_streams);
-    options.runs = cli.common.runs;
-    options.seed = cli.common.seed;
-    match run(&options) {
-        Ok(report) => report.finish(cli.common.json),
-        Err(err) => {
-            eprintln!("streams_events: {err}");
-            ExitCode::FAILURE
+    main_with::<Program>(&cli.common, |options| {
+        options.elements = cli.size.unwrap_or(options.elements);
+        options.chunks = cli.chunks.unwrap_or(options.chunks);
+        options.streams = cli.streams.unwrap_or(options.streams);
+        if let Some(sweep) = cli.stream_sweep {
+            options.stream_sweep = sweep;
         }
-    }
+        options.rounds = cli.rounds.or(options.rounds);
+        options.steal_streams = cli.steal_streams.unwrap_or(options.steal_streams);
+    })
 }

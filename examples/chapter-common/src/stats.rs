@@ -41,6 +41,16 @@ impl Samples {
         let max = self.0.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         (min, max)
     }
+    /// The median, smallest, largest and every run, as one JSON object.
+    ///
+    /// ```
+    /// let s = chapter_common::Samples(vec![2.0, 9.0, 4.0]);
+    /// assert_eq!(s.to_json(), serde_json::json!({"median": 4.0, "min": 2.0, "max": 9.0, "runs": [2.0, 9.0, 4.0]}));
+    /// ```
+    pub fn to_json(&self) -> serde_json::Value {
+        let (min, max) = self.range();
+        serde_json::json!({"median": self.median(), "min": min, "max": max, "runs": self.0})
+    }
 }
 
 /// Runs `work` and returns its result and wall time in milliseconds. `work` must synchronize

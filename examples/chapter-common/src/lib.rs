@@ -1,0 +1,42 @@
+//! What every chapter program shares: the [`ChapterProgram`] contract and the `main` it drives
+//! ([`main_with`]), the common flags, the [`ExampleError`] every program returns, option checks
+//! ([`OptionCheck`]), a seeded RNG for inputs that are never all zeros, medians of repeated
+//! runs, and the report each program prints (text, or one JSON object with `--json`) with its
+//! PASS/FAIL verdict.
+
+mod error;
+mod options;
+mod program;
+mod report;
+mod rng;
+mod stats;
+
+pub use error::ExampleError;
+pub use options::OptionCheck;
+pub use program::{assert_options_checked, main_with, ChapterProgram};
+pub use report::{Report, Verdict};
+pub use rng::Rng;
+pub use stats::{median, time_ms, Samples};
+
+/// Flags every program takes (flatten into its own clap struct with `#[command(flatten)]`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct CommonArgs {
+    /// Small sizes: a quick correctness pass, not for figures.
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the report as one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0x5eed)]
+    pub seed: u64,
+    /// Timed runs; the figures are their median.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+}
+
+impl Default for CommonArgs {
+    fn default() -> CommonArgs {
+        CommonArgs { quick: false, json: false, seed: 0x5eed, runs: 5 }
+    }
+}
