@@ -1,6 +1,6 @@
 // Where the time of a launch goes, measured on the GPU's own clock. Plain CUDA C++, no Rust
 // and no crate code: it shows what the hardware and driver cost, apart from anything the
-// crates do. Run it on a GPU machine with `bash scripts/profile-launch-timeline`.
+// crates do. Run it on a GPU machine with `bash scripts/run-standalone profile-launch-timeline`.
 //
 // Nsight Systems cannot make a report on the project's GPU machine (see bench/README.md), so
 // every kernel here stamps %globaltimer when it starts and before it exits, and the host

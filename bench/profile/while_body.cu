@@ -1,6 +1,6 @@
 // How much of a WHILE step is the body: the WHILE loop of examples/cuda_graphs_conditional
 // timed with three bodies, against that example's host-driven loop. Plain CUDA C++, no Rust.
-// Run it on a GPU machine with `bash scripts/profile-while-body`.
+// Run it on a GPU machine with `bash scripts/run-standalone profile-while-body`.
 //
 // Bodies: a kernel that only counts the step and sets the condition; the example's sweep
 // (cgc_relax_while, one block of 256 threads, two barriers); the same sweep done by one warp

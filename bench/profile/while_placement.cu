@@ -1,5 +1,5 @@
 // What sets the cost of a WHILE step, beside the body: the exec, not the stream. Plain CUDA
-// C++, no Rust. Run it on a GPU machine with `bash scripts/profile-while-placement`.
+// C++, no Rust. Run it on a GPU machine with `bash scripts/run-standalone profile-while-placement`.
 //
 // One graph: a WHILE node whose only body node is a one-warp kernel that counts the step and
 // keeps the loop going until STEPS steps ran. Each figure is the median over 5 timed launches

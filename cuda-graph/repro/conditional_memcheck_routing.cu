@@ -2,7 +2,7 @@
 // failing under compute-sanitizer memcheck with no other process on the GPU: launched back to
 // back, some runs end in cudaErrorIllegalAddress (700) that memcheck attributes to no access.
 // The same launches pass without a sanitizer, and pass under memcheck when the host waits after
-// each launch. Run it on a GPU machine: `bash scripts/repro-conditional-memcheck-routing`.
+// each launch. Run it on a GPU machine: `bash scripts/run-standalone repro-conditional-memcheck-routing`.
 //
 // The graph is the routing graph of examples/cuda_graphs_conditional: each launch routes the
 // input at `cursor` through an IF, an IF/ELSE whose "then" body holds a nested IF, and a 4-way

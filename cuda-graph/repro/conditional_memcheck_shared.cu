@@ -2,7 +2,7 @@
 // under compute-sanitizer memcheck while several memcheck processes share the GPU: a launch
 // ends in cudaErrorIllegalAddress (700) that memcheck does not attribute to any access, or a
 // body does not run. The same program passes alone under memcheck and, 8 processes at once,
-// without a sanitizer. Run the variants on a GPU machine: `bash scripts/repro-conditional-memcheck`.
+// without a sanitizer. Run the variants on a GPU machine: `bash scripts/run-standalone repro-conditional-memcheck`.
 //
 // One graph: a one-thread kernel reads a value from device memory and sets the condition of
 // a 4-way SWITCH from it; body i adds 1 to counter i. The host launches it for values

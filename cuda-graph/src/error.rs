@@ -1,4 +1,7 @@
-//! The crate's one error type, and the `check` helper that turns CUDA status codes into it.
+//! The crate's one error type, the `check` helper that turns CUDA status codes into it, and
+//! [`UpdateRefusal`], the reason an update was refused that [`CudaError::UpdateRefused`] carries.
+//!
+//! The lowest layer: imports nothing else of the crate.
 
 use std::ffi::{c_char, CStr};
 
@@ -51,7 +54,7 @@ pub enum CudaError {
     #[error("cudaGraphExecUpdate refused the update: {reason}")]
     UpdateRefused {
         /// Why CUDA refused it.
-        reason: crate::graph::UpdateRefusal,
+        reason: UpdateRefusal,
     },
     /// A host function (host node or stream callback) panicked; the panic was caught at the
     /// FFI boundary.
@@ -112,29 +115,76 @@ fn static_str(p: *const c_char) -> &'static str {
     unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("unknown CUDA error")
 }
 
-static DROP_ERRORS: std::sync::Mutex<Vec<CudaError>> = std::sync::Mutex::new(Vec::new());
+/// Why CUDA refused to update an exec from a graph (`cudaGraphExecUpdateResult`).
+///
+/// ```
+/// use cuda_graph::UpdateRefusal;
+/// assert_eq!(UpdateRefusal::TopologyChanged.to_string(), "the graph's topology changed (nodes or edges added or removed)");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum UpdateRefusal {
+    /// An unspecified error.
+    Error,
+    /// Nodes or edges were added or removed.
+    TopologyChanged,
+    /// A node's type changed.
+    NodeTypeChanged,
+    /// A kernel node's function changed in a way the update cannot apply.
+    FunctionChanged,
+    /// A node's parameters changed in a way the update cannot apply.
+    ParametersChanged,
+    /// Something about the graph that the update does not support.
+    NotSupported,
+    /// A kernel node's function changed to one of an unsupported kind.
+    UnsupportedFunctionChange,
+    /// A node's attributes changed in a way the update cannot apply.
+    AttributesChanged,
+    /// A result code this crate does not know.
+    Unknown(u32),
+}
 
-/// Records the error of a CUDA call made in `Drop`, which cannot return it. Nothing is lost:
-/// [`take_drop_errors`] hands the records out.
-pub(crate) fn record_drop_error(status: sys::cudaError_t, call: &'static str) {
-    if let Err(err) = check(status, call) {
-        let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        errors.push(err);
+impl UpdateRefusal {
+    /// Maps `cudaGraphExecUpdateResult`; `None` for success.
+    pub fn from_raw(result: sys::cudaGraphExecUpdateResult) -> Option<UpdateRefusal> {
+        use sys::cudaGraphExecUpdateResult as R;
+        Some(match result {
+            R::cudaGraphExecUpdateSuccess => return None,
+            R::cudaGraphExecUpdateError => UpdateRefusal::Error,
+            R::cudaGraphExecUpdateErrorTopologyChanged => UpdateRefusal::TopologyChanged,
+            R::cudaGraphExecUpdateErrorNodeTypeChanged => UpdateRefusal::NodeTypeChanged,
+            R::cudaGraphExecUpdateErrorFunctionChanged => UpdateRefusal::FunctionChanged,
+            R::cudaGraphExecUpdateErrorParametersChanged => UpdateRefusal::ParametersChanged,
+            R::cudaGraphExecUpdateErrorNotSupported => UpdateRefusal::NotSupported,
+            R::cudaGraphExecUpdateErrorUnsupportedFunctionChange => UpdateRefusal::UnsupportedFunctionChange,
+            R::cudaGraphExecUpdateErrorAttributesChanged => UpdateRefusal::AttributesChanged,
+            other => UpdateRefusal::Unknown(other.0),
+        })
     }
 }
 
-/// Takes the errors that destructors met since the last call (a `cudaFree` or
-/// `cudaGraphExecDestroy` after the context broke, say). Drops never panic; they record here.
-///
-/// ```
-/// let errors = cuda_graph::take_drop_errors();
-/// for err in &errors {
-///     eprintln!("while releasing a CUDA resource: {err}");
-/// }
-/// ```
-pub fn take_drop_errors() -> Vec<CudaError> {
-    let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    std::mem::take(&mut *errors)
+impl std::fmt::Display for UpdateRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UpdateRefusal::Error => f.write_str("an unspecified error"),
+            UpdateRefusal::TopologyChanged => {
+                f.write_str("the graph's topology changed (nodes or edges added or removed)")
+            }
+            UpdateRefusal::NodeTypeChanged => f.write_str("a node's type changed"),
+            UpdateRefusal::FunctionChanged => f.write_str("a kernel node's function changed"),
+            UpdateRefusal::ParametersChanged => {
+                f.write_str("a node's parameters changed in a way that cannot be updated")
+            }
+            UpdateRefusal::NotSupported => {
+                f.write_str("the graph uses something the update does not support")
+            }
+            UpdateRefusal::UnsupportedFunctionChange => {
+                f.write_str("a kernel node's function changed to an unsupported kind")
+            }
+            UpdateRefusal::AttributesChanged => f.write_str("a node's attributes changed"),
+            UpdateRefusal::Unknown(code) => write!(f, "unknown update result {code}"),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@ use std::ptr;
 
 use cudart_graph_sys as sys;
 
-use crate::error::{check, record_drop_error, Result};
+use crate::error::{check, Result};
+use crate::release::record_drop_error;
 use crate::stream::Stream;
 
 /// How to create an [`Event`]. The default records timestamps and waits by spinning.
@@ -197,10 +198,10 @@ impl Drop for Event {
         if self.raw.is_null() {
             return;
         }
-        if crate::host_fn::in_host_fn() {
+        if crate::release::in_host_fn() {
             // CUDA calls are not allowed inside a host function: destroy it elsewhere.
             let raw = std::mem::replace(&mut self.raw, ptr::null_mut());
-            crate::host_fn::defer_drop(Event { raw });
+            crate::release::defer_drop(Event { raw });
             return;
         }
         // SAFETY: the handle is owned and destroyed once. An event still pending in a stream
@@ -231,8 +232,8 @@ impl Stream {
     /// ```
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         // The wait may join this stream into a capture: no launch on it may be between its
-        // capture check and its CUDA call meanwhile (see `graph::capture_gate`).
-        let _gate = crate::graph::enter_wait()?;
+        // capture check and its CUDA call meanwhile (see `capture_gate`).
+        let _gate = crate::capture_gate::enter_wait()?;
         // SAFETY: the stream and the event are alive; flags 0 is the default wait.
         check(unsafe { sys::cudaStreamWaitEvent(self.as_raw(), event.raw, 0) }, "cudaStreamWaitEvent")
     }

@@ -11,21 +11,21 @@
 //! CUDA forbids CUDA calls inside a host function. Dropping a crate resource that must call
 //! CUDA to release itself (a buffer, a pinned buffer, an event, a pool a closure captured) is
 //! therefore not done there: the release is handed to a short-lived thread that runs it once
-//! the host function has returned. Waiting for device work inside a host function (reading a
+//! the host function has returned (the machinery is the `release` module's). Waiting for device work inside a host function (reading a
 //! [`PinnedBuffer`](crate::PinnedBuffer) that a copy is still filling, say) returns an error.
 
 use std::any::Any;
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
-use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use cudart_graph_sys as sys;
 
+use crate::capture_gate::refuse_during_capture;
 use crate::error::{check, CudaError, Result};
+use crate::release::run_in_host_fn;
 use crate::stream::Stream;
 
 /// A one-shot closure waiting for its stream to reach it.
@@ -39,11 +39,6 @@ static NEXT_ONE_SHOT: AtomicU64 = AtomicU64::new(1);
 
 /// Errors met by host functions (panics, replayed one-shots), for [`take_host_fn_errors`].
 static HOST_FN_ERRORS: Mutex<Vec<CudaError>> = Mutex::new(Vec::new());
-
-thread_local! {
-    /// `Some` while this thread runs a host function: the resources dropped meanwhile.
-    static DEFERRED: RefCell<Option<Vec<Box<dyn Any + Send>>>> = const { RefCell::new(None) };
-}
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -76,7 +71,7 @@ impl Stream {
     where
         F: FnOnce() + Send + 'static,
     {
-        let _gate = crate::memory::refuse_during_capture(self, "Stream::launch_host_fn")?;
+        let _gate = refuse_during_capture(self, "Stream::launch_host_fn")?;
         let id = NEXT_ONE_SHOT.fetch_add(1, Ordering::Relaxed);
         lock(&ONE_SHOTS).insert(id, Box::new(f));
         let user_data = id as usize as *mut c_void;
@@ -110,16 +105,16 @@ unsafe extern "C" fn one_shot_trampoline(user_data: *mut c_void) {
 /// Runs a host function's body: catches its panic (recording it), and hands the resources
 /// it dropped to another thread to release (see the module docs).
 pub(crate) fn run_guarded(f: impl FnOnce()) {
-    let outer = DEFERRED.try_with(|deferred| deferred.borrow_mut().replace(Vec::new())).ok().flatten();
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
-        let message = panic_message(payload.as_ref());
-        // Dropping a payload can itself panic; that must not unwind into CUDA either.
-        let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
-        record(CudaError::HostFunctionPanicked { message });
-    }
-    let deferred = DEFERRED.try_with(|deferred| std::mem::replace(&mut *deferred.borrow_mut(), outer));
-    if let Ok(Some(items)) = deferred {
-        release_elsewhere(items);
+    let leaked = run_in_host_fn(|| {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
+            let message = panic_message(payload.as_ref());
+            // Dropping a payload can itself panic; that must not unwind into CUDA either.
+            let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
+            record(CudaError::HostFunctionPanicked { message });
+        }
+    });
+    if let Some(err) = leaked {
+        record(err);
     }
 }
 
@@ -133,76 +128,8 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-/// Drops `items` on a new thread, where CUDA calls are allowed. If no thread can be started,
-/// they are leaked: a leak is safe, a CUDA call inside a host function is not allowed.
-fn release_elsewhere(items: Vec<Box<dyn Any + Send>>) {
-    if items.is_empty() {
-        return;
-    }
-    let items = ManuallyDrop::new(items);
-    let spawned = std::thread::Builder::new()
-        .name("cuda-graph-release".into())
-        .spawn(move || drop(ManuallyDrop::into_inner(items)));
-    if let Err(err) = spawned {
-        record(CudaError::invalid(
-            "host function release",
-            format!("no thread to release what a host function dropped ({err}): leaked"),
-        ));
-    }
-}
-
 fn record(err: CudaError) {
     lock(&HOST_FN_ERRORS).push(err);
-}
-
-/// True while the calling thread runs a host function of this crate, where CUDA calls are
-/// forbidden.
-pub(crate) fn in_host_fn() -> bool {
-    DEFERRED.try_with(|deferred| deferred.borrow().is_some()).unwrap_or(false)
-}
-
-/// Keeps `item` until the running host function returns, then drops it on another thread.
-/// Call only when [`in_host_fn`] is true; otherwise `item` is dropped here.
-pub(crate) fn defer_drop<T: Send + 'static>(item: T) {
-    let item: Box<dyn Any + Send> = Box::new(item);
-    let leftover = DEFERRED
-        .try_with(|deferred| match deferred.borrow_mut().as_mut() {
-            Some(items) => {
-                items.push(item);
-                None
-            }
-            None => Some(item),
-        })
-        .unwrap_or(None);
-    // Not inside a host function after all (or the thread is ending): release it here.
-    drop(leftover);
-}
-
-/// For destructors of types built on this crate that call CUDA: inside a host function of
-/// this crate, where CUDA calls are forbidden, keeps `value` until the function returns and
-/// drops it on another thread (`None`); anywhere else gives it back to be released here.
-///
-/// ```
-/// /// Owns a handle that is released with a CUDA call.
-/// struct Handle(Option<u64>);
-/// impl Drop for Handle {
-///     fn drop(&mut self) {
-///         let Some(raw) = self.0.take() else { return };
-///         // In a host function: this runs again later, on another thread.
-///         let Some(mut moved) = cuda_graph::drop_outside_host_fn(Handle(Some(raw))) else { return };
-///         let raw = moved.0.take();
-///         // ... release `raw` here (CUDA calls are allowed) ...
-///         # let _ = raw;
-///     }
-/// }
-/// drop(Handle(Some(7)));
-/// ```
-pub fn drop_outside_host_fn<T: Send + 'static>(value: T) -> Option<T> {
-    if !in_host_fn() {
-        return Some(value);
-    }
-    defer_drop(value);
-    None
 }
 
 /// Takes the errors that host functions met since the last call: each panic, as
@@ -278,7 +205,7 @@ unsafe extern "C" fn repeatable_trampoline<F: Fn() + Send + Sync + 'static>(user
     // keep-alive list of the graph family whose host node passes it, which every exec that
     // may launch that node keeps (as its source, an update's graph, or retired after an
     // update) until its last launch completed: such execs fence every launch and wait for
-    // or check the fence before letting go (graph/exec.rs, graph/retired.rs). `F: Sync`
+    // or check the fence before letting go (graph/exec/release.rs, graph/retired.rs). `F: Sync`
     // allows calls from several threads at once.
     let f = unsafe { &*user_data.cast::<F>() };
     let _ = catch_unwind(AssertUnwindSafe(|| run_guarded(f)));
@@ -300,6 +227,7 @@ mod tests {
     use std::sync::{mpsc, Arc};
 
     use super::*;
+    use crate::release::{defer_drop, in_host_fn};
 
     /// The error record is global: tests that read it take turns.
     static RECORD_READERS: Mutex<()> = Mutex::new(());

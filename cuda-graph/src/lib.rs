@@ -29,9 +29,25 @@
 //! assert_eq!(data.to_vec()?, [1, 2, 3]);
 //! # Ok::<(), cuda_graph::CudaError>(())
 //! ```
+//!
+//! # Layers
+//! Each module imports only modules of lower layers, never one of its own layer or above
+//! (re-exports here aside); `tests/layers.rs` reads this list and the sources and fails on an
+//! upward import. Lowest first:
+//! 1. `error` — [`CudaError`], [`Result`], the `check` of CUDA statuses, [`UpdateRefusal`].
+//! 2. `release` — releasing resources: [`KeepAlive`], destructor errors
+//!    ([`take_drop_errors`]), drops deferred out of host functions ([`drop_outside_host_fn`]).
+//! 3. `device`, `stream` — [`Device`] and its properties; [`Stream`].
+//! 4. `capture_gate`, `graph_memory` — the gate between queuing stream work and beginning or
+//!    ending a capture, and the registry of captures in progress; [`GraphMemoryUsage`].
+//! 5. `event`, `host_fn` — [`Event`]; host functions on streams and graph host nodes.
+//! 6. `memory` — device and pinned buffers, typed device pointers, pools, async copies.
+//! 7. `kernel` — typed kernels, their arguments, launch configuration and stream launches.
+//! 8. `graph` — graphs, nodes, capture, execs, updates, and the device-launch exec pool.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod capture_gate;
 mod device;
 mod error;
 mod event;
@@ -40,22 +56,24 @@ mod graph_memory;
 mod host_fn;
 pub mod kernel;
 pub mod memory;
+mod release;
 mod stream;
 
 pub use device::{Device, DeviceProperties, Limit};
-pub use error::{take_drop_errors, CudaError, Result};
+pub use error::{CudaError, Result};
 pub use event::{Event, EventOptions};
 pub use graph::{
     CaptureMode, ConditionalHandle, DeviceLaunch, Graph, GraphBuilder, GraphExec, HostLaunch,
     InstantiateOptions, UpdateRefusal,
 };
 pub use graph_memory::GraphMemoryUsage;
-pub use host_fn::{drop_outside_host_fn, take_host_fn_errors};
+pub use host_fn::take_host_fn_errors;
 pub use kernel::{Kernel, KernelArgs, KernelParam, LaunchConfig, ParamLayout};
 pub use memory::{
     DeviceBuffer, DeviceConstPtr, DevicePtr, DeviceRepr, DeviceSlice, KeepAlive, MemoryPool,
     MemoryPoolOptions, PinnedBuffer, PinnedSlice, PinnedSliceMut,
 };
+pub use release::{drop_outside_host_fn, take_drop_errors};
 pub use stream::{Stream, StreamOptions};
 
 /// The raw bindings this crate is built on, for the calls it does not wrap.

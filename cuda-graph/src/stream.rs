@@ -123,6 +123,6 @@ impl Drop for Stream {
     fn drop(&mut self) {
         // SAFETY: the handle is owned and destroyed once; queued work still completes.
         let status = unsafe { sys::cudaStreamDestroy(self.raw) };
-        crate::error::record_drop_error(status, "cudaStreamDestroy");
+        crate::release::record_drop_error(status, "cudaStreamDestroy");
     }
 }

@@ -22,7 +22,7 @@
 // or a later step failed.
 //
 // Build and run on the GPU machine (about 1 s):
-//   bash scripts/repro-child-graph-device-launch   (nvcc -arch=sm_90 -rdc=true -O2 ... -lcudadevrt)
+//   bash scripts/run-standalone repro-child-graph-device-launch   (nvcc -arch=sm_90 -rdc=true -O2 ... -lcudadevrt)
 //   /tmp/child_graph_device_launch            # all variants, or name some: kernel nested
 // Exit status: 0 when every variant is OK or REFUSED (the answer is then in the lines), 1 when
 // one is WRONG, 2 on an unexpected CUDA error outside the probed calls.

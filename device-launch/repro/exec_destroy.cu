@@ -2,7 +2,7 @@
 // after multi-node graphs instantiated for device launch were launched from the device and
 // destroyed, later device-launch graphs silently do not run (or only in part), or a kernel
 // faults with cudaErrorIllegalAddress. Build and run it on a GPU machine with
-// `bash scripts/repro-exec-destroy` (nvcc -rdc=true ... -lcudadevrt).
+// `bash scripts/run-standalone repro-exec-destroy` (nvcc -rdc=true ... -lcudadevrt).
 //
 // Phase A: 48 rounds; each builds a graph of `width` one-thread kernel nodes (1 to 64, or
 // WIDTH_FIXED), instantiates 16 device-launch copies, fire-and-forgets all 16 from a launcher

@@ -2,7 +2,7 @@
 // dying with SIGSEGV (inside the tool's own library) on the persistent scheduler's launch
 // pattern. The program is correct: it passes without a sanitizer and under memcheck, with
 // every item processed exactly once and no device-side launch refused. Run the variants on a
-// GPU machine with `bash scripts/repro-racecheck-crash`.
+// GPU machine with `bash scripts/run-standalone repro-racecheck-crash`.
 //
 // The pattern (examples/persistent_scheduler, reduced): KINDS kinds of item; each kind's
 // one-node graph (a block of 128 threads, shared memory, __syncthreads) is instantiated BATCH

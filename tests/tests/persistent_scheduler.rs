@@ -9,7 +9,7 @@ use persistent_scheduler::{run, Options};
 /// Whether the tests run under racecheck. racecheck's own process dies (SIGSEGV inside the
 /// tool) on this program's launch pattern; the program is correct (it passes without a
 /// sanitizer and under memcheck, synccheck and initcheck), and plain CUDA C++ reproduces the
-/// crash: `device-launch/repro/racecheck_crash.cu`, `scripts/repro-racecheck-crash`. The
+/// crash: `device-launch/repro/racecheck_crash.cu`, `scripts/run-standalone repro-racecheck-crash`. The
 /// crash comes and goes with the number of kinds, the launching threads and what else the
 /// process launched; under racecheck the tests run the one configuration the tool was seen to
 /// finish (one kind, every scheduler thread launching) and skip the others, saying so.

@@ -1,8 +1,10 @@
 //! The plain CUDA C++ programs kept beside the crates: the reproducers of CUDA and tool
-//! failures (`*/repro/*.cu`) and the profiles (`bench/profile/*.cu`). Scripts
-//! build and run them on a GPU machine; cargo never builds them. These tests compile each one
-//! with the toolkit's nvcc, with warnings as errors, and check that a script runs it, so none
-//! of them breaks or is orphaned unnoticed. They need no GPU.
+//! failures (`*/repro/*.cu`) and the profiles (`bench/profile/*.cu`). One runner,
+//! `scripts/run-standalone NAME`, builds and runs them on a GPU machine from one table of
+//! names, sources and nvcc flags; cargo never builds them. These tests check that the table
+//! has exactly one line for each `.cu` file, and compile each program with the toolkit's nvcc
+//! and the table's flags, with warnings as errors, so none of them breaks or is orphaned
+//! unnoticed. They need no GPU (bash runs `run-standalone --list`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,34 +44,58 @@ fn standalone_programs(root: &Path) -> Vec<String> {
     programs
 }
 
+/// One line of `scripts/run-standalone --list`: the name, the source (relative to the root)
+/// and the nvcc flags the runner builds it with.
+struct Entry {
+    name: String,
+    source: String,
+    flags: Vec<String>,
+}
+
+/// The runner's table, as the runner itself prints it.
+fn runner_table(root: &Path) -> Vec<Entry> {
+    let output = Command::new("bash")
+        .arg(root.join("scripts/run-standalone"))
+        .arg("--list")
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run bash scripts/run-standalone --list: {err}"));
+    assert!(output.status.success(), "run-standalone --list: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout)
+        .expect("UTF-8 from --list")
+        .lines()
+        .map(|line| {
+            let mut words = line.split_whitespace().map(str::to_owned);
+            let (Some(name), Some(source)) = (words.next(), words.next()) else {
+                panic!("run-standalone --list: `{line}` is not NAME SOURCE FLAGS")
+            };
+            Entry { name, source, flags: words.collect() }
+        })
+        .collect()
+}
+
 #[test]
 fn every_standalone_program_compiles_without_warnings() {
     let root = workspace_root();
     let toolkit =
         cuda_build::Toolkit::find_from(&root).unwrap_or_else(|err| panic!("no CUDA toolkit: {err}"));
-    let programs = standalone_programs(&root);
-    assert!(programs.len() >= 6, "expected the 3 reproducers and the 3 profiles, found {programs:?}");
+    let programs = runner_table(&root);
+    assert!(programs.len() >= 6, "expected the reproducers and the 3 profiles, found {}", programs.len());
     let out = std::env::temp_dir().join(format!("standalone-cuda-{}", std::process::id()));
     std::fs::create_dir_all(&out).expect("a temporary folder");
     let failures: Vec<String> = std::thread::scope(|scope| {
         let jobs: Vec<_> = programs
             .iter()
             .enumerate()
-            .map(|(i, program)| {
+            .map(|(i, entry)| {
                 let (root, out, nvcc) = (&root, &out, toolkit.nvcc());
                 scope.spawn(move || {
-                    // The scripts build with -rdc=true for sm_90 (the device runtime needs
-                    // relocatable device code); compiling without linking needs no GPU.
+                    // With the runner's flags, for the runner's default sm_90; compiling
+                    // without linking needs no GPU.
+                    let program = &entry.source;
                     let result = Command::new(&nvcc)
-                        .args([
-                            "-arch=sm_90",
-                            "-rdc=true",
-                            "-Werror",
-                            "all-warnings",
-                            "-Xcompiler",
-                            "-Wall,-Werror",
-                            "-c",
-                        ])
+                        .arg("-arch=sm_90")
+                        .args(&entry.flags)
+                        .args(["-Werror", "all-warnings", "-Xcompiler", "-Wall,-Werror", "-c"])
                         .arg("-o")
                         .arg(out.join(format!("{i}.o")))
                         .arg(root.join(program))
@@ -93,16 +119,23 @@ fn every_standalone_program_compiles_without_warnings() {
 }
 
 #[test]
-fn every_standalone_program_has_a_script() {
+fn the_runner_has_one_line_for_each_standalone_program_and_no_other() {
     let root = workspace_root();
-    let scripts: Vec<String> = std::fs::read_dir(root.join("scripts"))
-        .expect("scripts/")
-        .map(|entry| std::fs::read_to_string(entry.expect("a readable entry").path()).unwrap_or_default())
-        .collect();
-    for program in standalone_programs(&root) {
+    let table = runner_table(&root);
+    let mut listed: Vec<String> = table.iter().map(|entry| entry.source.clone()).collect();
+    listed.sort();
+    assert_eq!(listed, standalone_programs(&root), "scripts/run-standalone's table against the .cu files");
+    let mut names: Vec<&str> = table.iter().map(|entry| entry.name.as_str()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), table.len(), "a name is in run-standalone's table twice");
+    let runner =
+        std::fs::read_to_string(root.join("scripts/run-standalone")).expect("scripts/run-standalone");
+    for entry in &table {
         assert!(
-            scripts.iter().any(|script| script.contains(program.as_str())),
-            "no script in scripts/ builds {program}"
+            runner.contains(&format!("run_{}()", entry.name)),
+            "run-standalone does not say how to run {}",
+            entry.name
         );
     }
 }

@@ -97,7 +97,7 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<KernelNode> {
         const CALL: &str = "GraphBuilder::add_kernel";
-        super::conditional::check_node_handles(CALL, &self.lineage, &args)?;
+        crate::kernel::check_node_handles(CALL, &self.lineage, &args)?;
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);
         with_kernel_params(kernel, &config, &args, |raw| {

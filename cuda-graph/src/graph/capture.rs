@@ -1,20 +1,17 @@
 //! Stream capture: work queued on a stream is recorded into a graph instead of running, until
 //! the guard ends the capture (also on drop and on panic, so the stream is usable again).
 
-use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use cudart_graph_sys as sys;
 
-use super::capture_gate::{enter_change, enter_queue, ChangeGuard, QueueGuard};
 use super::node::raw_deps;
 use super::{list_nodes, AsNode, Graph, GraphBuilder, GraphCore};
-use crate::error::{check, record_drop_error, Result};
-use crate::kernel::KernelArgs;
-use crate::memory::KeepAlive;
+use crate::capture_gate::{capture_id, enter_change, register, unregister, CaptureTarget, Sink};
+use crate::error::{check, Result};
+use crate::release::{record_drop_error, KeepAlive};
 use crate::stream::Stream;
 
 /// How a capture treats calls that are unsafe while capturing, such as `cudaMalloc`, from
@@ -44,161 +41,12 @@ impl CaptureMode {
     }
 }
 
-/// Where the owners met during a capture go: a list for the new graph, or the target family
-/// (with the lineage of the graph or body captured into: the graphs whose conditional
-/// handles captured kernels may receive).
-enum Sink {
-    New { owners: Vec<KeepAlive>, host_work: bool },
-    Into { core: Arc<GraphCore>, lineage: Arc<[u64]> },
-}
-
-/// Captures in progress, by CUDA's capture id (shared by every stream joined into one).
-static CAPTURES: Mutex<Option<HashMap<u64, Sink>>> = Mutex::new(None);
-
-/// How many entries `CAPTURES` has: read without the lock on every kernel launch, so launches
-/// pay one atomic load while no capture runs.
-static ACTIVE_CAPTURES: AtomicUsize = AtomicUsize::new(0);
-
-fn captures<R>(f: impl FnOnce(&mut HashMap<u64, Sink>) -> R) -> R {
-    let mut guard = CAPTURES.lock().unwrap_or_else(PoisonError::into_inner);
-    let map = guard.get_or_insert_with(HashMap::new);
-    let result = f(map);
-    ACTIVE_CAPTURES.store(map.len(), Ordering::Release);
-    result
-}
-
-/// True while a capture begun through this crate is in progress on any stream. A stream can
-/// only be capturing into a graph of this crate (directly, or joined through an event) while
-/// one is; captures begun by raw calls are their caller's to account for.
-pub(crate) fn any_capture_active() -> bool {
-    ACTIVE_CAPTURES.load(Ordering::Acquire) != 0
-}
-
-/// What a wait that may join a stream into a capture holds (see [`enter_wait`]): the read
-/// guard while no capture of this crate runs (none can begin while it is held), else the
-/// write guard (the wait may join one: a change of capture membership).
-pub(crate) struct WaitGuard {
-    _queue: Option<QueueGuard>,
-    _change: Option<ChangeGuard>,
-}
-
-/// Enters the capture gate for `cudaStreamWaitEvent`, which joins the waiting stream into the
-/// capture that recorded the event: as a writer while a capture of this crate runs (so no
-/// launch is between its check and its call when the stream joins), else as a reader (no
-/// capture can begin while it is held, so the wait joins none of ours).
-pub(crate) fn enter_wait() -> Result<WaitGuard> {
-    let queue = enter_queue("Stream::wait_event")?;
-    if !any_capture_active() {
-        return Ok(WaitGuard { _queue: Some(queue), _change: None });
+impl CaptureTarget for GraphCore {
+    fn retain(&self, owners: Vec<KeepAlive>, host_work: bool) {
+        let mut state = self.state();
+        state.keep_alive.extend(owners);
+        state.host_work |= host_work;
     }
-    drop(queue);
-    Ok(WaitGuard { _queue: None, _change: Some(enter_change()) })
-}
-
-/// The id of the capture `stream` takes part in, if any.
-fn capture_id(stream: sys::cudaStream_t) -> Result<Option<u64>> {
-    let mut status = sys::cudaStreamCaptureStatus::cudaStreamCaptureStatusNone;
-    let mut id = 0;
-    check(
-        // SAFETY: `stream` is a live stream: every caller passes the handle of a borrowed
-        // `Stream`. `status` and `id` are writable locals of the types CUDA writes; the other
-        // out-pointers are null, which asks CUDA not to return them.
-        unsafe {
-            sys::cudaStreamGetCaptureInfo(
-                stream,
-                &mut status,
-                &mut id,
-                ptr::null_mut(),
-                ptr::null_mut(),
-                ptr::null_mut(),
-                ptr::null_mut(),
-            )
-        },
-        "cudaStreamGetCaptureInfo",
-    )?;
-    Ok((status != sys::cudaStreamCaptureStatus::cudaStreamCaptureStatusNone).then_some(id))
-}
-
-/// For code that queues work on a stream (kernel launches, async copies, host functions),
-/// called under the capture gate ([`enter_queue`], held until the work is queued): when
-/// `stream` is capturing through this crate, keeps `owners()` alive as long as the captured
-/// graph and its execs. `host_work` says the work calls a host function (one of `owners`),
-/// so execs wait for their last launch before dropping it. Returns whether it kept them;
-/// `false` when the stream is not capturing (or was put in capture mode by raw calls, whose
-/// caller then owns that duty).
-pub(crate) fn retain_for_capture(
-    _gate: &QueueGuard,
-    stream: sys::cudaStream_t,
-    owners: impl FnOnce() -> Vec<KeepAlive>,
-    host_work: bool,
-) -> Result<bool> {
-    with_capture_sink(stream, |sink| match sink {
-        Some(sink) => {
-            sink.retain(owners(), host_work);
-            Ok(true)
-        }
-        None => Ok(false),
-    })
-}
-
-/// Runs `f` with the registry entry of the capture `stream` takes part in (`None` when it
-/// does not capture, or captures through raw calls). Call it under the capture gate.
-fn with_capture_sink<R>(
-    stream: sys::cudaStream_t,
-    f: impl FnOnce(Option<&mut Sink>) -> Result<R>,
-) -> Result<R> {
-    if !any_capture_active() {
-        return f(None);
-    }
-    let Some(id) = capture_id(stream)? else { return f(None) };
-    captures(|map| f(map.get_mut(&id)))
-}
-
-impl Sink {
-    fn retain(&mut self, owners: Vec<KeepAlive>, host_work: bool) {
-        match self {
-            Sink::New { owners: list, host_work: any_host_work } => {
-                list.extend(owners);
-                *any_host_work |= host_work;
-            }
-            Sink::Into { core, .. } => {
-                let mut state = core.state();
-                state.keep_alive.extend(owners);
-                state.host_work |= host_work;
-            }
-        }
-    }
-}
-
-/// The checks and bookkeeping of a kernel launched on `stream` while a capture of this crate
-/// may run, or with a conditional handle among its arguments (under the capture gate, until
-/// the launch is queued):
-/// - a conditional handle is allowed only when the launch is captured into the graph that
-///   created it or a body inside that graph (`begin_capture_to_graph`); anywhere else
-///   (a plain stream launch, a capture into a new graph or another graph) it is refused;
-/// - when captured, the captured graph keeps what the arguments point into.
-#[cold]
-#[inline(never)]
-pub(crate) fn prepare_kernel_launch<A: KernelArgs>(
-    _gate: &QueueGuard,
-    stream: &Stream,
-    args: &A,
-) -> Result<()> {
-    with_capture_sink(stream.as_raw(), |sink| {
-        if A::HAS_CONDITIONAL_HANDLE {
-            let lineage = match &sink {
-                Some(Sink::Into { lineage, .. }) => Some(&**lineage),
-                _ => None,
-            };
-            super::conditional::check_launch_handles(lineage, args)?;
-        }
-        if let Some(sink) = sink {
-            let mut owners = Vec::new();
-            args.keep_alive(&mut owners);
-            sink.retain(owners, false);
-        }
-        Ok(())
-    })
 }
 
 impl Stream {
@@ -210,7 +58,7 @@ impl Stream {
     /// Other threads may go on queuing work on this stream (`Stream` is `Sync`): whatever the
     /// capture records, from any thread, has its buffers kept by the graph. Beginning the
     /// capture and registering where those buffers go is one step for every launch of this
-    /// crate (see the capture gate in `graph/capture_gate.rs`), and so is ending it.
+    /// crate (see the capture gate in `capture_gate/mod.rs`), and so is ending it.
     ///
     /// ```no_run
     /// use cuda_graph::graph::{CaptureMode, HostLaunch};
@@ -224,7 +72,7 @@ impl Stream {
     pub fn begin_capture(&self, mode: CaptureMode) -> Result<CaptureGuard<'_>> {
         let id = {
             // Begun and registered under the gate: no launch sees one without the other.
-            let _change = enter_change();
+            let change = enter_change();
             check(
                 // SAFETY: the stream is alive (borrowed for the guard's life).
                 unsafe { sys::cudaStreamBeginCapture(self.as_raw(), mode.raw()) },
@@ -232,7 +80,7 @@ impl Stream {
             )?;
             let id = capture_id(self.as_raw());
             if let Ok(Some(id)) = id {
-                captures(|map| map.insert(id, Sink::New { owners: Vec::new(), host_work: false }));
+                register(&change, id, Sink::New { owners: Vec::new(), host_work: false });
             }
             id
         };
@@ -281,7 +129,7 @@ impl Stream {
         }
         let id = {
             // Begun and registered under the gate: no launch sees one without the other.
-            let _change = enter_change();
+            let change = enter_change();
             // SAFETY: stream and graph are alive (borrowed for the guard's life); no other call
             // on the graph runs (the family is marked as captured into); `deps` are its nodes.
             let status = unsafe {
@@ -300,8 +148,8 @@ impl Stream {
             }
             let id = capture_id(self.as_raw());
             if let Ok(Some(id)) = id {
-                let sink = Sink::Into { core: graph.core.clone(), lineage: graph.lineage.clone() };
-                captures(|map| map.insert(id, sink));
+                let target: Arc<dyn CaptureTarget> = graph.core.clone();
+                register(&change, id, Sink::Into { target, lineage: graph.lineage.clone() });
             }
             id
         };
@@ -340,11 +188,11 @@ impl Stream {
 fn end_capture(stream: &Stream, id: Option<u64>) -> (sys::cudaError_t, sys::cudaGraph_t, Option<Sink>) {
     // Ended and unregistered under the gate: a launch that handed its owners to this capture
     // has been queued (so captured) before the capture ends.
-    let _change = enter_change();
+    let change = enter_change();
     let mut raw = ptr::null_mut();
     // SAFETY: the stream is alive and capturing (begun by the guard that calls this).
     let status = unsafe { sys::cudaStreamEndCapture(stream.as_raw(), &mut raw) };
-    (status, raw, id.and_then(|id| captures(|map| map.remove(&id))))
+    (status, raw, id.and_then(|id| unregister(&change, id)))
 }
 
 /// For a guard dropped without `end`: ends the capture (see [`end_capture`]), recording its

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::{AsNode, GraphBuilder, GraphCore, NodeRef};
 use crate::error::{check, CudaError, Result};
-use crate::kernel::{KernelArgs, KernelParam};
+use crate::kernel::KernelParam;
 
 /// The value a conditional node tests (`cudaGraphConditionalHandle`), created by
 /// [`GraphBuilder::conditional_handle`]. Kernels set it with `cudaGraphSetConditional(handle,
@@ -121,33 +121,6 @@ unsafe impl KernelParam for ConditionalHandle {
     }
 }
 
-/// Refuses a kernel node (added to, or set in, the graph whose lineage is `lineage`: ids
-/// from the root down to it) whose arguments hold a conditional handle of a graph outside
-/// that lineage.
-pub(crate) fn check_node_handles<A: KernelArgs>(call: &'static str, lineage: &[u64], args: &A) -> Result<()> {
-    if !A::HAS_CONDITIONAL_HANDLE {
-        return Ok(());
-    }
-    let mut foreign = None;
-    args.conditional_graphs(&mut |graph| {
-        if !lineage.contains(&graph) {
-            foreign.get_or_insert(graph);
-        }
-    });
-    match foreign {
-        None => Ok(()),
-        Some(graph) => Err(CudaError::invalid(
-            call,
-            format!(
-                "the kernel's arguments hold a conditional handle of graph #{graph}, and this node's graph #{} is \
-                 neither that graph nor a body inside it: a kernel may set only the conditions of its own graph \
-                 (cudaGraphSetConditional from another graph is undefined)",
-                lineage.last().copied().unwrap_or_default()
-            ),
-        )),
-    }
-}
-
 /// The lineage (ids from the root down) of graph `graph` of the family `core`: the root, or
 /// a body made by a conditional node.
 pub(crate) fn lineage_of(core: &GraphCore, graph: u64) -> Arc<[u64]> {
@@ -157,28 +130,6 @@ pub(crate) fn lineage_of(core: &GraphCore, graph: u64) -> Arc<[u64]> {
     // A node's graph is always the root or a registered body; an unknown id only gets itself,
     // which refuses more, never less.
     core.state().body_lineages.get(&graph).cloned().unwrap_or_else(|| Arc::from([graph]))
-}
-
-/// Refuses a stream launch whose arguments hold a conditional handle, unless the stream is
-/// capturing into the handle's graph or a body inside it (`lineage`: that graph's ids from
-/// the root down; `None` when not capturing into an existing graph of this crate).
-pub(crate) fn check_launch_handles<A: KernelArgs>(lineage: Option<&[u64]>, args: &A) -> Result<()> {
-    const CALL: &str = "Kernel::launch";
-    match lineage {
-        Some(lineage) => check_node_handles(CALL, lineage, args),
-        None => {
-            let mut graph = 0;
-            args.conditional_graphs(&mut |g| graph = g);
-            Err(CudaError::invalid(
-                CALL,
-                format!(
-                    "the arguments hold a conditional handle of graph #{graph}, and the stream is not capturing \
-                     into that graph: only kernels of graph #{graph} (its nodes, or work captured into it with \
-                     Stream::begin_capture_to_graph) may set its conditions"
-                ),
-            ))
-        }
-    }
 }
 
 /// Which kind of conditional node.
@@ -446,6 +397,7 @@ fn switch_size(call: &'static str, cases: usize) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::{check_launch_handles, check_node_handles};
 
     #[test]
     fn handles_serve_their_graph_and_bodies_inside_it() {

@@ -36,17 +36,17 @@
 
 mod build;
 mod capture;
-mod capture_gate;
 mod conditional;
 mod dot;
 mod event;
 mod exec;
+mod exec_pool;
 mod host;
 mod inspect;
 mod keep_list;
 mod node;
 mod params;
-mod recycle;
+
 mod retired;
 mod update;
 
@@ -59,13 +59,15 @@ use std::thread::{self, ThreadId};
 
 use cudart_graph_sys as sys;
 
-use crate::error::{check, record_drop_error, CudaError, Result};
-use crate::memory::KeepAlive;
+use crate::error::{check, CudaError, Result};
+use crate::release::{defer_drop, in_host_fn, record_drop_error, KeepAlive};
 
+pub use crate::error::UpdateRefusal;
 pub use capture::{CaptureGuard, CaptureMode, CaptureToGraphGuard};
 pub use conditional::{ConditionalHandle, ConditionalKind, ConditionalNode, RawConditionalHandle};
 pub use event::{EventRecordNode, EventWaitNode};
 pub use exec::{DeviceLaunch, GraphExec, HostLaunch, InstantiateOptions, LaunchMode};
+pub use exec_pool::{exec_pool_stats, set_exec_pool_capacity, ExecPoolStats, DEFAULT_EXEC_POOL_CAPACITY};
 pub use host::HostNode;
 pub use inspect::{ChildGraph, MemcpyDirection, MemcpyEndpoint, MemcpyParams};
 pub use node::{
@@ -73,11 +75,6 @@ pub use node::{
     NodeInfo, NodeKind, NodeRef,
 };
 pub use params::MemsetElement;
-pub use recycle::{exec_pool_stats, set_exec_pool_capacity, ExecPoolStats, DEFAULT_EXEC_POOL_CAPACITY};
-pub use update::UpdateRefusal;
-
-pub(crate) use capture::{any_capture_active, enter_wait, prepare_kernel_launch, retain_for_capture};
-pub(crate) use capture_gate::{enter_queue, QueueGuard};
 
 /// Ids for graph definitions (roots and bodies); never reused, so a stale node is refused.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -91,7 +88,7 @@ fn next_id() -> u64 {
 pub(crate) struct GraphCore {
     raw: sys::cudaGraph_t,
     id: u64,
-    /// How many of the references are `recycle::OriginRef`s (kept only to name exec nodes).
+    /// How many of the references are `exec_pool::OriginRef`s (kept only to name exec nodes).
     name_refs: std::sync::atomic::AtomicUsize,
     state: Mutex<CoreState>,
     idle: Condvar,
@@ -223,8 +220,8 @@ unsafe impl Send for GraphRelease {}
 
 impl Drop for GraphRelease {
     fn drop(&mut self) {
-        if crate::host_fn::in_host_fn() {
-            crate::host_fn::defer_drop(GraphRelease(std::mem::replace(&mut self.0, ptr::null_mut())));
+        if in_host_fn() {
+            defer_drop(GraphRelease(std::mem::replace(&mut self.0, ptr::null_mut())));
             return;
         }
         if !self.0.is_null() {
@@ -428,9 +425,9 @@ impl Deref for Graph {
 
 impl Drop for Graph {
     fn drop(&mut self) {
-        // If only execs that name their nodes by this graph are left (see `recycle`), what the
+        // If only execs that name their nodes by this graph are left (see `exec_pool`), what the
         // nodes point to is no longer needed.
-        recycle::owner_leaving(self.core(), 1);
+        exec_pool::owner_leaving(self.core(), 1);
     }
 }
 

@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use super::{recycle, GraphCore};
+use super::{exec_pool, GraphCore};
 use crate::memory::KeepAlive;
 
 /// How many replaced sets an exec keeps while its launches run; the update or setter that
@@ -69,8 +69,8 @@ impl RetiredList {
             match item {
                 Retired::Params(graph) => {
                     // If only execs naming their nodes by it are left, what its nodes point
-                    // to goes too (see `recycle`).
-                    recycle::owner_leaving(&graph, 1);
+                    // to goes too (see `exec_pool`).
+                    exec_pool::owner_leaving(&graph, 1);
                     drop(graph);
                 }
                 Retired::Overrides(keep) => drop(keep),

@@ -1,87 +1,13 @@
 //! Changing an exec after instantiation: the whole graph at once (`cudaGraphExecUpdate`,
 //! with the reason when refused) or one node's parameters at a time.
 
-use std::fmt;
-
 use cudart_graph_sys as sys;
 
 use super::params::{with_kernel_params, Copy1D, Fill, MemsetElement};
 use super::{AsNode, Graph, GraphExec, KernelNode, LaunchMode, MemcpyNode, MemsetNode, NodeRef};
-use crate::error::{check, CudaError, Result};
+use crate::error::{check, CudaError, Result, UpdateRefusal};
 use crate::kernel::{Kernel, KernelArgs, LaunchConfig};
 use crate::memory::{DevicePtr, DeviceRepr, KeepAlive};
-
-/// Why CUDA refused to update an exec from a graph (`cudaGraphExecUpdateResult`).
-///
-/// ```
-/// use cuda_graph::UpdateRefusal;
-/// assert_eq!(UpdateRefusal::TopologyChanged.to_string(), "the graph's topology changed (nodes or edges added or removed)");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum UpdateRefusal {
-    /// An unspecified error.
-    Error,
-    /// Nodes or edges were added or removed.
-    TopologyChanged,
-    /// A node's type changed.
-    NodeTypeChanged,
-    /// A kernel node's function changed in a way the update cannot apply.
-    FunctionChanged,
-    /// A node's parameters changed in a way the update cannot apply.
-    ParametersChanged,
-    /// Something about the graph that the update does not support.
-    NotSupported,
-    /// A kernel node's function changed to one of an unsupported kind.
-    UnsupportedFunctionChange,
-    /// A node's attributes changed in a way the update cannot apply.
-    AttributesChanged,
-    /// A result code this crate does not know.
-    Unknown(u32),
-}
-
-impl UpdateRefusal {
-    /// Maps `cudaGraphExecUpdateResult`; `None` for success.
-    pub fn from_raw(result: sys::cudaGraphExecUpdateResult) -> Option<UpdateRefusal> {
-        use sys::cudaGraphExecUpdateResult as R;
-        Some(match result {
-            R::cudaGraphExecUpdateSuccess => return None,
-            R::cudaGraphExecUpdateError => UpdateRefusal::Error,
-            R::cudaGraphExecUpdateErrorTopologyChanged => UpdateRefusal::TopologyChanged,
-            R::cudaGraphExecUpdateErrorNodeTypeChanged => UpdateRefusal::NodeTypeChanged,
-            R::cudaGraphExecUpdateErrorFunctionChanged => UpdateRefusal::FunctionChanged,
-            R::cudaGraphExecUpdateErrorParametersChanged => UpdateRefusal::ParametersChanged,
-            R::cudaGraphExecUpdateErrorNotSupported => UpdateRefusal::NotSupported,
-            R::cudaGraphExecUpdateErrorUnsupportedFunctionChange => UpdateRefusal::UnsupportedFunctionChange,
-            R::cudaGraphExecUpdateErrorAttributesChanged => UpdateRefusal::AttributesChanged,
-            other => UpdateRefusal::Unknown(other.0),
-        })
-    }
-}
-
-impl fmt::Display for UpdateRefusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            UpdateRefusal::Error => f.write_str("an unspecified error"),
-            UpdateRefusal::TopologyChanged => {
-                f.write_str("the graph's topology changed (nodes or edges added or removed)")
-            }
-            UpdateRefusal::NodeTypeChanged => f.write_str("a node's type changed"),
-            UpdateRefusal::FunctionChanged => f.write_str("a kernel node's function changed"),
-            UpdateRefusal::ParametersChanged => {
-                f.write_str("a node's parameters changed in a way that cannot be updated")
-            }
-            UpdateRefusal::NotSupported => {
-                f.write_str("the graph uses something the update does not support")
-            }
-            UpdateRefusal::UnsupportedFunctionChange => {
-                f.write_str("a kernel node's function changed to an unsupported kind")
-            }
-            UpdateRefusal::AttributesChanged => f.write_str("a node's attributes changed"),
-            UpdateRefusal::Unknown(code) => write!(f, "unknown update result {code}"),
-        }
-    }
-}
 
 impl<M: LaunchMode> GraphExec<M> {
     /// Updates every node's parameters from `graph`, which must have the same topology as
@@ -246,7 +172,7 @@ impl<M: LaunchMode> GraphExec<M> {
         let node = self.own_node(CALL, node)?;
         if A::HAS_CONDITIONAL_HANDLE {
             let lineage = super::conditional::lineage_of(&self.source, node.graph_id());
-            super::conditional::check_node_handles(CALL, &lineage, &args)?;
+            crate::kernel::check_node_handles(CALL, &lineage, &args)?;
         }
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);

@@ -4,6 +4,7 @@
 
 use std::ffi::c_void;
 
+use crate::error::{CudaError, Result};
 use crate::memory::{DeviceConstPtr, DevicePtr, DeviceRepr, DeviceSlice, KeepAlive, RawDeviceSlice};
 
 /// Size and alignment of one kernel parameter as the compiled kernel sees it.
@@ -246,6 +247,55 @@ tuple_args!(9; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
 tuple_args!(10; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
 tuple_args!(11; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 tuple_args!(12; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+/// Refuses a kernel node (added to, or set in, the graph whose lineage is `lineage`: ids
+/// from the root down to it) whose arguments hold a conditional handle of a graph outside
+/// that lineage.
+pub(crate) fn check_node_handles<A: KernelArgs>(call: &'static str, lineage: &[u64], args: &A) -> Result<()> {
+    if !A::HAS_CONDITIONAL_HANDLE {
+        return Ok(());
+    }
+    let mut foreign = None;
+    args.conditional_graphs(&mut |graph| {
+        if !lineage.contains(&graph) {
+            foreign.get_or_insert(graph);
+        }
+    });
+    match foreign {
+        None => Ok(()),
+        Some(graph) => Err(CudaError::invalid(
+            call,
+            format!(
+                "the kernel's arguments hold a conditional handle of graph #{graph}, and this node's graph #{} is \
+                 neither that graph nor a body inside it: a kernel may set only the conditions of its own graph \
+                 (cudaGraphSetConditional from another graph is undefined)",
+                lineage.last().copied().unwrap_or_default()
+            ),
+        )),
+    }
+}
+
+/// Refuses a stream launch whose arguments hold a conditional handle, unless the stream is
+/// capturing into the handle's graph or a body inside it (`lineage`: that graph's ids from
+/// the root down; `None` when not capturing into an existing graph of this crate).
+pub(crate) fn check_launch_handles<A: KernelArgs>(lineage: Option<&[u64]>, args: &A) -> Result<()> {
+    const CALL: &str = "Kernel::launch";
+    match lineage {
+        Some(lineage) => check_node_handles(CALL, lineage, args),
+        None => {
+            let mut graph = 0;
+            args.conditional_graphs(&mut |g| graph = g);
+            Err(CudaError::invalid(
+                CALL,
+                format!(
+                    "the arguments hold a conditional handle of graph #{graph}, and the stream is not capturing \
+                     into that graph: only kernels of graph #{graph} (its nodes, or work captured into it with \
+                     Stream::begin_capture_to_graph) may set its conditions"
+                ),
+            ))
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -2,7 +2,9 @@
 
 use cudart_graph_sys as sys;
 
+use super::check_launch_handles;
 use super::{Kernel, KernelArgs, LaunchConfig};
+use crate::capture_gate::{any_capture_active, enter_queue, with_capture_sink, QueueGuard, Sink};
 use crate::error::{check, Result};
 use crate::stream::Stream;
 
@@ -48,14 +50,14 @@ impl<A: KernelArgs> Kernel<A> {
         config.validate()?;
         let function = self.function()?;
         // From the capture check until CUDA has the launch, no capture begins, ends or joins
-        // this stream (see `graph::capture_gate`): what the check sees is what the launch meets.
-        let gate = crate::graph::enter_queue("Kernel::launch")?;
+        // this stream (see `capture_gate`): what the check sees is what the launch meets.
+        let gate = enter_queue("Kernel::launch")?;
         // A launch recorded by stream capture runs whenever the graph runs, long after this
         // call: the captured graph must then own the buffers the arguments point into. A
         // conditional handle is allowed only when captured into its own graph. Both are
         // compile-time or one-atomic-load checks while no capture runs.
-        if A::HAS_CONDITIONAL_HANDLE || crate::graph::any_capture_active() {
-            crate::graph::prepare_kernel_launch(&gate, stream, &args)?;
+        if A::HAS_CONDITIONAL_HANDLE || any_capture_active() {
+            prepare_kernel_launch(&gate, stream, &args)?;
         }
         // A free queued on the legacy stream is not ordered after this launch on a
         // non-blocking stream: mark the stream-ordered buffers it uses, whose drop then waits
@@ -100,4 +102,31 @@ impl<A: KernelArgs> Kernel<A> {
         drop(gate);
         check(status, "cudaLaunchKernel")
     }
+}
+
+/// The checks and bookkeeping of a kernel launched on `stream` while a capture of this crate
+/// may run, or with a conditional handle among its arguments (under the capture gate, until
+/// the launch is queued):
+/// - a conditional handle is allowed only when the launch is captured into the graph that
+///   created it or a body inside that graph (`begin_capture_to_graph`); anywhere else
+///   (a plain stream launch, a capture into a new graph or another graph) it is refused;
+/// - when captured, the captured graph keeps what the arguments point into.
+#[cold]
+#[inline(never)]
+fn prepare_kernel_launch<A: KernelArgs>(_gate: &QueueGuard, stream: &Stream, args: &A) -> Result<()> {
+    with_capture_sink(stream.as_raw(), |sink| {
+        if A::HAS_CONDITIONAL_HANDLE {
+            let lineage = match &sink {
+                Some(Sink::Into { lineage, .. }) => Some(&**lineage),
+                _ => None,
+            };
+            check_launch_handles(lineage, args)?;
+        }
+        if let Some(sink) = sink {
+            let mut owners = Vec::new();
+            args.keep_alive(&mut owners);
+            sink.retain(owners, false);
+        }
+        Ok(())
+    })
 }

@@ -36,6 +36,8 @@ pub use args::{KernelArgs, KernelParam, ParamLayout};
 pub use config::{Dim3, LaunchConfig, MAX_THREADS_PER_BLOCK};
 pub use types::SignatureFn;
 
+pub(crate) use args::{check_launch_handles, check_node_handles};
+
 use crate::error::{CudaError, Result};
 
 /// A kernel whose parameters are the tuple `A`, e.g. `Kernel<(DevicePtr<f32>, u32)>`.

@@ -36,40 +36,18 @@
 //! then fence or check against slices of the buffer. Use the graph memcpy nodes instead
 //! ([`GraphBuilder::add_memcpy_from_host`](crate::GraphBuilder::add_memcpy_from_host),
 //! [`add_memcpy_to_host`](crate::GraphBuilder::add_memcpy_to_host)), whose launches do both.
-//! Each call holds the capture gate (`graph/capture_gate.rs`) from its capture check to its
+//! Each call holds the capture gate (`capture_gate/mod.rs`) from its capture check to its
 //! CUDA call, so a capture begun by another thread cannot start between the two.
 
 use cudart_graph_sys as sys;
 
+use crate::capture_gate::{
+    enter_queue, refuse_during_capture, refuse_if_capturing, retain_for_capture, QueueGuard,
+};
 use crate::error::{check, CudaError, Result};
-use crate::graph::QueueGuard;
 use crate::memory::pinned::DeviceAccess;
 use crate::memory::{DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
 use crate::stream::Stream;
-
-/// Refuses `call` while `stream` is being captured (`cudaStreamIsCapturing`): work captured
-/// into a graph that this crate does not see would not keep its memory alive. On success,
-/// returns the capture gate (see `graph::capture_gate`): hold it until the work is queued,
-/// so that no capture begins on `stream` between this check and the CUDA call.
-pub(crate) fn refuse_during_capture(stream: &Stream, call: &'static str) -> Result<QueueGuard> {
-    let gate = crate::graph::enter_queue(call)?;
-    refuse_if_capturing(&gate, stream, call)?;
-    Ok(gate)
-}
-
-fn refuse_if_capturing(_gate: &QueueGuard, stream: &Stream, call: &'static str) -> Result<()> {
-    let mut status = sys::cudaStreamCaptureStatus::cudaStreamCaptureStatusNone;
-    // SAFETY: the stream is alive; `status` is a valid, writable capture status.
-    check(unsafe { sys::cudaStreamIsCapturing(stream.as_raw(), &mut status) }, "cudaStreamIsCapturing")?;
-    if status == sys::cudaStreamCaptureStatus::cudaStreamCaptureStatusNone {
-        Ok(())
-    } else {
-        Err(CudaError::invalid(
-            call,
-            "the stream is being captured, and this work cannot be captured safely: add it as graph nodes instead",
-        ))
-    }
-}
 
 /// Lets device-only work be queued on `stream`: at once when it is not capturing; when it
 /// captures through this crate, after handing `owners` to the captured graph; refused under a
@@ -79,8 +57,8 @@ fn retain_if_capturing(
     call: &'static str,
     owners: impl FnOnce() -> Vec<KeepAlive>,
 ) -> Result<QueueGuard> {
-    let gate = crate::graph::enter_queue(call)?;
-    if !crate::graph::retain_for_capture(&gate, stream.as_raw(), owners, false)? {
+    let gate = enter_queue(call)?;
+    if !retain_for_capture(&gate, stream.as_raw(), owners, false)? {
         refuse_if_capturing(&gate, stream, call)?;
     }
     Ok(gate)

@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use cudart_graph_sys as sys;
 
-use crate::error::{check, record_drop_error, CudaError, Result};
+use crate::error::{check, CudaError, Result};
 use crate::memory::{DeviceRepr, KeepAlive};
+use crate::release::record_drop_error;
 use crate::stream::Stream;
 
 /// One device allocation, freed when the last owner (buffer, pointer, graph or exec that uses
@@ -149,12 +150,12 @@ impl Drop for Allocation {
         if self.ptr.is_null() {
             return;
         }
-        if crate::host_fn::in_host_fn() {
+        if crate::release::in_host_fn() {
             // CUDA calls are not allowed inside a host function: free it on another thread.
             let ptr = std::mem::replace(&mut self.ptr, ptr::null_mut());
             let free = std::mem::replace(&mut self.free, FreeKind::Synchronous { device: 0 });
             let unordered_use = AtomicBool::new(self.unordered_use.load(Ordering::Relaxed));
-            crate::host_fn::defer_drop(Allocation { ptr, bytes: self.bytes, free, unordered_use });
+            crate::release::defer_drop(Allocation { ptr, bytes: self.bytes, free, unordered_use });
             return;
         }
         if self.free_is_queued() {

@@ -22,12 +22,9 @@ pub use pool::{MemoryPool, MemoryPoolOptions};
 pub use repr::DeviceRepr;
 pub use slice::{DeviceSlice, RawDeviceSlice};
 
-pub(crate) use async_ops::refuse_during_capture;
 pub(crate) use buffer::{
     bytes_for, free_is_queued, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
 };
 pub(crate) use pinned::{as_pinned, LaunchLock, PinnedAllocation};
 
-/// A shared owner that keeps an allocation (or any resource a node points to) alive for as
-/// long as a graph or exec that uses it. See the crate docs, "Ownership".
-pub type KeepAlive = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+pub use crate::release::KeepAlive;

@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use cudart_graph_sys as sys;
 
-use crate::error::{check, record_drop_error, CudaError, Result};
+use crate::error::{check, CudaError, Result};
 use crate::event::Event;
 use crate::memory::pinned_slice::HostBorrow;
 use crate::memory::{bytes_for, DeviceRepr, KeepAlive, PinnedSlice, PinnedSliceMut};
+use crate::release::record_drop_error;
 use crate::stream::Stream;
 
 /// What queued device work does to a pinned allocation.
@@ -112,7 +113,7 @@ impl PinnedAllocation {
     /// is dropped. Inside a host function, where waiting could deadlock, it refuses instead of
     /// waiting for a launch or another thread's wait.
     pub(crate) fn borrow_for_host(&self, for_host_write: bool, call: &'static str) -> Result<HostBorrow<'_>> {
-        let mut fences = if crate::host_fn::in_host_fn() {
+        let mut fences = if crate::release::in_host_fn() {
             match self.fences.try_lock() {
                 Ok(fences) => fences,
                 Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
@@ -130,7 +131,7 @@ impl PinnedAllocation {
             return Err(err.clone());
         }
         let conflicts = |access: DeviceAccess| for_host_write || access == DeviceAccess::Writes;
-        if crate::host_fn::in_host_fn() && fences.pending.iter().any(|(_, access)| conflicts(*access)) {
+        if crate::release::in_host_fn() && fences.pending.iter().any(|(_, access)| conflicts(*access)) {
             return Err(CudaError::invalid(
                 call,
                 "a device copy may still use this pinned buffer, and a host function cannot wait for it",
@@ -207,7 +208,7 @@ impl Drop for PinnedAllocation {
             return;
         }
         let fences = std::mem::take(self.fences.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()));
-        if crate::host_fn::in_host_fn() {
+        if crate::release::in_host_fn() {
             // CUDA calls are not allowed inside a host function: free it on another thread.
             let ptr = std::mem::replace(&mut self.ptr, ptr::null_mut());
             let moved = PinnedAllocation {
@@ -216,7 +217,7 @@ impl Drop for PinnedAllocation {
                 fences: Mutex::new(fences),
                 host_borrows: AtomicUsize::new(0),
             };
-            crate::host_fn::defer_drop(moved);
+            crate::release::defer_drop(moved);
             return;
         }
         if fences.poisoned.is_some() {

@@ -48,8 +48,9 @@ use std::sync::Arc;
 use cudart_graph_sys as sys;
 
 use crate::device::Device;
-use crate::error::{check, record_drop_error, Result};
+use crate::error::{check, Result};
 use crate::memory::{Allocation, DeviceBuffer, DeviceRepr, FreeKind, KeepAlive};
+use crate::release::record_drop_error;
 use crate::stream::Stream;
 
 /// How to create a [`MemoryPool`].
@@ -86,10 +87,10 @@ impl Drop for PoolHandle {
         if !self.owned {
             return;
         }
-        if crate::host_fn::in_host_fn() {
+        if crate::release::in_host_fn() {
             // CUDA calls are not allowed inside a host function: destroy it elsewhere.
             self.owned = false;
-            crate::host_fn::defer_drop(PoolHandle { raw: self.raw, device: self.device, owned: true });
+            crate::release::defer_drop(PoolHandle { raw: self.raw, device: self.device, owned: true });
             return;
         }
         // SAFETY: the pool was created by this crate and is destroyed once. Every allocation
@@ -419,7 +420,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
                 len,
             ));
         }
-        let _gate = crate::memory::refuse_during_capture(stream, call)?;
+        let _gate = crate::capture_gate::refuse_during_capture(stream, call)?;
         let (device, blocking_stream) = stream_device_and_blocking(stream)?;
         let own_pool;
         let pool = match pool {

@@ -1,4 +1,9 @@
-//! The gate between queuing work on a stream and changing which streams capture.
+//! The gate between queuing work on a stream and changing which streams capture, and the
+//! registry of captures in progress (`registry`) that it keeps in step with CUDA.
+//!
+//! A stream-launch concept, below everything that queues work (`kernel`, `memory`, `event`,
+//! `host_fn`, `graph`'s launches) and below `graph`, which begins and ends captures: graph
+//! families receive what captured work points to through [`CaptureTarget`].
 //!
 //! # The race it closes
 //! `Stream` is `Sync`: one thread may queue a kernel on a stream while another begins a
@@ -41,9 +46,16 @@
 //! registry update. The guards are released before a capture guard's destructor can run
 //! (which takes the write guard itself).
 
+mod registry;
+
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 use crate::error::{CudaError, Result};
+
+pub(crate) use registry::{
+    any_capture_active, capture_id, enter_wait, refuse_during_capture, refuse_if_capturing, register,
+    retain_for_capture, unregister, with_capture_sink, CaptureTarget, Sink,
+};
 
 static GATE: RwLock<()> = RwLock::new(());
 
@@ -72,7 +84,7 @@ pub(crate) fn enter_queue(call: &'static str) -> Result<QueueGuard> {
         Err(TryLockError::Poisoned(poisoned)) => return Ok(QueueGuard { _read: poisoned.into_inner() }),
         Err(TryLockError::WouldBlock) => {}
     }
-    if crate::host_fn::in_host_fn() {
+    if crate::release::in_host_fn() {
         return Err(CudaError::invalid(
             call,
             "a host function may not queue CUDA work (and a capture is beginning or ending on another \

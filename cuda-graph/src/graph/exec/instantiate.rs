@@ -1,0 +1,242 @@
+//! Instantiating a graph: [`InstantiateOptions`], [`Graph::instantiate`], and CUDA's reason
+//! when it refuses. A device-launch instantiation first looks for a parked exec of the
+//! graph's shape (`exec_pool`).
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::ptr;
+
+use cudart_graph_sys as sys;
+
+use super::release::ExecRelease;
+#[cfg(any(doc, test))]
+use super::DeviceLaunch;
+use super::{GraphExec, LaunchMode};
+use crate::error::{CudaError, Result};
+use crate::graph::exec_pool::{self, NodeAlias, Recyclable};
+use crate::graph::node::kind_of;
+use crate::graph::retired::RetiredList;
+use crate::graph::{CoreState, Graph};
+use crate::memory::PinnedAllocation;
+use crate::stream::Stream;
+
+/// How to instantiate a graph (`cudaGraphInstantiateParams`); `Default` is none of these.
+///
+/// ```
+/// use cuda_graph::graph::{HostLaunch, InstantiateOptions};
+/// let options = InstantiateOptions { auto_free_on_launch: true, ..Default::default() };
+/// assert_eq!(options.flags::<HostLaunch>(), 1);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InstantiateOptions<'s> {
+    /// Upload the exec to the device on this stream as part of instantiation
+    /// (`cudaGraphInstantiateFlagUpload`).
+    pub upload_stream: Option<&'s Stream>,
+    /// Free memory that memory alloc nodes left allocated when the exec is launched again
+    /// (`cudaGraphInstantiateFlagAutoFreeOnLaunch`).
+    pub auto_free_on_launch: bool,
+    /// Run nodes by their kernel priority attributes (`cudaGraphInstantiateFlagUseNodePriority`).
+    pub use_node_priority: bool,
+}
+
+impl InstantiateOptions<'_> {
+    /// The `cudaGraphInstantiateFlags` these options and launch mode `M` mean.
+    pub fn flags<M: LaunchMode>(&self) -> u64 {
+        use sys::cudaGraphInstantiateFlags as F;
+        let mut flags = 0;
+        for (on, flag) in [
+            (M::DEVICE_LAUNCH, F::cudaGraphInstantiateFlagDeviceLaunch),
+            (self.upload_stream.is_some(), F::cudaGraphInstantiateFlagUpload),
+            (self.auto_free_on_launch, F::cudaGraphInstantiateFlagAutoFreeOnLaunch),
+            (self.use_node_priority, F::cudaGraphInstantiateFlagUseNodePriority),
+        ] {
+            if on {
+                flags |= flag.0 as u64;
+            }
+        }
+        flags
+    }
+}
+
+impl Graph {
+    /// Instantiates this graph for launch mode `M` (`cudaGraphInstantiateWithParams`).
+    ///
+    /// CUDA allows one exec at a time of a graph with conditional nodes. When CUDA reports
+    /// why instantiation failed (`result_out`, `errNode_out`), the error says so and names
+    /// the node's kind.
+    ///
+    /// For [`DeviceLaunch`], a dropped exec of a graph with the same shape (node kinds and
+    /// kernels in node order, edges), device and options is reused when there is one: it is
+    /// updated to this graph (`cudaGraphExecUpdate`), every node enabled, and it behaves as a
+    /// new exec of this graph ([`GraphExec::is_recycled`] tells). Dropped device-launch execs
+    /// are kept for this instead of destroyed, because destroying them breaks later device
+    /// launches on CUDA 13.0 (see [`set_exec_pool_capacity`](crate::graph::set_exec_pool_capacity)).
+    ///
+    /// ```no_run
+    /// use cuda_graph::graph::{DeviceLaunch, Graph, HostLaunch, InstantiateOptions};
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let graph = Graph::new()?;
+    /// let host = graph.instantiate::<HostLaunch>(Default::default())?;
+    /// let device = graph.instantiate::<DeviceLaunch>(InstantiateOptions {
+    ///     upload_stream: Some(&stream),
+    ///     ..Default::default()
+    /// })?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn instantiate<M: LaunchMode>(&self, options: InstantiateOptions<'_>) -> Result<GraphExec<M>> {
+        let flags = options.flags::<M>();
+        // Device-launch execs are reused rather than destroyed (see `exec_pool`): find one of
+        // this graph's shape first.
+        let shape = if M::DEVICE_LAUNCH {
+            let upload = sys::cudaGraphInstantiateFlags::cudaGraphInstantiateFlagUpload.0 as u64;
+            self.core().locked("Graph::instantiate", |state| {
+                refuse_pinned_for_device_launch::<M>(state, "Graph::instantiate")?;
+                Ok(exec_pool::shape_of(self.as_raw(), flags & !upload))
+            })?
+        } else {
+            None
+        };
+        if let Some(shape) = &shape {
+            if let Some(parked) = exec_pool::take(&shape.key) {
+                if let Some(exec) = self.reuse(parked, shape, &options)? {
+                    return Ok(exec);
+                }
+            }
+        }
+        let mut params = sys::cudaGraphInstantiateParams {
+            flags,
+            uploadStream: options.upload_stream.map_or(ptr::null_mut(), Stream::as_raw),
+            ..Default::default()
+        };
+        let (raw, need_fence, shape) = self.core().locked("Graph::instantiate", |state| {
+            refuse_pinned_for_device_launch::<M>(state, "Graph::instantiate")?;
+            let mut raw = ptr::null_mut();
+            // SAFETY: the graph is alive and locked; `raw` and `params` are valid; the upload
+            // stream, if any, is borrowed for the call.
+            let status = unsafe { sys::cudaGraphInstantiateWithParams(&mut raw, self.as_raw(), &mut params) };
+            if status != sys::cudaError::cudaSuccess {
+                return Err(instantiate_error(status, params.result_out, params.errNode_out));
+            }
+            // Read again under this lock: the shape the exec has, should nodes have been
+            // added (by a capture on another thread) since the first read.
+            let shape = shape.and_then(|first| exec_pool::shape_of(self.as_raw(), first.key_flags()));
+            Ok((raw, state.execs_need_fence(), shape))
+        })?;
+        let recycle = shape.map(|shape| Recyclable::new(self.core(), shape));
+        let mut exec = self.wrap_exec(raw, recycle, None);
+        // No launch happened yet: if this fails, the exec is dropped unlaunched. Device-launch
+        // execs always fence their host launches: drop waits for the last one before the exec
+        // is parked for reuse.
+        exec.release.ensure_fence(need_fence || M::DEVICE_LAUNCH)?;
+        exec.refresh_pinned();
+        Ok(exec)
+    }
+
+    pub(in crate::graph) fn wrap_exec<M: LaunchMode>(
+        &self,
+        raw: sys::cudaGraphExec_t,
+        recycle: Option<Recyclable>,
+        alias: Option<NodeAlias>,
+    ) -> GraphExec<M> {
+        GraphExec {
+            raw,
+            release: ExecRelease { raw, fence: None, unfenced_launch: Default::default(), recycle },
+            source: self.core().clone(),
+            alias,
+            recycled: false,
+            params_from: vec![self.core().clone()],
+            overrides: HashMap::new(),
+            retired: RetiredList::default(),
+            pinned: Vec::new(),
+            _mode: PhantomData,
+            _not_sync: PhantomData,
+        }
+    }
+}
+
+/// Refuses, for [`DeviceLaunch`], graphs whose nodes use pinned host memory: launches from
+/// the device pass no [`GraphExec::launch`], so nothing could keep host slices away from them.
+pub(in crate::graph) fn refuse_pinned_for_device_launch<M: LaunchMode>(
+    state: &CoreState,
+    call: &'static str,
+) -> Result<()> {
+    if M::DEVICE_LAUNCH && state.keep_alive.iter().any(|owner| owner.is::<PinnedAllocation>()) {
+        return Err(CudaError::invalid(
+            call,
+            "the graph copies to or from a PinnedBuffer, which launches from the device could race host \
+             slices of: instantiate it for HostLaunch",
+        ));
+    }
+    Ok(())
+}
+
+/// The instantiation failure, with CUDA's reason and the offending node's kind when given.
+fn instantiate_error(
+    status: sys::cudaError_t,
+    result: sys::cudaGraphInstantiateResult,
+    node: sys::cudaGraphNode_t,
+) -> CudaError {
+    let api = CudaError::from_code(status.0 as i32, "cudaGraphInstantiateWithParams");
+    let Some(reason) = instantiate_reason(result) else { return api };
+    let at = if node.is_null() {
+        String::new()
+    } else {
+        // The node is one of the graph's (CUDA returned it); its kind is only for the message.
+        match kind_of(node) {
+            Ok(kind) => format!(" (at a {kind} node)"),
+            Err(_) => " (at a node CUDA named)".to_string(),
+        }
+    };
+    CudaError::invalid("cudaGraphInstantiateWithParams", format!("{api}; {reason}{at}"))
+}
+
+/// Why instantiation failed, for the results that say more than "error".
+fn instantiate_reason(result: sys::cudaGraphInstantiateResult) -> Option<&'static str> {
+    use sys::cudaGraphInstantiateResult as R;
+    Some(match result {
+        R::cudaGraphInstantiateInvalidStructure => "the graph's structure is invalid (a cycle, say)",
+        R::cudaGraphInstantiateNodeOperationNotSupported => {
+            "a node's operation is not supported for device launch (host, empty, event, child graph, memory \
+             and conditional nodes are not)"
+        }
+        R::cudaGraphInstantiateMultipleDevicesNotSupported => {
+            "device launch does not support graphs whose nodes span several devices or contexts"
+        }
+        R::cudaGraphInstantiateConditionalHandleUnused => {
+            "a conditional handle is not used by any conditional node"
+        }
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::HostLaunch;
+
+    #[test]
+    fn options_and_mode_make_the_flags() {
+        assert_eq!(InstantiateOptions::default().flags::<HostLaunch>(), 0);
+        assert_eq!(InstantiateOptions::default().flags::<DeviceLaunch>(), 4);
+        let options =
+            InstantiateOptions { auto_free_on_launch: true, use_node_priority: true, ..Default::default() };
+        assert_eq!(options.flags::<DeviceLaunch>(), 1 | 4 | 8);
+    }
+
+    #[test]
+    fn informative_results_are_explained_and_others_are_not() {
+        use sys::cudaGraphInstantiateResult as R;
+        assert_eq!(instantiate_reason(R::cudaGraphInstantiateSuccess), None);
+        assert_eq!(instantiate_reason(R::cudaGraphInstantiateError), None);
+        assert!(instantiate_reason(R::cudaGraphInstantiateNodeOperationNotSupported)
+            .unwrap()
+            .contains("device launch"));
+        let err = instantiate_error(
+            sys::cudaError::cudaErrorInvalidValue,
+            R::cudaGraphInstantiateConditionalHandleUnused,
+            ptr::null_mut(),
+        );
+        let text = err.to_string();
+        assert!(text.contains("cudaErrorInvalidValue (1)") && text.contains("conditional handle"), "{text}");
+    }
+}

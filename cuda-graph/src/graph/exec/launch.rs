@@ -1,0 +1,95 @@
+//! Uploading an exec and launching it from the host.
+
+use std::sync::Arc;
+
+use super::{GraphExec, LaunchMode};
+use crate::error::{check, CudaError, Result};
+use crate::memory::{as_pinned, LaunchLock, PinnedAllocation};
+use crate::stream::Stream;
+
+use cudart_graph_sys as sys;
+
+impl<M: LaunchMode> GraphExec<M> {
+    /// Uploads the exec to the device on `stream` (`cudaGraphUpload`), so that the first
+    /// launch does not pay for it. Required before a device launch.
+    ///
+    /// ```no_run
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let exec = cuda_graph::graph::Graph::new()?.instantiate::<cuda_graph::graph::HostLaunch>(Default::default())?;
+    /// exec.upload(&stream)?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn upload(&self, stream: &Stream) -> Result<()> {
+        // SAFETY: exec and stream are alive.
+        check(unsafe { sys::cudaGraphUpload(self.raw, stream.as_raw()) }, "cudaGraphUpload")
+    }
+
+    /// Launches the exec on `stream` from the host (`cudaGraphLaunch`). Launches of one exec
+    /// run one after another, in launch order. Allowed for [`DeviceLaunch`](crate::graph::DeviceLaunch) execs too (CUDA
+    /// allows it, and it uploads them).
+    ///
+    /// ```no_run
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let exec = cuda_graph::graph::Graph::new()?.instantiate::<cuda_graph::graph::HostLaunch>(Default::default())?;
+    /// exec.launch(&stream)?;
+    /// stream.synchronize()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    ///
+    /// Refused (`CudaError::InvalidArgument`, before anything is queued) while a slice of a
+    /// [`PinnedBuffer`](crate::PinnedBuffer) that the nodes copy to or from is alive
+    /// ([`PinnedBuffer::as_slice`](crate::PinnedBuffer::as_slice) and `as_mut_slice`): the
+    /// launch would race it. Slices taken after the launch wait for it. Refused too on a
+    /// stream that a capture of this crate records: add the graph as a child graph node
+    /// ([`GraphBuilder::add_child_graph`](crate::graph::GraphBuilder::add_child_graph)) instead.
+    pub fn launch(&self, stream: &Stream) -> Result<()> {
+        // Held until the launch is queued: no capture begins on `stream` after the check.
+        let _gate = crate::capture_gate::enter_queue("GraphExec::launch")?;
+        if crate::capture_gate::any_capture_active() && stream.is_capturing()? {
+            // The captured launch would run with later launches of the captured graph, which
+            // keep nothing of this exec alive and which its fences cannot see.
+            return Err(CudaError::invalid(
+                "GraphExec::launch",
+                "the stream is being captured: add the graph as a child graph node \
+                 (GraphBuilder::add_child_graph) instead of launching an exec into the capture",
+            ));
+        }
+        // Held from before the launch until it is fenced: see `LaunchLock`.
+        let pinned = if self.pinned.is_empty() {
+            None
+        } else {
+            Some(LaunchLock::new(&self.pinned, "GraphExec::launch")?)
+        };
+        // SAFETY: exec and stream are alive; everything the nodes use is kept by `self`; no
+        // host slice of the pinned memory they use is alive (refused above) or can be taken
+        // before the launch is fenced (the allocations are locked until then).
+        check(unsafe { sys::cudaGraphLaunch(self.raw, stream.as_raw()) }, "cudaGraphLaunch")?;
+        let mut result = Ok(());
+        if let Some(fence) = self.release.fence {
+            // SAFETY: event and stream are alive; the event then completes after this launch.
+            result = check(unsafe { sys::cudaEventRecord(fence, stream.as_raw()) }, "cudaEventRecord");
+            if result.is_err() && stream.synchronize().is_err() {
+                // Neither fenced nor finished: drop must not release what this launch uses.
+                self.release.unfenced_launch.set(true);
+            }
+        }
+        if let Some(pinned) = pinned {
+            // Host access to the pinned buffers waits for this launch.
+            result = result.and(pinned.fence_after(stream));
+        }
+        result
+    }
+
+    /// Lists the pinned allocations the exec's nodes may use (after instantiate, update, set),
+    /// sorted by address and without repeats (the order launches lock them in).
+    pub(in crate::graph) fn refresh_pinned(&mut self) {
+        let mut pinned: Vec<Arc<PinnedAllocation>> = Vec::new();
+        for core in &self.params_from {
+            pinned.extend(core.state().keep_alive.iter().filter_map(as_pinned));
+        }
+        pinned.extend(self.overrides.values().flatten().filter_map(as_pinned));
+        pinned.sort_by_key(Arc::as_ptr);
+        pinned.dedup_by(|a, b| Arc::ptr_eq(a, b));
+        self.pinned = pinned;
+    }
+}

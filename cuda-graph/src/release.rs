@@ -1,0 +1,131 @@
+//! Releasing CUDA resources: what keeps them alive ([`KeepAlive`]), where the errors of their
+//! destructors go ([`take_drop_errors`]), and how a destructor that runs inside a host
+//! function, where CUDA calls are forbidden, hands its release to another thread
+//! ([`drop_outside_host_fn`]).
+//!
+//! Every module that owns a CUDA handle releases it through this one; it imports nothing of
+//! the crate but [`error`](crate::CudaError), so any module may use it.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::mem::ManuallyDrop;
+
+use cudart_graph_sys as sys;
+
+use crate::error::{check, CudaError};
+
+/// A shared owner that keeps an allocation (or any resource a node points to) alive for as
+/// long as a graph or exec that uses it. See the crate docs, "Ownership".
+pub type KeepAlive = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
+static DROP_ERRORS: std::sync::Mutex<Vec<CudaError>> = std::sync::Mutex::new(Vec::new());
+
+/// Records the error of a CUDA call made in `Drop`, which cannot return it. Nothing is lost:
+/// [`take_drop_errors`] hands the records out.
+pub(crate) fn record_drop_error(status: sys::cudaError_t, call: &'static str) {
+    if let Err(err) = check(status, call) {
+        let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        errors.push(err);
+    }
+}
+
+/// Takes the errors that destructors met since the last call (a `cudaFree` or
+/// `cudaGraphExecDestroy` after the context broke, say). Drops never panic; they record here.
+///
+/// ```
+/// let errors = cuda_graph::take_drop_errors();
+/// for err in &errors {
+///     eprintln!("while releasing a CUDA resource: {err}");
+/// }
+/// ```
+pub fn take_drop_errors() -> Vec<CudaError> {
+    let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    std::mem::take(&mut *errors)
+}
+
+thread_local! {
+    /// `Some` while this thread runs a host function: the resources dropped meanwhile.
+    static DEFERRED: RefCell<Option<Vec<Box<dyn Any + Send>>>> = const { RefCell::new(None) };
+}
+
+/// Runs `body`, the body of a host function, so that what it drops and must call CUDA to
+/// release ([`defer_drop`]) is released on a new thread once it returns. Returns the error
+/// of starting that thread, if it could not be started: what was deferred is then leaked
+/// (a leak is safe, a CUDA call inside a host function is not allowed).
+pub(crate) fn run_in_host_fn(body: impl FnOnce()) -> Option<CudaError> {
+    let outer = DEFERRED.try_with(|deferred| deferred.borrow_mut().replace(Vec::new())).ok().flatten();
+    body();
+    let deferred = DEFERRED.try_with(|deferred| std::mem::replace(&mut *deferred.borrow_mut(), outer));
+    match deferred {
+        Ok(Some(items)) => release_elsewhere(items),
+        _ => None,
+    }
+}
+
+/// Drops `items` on a new thread, where CUDA calls are allowed. If no thread can be started,
+/// they are leaked and the error says so.
+fn release_elsewhere(items: Vec<Box<dyn Any + Send>>) -> Option<CudaError> {
+    if items.is_empty() {
+        return None;
+    }
+    let items = ManuallyDrop::new(items);
+    let spawned = std::thread::Builder::new()
+        .name("cuda-graph-release".into())
+        .spawn(move || drop(ManuallyDrop::into_inner(items)));
+    spawned.err().map(|err| {
+        CudaError::invalid(
+            "host function release",
+            format!("no thread to release what a host function dropped ({err}): leaked"),
+        )
+    })
+}
+
+/// True while the calling thread runs a host function of this crate, where CUDA calls are
+/// forbidden.
+pub(crate) fn in_host_fn() -> bool {
+    DEFERRED.try_with(|deferred| deferred.borrow().is_some()).unwrap_or(false)
+}
+
+/// Keeps `item` until the running host function returns, then drops it on another thread.
+/// Call only when [`in_host_fn`] is true; otherwise `item` is dropped here.
+pub(crate) fn defer_drop<T: Send + 'static>(item: T) {
+    let item: Box<dyn Any + Send> = Box::new(item);
+    let leftover = DEFERRED
+        .try_with(|deferred| match deferred.borrow_mut().as_mut() {
+            Some(items) => {
+                items.push(item);
+                None
+            }
+            None => Some(item),
+        })
+        .unwrap_or(None);
+    // Not inside a host function after all (or the thread is ending): release it here.
+    drop(leftover);
+}
+
+/// For destructors of types built on this crate that call CUDA: inside a host function of
+/// this crate, where CUDA calls are forbidden, keeps `value` until the function returns and
+/// drops it on another thread (`None`); anywhere else gives it back to be released here.
+///
+/// ```
+/// /// Owns a handle that is released with a CUDA call.
+/// struct Handle(Option<u64>);
+/// impl Drop for Handle {
+///     fn drop(&mut self) {
+///         let Some(raw) = self.0.take() else { return };
+///         // In a host function: this runs again later, on another thread.
+///         let Some(mut moved) = cuda_graph::drop_outside_host_fn(Handle(Some(raw))) else { return };
+///         let raw = moved.0.take();
+///         // ... release `raw` here (CUDA calls are allowed) ...
+///         # let _ = raw;
+///     }
+/// }
+/// drop(Handle(Some(7)));
+/// ```
+pub fn drop_outside_host_fn<T: Send + 'static>(value: T) -> Option<T> {
+    if !in_host_fn() {
+        return Some(value);
+    }
+    defer_drop(value);
+    None
+}
