@@ -1,6 +1,4 @@
-//! Safe CUDA graphs: streams, events, device memory, typed kernels, and graphs with every
-//! node kind, conditional nodes (IF, IF/ELSE, WHILE, SWITCH, nested), stream capture,
-//! instantiation for host or device launch, and updates.
+#![doc = include_str!("../README.md")]
 //!
 //! # Ownership
 //! Graphs and execs own what their nodes point to: a node that reads a [`DeviceBuffer`]

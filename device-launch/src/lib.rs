@@ -1,5 +1,27 @@
 //! Device-initiated CUDA graph launch, made safe.
 //!
+//! A kernel launches a graph; if that launch fails, the host gets an `Err`, not silence
+//! (`dl_fire_and_forget_one` runs `DL_FIRE_AND_FORGET(graph, slot)`, see below):
+//!
+//! ```no_run
+//! use cuda_graph::{graph::Graph, kernel::LaunchConfig, DeviceBuffer, Stream};
+//! use device_launch::{instantiate_for_device, ErrorSlot, Launcher};
+//! let stream = Stream::new()?;
+//! let counters = DeviceBuffer::<u32>::zeroed(1)?;
+//! let work = Graph::new()?;
+//! work.add_kernel(device_launch_kernels::dl_mark(), LaunchConfig::new(1, 1), (counters.ptr(), 0), &[])?;
+//! let work = instantiate_for_device(&work)?.upload(&stream)?;
+//! let slot = ErrorSlot::new()?;
+//! let launcher = Launcher::new(
+//!     device_launch_kernels::dl_fire_and_forget_one(),
+//!     LaunchConfig::new(1, 1),
+//!     (work.handle().arg(), slot.ptr()),
+//! )?;
+//! launcher.run(&stream, &slot)?;
+//! assert_eq!(counters.to_vec()?, [1]);
+//! # Ok::<(), device_launch::Error>(())
+//! ```
+//!
 //! Kernels may launch graphs (fire-and-forget, tail, sibling, self-relaunch) and kernels
 //! (CDP2) from the device. CUDA reports failures of those launches only to the device code
 //! that made them, and the chapter's own programs ignore them, so their device launches can
@@ -44,35 +66,18 @@
 //! (`dl_queue_pop`, `dl_queue_pop_warp`, `dl_queue_pop_block` on the device) and the
 //! self-relaunching scheduler pattern in [`modes`].
 //!
-//! A fault of CUDA 13.0 (driver 580) itself, worked around: after multi-node graphs launched
-//! from the device were destroyed many times over, later device launches of other execs were
-//! seen to not run, or run part of their nodes, with no error in the ErrorSlot, or to fault
-//! (700). A plain C++ program reproduces it (`repro/exec_destroy.cu`). `cuda-graph` therefore
-//! never destroys a dropped device-launch exec: it parks it and reuses it, through
-//! `cudaGraphExecUpdate`, for the next instantiation of a graph of the same shape
-//! ([`cuda_graph::graph::exec_pool_stats`]). The measurements are in the repository's
-//! RELIABILITY.md.
+//! A fault of CUDA 13.0 (driver 580) itself is worked around in `cuda-graph`: dropped
+//! device-launch execs are parked and reused instead of destroyed
+//! ([`cuda_graph::graph::exec_pool_stats`]); the bug, its reproducer and the workaround are
+//! explained once, in the docs of `cuda-graph/src/graph/exec_pool/mod.rs`.
 //!
-//! ```no_run
-//! use cuda_graph::{graph::Graph, kernel::LaunchConfig, DeviceBuffer, Stream};
-//! use device_launch::{instantiate_for_device, ErrorSlot, Launcher};
-//! let stream = Stream::new()?;
-//! let counters = DeviceBuffer::<u32>::zeroed(1)?;
-//! let work = Graph::new()?;
-//! work.add_kernel(device_launch_kernels::dl_mark(), LaunchConfig::new(1, 1), (counters.ptr(), 0), &[])?;
-//! let work = instantiate_for_device(&work)?.upload(&stream)?;
-//! let slot = ErrorSlot::new()?;
-//! let launcher = Launcher::new(
-//!     device_launch_kernels::dl_fire_and_forget_one(),
-//!     LaunchConfig::new(1, 1),
-//!     (work.handle().arg(), slot.ptr()),
-//! )?;
-//! launcher.run(&stream, &slot)?;
-//! assert_eq!(counters.to_vec()?, [1]);
-//! # Ok::<(), device_launch::Error>(())
-//! ```
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+
+/// The crate README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 mod error;
 mod error_slot;

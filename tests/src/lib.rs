@@ -3,6 +3,11 @@
 
 use std::ffi::{c_void, CStr};
 
+/// The workspace README's examples, compiled as doc tests (`no_run`: they need a GPU).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct RootReadme;
+
 use cudart_graph_sys as sys;
 
 /// Panics with the CUDA error's name and message and the call that failed, unless `status`
