@@ -81,12 +81,8 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn the_chapter_listings_workload_runs_its_two_kernels_on_a_full_grid() {
     gpu_test_support::require_gpu!();
-    use chapter_common::ChapterProgram;
-    let options =
-        atomic_work_queue::Program::book_options(true).expect("atomic_work_queue has a --book preset");
+    let (options, report) = chapter_tests::book_quick_run::<atomic_work_queue::Program>();
     assert_eq!(options.costs, atomic_work_queue::Costs::Sawtooth);
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
     let json = report.to_json();
     // The listing's two kernels only: its static one is the baseline, no sweep, no control.
     let names: Vec<&str> = json["data"]["variants"]

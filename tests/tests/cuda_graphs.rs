@@ -67,10 +67,7 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn the_chapter_listings_workload_passes_with_its_three_kernels() {
     gpu_test_support::require_gpu!();
-    use chapter_common::ChapterProgram;
-    let options = cuda_graphs::Program::book_options(true).expect("cuda_graphs has a --book preset");
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let (options, report) = chapter_tests::book_quick_run::<cuda_graphs::Program>();
     let figure = |name: &str| chapter_tests::figure(&report, name);
     assert_eq!(figure("kernels"), 3.0, "the listing's kernel_a, kernel_b, kernel_c");
     assert_eq!(figure("elements"), f64::from(options.elements));

@@ -61,11 +61,8 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn the_chapter_listings_workload_compares_its_two_programs_only() {
     gpu_test_support::require_gpu!();
-    use chapter_common::ChapterProgram;
-    let options = cuda_graphs_pipeline::Program::book_options(true).expect("a --book preset");
+    let (options, report) = chapter_tests::book_quick_run::<cuda_graphs_pipeline::Program>();
     assert!(!options.per_stage_alloc && options.verify);
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
     let ratio = chapter_tests::figure(&report, "graph_over_stream_prealloc");
     assert!(ratio.is_finite() && ratio > 0.0, "graph_over_stream_prealloc = {ratio}");
     assert_eq!(report.figure_value("stream_ms_per_iter"), None, "the per-stage allocating way did not run");

@@ -63,10 +63,7 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn the_chapter_listings_cdp_sizes_pass_and_the_device_launch_still_runs() {
     gpu_test_support::require_gpu!();
-    use chapter_common::ChapterProgram;
-    let options = dynamic_parallelism::Program::book_options(true).expect("a preset of the CDP part");
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let (_, report) = chapter_tests::book_quick_run::<dynamic_parallelism::Program>();
     let figure = |name: &str| chapter_tests::figure(&report, name);
     assert_eq!((figure("cells"), figure("total_points")), (100.0, 10_000.0), "the listing's 10 000 values");
     assert!(figure("refined_cells") >= 1.0);

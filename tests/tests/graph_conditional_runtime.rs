@@ -41,11 +41,8 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn the_chapter_listings_workload_passes_with_its_32_round_branch() {
     gpu_test_support::require_gpu!();
-    use chapter_common::ChapterProgram;
-    let options = graph_conditional_runtime::Program::book_options(true).expect("a --book preset");
+    let (options, report) = chapter_tests::book_quick_run::<graph_conditional_runtime::Program>();
     assert_eq!((options.rounds, options.threads_per_block), (32, 256));
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
     let figure = |name: &str| chapter_tests::figure(&report, name);
     assert_eq!(figure("iters"), f64::from(options.iters));
     let ratio = figure("conditional_over_host");

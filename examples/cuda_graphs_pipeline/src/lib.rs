@@ -282,13 +282,12 @@ mod tests {
     #[test]
     fn the_headline_leaves_out_the_per_stage_alloc_way_when_it_did_not_run() {
         let mut report = Report::new("cuda_graphs_pipeline");
-        report.figure("stream_prealloc_ms_per_iter", 0.024, "ms");
-        report.figure("graph_ms_per_iter", 0.008, "ms");
-        report.figure("graph_over_stream_prealloc", 3.0, "x");
-        assert_eq!(
-            headline(&report),
-            "graph 3.00x over stream, both preallocated (0.0080 vs 0.0240 ms/iter)"
-        );
+        let figures = [("stream_prealloc_ms_per_iter", 0.024), ("graph_ms_per_iter", 0.008)];
+        for (name, value) in figures.into_iter().chain([("graph_over_stream_prealloc", 3.0)]) {
+            report.figure(name, value, "");
+        }
+        let want = "graph 3.00x over stream, both preallocated (0.0080 vs 0.0240 ms/iter)";
+        assert_eq!(headline(&report), want);
     }
 
     #[test]
