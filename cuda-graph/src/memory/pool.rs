@@ -50,7 +50,7 @@ use cudart_graph_sys as sys;
 use crate::device::Device;
 use crate::error::{check, Result};
 use crate::memory::{Allocation, DeviceBuffer, DeviceRepr, FreeKind, KeepAlive};
-use crate::release::record_drop_error;
+use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
 
 /// How to create a [`MemoryPool`].
@@ -87,10 +87,9 @@ impl Drop for PoolHandle {
         if !self.owned {
             return;
         }
-        if crate::release::in_host_fn() {
-            // CUDA calls are not allowed inside a host function: destroy it elsewhere.
+        // CUDA calls are not allowed inside a host function: destroy it elsewhere.
+        if deferred_in_host_fn(|| PoolHandle { raw: self.raw, device: self.device, owned: true }) {
             self.owned = false;
-            crate::release::defer_drop(PoolHandle { raw: self.raw, device: self.device, owned: true });
             return;
         }
         // SAFETY: the pool was created by this crate and is destroyed once. Every allocation
