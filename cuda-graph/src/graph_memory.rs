@@ -43,10 +43,10 @@ impl Device {
     pub fn graph_memory_usage(self) -> Result<GraphMemoryUsage> {
         use sys::cudaGraphMemAttributeType as A;
         Ok(GraphMemoryUsage {
-            used: self.graph_memory_attribute(A::cudaGraphMemAttrUsedMemCurrent, None)?,
-            used_high: self.graph_memory_attribute(A::cudaGraphMemAttrUsedMemHigh, None)?,
-            reserved: self.graph_memory_attribute(A::cudaGraphMemAttrReservedMemCurrent, None)?,
-            reserved_high: self.graph_memory_attribute(A::cudaGraphMemAttrReservedMemHigh, None)?,
+            used: self.graph_memory_attribute(A::cudaGraphMemAttrUsedMemCurrent, false)?,
+            used_high: self.graph_memory_attribute(A::cudaGraphMemAttrUsedMemHigh, false)?,
+            reserved: self.graph_memory_attribute(A::cudaGraphMemAttrReservedMemCurrent, false)?,
+            reserved_high: self.graph_memory_attribute(A::cudaGraphMemAttrReservedMemHigh, false)?,
         })
     }
 
@@ -55,7 +55,7 @@ impl Device {
     pub fn reset_graph_memory_peaks(self) -> Result<()> {
         use sys::cudaGraphMemAttributeType as A;
         for attribute in [A::cudaGraphMemAttrUsedMemHigh, A::cudaGraphMemAttrReservedMemHigh] {
-            self.graph_memory_attribute(attribute, Some(0))?;
+            self.graph_memory_attribute(attribute, true)?;
         }
         Ok(())
     }
@@ -67,18 +67,15 @@ impl Device {
         check(unsafe { sys::cudaDeviceGraphMemTrim(self.ordinal()) }, "cudaDeviceGraphMemTrim")
     }
 
-    /// Reads `attribute` (`cudaDeviceGetGraphMemAttribute`), or with `set` writes it
-    /// (`cudaDeviceSetGraphMemAttribute`) and returns the value written.
-    fn graph_memory_attribute(
-        self,
-        attribute: sys::cudaGraphMemAttributeType,
-        set: Option<u64>,
-    ) -> Result<u64> {
-        let (call, name): (AttributeCall, _) = match set {
-            Some(_) => (sys::cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAttribute"),
-            None => (sys::cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAttribute"),
+    /// Reads `attribute` (`cudaDeviceGetGraphMemAttribute`), or with `reset` sets it to 0
+    /// (`cudaDeviceSetGraphMemAttribute`, which accepts only 0, for the high watermarks).
+    fn graph_memory_attribute(self, attribute: sys::cudaGraphMemAttributeType, reset: bool) -> Result<u64> {
+        let (call, name): (AttributeCall, _) = if reset {
+            (sys::cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAttribute")
+        } else {
+            (sys::cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAttribute")
         };
-        let mut value = set.unwrap_or(0);
+        let mut value = 0u64;
         // SAFETY: every graph memory attribute is a cuuint64_t (a u64), which both calls read
         // or write through the pointer, to `value`, valid and writable for the call.
         check(unsafe { call(self.ordinal(), attribute, ptr::from_mut(&mut value).cast::<c_void>()) }, name)?;
