@@ -59,7 +59,7 @@ mod stream;
 
 pub use device::{Device, DeviceProperties, Limit};
 pub use error::{CudaError, Result};
-pub use event::{Event, EventOptions};
+pub use event::{BorrowedEvent, Event, EventOptions};
 pub use graph::{
     CaptureMode, ConditionalHandle, DeviceLaunch, Graph, GraphBuilder, GraphExec, HostLaunch,
     InstantiateOptions, UpdateRefusal,
@@ -72,7 +72,7 @@ pub use memory::{
     MemoryPoolOptions, PinnedBuffer, PinnedSlice, PinnedSliceMut,
 };
 pub use release::{drop_outside_host_fn, take_drop_errors};
-pub use stream::{Stream, StreamOptions};
+pub use stream::{BorrowedStream, Stream, StreamOptions};
 
 /// The raw bindings this crate is built on, for the calls it does not wrap.
 pub use cudart_graph_sys as sys;

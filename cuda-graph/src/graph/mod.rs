@@ -46,7 +46,7 @@ mod inspect;
 mod keep_list;
 mod node;
 mod params;
-
+mod raw;
 mod retired;
 mod update;
 

@@ -14,6 +14,8 @@ use crate::memory::{DeviceRepr, KeepAlive};
 use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
 
+mod raw;
+
 /// One device allocation, freed when the last owner (buffer, pointer, graph or exec that uses
 /// it) is dropped. How it is freed depends on how it was made ([`FreeKind`]); either way the
 /// free is ordered after all work that was queued using it (see [`Allocation`]'s `Drop`).
@@ -444,12 +446,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     /// A typed pointer to the first element, sharing ownership of the memory.
     pub fn ptr(&self) -> DevicePtr<T> {
-        DevicePtr {
-            addr: self.allocation.ptr as u64,
-            len: self.len,
-            owner: Some(self.allocation.clone()),
-            _element: PhantomData,
-        }
+        DevicePtr::owned(self.allocation.ptr as u64, self.len, self.allocation.clone())
     }
 
     /// The raw device address. The buffer still owns the memory.
@@ -483,7 +480,9 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 pub struct DevicePtr<T> {
     addr: u64,
     len: usize,
-    owner: Option<Arc<Allocation>>,
+    /// The allocation itself (an [`Allocation`], or another owner given to
+    /// [`DevicePtr::from_raw_with_owner`]), as `keep_alive` hands it out.
+    owner: Option<KeepAlive>,
     _element: PhantomData<fn() -> T>,
 }
 
@@ -543,7 +542,14 @@ impl<T> DevicePtr<T> {
 
     /// What keeps the memory alive, if this crate owns it.
     pub fn keep_alive(&self) -> Option<KeepAlive> {
-        self.owner.clone().map(|owner| owner as KeepAlive)
+        self.owner.clone()
+    }
+
+    /// A pointer to `len` elements at device address `addr` of the allocation `owner`, which
+    /// must hold them and free them only once every owner is gone and no work queued so far
+    /// uses them.
+    pub(crate) fn owned(addr: u64, len: usize, owner: KeepAlive) -> DevicePtr<T> {
+        DevicePtr { addr, len, owner: Some(owner), _element: PhantomData }
     }
 }
 

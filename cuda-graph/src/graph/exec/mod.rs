@@ -9,6 +9,7 @@
 
 mod instantiate;
 mod launch;
+mod raw;
 mod release;
 
 use std::collections::HashMap;
