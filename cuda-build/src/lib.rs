@@ -16,12 +16,14 @@
 #![warn(missing_docs)]
 
 mod arch;
+mod image;
 mod kernels;
 mod link;
 mod signature;
 mod toolkit;
 
 pub use arch::{gencode_flags, Arch, BadArch, DEFAULT_ARCHS};
+pub use image::{ImageBuild, ImageKind};
 pub use kernels::{emit_device_runtime_link, BuildError, Compiled, KernelBuild};
 pub use link::{link_cudart, Cudart};
 pub use signature::{

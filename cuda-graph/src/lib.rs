@@ -42,6 +42,7 @@
 //! 6. `memory` — device and pinned buffers, typed device pointers, pools, async copies.
 //! 7. `kernel` — typed kernels, their arguments, launch configuration and stream launches.
 //! 8. `graph` — graphs, nodes, capture, execs, updates, and the device-launch exec pool.
+//! 9. `interop` — other Rust CUDA crates (cudarc, with the `cudarc` feature) on this one.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
@@ -52,6 +53,7 @@ mod event;
 pub mod graph;
 mod graph_memory;
 mod host_fn;
+pub mod interop;
 pub mod kernel;
 pub mod memory;
 mod release;

@@ -29,6 +29,13 @@ pub(crate) fn record_drop_error(status: sys::cudaError_t, call: &'static str) {
     }
 }
 
+/// Records an error a destructor met that is already a [`CudaError`] (a wait that failed, say).
+#[cfg_attr(not(feature = "cudarc"), allow(dead_code))]
+pub(crate) fn record_drop_failure(err: CudaError) {
+    let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    errors.push(err);
+}
+
 /// Takes the errors that destructors met since the last call (a `cudaFree` or
 /// `cudaGraphExecDestroy` after the context broke, say). Drops never panic; they record here.
 ///

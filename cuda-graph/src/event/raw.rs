@@ -116,7 +116,8 @@ mod tests {
         // A fake handle: neither path may call cudaEventDestroy on it.
         let fake = 0x1000 as sys::cudaEvent_t;
         // SAFETY: the fake handle is never used by CUDA: borrowed, then dropped.
-        drop(unsafe { Event::borrow_raw(fake) }.unwrap());
+        let borrowed = unsafe { Event::borrow_raw(fake) }.unwrap();
+        assert_eq!(borrowed.as_raw(), fake);
         // SAFETY: as above: owned, then handed out again without a CUDA call.
         let owned = unsafe { Event::from_raw(fake) }.unwrap();
         assert_eq!(owned.into_raw(), fake);

@@ -6,6 +6,7 @@ use super::check_launch_handles;
 use super::{Kernel, KernelArgs, LaunchConfig};
 use crate::capture_gate::{any_capture_active, enter_queue, with_capture_sink, QueueGuard, Sink};
 use crate::error::{check, Result};
+use crate::release::KeepAlive;
 use crate::stream::Stream;
 
 impl<A: KernelArgs> Kernel<A> {
@@ -57,7 +58,7 @@ impl<A: KernelArgs> Kernel<A> {
         // conditional handle is allowed only when captured into its own graph. Both are
         // compile-time or one-atomic-load checks while no capture runs.
         if A::HAS_CONDITIONAL_HANDLE || any_capture_active() {
-            prepare_kernel_launch(&gate, stream, &args)?;
+            prepare_kernel_launch(&gate, stream, &args, self.owner())?;
         }
         // A free queued on the legacy stream is not ordered after this launch on a
         // non-blocking stream: mark the stream-ordered buffers it uses, whose drop then waits
@@ -110,10 +111,16 @@ impl<A: KernelArgs> Kernel<A> {
 /// - a conditional handle is allowed only when the launch is captured into the graph that
 ///   created it or a body inside that graph (`begin_capture_to_graph`); anywhere else
 ///   (a plain stream launch, a capture into a new graph or another graph) it is refused;
-/// - when captured, the captured graph keeps what the arguments point into.
+/// - when captured, the captured graph keeps what the arguments point into, and the module
+///   of a kernel loaded at run time (`kernel_owner`).
 #[cold]
 #[inline(never)]
-fn prepare_kernel_launch<A: KernelArgs>(_gate: &QueueGuard, stream: &Stream, args: &A) -> Result<()> {
+fn prepare_kernel_launch<A: KernelArgs>(
+    _gate: &QueueGuard,
+    stream: &Stream,
+    args: &A,
+    kernel_owner: Option<KeepAlive>,
+) -> Result<()> {
     with_capture_sink(stream.as_raw(), |sink| {
         if A::HAS_CONDITIONAL_HANDLE {
             let lineage = match &sink {
@@ -125,6 +132,7 @@ fn prepare_kernel_launch<A: KernelArgs>(_gate: &QueueGuard, stream: &Stream, arg
         if let Some(sink) = sink {
             let mut owners = Vec::new();
             args.keep_alive(&mut owners);
+            owners.extend(kernel_owner);
             sink.retain(owners, false);
         }
         Ok(())

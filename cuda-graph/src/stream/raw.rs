@@ -38,8 +38,9 @@ impl Stream {
     ///
     /// # Safety
     /// `raw` must be a live stream (`cudaStreamCreate*`, or the driver's `cuStreamCreate*`) of
-    /// the current device's primary context, which nothing else destroys: ownership passes
-    /// to the returned value.
+    /// a device's primary context (the context the runtime uses), which nothing else
+    /// destroys: ownership passes to the returned value. Work is queued on it only while its
+    /// device is current (CUDA refuses kernels on another device's stream).
     ///
     /// ```no_run
     /// use cuda_graph::{sys, Stream};
@@ -72,8 +73,8 @@ impl Stream {
     /// `cudarc` feature's `Stream::borrow_cudarc`); `'a` here is whatever the caller picks.
     ///
     /// # Safety
-    /// `raw` must be a stream of the current device's primary context (or a default-stream
-    /// handle) that stays alive, not destroyed by its owner, for all of `'a`.
+    /// `raw` must be a stream of a device's primary context (or a default-stream handle) that
+    /// stays alive, not destroyed by its owner, for all of `'a`.
     ///
     /// ```no_run
     /// use cuda_graph::Stream;
