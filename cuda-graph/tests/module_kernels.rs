@@ -103,13 +103,14 @@ fn module_kernels_are_graph_nodes_that_keep_their_module_loaded() {
         exec.launch(&stream)?;
         stream.synchronize()?;
         assert_eq!(data.to_vec()?, vec![11; 512]);
-        // A setter pointing the node at another module's kernel: that module is kept too.
+        // A setter pointing the second node at another module's kernel (adding 100 where it
+        // added 10): that module is kept too. The first node still adds 1.
         let other = Module::from_ptx(PLAIN_PTX)?;
         exec.set_kernel_params(&node, &add_of(&other)?, per_element(512), (data.ptr(), 512, 100))?;
         drop(other);
         exec.launch(&stream)?;
         stream.synchronize()?;
-        assert_eq!(data.to_vec()?, vec![212; 512]);
+        assert_eq!(data.to_vec()?, vec![11 + 1 + 100; 512]);
         Ok(())
     });
 }

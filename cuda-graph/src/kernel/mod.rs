@@ -26,6 +26,8 @@ mod config;
 mod launch;
 mod macros;
 mod module;
+#[cfg(feature = "nvrtc")]
+pub mod nvrtc;
 mod types;
 
 use std::ffi::c_void;

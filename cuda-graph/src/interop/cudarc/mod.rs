@@ -1,6 +1,6 @@
 //! cudarc 0.19.10 (`cudarc = "=0.19.10"`, the `cudarc` feature) and this crate side by side.
 //!
-//! - [`Stream::borrow_cudarc`](crate::Stream::borrow_cudarc): a cudarc [`CudaStream`] used
+//! - [`Stream::borrow_cudarc`](crate::Stream::borrow_cudarc): a cudarc [`CudaStream`](::cudarc::driver::CudaStream) used
 //!   as a [`Stream`](crate::Stream) for as long as it is borrowed;
 //!   [`Stream::into_cudarc`](crate::Stream::into_cudarc) hands one of ours to cudarc.
 //! - [`CudarcSlice`]: a cudarc [`CudaSlice`](::cudarc::driver::CudaSlice) shared with this
