@@ -7,6 +7,7 @@
 //!   device-launch exec is parked: see `exec_pool`);
 //! - per-node setters and whole-graph updates are in `graph/update.rs`.
 
+mod completion;
 mod instantiate;
 mod launch;
 mod raw;
