@@ -5,7 +5,7 @@
 
 mod graph_support;
 
-use cuda_graph::graph::{CaptureMode, ConditionalHandle, Graph, HostLaunch};
+use cuda_graph::graph::{CaptureMode, ConditionalHandle, Graph, HostLaunch, NodeKind};
 use cuda_graph::kernel::{Kernel, Module};
 use cuda_graph::{CudaError, DeviceBuffer, DevicePtr, DeviceSlice};
 use gpu_test_support::require_gpu;
@@ -98,6 +98,9 @@ fn module_kernels_are_graph_nodes_that_keep_their_module_loaded() {
             graph.add_kernel(&add, per_element(512), (data.ptr(), 512, 10), &[&first])?
             // `module` and `add` are dropped: the graph keeps the module.
         };
+        // Read back: kernel nodes (CUDA 13.0 gives no entry function, so no name, for them).
+        let kinds: Vec<_> = graph.nodes()?.iter().map(|info| info.kind()).collect();
+        assert_eq!(kinds, [NodeKind::Kernel, NodeKind::Kernel]);
         let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
         drop(graph);
         exec.launch(&stream)?;
