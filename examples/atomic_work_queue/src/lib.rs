@@ -45,35 +45,50 @@ use variants::Bench;
 pub const MAX_ITEMS: u32 = 1 << 30;
 
 /// What to run: the workload, the grid, and the variants' parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Work items.
-    pub items: u32,
     /// Timed runs of each variant after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the costs (and of the salt mixed into every result).
+    #[arg(skip)]
     pub seed: u64,
-    /// Iterations of a light item; each item gets up to a quarter more at random.
-    pub light_cost: u32,
-    /// How many times costlier every item of a hot span is.
+    /// Work items (default: 4194304, or 65536 with --quick).
+    #[arg(long, value_name = "N")]
+    pub items: u32,
+    /// How many times costlier every item of a hot span is (1: uniform work).
+    #[arg(long, value_name = "X")]
     pub heavy_factor: u32,
+    /// Iterations of a light item; each item gets up to a quarter more at random.
+    #[arg(skip)]
+    pub light_cost: u32,
     /// Items per span; a span is hot or light as a whole.
+    #[arg(skip)]
     pub span: u32,
     /// One span in this many is hot.
+    #[arg(skip)]
     pub hot_one_in: u32,
     /// Threads per block, a multiple of 32.
+    #[arg(skip)]
     pub threads_per_block: u32,
     /// Blocks per SM in the persistent grid all variants share.
+    #[arg(skip)]
     pub blocks_per_sm: u32,
     /// Items per claim of the warp-leader kernel (variant 3), a power of two.
+    #[arg(skip)]
     pub batch: u32,
     /// Items a block claims at once in the hierarchical kernel, a multiple of 32.
+    #[arg(skip)]
     pub block_chunk: u32,
     /// Batch sizes of the sweep (powers of two).
+    #[arg(skip)]
     pub sweep: Vec<u32>,
     /// Also run the uniform-cost control (the same items with `heavy_factor` 1) and report the
     /// dynamic warp kernel against the best static variant there (skipped when `heavy_factor`
     /// is already 1).
+    #[arg(skip)]
     pub uniform_control: bool,
 }
 
@@ -418,7 +433,6 @@ mod tests {
         assert!(Options::quick().items < Options::default().items);
         chapter_common::assert_options_checked::<Program>(&[
             ("items", Options { items: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
             ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
             ("batch", Options { sweep: vec![1, 3], ..Options::quick() }),
             ("block_chunk", Options { block_chunk: 48, ..Options::quick() }),

@@ -1,22 +1,27 @@
 //! What every chapter program shares: the [`ChapterProgram`] contract and the `main` it drives
-//! ([`main_with`]), the common flags, the [`ExampleError`] every program returns, option checks
+//! ([`main_with`], and [`main_with_flags`] that reads the program's options from its flags),
+//! the common flags, the [`ExampleError`] every program returns, option checks
 //! ([`OptionCheck`]), a seeded RNG for inputs that are never all zeros, medians of repeated
 //! runs, and the report each program prints (text, or one JSON object with `--json`) with its
 //! PASS/FAIL verdict.
 
 mod error;
+mod flags;
 mod options;
 mod program;
 mod report;
 mod rng;
 mod stats;
+mod testing;
 
 pub use error::ExampleError;
+pub use flags::{main_with_extra_flags, main_with_flags, NoExtraFlags};
 pub use options::OptionCheck;
 pub use program::{assert_options_checked, main_with, ChapterProgram};
 pub use report::{Report, Verdict};
 pub use rng::Rng;
 pub use stats::{median, time_ms, Samples};
+pub use testing::assert_kernel_types;
 
 /// Flags every program takes (flatten into its own clap struct with `#[command(flatten)]`).
 #[derive(Debug, Clone, clap::Args)]

@@ -179,8 +179,10 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        assert_eq!(super::cg_step().check_types(), Ok(()), "cg_step");
+        chapter_common::assert_kernel_types! { cg_step }
     }
 }

@@ -45,20 +45,27 @@ pub const MAX_ELEMENTS: u32 = 1 << 28;
 /// The most kernels in the chain.
 pub const MAX_KERNELS: u32 = 4096;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Elements each kernel processes (one thread each).
-    pub elements: u32,
-    /// Kernels in the chain (each works in place on the output buffer).
-    pub kernels: u32,
-    /// Iterations (passes of the whole chain) per timed run.
-    pub iters: u32,
     /// Timed runs after one warm-up run; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the input and of the kernels' constants.
+    #[arg(skip)]
     pub seed: u64,
+    /// Elements each kernel processes, one thread each (default: 4096, or 1000 with --quick).
+    #[arg(long = "size", value_name = "N")]
+    pub elements: u32,
+    /// Kernels in the chain, each working in place on the output buffer (default: 20, or 6
+    /// with --quick).
+    #[arg(long, value_name = "K")]
+    pub kernels: u32,
+    /// Iterations (passes of the whole chain) per timed run (default: 1000, or 20 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
     /// Threads per block.
+    #[arg(skip)]
     pub threads_per_block: u32,
 }
 
@@ -408,7 +415,6 @@ mod tests {
             ("elements", Options { elements: 0, ..Options::quick() }),
             ("kernels", Options { kernels: 1, ..Options::quick() }),
             ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
             ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
         ]);
     }

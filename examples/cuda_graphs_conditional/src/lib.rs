@@ -33,25 +33,37 @@ use serde_json::json;
 use relax::{solve_cpu, Problem, RelaxBench, Solution, MAX_UNKNOWNS};
 use routing::{make_inputs, Routed, RoutingBench, BODIES};
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct Options {
-    /// Inputs routed through the IF / IF-ELSE / SWITCH graph (one launch each).
-    pub inputs: u32,
-    /// Unknowns of the relaxed system (one block sweeps them: 1..=1024).
-    pub size: u32,
-    /// The system's diagonal (> 2); the closer to 2, the more steps the loop takes.
-    pub diagonal: f32,
-    /// The loop stops when no value changes by more than this in a sweep.
-    pub tolerance: f32,
-    /// The loop stops after this many steps in any case.
-    pub max_steps: u32,
-    /// Further WHILE problems whose results are checked (not timed).
-    pub cases: u32,
     /// Timed runs after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the inputs and the systems.
+    #[arg(skip)]
     pub seed: u64,
+    /// Inputs routed through the IF / IF-ELSE / SWITCH graph, one launch each (default 4096, or 256
+    /// with --quick).
+    #[arg(long, value_name = "N")]
+    pub inputs: u32,
+    /// Unknowns of the system the WHILE loop relaxes, 1..=1024; one block sweeps them (default
+    /// 256).
+    #[arg(long, value_name = "N")]
+    pub size: u32,
+    /// The system's diagonal, above 2: the closer to 2, the more steps the loop takes (default
+    /// 2.05).
+    #[arg(long, value_name = "D")]
+    pub diagonal: f32,
+    /// The loop stops when no value changes by more than this in a sweep (default 1e-4, or 1e-3
+    /// with --quick).
+    #[arg(long, value_name = "TOL")]
+    pub tolerance: f32,
+    /// The loop stops after this many steps in any case.
+    #[arg(skip)]
+    pub max_steps: u32,
+    /// Further WHILE problems whose results are checked (not timed).
+    #[arg(skip)]
+    pub cases: u32,
 }
 
 impl Default for Options {
@@ -300,7 +312,6 @@ mod tests {
             ("diagonal", Options { diagonal: 2.0, ..Options::quick() }),
             ("tolerance", Options { tolerance: f32::NAN, ..Options::quick() }),
             ("max_steps", Options { max_steps: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
         ]);
     }
 

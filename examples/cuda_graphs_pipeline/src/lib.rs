@@ -32,23 +32,32 @@ use serde_json::json;
 
 use bench::{Bench, Way};
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Values each stage maps.
-    pub size: u32,
-    /// Pipeline iterations per timed run (a multiple of `capture_iters`).
-    pub iters: u32,
-    /// Iterations captured into the graph (`6 x capture_iters` kernel nodes).
-    pub capture_iters: u32,
-    /// Threads per block of every stage.
-    pub threads_per_block: u32,
-    /// Check the output against the CPU reference (the three ways are compared regardless).
-    pub verify: bool,
     /// Timed runs of each way after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the input.
+    #[arg(skip)]
     pub seed: u64,
+    /// Values each stage maps (default 16384).
+    #[arg(long, value_name = "N")]
+    pub size: u32,
+    /// Pipeline iterations per timed run, a multiple of --capture-iters (default 10000, or 400 with
+    /// --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
+    /// Iterations captured into the graph, `6 x capture_iters` kernel nodes (default 1000, or 100
+    /// with --quick).
+    #[arg(long, value_name = "N")]
+    pub capture_iters: u32,
+    /// Threads per block of every stage.
+    #[arg(skip)]
+    pub threads_per_block: u32,
+    /// Check the output against the CPU reference (the three ways are compared regardless).
+    #[arg(skip)]
+    pub verify: bool,
 }
 
 impl Default for Options {
@@ -257,7 +266,6 @@ mod tests {
             ("iters", Options { iters: 150, ..Options::quick() }),
             ("capture_iters", Options { capture_iters: 0, ..Options::quick() }),
             ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
         ]);
     }
 

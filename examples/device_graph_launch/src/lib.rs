@@ -42,19 +42,25 @@ pub use sweep::Mode;
 /// The widest work graph accepted.
 pub const MAX_WIDTH: u32 = 512;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Work-graph widths (independent kernel nodes) to measure.
-    pub widths: Vec<u32>,
-    /// Iterations per timed run.
-    pub iters: u32,
     /// Timed runs of each mode after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the amounts the nodes add.
+    #[arg(skip)]
     pub seed: u64,
+    /// Work-graph widths (independent kernel nodes) to measure, comma-separated (default
+    /// 1,8,32,64).
+    #[arg(long, value_name = "W,...", value_delimiter = ',')]
+    pub widths: Vec<u32>,
+    /// Iterations per timed run (default 1000, or 50 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
     /// The launch modes to time, in report order; host launch + sync and fire-and-forget (the
     /// headline's) must be among them.
+    #[arg(skip)]
     pub modes: Vec<Mode>,
 }
 
@@ -276,7 +282,6 @@ mod tests {
             ("widths", Options { widths: vec![1, 0], ..Options::quick() }),
             ("widths", Options { widths: vec![MAX_WIDTH + 1], ..Options::quick() }),
             ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
             ("modes", Options { modes: vec![Mode::HostSync], ..Options::quick() }),
             ("modes", Options { modes: vec![Mode::FireAndForget, Mode::Tail], ..Options::quick() }),
             (

@@ -66,25 +66,35 @@ pub const MAX_POINTS: u32 = 4096;
 /// The most sub-samples per point.
 pub const MAX_REFINE: u32 = 1024;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Cells of the field (each refined or not as a whole).
-    pub cells: u32,
-    /// Points per cell.
-    pub points: u32,
-    /// Sub-samples per point: the refined cells' work, and the coarse value's factor.
-    pub refine: u32,
-    /// A cell is refined when its steepest step exceeds this.
-    pub threshold: u32,
-    /// About this percentage of cells hold a front (a steep jump).
-    pub front_percent: u32,
-    /// Passes per timed run.
-    pub iters: u32,
     /// Timed runs of each way after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the field.
+    #[arg(skip)]
     pub seed: u64,
+    /// Cells of the field, each refined or not as a whole; at most 2000 (default 1024, or 256 with
+    /// --quick).
+    #[arg(long, value_name = "N")]
+    pub cells: u32,
+    /// Points per cell (default 256, or 128 with --quick).
+    #[arg(long, value_name = "N")]
+    pub points: u32,
+    /// Sub-samples per refined point: the refined cells' work, and the coarse value's factor
+    /// (default 64).
+    #[arg(long, value_name = "N")]
+    pub refine: u32,
+    /// A cell is refined when its steepest step exceeds this (default 64).
+    #[arg(long, value_name = "N")]
+    pub threshold: u32,
+    /// About this percentage of cells hold a front, a steep jump (default 12).
+    #[arg(long, value_name = "PCT")]
+    pub front_percent: u32,
+    /// Passes per timed run (default 200, or 10 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
 }
 
 impl Default for Options {
@@ -497,7 +507,6 @@ mod tests {
             ("refine", Options { refine: 0, ..Options::quick() }),
             ("front_percent", Options { front_percent: 101, ..Options::quick() }),
             ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
         ]);
     }
 

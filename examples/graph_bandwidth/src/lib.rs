@@ -48,21 +48,41 @@ const MIB: u64 = 1 << 20;
 /// and CUDA caps pitches at `cudaDevAttrMaxPitch`, 2 GiB - 1 on current GPUs).
 pub const MAX_BYTES: u64 = 1 << 30;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Sizes of one copy or memset, in bytes (multiples of 4).
-    pub sizes: Vec<u64>,
-    /// Operations per graph, and per group queued on the stream.
-    pub chain: u32,
-    /// Bytes each timed run aims to move (sets how many operations a run has).
-    pub bytes_per_run: u64,
-    /// The most operations in one timed run.
-    pub max_ops: u32,
     /// Timed runs after one warm-up run; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the source pattern and the memset values.
+    #[arg(skip)]
     pub seed: u64,
+    /// Sizes of one copy or memset, comma-separated, in bytes or with a K, M or G suffix (KiB, MiB,
+    /// GiB); multiples of 4 (default: 4K,16K,..,256M, or 4K,64K,1M with --quick).
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_size)]
+    pub sizes: Vec<u64>,
+    /// Operations per graph, and per group queued on the stream (default: 16, or 8 with --quick).
+    #[arg(long, value_name = "N")]
+    pub chain: u32,
+    /// Bytes each timed run aims to move (sets how many operations a run has).
+    #[arg(skip)]
+    pub bytes_per_run: u64,
+    /// The most operations in one timed run.
+    #[arg(skip)]
+    pub max_ops: u32,
+}
+
+/// A size flag's value, "4096", "4K", "256M" or "1G", in bytes (binary units).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&text[..i], 10),
+        Some((i, 'M' | 'm')) => (&text[..i], 20),
+        Some((i, 'G' | 'g')) => (&text[..i], 30),
+        _ => (text, 0),
+    };
+    let value: u64 = digits.parse().map_err(|_| format!("`{text}` is not a size (e.g. 4096, 64K, 256M)"))?;
+    value.checked_shl(shift).filter(|v| v >> shift == value).ok_or_else(|| format!("`{text}` is too large"))
 }
 
 impl Default for Options {
@@ -544,7 +564,6 @@ mod tests {
             ("sizes", Options { sizes: vec![0], ..Options::quick() }),
             ("chain", Options { chain: 0, ..Options::quick() }),
             ("max_ops", Options { max_ops: 4, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
         ]);
     }
 
@@ -568,15 +587,26 @@ mod tests {
         assert_eq!(first_wrong(&[5, 5, 5], Expect::Byte(5)), None);
         assert!(first_wrong(&[5, 0, 5], Expect::Byte(5)).unwrap().starts_with("byte 1 "));
     }
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("256M"), Ok(256 << 20));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert!(parse_size("x").is_err());
+        assert!(parse_size("99999999999999G").is_err());
+    }
 }
 
 /// The kernels declared in `graphs.rs` against their C++ parameter types (`check_types` needs
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        assert_eq!(super::gb_fill().check_types(), Ok(()), "gb_fill");
-        assert_eq!(super::gb_count().check_types(), Ok(()), "gb_count");
+        chapter_common::assert_kernel_types! { gb_fill, gb_count }
     }
 }

@@ -44,21 +44,27 @@ cuda_graph::kernels! {
     unsafe fn gcr_light(data: DevicePtr<u32>, n: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
 }
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Iterations (decisions) per run.
-    pub iters: u32,
-    /// Elements of the data.
-    pub size: u32,
-    /// LCG rounds per element of the heavy update.
-    pub rounds: u32,
-    /// Threads per block of the updates.
-    pub threads_per_block: u32,
     /// Timed runs of each way after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the data.
+    #[arg(skip)]
     pub seed: u64,
+    /// Iterations (decisions) per run (default 1000, or 100 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
+    /// Elements of the data (default 16384, or 4096 with --quick).
+    #[arg(long, value_name = "N")]
+    pub size: u32,
+    /// LCG rounds per element of the heavy update (default 16).
+    #[arg(long, value_name = "N")]
+    pub rounds: u32,
+    /// Threads per block of the updates.
+    #[arg(skip)]
+    pub threads_per_block: u32,
 }
 
 impl Default for Options {
@@ -317,7 +323,6 @@ mod tests {
             ("size", Options { size: 0, ..Options::quick() }),
             ("rounds", Options { rounds: 5000, ..Options::quick() }),
             ("threads_per_block", Options { threads_per_block: 48, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
         ]);
     }
 
@@ -336,15 +341,12 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("gcr_predicate_graph", super::gcr_predicate_graph().check_types()),
-            ("gcr_predicate_host", super::gcr_predicate_host().check_types()),
-            ("gcr_heavy", super::gcr_heavy().check_types()),
-            ("gcr_light", super::gcr_light().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
+        chapter_common::assert_kernel_types! {
+            gcr_predicate_graph, gcr_predicate_host, gcr_heavy, gcr_light
         }
     }
 }

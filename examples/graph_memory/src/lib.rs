@@ -45,18 +45,26 @@ pub use pipeline::{mix, pool_pass, random_stages, reference, static_graph, Stage
 pub const MAX_ELEMENTS: u32 = 1 << 26;
 
 /// What to run: the pipeline's size and length, and how long to time it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Elements per buffer.
-    pub size: u32,
-    /// Stages of the pipeline (it has one scratch buffer fewer).
-    pub stages: u32,
-    /// Passes (graph replays) per timed run.
-    pub iters: u32,
     /// Timed runs of each variant after one warm-up pass; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the input and of the stages' constants.
+    #[arg(skip)]
     pub seed: u64,
+    /// Elements per buffer (default: 4194304, or 65536 with --quick).
+    #[arg(long, value_name = "N")]
+    pub size: u32,
+    /// Stages of the pipeline, 2 to 16; it has one scratch buffer fewer (default: 6, or 4 with
+    /// --quick).
+    #[arg(long, value_name = "K")]
+    pub stages: u32,
+    /// Passes (graph replays) per timed run (default: 50, or 5 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
 }
 
 impl Default for Options {
@@ -387,7 +395,6 @@ mod tests {
             ("stages", Options { stages: 1, ..Options::quick() }),
             ("stages", Options { stages: 17, ..Options::quick() }),
             ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
         ]);
     }
 

@@ -128,8 +128,10 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        assert_eq!(super::gm_stage().check_types(), Ok(()), "gm_stage");
+        chapter_common::assert_kernel_types! { gm_stage }
     }
 }

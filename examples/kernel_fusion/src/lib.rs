@@ -39,19 +39,29 @@ pub use chain::{
 pub const MAX_ELEMENTS: u32 = 1 << 28;
 
 /// What to run: the array sizes, how many passes a timed run makes, and how many runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Elements per array at the chapter's scale: the size of the headline figures.
-    pub size: u32,
-    /// Smaller sizes also timed (where launch cost, not memory, decides).
-    pub sweep: Vec<u32>,
-    /// Passes of the chain per timed run.
-    pub iters: u32,
     /// Timed runs of each variant after one warm-up pass; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the inputs and of the chain's constants.
+    #[arg(skip)]
     pub seed: u64,
+    /// Elements per array at the chapter's scale, the size of the headline figures (default:
+    /// 33554432, or 1048576 with --quick).
+    #[arg(long, value_name = "N")]
+    pub size: u32,
+    /// Smaller sizes also timed, where launch cost, not memory, decides; comma-separated (default:
+    /// 4096,65536,1048576).
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
+    pub sweep: Vec<u32>,
+    /// Passes of the chain per timed run (default: 20, or 5 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
     /// Threads per block of every kernel.
+    #[arg(skip)]
     pub threads_per_block: u32,
 }
 
@@ -336,7 +346,6 @@ mod tests {
             ("size", Options { size: 0, ..Options::quick() }),
             ("sweep", Options { sweep: vec![16, MAX_ELEMENTS + 1], ..Options::quick() }),
             ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
             ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
         ]);
     }

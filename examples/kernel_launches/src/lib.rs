@@ -38,19 +38,25 @@ cuda_graph::kernels! {
 /// The most kernels per iteration (and nodes per graph).
 pub const MAX_KERNELS: u32 = 100_000;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Kernels per iteration: launches on the stream, nodes of the main graph.
-    pub kernels: u32,
-    /// Iterations per timed run.
-    pub iters: u32,
-    /// Smaller graph sizes, each launched `ceil(kernels / size)` times per iteration.
-    pub sweep: Vec<u32>,
     /// Timed runs after one warm-up run; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the values the kernels fold in.
+    #[arg(skip)]
     pub seed: u64,
+    /// Kernels per iteration: launches on the stream, nodes of the main graph (default: 1000, or 50
+    /// with --quick).
+    #[arg(long, value_name = "K")]
+    pub kernels: u32,
+    /// Iterations per timed run (default: 20, or 4 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
+    /// Smaller graph sizes, each launched `ceil(kernels / size)` times per iteration.
+    #[arg(skip)]
+    pub sweep: Vec<u32>,
 }
 
 impl Default for Options {
@@ -413,7 +419,6 @@ mod tests {
         chapter_common::assert_options_checked::<Program>(&[
             ("kernels", Options { kernels: 0, ..Options::quick() }),
             ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
             ("sweep", Options { sweep: vec![0], ..Options::quick() }),
             ("sweep", Options { sweep: vec![51], ..Options::quick() }),
         ]);
@@ -434,8 +439,10 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        assert_eq!(super::kl_tick().check_types(), Ok(()), "kl_tick");
+        chapter_common::assert_kernel_types! { kl_tick }
     }
 }

@@ -74,23 +74,31 @@ mod counters {
     pub const LEN: usize = TICKET + 3;
 }
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Tokens routed per step.
-    pub tokens: u32,
-    /// Features per token (each expert is a `hidden x hidden` transform).
-    pub hidden: u32,
-    /// Experts (each its own device graph).
-    pub experts: u32,
-    /// Experts per token: 1 or 2.
-    pub top_k: u32,
-    /// Routing steps per timed run.
-    pub iters: u32,
     /// Timed runs of each way after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the tokens and weights.
+    #[arg(skip)]
     pub seed: u64,
+    /// Tokens routed per step (default: 2048, or 256 with --quick).
+    #[arg(long, value_name = "N")]
+    pub tokens: u32,
+    /// Features per token; each expert is a `hidden x hidden` transform (default: 64, or 32 with
+    /// --quick).
+    #[arg(long, value_name = "D")]
+    pub hidden: u32,
+    /// Experts, each its own device graph (default: 8; at most 64).
+    #[arg(long, value_name = "E")]
+    pub experts: u32,
+    /// Experts per token, 1 or 2 (default: 2).
+    #[arg(long, value_name = "K")]
+    pub top_k: u32,
+    /// Routing steps per timed run (default: 200, or 10 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
 }
 
 impl Default for Options {
@@ -520,7 +528,6 @@ mod tests {
             ("experts", Options { experts: MAX_EXPERTS + 1, ..Options::quick() }),
             ("top_k", Options { top_k: 3, ..Options::quick() }),
             ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
         ]);
     }
 

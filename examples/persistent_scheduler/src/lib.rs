@@ -79,29 +79,39 @@ mod counters {
     pub const LEN: usize = LAUNCHED + 2;
 }
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Work items pushed onto the queue.
-    pub items: u32,
-    /// Kinds of item, each its own graph.
-    pub kinds: u32,
-    /// Elements per item (threads of its one block).
-    pub width: u32,
-    /// Rounds of work per element.
-    pub rounds: u32,
-    /// Items per scheduler run (at most 120), and replicas of every kind's graph.
-    pub batch: u32,
-    /// Scheduler threads that make the launches: 0 for one per item, 1 for one thread
-    /// launching them all in order.
-    pub launch_threads: u32,
-    /// Streams of the multi-stream host loop (round-robin, one copy of each kind's graph per
-    /// stream).
-    pub host_streams: u32,
     /// Timed runs of each way after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the items.
+    #[arg(skip)]
     pub seed: u64,
+    /// Work items pushed onto the queue (default: 10000, or 1000 with --quick).
+    #[arg(long, value_name = "N")]
+    pub items: u32,
+    /// Kinds of item, each its own graph (default: 4; at most 16).
+    #[arg(long, value_name = "K")]
+    pub kinds: u32,
+    /// Elements per item, the threads of its one block (default: 128).
+    #[arg(long, value_name = "W")]
+    pub width: u32,
+    /// Rounds of work per element (default: 16).
+    #[arg(long, value_name = "R")]
+    pub rounds: u32,
+    /// Items per scheduler run, at most 120; also the replicas of each kind's graph (default: 120,
+    /// or 32 with --quick).
+    #[arg(long, value_name = "B")]
+    pub batch: u32,
+    /// Scheduler threads that make the launches: 0 for one per item (default), 1 for one thread
+    /// launching them all in order.
+    #[arg(long, value_name = "T")]
+    pub launch_threads: u32,
+    /// Streams of the multi-stream host loop, round-robin, one copy of each kind's graph per stream
+    /// (default: 8, CUDA's default number of hardware work queues; at most 64).
+    #[arg(long, value_name = "N")]
+    pub host_streams: u32,
 }
 
 impl Default for Options {
@@ -542,7 +552,6 @@ mod tests {
             ("launch_threads", Options { launch_threads: 33, ..Options::quick() }),
             ("host_streams", Options { host_streams: 0, ..Options::quick() }),
             ("host_streams", Options { host_streams: MAX_HOST_STREAMS + 1, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
         ]);
     }
 

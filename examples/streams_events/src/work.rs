@@ -158,8 +158,10 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        assert_eq!(super::se_work().check_types(), Ok(()), "se_work");
+        chapter_common::assert_kernel_types! { se_work }
     }
 }
