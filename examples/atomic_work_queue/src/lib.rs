@@ -32,7 +32,7 @@ mod workload;
 
 use chapter_common::{ExampleError, OptionCheck, Report, Samples};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device};
+use cuda_graph::CudaError;
 use serde_json::json;
 
 pub use variants::Variant;
@@ -200,9 +200,7 @@ fn first_difference(a: &[u32], b: &[u32]) -> Option<(usize, u32, u32)> {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
     let workload = Workload::build(options);
     let reference = workload.reference();
 
@@ -405,8 +403,7 @@ fn fastest_static<'a>(measured: impl Iterator<Item = &'a Measured>) -> (Variant,
 /// assert!(atomic_work_queue::headline(&report).ends_with("; uniform 0.98x"));
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
-    let best = figure("best_static_variant");
+    let best = report.figure_or_nan("best_static_variant");
     let name = STATIC_VARIANTS
         .iter()
         .enumerate()
@@ -414,9 +411,9 @@ pub fn headline(report: &Report) -> String {
         .map_or_else(|| "?".to_string(), |(_, v)| v.name());
     let mut line = format!(
         "dynamic {:.2}x over best static ({name}) ({:.2} vs {:.2} ms)",
-        figure("dynamic_over_static"),
-        figure("dynamic_warp_ms"),
-        figure("best_static_ms")
+        report.figure_or_nan("dynamic_over_static"),
+        report.figure_or_nan("dynamic_warp_ms"),
+        report.figure_or_nan("best_static_ms")
     );
     if let Some(uniform) = report.figure_value("uniform_dynamic_over_static") {
         line.push_str(&format!("; uniform {uniform:.2}x"));

@@ -5,6 +5,7 @@
 //! runs, and the report each program prints (text, or one JSON object with `--json`) with its
 //! PASS/FAIL verdict.
 
+mod device;
 mod error;
 mod flags;
 mod options;
@@ -14,6 +15,7 @@ mod rng;
 mod stats;
 mod testing;
 
+pub use device::{device_note, device_zero};
 pub use error::ExampleError;
 pub use flags::{main_with_extra_flags, main_with_flags, NoExtraFlags};
 pub use options::OptionCheck;

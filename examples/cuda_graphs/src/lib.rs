@@ -34,7 +34,7 @@ use std::time::Instant;
 use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{Device, DeviceBuffer, Event, Stream};
+use cuda_graph::{DeviceBuffer, Event, Stream};
 use serde_json::json;
 
 pub use chain::{checksum, mix, random_steps, reference, reference_passes, Step};
@@ -212,9 +212,7 @@ fn time_alternating(
 /// result is not an error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let mut rng = Rng::new(options.seed);
     let n = options.elements as usize;
@@ -395,12 +393,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// assert_eq!(cuda_graphs::headline(&report), "graph 1.62x over stream (12.3 vs 19.9 µs/iter)");
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "graph {:.2}x over stream ({:.1} vs {:.1} µs/iter)",
-        figure("speedup"),
-        figure("graph_us_per_iter"),
-        figure("stream_us_per_iter")
+        report.figure_or_nan("speedup"),
+        report.figure_or_nan("graph_us_per_iter"),
+        report.figure_or_nan("stream_us_per_iter")
     )
 }
 

@@ -27,7 +27,6 @@ pub mod relax;
 pub mod routing;
 
 use chapter_common::{ExampleError, OptionCheck, Report, Samples};
-use cuda_graph::Device;
 use serde_json::json;
 
 use relax::{solve_cpu, Problem, RelaxBench, Solution, MAX_UNKNOWNS};
@@ -130,9 +129,7 @@ fn compare(first: &mut Option<String>, label: &str, got: &Solution, want: &Solut
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     // Routing: IF, IF/ELSE with a nested IF, SWITCH.
     let inputs = make_inputs(options.inputs as usize, options.seed);
@@ -244,7 +241,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             .unwrap_or_else(|| format!("{loops} loops: steps, residual and every value bit for bit")),
     );
 
-    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(chapter_common::device_note(&properties));
     report.note(format!(
         "WHILE: {} unknowns, diagonal {}, tolerance {:e}: {} steps, residual {:e} ({}); one launch of a graph \
          with one WHILE node vs a host loop of launch + async copy of the flag + wait, per step",
@@ -290,12 +287,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "WHILE {:.2}x per step over host loop ({:.4} vs {:.4} ms/step)",
-        figure("while_over_host_per_step"),
-        figure("while_ms_per_step"),
-        figure("host_loop_ms_per_step")
+        report.figure_or_nan("while_over_host_per_step"),
+        report.figure_or_nan("while_ms_per_step"),
+        report.figure_or_nan("host_loop_ms_per_step")
     )
 }
 

@@ -27,7 +27,6 @@ pub mod bench;
 pub mod model;
 
 use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
-use cuda_graph::Device;
 use serde_json::json;
 
 use bench::{Bench, Way};
@@ -118,9 +117,7 @@ fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let mut rng = Rng::new(options.seed);
     let input: Vec<u32> = (0..options.size).map(|_| rng.next_u64() as u32 | 1).collect();
@@ -201,7 +198,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         report.note("verify skipped (--no-verify): the ways are compared with each other only");
     }
 
-    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(chapter_common::device_note(&properties));
     report.note(format!(
         "{} stages x {} values per iteration, blocks of {}; graph: {} iterations = {} kernel nodes, replayed {} \
          times per run",
@@ -243,13 +240,12 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "graph {:.2}x over stream, both preallocated ({:.4} vs {:.4} ms/iter); {:.2}x over per-stage alloc",
-        figure("graph_over_stream_prealloc"),
-        figure("graph_ms_per_iter"),
-        figure("stream_prealloc_ms_per_iter"),
-        figure("graph_over_stream")
+        report.figure_or_nan("graph_over_stream_prealloc"),
+        report.figure_or_nan("graph_ms_per_iter"),
+        report.figure_or_nan("stream_prealloc_ms_per_iter"),
+        report.figure_or_nan("graph_over_stream")
     )
 }
 

@@ -34,7 +34,6 @@ mod limits;
 mod sweep;
 
 use chapter_common::{ExampleError, OptionCheck, Report, Rng};
-use cuda_graph::Device;
 use serde_json::{json, Map, Value};
 
 pub use sweep::Mode;
@@ -121,9 +120,7 @@ impl Options {
 /// refused device-side launch in the sweep is not an error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let mut rng = Rng::new(options.seed);
     let mut shared = sweep::Shared::new(options.widest())?;
@@ -213,7 +210,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         report.check(probe.name, probe.held, probe.detail);
     }
 
-    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(chapter_common::device_note(&properties));
     report.note(format!(
         "per iteration, widths {:?}: host_sync = cudaGraphLaunch + cudaStreamSynchronize; device modes = one \
          scheduler step (launch the work graph, tail-relaunch itself), one host launch per {} iterations; \
@@ -245,17 +242,16 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// assert!(device_graph_launch::headline(&report).ends_with("µs/iter; spin-waited 3.13x)"));
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name: &str| report.figure_value(name).unwrap_or(f64::NAN);
-    let widest = figure("widest");
+    let widest = report.figure_or_nan("widest");
     let batched = report
         .figure_value("ff_batched_over_host")
         .map(|ratio| format!("; spin-waited {ratio:.2}x"))
         .unwrap_or_default();
     format!(
         "device fire-and-forget {:.2}x over host launch+sync at width {widest:.0} ({:.1} vs {:.1} µs/iter{batched})",
-        figure("ff_over_host"),
-        figure(&format!("fire_and_forget_us_w{widest:.0}")),
-        figure(&format!("host_sync_us_w{widest:.0}")),
+        report.figure_or_nan("ff_over_host"),
+        report.figure_or_nan(&format!("fire_and_forget_us_w{widest:.0}")),
+        report.figure_or_nan(&format!("host_sync_us_w{widest:.0}")),
     )
 }
 

@@ -44,7 +44,7 @@ pub mod model;
 
 use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, Event, PinnedBuffer, Stream};
+use cuda_graph::{CudaError, DeviceBuffer, Event, PinnedBuffer, Stream};
 use device_graph::device_graph_launch;
 use device_launch::limits::LaunchLimits;
 use device_launch::ErrorSlot;
@@ -346,9 +346,7 @@ impl Way {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (device, properties) = chapter_common::device_zero()?;
     // Every child of a pass (and the tail launch) may be pending at once.
     let limits = LaunchLimits::of(device)?;
     if limits.pending_launch_count <= options.cells {
@@ -398,42 +396,27 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         options.cells * options.points,
         want.refined
     );
-    let detail = |mismatch: &Option<String>| mismatch.clone().unwrap_or_else(|| ok_detail.clone());
-    report.check(
-        "CDP pass equals the CPU model (children counted)",
-        cdp.mismatch.is_none(),
-        detail(&cdp.mismatch),
-    );
-    report.check(
-        "host-driven pass equals the CPU model (children counted)",
-        host.mismatch.is_none(),
-        detail(&host.mismatch),
-    );
-    report.check(
-        "host-driven per-cell pass equals the CPU model (children counted)",
-        per_cell.mismatch.is_none(),
-        detail(&per_cell.mismatch),
-    );
-    report.check(
+    for (name, mismatch) in [
+        ("CDP pass equals the CPU model (children counted)", &cdp.mismatch),
+        ("host-driven pass equals the CPU model (children counted)", &host.mismatch),
+        ("host-driven per-cell pass equals the CPU model (children counted)", &per_cell.mismatch),
+    ] {
+        report.check_no_problem(name, mismatch.as_ref(), || ok_detail.clone());
+    }
+    report.check_no_problem(
         "no device-side launch refused (children and tail-launched reduction)",
-        cdp.refused.is_none(),
-        cdp.refused.clone().unwrap_or_else(|| "every DL_LAUNCH_KERNEL accepted".into()),
+        cdp.refused.as_ref(),
+        || "every DL_LAUNCH_KERNEL accepted".into(),
     );
-    let text = |r: &Result<String, String>| match r {
-        Ok(s) | Err(s) => s.clone(),
-    };
-    report.check(
-        "the book's way (launcher on a plain stream) launches nothing",
-        launched.book_way.is_ok(),
-        text(&launched.book_way),
-    );
-    report.check(
-        "device graph launch ran, proven by its effect on the data",
-        launched.verified.is_ok(),
-        text(&launched.verified),
-    );
+    for (name, outcome) in [
+        ("the book's way (launcher on a plain stream) launches nothing", &launched.book_way),
+        ("device graph launch ran, proven by its effect on the data", &launched.verified),
+    ] {
+        let (Ok(detail) | Err(detail)) = outcome;
+        report.check(name, outcome.is_ok(), detail.clone());
+    }
 
-    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(chapter_common::device_note(&properties));
     report.note(format!(
         "per pass: CDP = one parent launch (children and the tail-launched reduction launched on the device); \
          host-driven (the baseline) = inspect + one refinement launch over all cells + reduction; \
@@ -446,15 +429,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
          served (counted by the children or refinement blocks themselves); the host's own launch count \
          follows from the checked flags, so it is not checked",
     );
-    let range = |s: &Samples| {
-        let (min, max) = s.range();
-        json!({"median": s.median(), "min": min, "max": max, "runs": s.0})
-    };
     report.data(
         "ms_per_run",
-        json!({"host": range(&host.ms), "host_per_cell": range(&per_cell.ms), "cdp": range(&cdp.ms)}),
+        json!({"host": host.ms.to_json(), "host_per_cell": per_cell.ms.to_json(), "cdp": cdp.ms.to_json()}),
     );
-    report.data("device_launch_us", range(&launched.launch_us));
+    report.data("device_launch_us", launched.launch_us.to_json());
     report.data("checksum", json!({"total": want.total, "refined": want.refined}));
     Ok(report)
 }
@@ -479,17 +458,16 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "CDP {:.2}x over host-driven ({:.1} vs {:.1} µs/pass; {:.2}x over per-cell host launches, {:.1} µs/pass), \
          {:.0} children/pass, device graph launch {}",
-        figure("cdp_over_host"),
-        figure("cdp_us_per_pass"),
-        figure("host_us_per_pass"),
-        figure("cdp_over_host_per_cell"),
-        figure("host_per_cell_us_per_pass"),
-        figure("cdp_children_per_pass"),
-        if figure("device_launch_verified") == 1.0 { "verified" } else { "NOT verified" }
+        report.figure_or_nan("cdp_over_host"),
+        report.figure_or_nan("cdp_us_per_pass"),
+        report.figure_or_nan("host_us_per_pass"),
+        report.figure_or_nan("cdp_over_host_per_cell"),
+        report.figure_or_nan("host_per_cell_us_per_pass"),
+        report.figure_or_nan("cdp_children_per_pass"),
+        if report.figure_or_nan("device_launch_verified") == 1.0 { "verified" } else { "NOT verified" }
     )
 }
 

@@ -35,7 +35,7 @@ mod graphs;
 use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{GraphExec, HostLaunch, NodeKind};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{Device, DeviceBuffer, Event, Stream};
+use cuda_graph::{DeviceBuffer, Event, Stream};
 use serde_json::json;
 
 use graphs::{copy_graph, count_config, graph_nodes_are, memset_graph};
@@ -408,9 +408,7 @@ fn measure_size(
 /// is not an error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
     gb_fill().function()?;
     gb_count().function()?;
 
@@ -537,14 +535,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "{} copy: graph {:.0} vs stream {:.0} GB/s; {}: graph {:.2}x",
-        human(figure("largest_bytes") as u64),
-        figure("largest_copy_graph_gbps"),
-        figure("largest_copy_stream_gbps"),
-        human(figure("smallest_bytes") as u64),
-        figure("smallest_copy_graph_speedup")
+        human(report.figure_or_nan("largest_bytes") as u64),
+        report.figure_or_nan("largest_copy_graph_gbps"),
+        report.figure_or_nan("largest_copy_stream_gbps"),
+        human(report.figure_or_nan("smallest_bytes") as u64),
+        report.figure_or_nan("smallest_copy_graph_speedup")
     )
 }
 

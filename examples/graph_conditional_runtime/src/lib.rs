@@ -25,9 +25,7 @@ pub mod model;
 use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{
-    ConditionalHandle, CudaError, Device, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream,
-};
+use cuda_graph::{ConditionalHandle, CudaError, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream};
 use serde_json::json;
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
@@ -221,9 +219,7 @@ impl Bench {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let mut rng = Rng::new(options.seed);
     let initial: Vec<u32> = (0..options.size).map(|_| rng.next_u64() as u32 | 1).collect();
@@ -274,17 +270,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     report.check("host branching equals the CPU model", host_mismatch.is_none(), detail(&host_mismatch));
     report.check("conditional node equals the CPU model", graph_mismatch.is_none(), detail(&graph_mismatch));
 
-    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(chapter_common::device_note(&properties));
     report.note(format!(
         "per iteration: host = predicate launch + async flag copy + wait + update launch; graph = one launch of \
          predicate -> IF/ELSE {{heavy ({} rounds) | light}} over {} elements",
         options.rounds, options.size
     ));
-    let range = |s: &Samples| {
-        let (min, max) = s.range();
-        json!({"median": s.median(), "min": min, "max": max, "runs": s.0})
-    };
-    report.data("ms_per_iter", json!({"host_branch": range(&host_ms), "conditional": range(&graph_ms)}));
+    report.data("ms_per_iter", json!({"host_branch": host_ms.to_json(), "conditional": graph_ms.to_json()}));
     Ok(report)
 }
 
@@ -302,12 +294,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "conditional node {:.2}x over host branching ({:.4} vs {:.4} ms/iter)",
-        figure("conditional_over_host"),
-        figure("conditional_ms_per_iter"),
-        figure("host_branch_ms_per_iter")
+        report.figure_or_nan("conditional_over_host"),
+        report.figure_or_nan("conditional_ms_per_iter"),
+        report.figure_or_nan("host_branch_ms_per_iter")
     )
 }
 

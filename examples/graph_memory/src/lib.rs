@@ -33,9 +33,7 @@ use std::collections::BTreeSet;
 
 use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::HostLaunch;
-use cuda_graph::{
-    CudaError, Device, DeviceBuffer, Event, GraphMemoryUsage, MemoryPool, MemoryPoolOptions, Stream,
-};
+use cuda_graph::{CudaError, DeviceBuffer, Event, GraphMemoryUsage, MemoryPool, MemoryPoolOptions, Stream};
 use serde_json::json;
 
 pub use graph_alloc::mem_node_graph;
@@ -161,9 +159,7 @@ fn mib(bytes: u64) -> f64 {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (device, properties) = chapter_common::device_zero()?;
     let mut rng = Rng::new(options.seed);
     let stages = random_stages(&mut rng, options.stages);
     let n = options.size;
@@ -366,19 +362,18 @@ fn stats_json(stats: &GraphMemoryUsage) -> serde_json::Value {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     let flat = report.to_json()["checks"]
         .as_array()
         .and_then(|checks| checks.iter().find(|c| c["name"] == "graph memory flat across replays"))
         .is_some_and(|c| c["held"] == true);
     format!(
         "graph scratch peak {:.0} MiB vs {:.0} MiB preallocated; {:.3} vs {:.3} ms/pass; {} over {:.0} replays",
-        figure("graph_peak_mib"),
-        figure("static_scratch_mib"),
-        figure("mem_nodes_graph_ms"),
-        figure("static_graph_ms"),
+        report.figure_or_nan("graph_peak_mib"),
+        report.figure_or_nan("static_scratch_mib"),
+        report.figure_or_nan("mem_nodes_graph_ms"),
+        report.figure_or_nan("static_graph_ms"),
         if flat { "flat" } else { "GROWING" },
-        figure("replays"),
+        report.figure_or_nan("replays"),
     )
 }
 

@@ -28,7 +28,7 @@ pub use program::Program;
 mod chain;
 
 use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
-use cuda_graph::{CudaError, Device, Event};
+use cuda_graph::{CudaError, Event};
 use serde_json::json;
 
 pub use chain::{
@@ -205,9 +205,7 @@ pub fn gbps(bytes: f64, ms: f64) -> f64 {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
     let chain = Chain::random(&mut Rng::new(options.seed));
 
     let main = measure_size(chain, options.size, options)?;
@@ -324,14 +322,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "fused {:.2}x over unfused ({:.3} vs {:.3} ms; {:.0} vs {:.0} GB/s)",
-        figure("fused_over_unfused"),
-        figure("fused_ms"),
-        figure("unfused_ms"),
-        figure("fused_gbps"),
-        figure("unfused_gbps"),
+        report.figure_or_nan("fused_over_unfused"),
+        report.figure_or_nan("fused_ms"),
+        report.figure_or_nan("unfused_ms"),
+        report.figure_or_nan("fused_gbps"),
+        report.figure_or_nan("unfused_gbps"),
     )
 }
 

@@ -24,7 +24,7 @@ use std::time::Instant;
 use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch, KernelNode};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{Device, DeviceBuffer, DevicePtr, Event, Stream};
+use cuda_graph::{DeviceBuffer, DevicePtr, Event, Stream};
 use serde_json::json;
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
@@ -246,9 +246,7 @@ impl Bench {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let mut rng = Rng::new(options.seed);
     let values: Vec<u32> = (0..options.kernels).map(|_| rng.next_u64() as u32).collect();
@@ -399,12 +397,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// assert_eq!(kernel_launches::headline(&report), "graph 0.92 vs stream 2.61 µs per kernel (2.84x)");
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "graph {:.2} vs stream {:.2} µs per kernel ({:.2}x)",
-        figure("graph_us_per_kernel"),
-        figure("stream_us_per_kernel"),
-        figure("stream_over_graph")
+        report.figure_or_nan("graph_us_per_kernel"),
+        report.figure_or_nan("stream_us_per_kernel"),
+        report.figure_or_nan("stream_over_graph")
     )
 }
 

@@ -33,7 +33,7 @@ pub mod model;
 use chapter_common::{ExampleError, OptionCheck, Report, Samples};
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream};
+use cuda_graph::{CudaError, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream};
 use device_launch::{
     instantiate_for_device, DeviceGraphArg, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher,
     RawErrorSlot, UploadedGraphExec,
@@ -412,9 +412,7 @@ impl Way {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let inputs =
         model::Inputs::new(options.seed, options.tokens, options.hidden, options.experts, options.top_k);
@@ -505,12 +503,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// assert_eq!(moe_router::headline(&report), "device routing 2.41x over host-driven (15.2 vs 36.6 µs/step)");
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "device routing {:.2}x over host-driven ({:.1} vs {:.1} µs/step)",
-        figure("speedup"),
-        figure("device_us_per_step"),
-        figure("host_us_per_step")
+        report.figure_or_nan("speedup"),
+        report.figure_or_nan("device_us_per_step"),
+        report.figure_or_nan("host_us_per_step")
     )
 }
 

@@ -41,7 +41,7 @@ use chapter_common::{ExampleError, OptionCheck, Report};
 use checks::{Expected, Way};
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{Device, DeviceBuffer, DevicePtr, Event, Stream};
+use cuda_graph::{DeviceBuffer, DevicePtr, Event, Stream};
 use device_launch::limits::FIRE_AND_FORGET_LIMIT;
 use device_launch::{
     instantiate_for_device, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher, RawErrorSlot,
@@ -366,9 +366,7 @@ impl Bench {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let items = model::Items::new(options.seed, options.items, options.kinds, options.width, options.rounds);
     let want = Expected {
@@ -522,15 +520,14 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "persistent scheduler {:.2}x over the faster host loop, {:.0} stream{} ({:.2} vs {:.2} µs/item; 1 stream {:.2})",
-        figure("speedup"),
-        figure("host_loop_streams"),
-        if figure("host_loop_streams") == 1.0 { "" } else { "s" },
-        figure("scheduler_us_per_item"),
-        figure("host_loop_us_per_item"),
-        figure("host_one_stream_us_per_item")
+        report.figure_or_nan("speedup"),
+        report.figure_or_nan("host_loop_streams"),
+        if report.figure_or_nan("host_loop_streams") == 1.0 { "" } else { "s" },
+        report.figure_or_nan("scheduler_us_per_item"),
+        report.figure_or_nan("host_loop_us_per_item"),
+        report.figure_or_nan("host_one_stream_us_per_item")
     )
 }
 

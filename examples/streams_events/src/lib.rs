@@ -31,7 +31,6 @@ mod stealing;
 mod work;
 
 use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
-use cuda_graph::Device;
 use serde_json::json;
 
 pub use overlap::{overlap_bound, rounds_to_match, Overlap, StageTimes};
@@ -259,9 +258,7 @@ impl FirstFailure {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
     let sms = properties.multiprocessors.max(1) as u32;
     let flood_len = flood_elements(sms, options.flood_waves);
     if u64::from(flood_len) * u64::from(options.flood_kernels) > MAX_ELEMENTS {
@@ -514,14 +511,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "overlap {:.2}x ({:.2} vs {:.2} ms); priority {:.1}x; stealing {:.2}x",
-        figure("overlap"),
-        figure("serialized_ms"),
-        figure("overlapped_ms"),
-        figure("priority_gain"),
-        figure("stealing_over_static"),
+        report.figure_or_nan("overlap"),
+        report.figure_or_nan("serialized_ms"),
+        report.figure_or_nan("overlapped_ms"),
+        report.figure_or_nan("priority_gain"),
+        report.figure_or_nan("stealing_over_static"),
     )
 }
 
