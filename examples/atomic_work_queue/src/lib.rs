@@ -85,10 +85,10 @@ pub struct Options {
     /// Batch sizes of the sweep (powers of two).
     #[arg(skip)]
     pub sweep: Vec<u32>,
-    /// Also run the uniform-cost control (the same items with `heavy_factor` 1) and report the
-    /// dynamic warp kernel against the best static variant there (skipped when `heavy_factor`
-    /// is already 1).
-    #[arg(skip)]
+    /// The uniform-cost control: the same items with heavy factor 1, the dynamic warp kernel
+    /// reported against the best static variant there (skipped when the heavy factor is already
+    /// 1). On unless `--no-uniform-control` is given.
+    #[arg(long = "no-uniform-control", action = clap::ArgAction::SetFalse)]
     pub uniform_control: bool,
 }
 

@@ -157,6 +157,9 @@ mod tests {
         /// Calibrated when `None`.
         #[arg(long)]
         rounds: Option<u32>,
+        /// On unless `--no-control`.
+        #[arg(long = "no-control", action = clap::ArgAction::SetFalse)]
+        control: bool,
         #[arg(skip)]
         runs: usize,
         #[arg(skip)]
@@ -165,7 +168,15 @@ mod tests {
 
     impl Default for Options {
         fn default() -> Options {
-            Options { elements: 4096, iters: 100, sweep: vec![1, 2], rounds: None, runs: 5, seed: 0x5eed }
+            Options {
+                elements: 4096,
+                iters: 100,
+                sweep: vec![1, 2],
+                rounds: None,
+                control: true,
+                runs: 5,
+                seed: 0x5eed,
+            }
         }
     }
 
@@ -240,6 +251,13 @@ mod tests {
             }
         );
         assert_eq!(ran_with(&["--size", "12"]).elements, 12);
+    }
+
+    #[test]
+    fn a_set_false_flag_sets_its_field_whether_given_or_not() {
+        // Its implicit default (true) counts as given, so a preset cannot turn it off.
+        assert!(ran_with(&["--quick"]).control);
+        assert!(!ran_with(&["--quick", "--no-control"]).control);
     }
 
     #[test]

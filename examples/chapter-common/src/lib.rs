@@ -14,6 +14,7 @@ mod report;
 mod rng;
 mod stats;
 mod testing;
+mod work;
 
 pub use device::{device_note, device_zero};
 pub use error::ExampleError;
@@ -24,6 +25,7 @@ pub use report::{Report, Verdict};
 pub use rng::Rng;
 pub use stats::{median, time_ms, Samples};
 pub use testing::assert_kernel_types;
+pub use work::{apply_all, lcg_rounds, MulAdd};
 
 /// Flags every program takes (flatten into its own clap struct with `#[command(flatten)]`).
 #[derive(Debug, Clone, clap::Args)]

@@ -15,13 +15,7 @@ cuda_graph::kernels! {
 }
 
 /// The constants of one kernel of the chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
-    /// Multiplier (odd, so the map is a bijection before the xorshift).
-    pub mul: u32,
-    /// Addend.
-    pub add: u32,
-}
+pub type Step = chapter_common::MulAdd;
 
 /// What one step does to one element; `cg_mix` in `kernels/chain.cu` does the same.
 ///
@@ -31,13 +25,12 @@ pub struct Step {
 /// assert_ne!(cuda_graphs::mix(1, 3, 0x8000_0000), 0x8000_0003);
 /// ```
 pub fn mix(x: u32, mul: u32, add: u32) -> u32 {
-    let x = x.wrapping_mul(mul).wrapping_add(add);
-    x ^ (x >> 15)
+    Step { mul, add }.apply(x)
 }
 
 /// `count` steps with random constants.
 pub fn random_steps(rng: &mut Rng, count: u32) -> Vec<Step> {
-    (0..count).map(|_| Step { mul: rng.next_u64() as u32 | 1, add: rng.next_u64() as u32 }).collect()
+    Step::random(rng, count)
 }
 
 /// The output of one pass of `steps` over `input`.
@@ -56,10 +49,7 @@ pub fn reference(input: &[u32], steps: &[Step]) -> Vec<u32> {
 /// assert_eq!(cuda_graphs::reference_passes(&[2], &steps, 2), cuda_graphs::reference(&once, &steps));
 /// ```
 pub fn reference_passes(input: &[u32], steps: &[Step], passes: u32) -> Vec<u32> {
-    input
-        .iter()
-        .map(|&x| (0..passes).fold(x, |x, _| steps.iter().fold(x, |x, s| mix(x, s.mul, s.add))))
-        .collect()
+    input.iter().map(|&x| (0..passes).fold(x, |x, _| chapter_common::apply_all(x, steps))).collect()
 }
 
 /// The sum of all elements, as a 64-bit number (what the book prints as its checksum).

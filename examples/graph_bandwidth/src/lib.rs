@@ -444,22 +444,14 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let memsets: Vec<&String> =
         results.iter().flat_map(|r| &r.mismatches).filter(|m| m.contains(" memset_")).collect();
     let checked: usize = results.iter().map(|r| r.checked).sum::<usize>() / 2;
-    report.check(
-        "copies match the source",
-        copies.is_empty(),
-        match copies.first() {
-            None => format!("{checked} destinations equal the seeded source, every size, stream and graph"),
-            Some(first) => format!("{} wrong; first: {first}", copies.len()),
-        },
-    );
-    report.check(
-        "memsets wrote the value",
-        memsets.is_empty(),
-        match memsets.first() {
-            None => format!("{checked} destinations hold the value set, every size, stream and graph"),
-            Some(first) => format!("{} wrong; first: {first}", memsets.len()),
-        },
-    );
+    for (name, wrong, ok) in [
+        ("copies match the source", copies, "destinations equal the seeded source"),
+        ("memsets wrote the value", memsets, "destinations hold the value set"),
+    ] {
+        let first_wrong = wrong.first().map(|first| format!("{} wrong; first: {first}", wrong.len()));
+        report
+            .check_no_problem(name, first_wrong, || format!("{checked} {ok}, every size, stream and graph"));
+    }
     let miscounts: Vec<&String> = results.iter().flat_map(|r| &r.miscounts).collect();
     let counted: usize = results.iter().map(|r| r.counted).sum();
     report.check(

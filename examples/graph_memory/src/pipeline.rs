@@ -19,13 +19,7 @@ cuda_graph::kernels! {
 pub const THREADS_PER_BLOCK: u32 = 256;
 
 /// The constants of one stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stage {
-    /// Multiplier (odd).
-    pub mul: u32,
-    /// Addend.
-    pub add: u32,
-}
+pub type Stage = chapter_common::MulAdd;
 
 /// What one stage does to one element; `gm_stage` in `kernels/pipeline.cu` does the same.
 ///
@@ -34,18 +28,17 @@ pub struct Stage {
 /// assert_eq!(graph_memory::mix(1 << 15, 1, 0), (1 << 15) ^ 1);
 /// ```
 pub fn mix(x: u32, mul: u32, add: u32) -> u32 {
-    let x = x.wrapping_mul(mul).wrapping_add(add);
-    x ^ (x >> 15)
+    Stage { mul, add }.apply(x)
 }
 
 /// `count` stages with seeded constants.
 pub fn random_stages(rng: &mut Rng, count: u32) -> Vec<Stage> {
-    (0..count).map(|_| Stage { mul: rng.next_u64() as u32 | 1, add: rng.next_u64() as u32 }).collect()
+    Stage::random(rng, count)
 }
 
 /// The pipeline's output for `input`: every stage in order.
 pub fn reference(input: &[u32], stages: &[Stage]) -> Vec<u32> {
-    input.iter().map(|&x| stages.iter().fold(x, |x, s| mix(x, s.mul, s.add))).collect()
+    input.iter().map(|&x| chapter_common::apply_all(x, stages)).collect()
 }
 
 /// The launch of `gm_stage` over `n` elements.

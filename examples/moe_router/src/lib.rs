@@ -173,6 +173,10 @@ struct Outcome {
 type ExpertArgs =
     (DevicePtr<u32>, DevicePtr<u32>, DevicePtr<u32>, DevicePtr<u32>, u32, u32, u32, u32, DevicePtr<u32>);
 
+/// The argument list of `moe_route`: the first nine of `moe_route_dispatch`'s.
+type RouteArgs =
+    (DevicePtr<u32>, DevicePtr<u32>, u32, u32, u32, u32, DevicePtr<u32>, DevicePtr<u32>, DevicePtr<u32>);
+
 /// The argument list of `moe_route_dispatch`.
 type DispatchArgs = (
     DevicePtr<u32>,
@@ -228,6 +232,12 @@ impl Bench {
         LaunchConfig::new(blocks(self.options.tokens * self.options.hidden, WORK_THREADS), WORK_THREADS)
     }
 
+    fn route_args(&self) -> RouteArgs {
+        let Options { tokens, hidden, experts, top_k, .. } = self.options;
+        let (counters, lists, gates) = (self.counters.ptr(), self.lists.ptr(), self.gates.ptr());
+        (self.x.ptr(), self.gate.ptr(), tokens, hidden, experts, top_k, counters, lists, gates)
+    }
+
     fn expert_args(&self, expert: u32) -> ExpertArgs {
         let Options { tokens, hidden, top_k, .. } = self.options;
         (
@@ -273,16 +283,18 @@ impl Bench {
         let combine = instantiate_for_device(&graph)?.upload(&self.stream)?;
         let handles: Vec<_> = execs.iter().map(UploadedGraphExec::handle).collect();
         let table = DeviceGraphTable::new(&handles)?;
+        // The host router's arguments, then what the device router launches with.
+        let (x, gate, tokens, hidden, experts, top_k, counters, lists, gates) = self.route_args();
         let args = (
-            self.x.ptr(),
-            self.gate.ptr(),
+            x,
+            gate,
             tokens,
             hidden,
             experts,
             top_k,
-            self.counters.ptr(),
-            self.lists.ptr(),
-            self.gates.ptr(),
+            counters,
+            lists,
+            gates,
             table.arg(),
             combine.handle().arg(),
             self.slot.ptr(),
@@ -301,7 +313,7 @@ impl Bench {
     /// `iters` steps one way, timed with events; then what they left.
     fn run(&mut self, device: Option<&DeviceWay>) -> Result<Outcome, ExampleError> {
         self.reset()?;
-        let Options { tokens, hidden, experts, top_k, iters, .. } = self.options;
+        let Options { hidden, experts, iters, .. } = self.options;
         let mut host_launched = 0u64;
         self.start.record(&self.stream)?;
         for _ in 0..iters {
@@ -310,18 +322,7 @@ impl Bench {
                 way.router.launch(&self.stream)?;
                 continue;
             }
-            let args = (
-                self.x.ptr(),
-                self.gate.ptr(),
-                tokens,
-                hidden,
-                experts,
-                top_k,
-                self.counters.ptr(),
-                self.lists.ptr(),
-                self.gates.ptr(),
-            );
-            moe_route().launch(&self.stream, self.route_config(), args)?;
+            moe_route().launch(&self.stream, self.route_config(), self.route_args())?;
             self.counters.copy_to_pinned_async(&mut self.counters_host, &self.stream)?;
             // Waits for the copy: the host's round trip.
             let mut counts = [0u32; MAX_EXPERTS as usize];

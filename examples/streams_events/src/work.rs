@@ -28,12 +28,7 @@ pub const VALUES: u32 = 4096;
 /// assert_ne!(mix(3, 7, 5), mix(3, 8, 5));
 /// ```
 pub fn mix(value: u32, rounds: u32, salt: u32) -> u32 {
-    let mut x = value.wrapping_mul(0x9e37_79b9) ^ salt;
-    for _ in 0..rounds {
-        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        x ^= x >> 15;
-    }
-    x
+    chapter_common::lcg_rounds(value, rounds, salt)
 }
 
 /// The expected output for every input value, for one `(rounds, salt)`.
