@@ -26,7 +26,9 @@ pub fn lcg_rounds(value: u32, rounds: u32, salt: u32) -> u32 {
 /// ```
 /// use chapter_common::MulAdd;
 /// assert_eq!(MulAdd { mul: 3, add: 1 }.apply(2), 7);
+/// assert_eq!(MulAdd { mul: 1, add: 7 }.apply(0), 7);
 /// assert_eq!(MulAdd { mul: 1, add: 0 }.apply(1 << 15), (1 << 15) ^ 1);
+/// assert_ne!(MulAdd { mul: 3, add: 0x8000_0000 }.apply(1), 0x8000_0003);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MulAdd {
@@ -60,9 +62,10 @@ mod tests {
 
     #[test]
     fn random_multipliers_are_odd_and_the_steps_seeded() {
-        let steps = MulAdd::random(&mut Rng::new(3), 8);
+        let steps = MulAdd::random(&mut Rng::new(3), 50);
         assert!(steps.iter().all(|s| s.mul % 2 == 1));
-        assert_eq!(steps, MulAdd::random(&mut Rng::new(3), 8));
+        assert_eq!(steps, MulAdd::random(&mut Rng::new(3), 50));
+        assert_ne!(steps, MulAdd::random(&mut Rng::new(4), 50));
         assert_eq!(apply_all(9, &steps[..2]), steps[1].apply(steps[0].apply(9)));
     }
 }

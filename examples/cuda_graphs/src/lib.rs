@@ -37,7 +37,7 @@ use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, Event, Stream};
 use serde_json::json;
 
-pub use chain::{checksum, mix, random_steps, reference, reference_passes, Step};
+pub use chain::{checksum, reference, reference_passes, Step};
 
 /// The largest element count accepted (1 GiB per buffer).
 pub const MAX_ELEMENTS: u32 = 1 << 28;
@@ -217,7 +217,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let mut rng = Rng::new(options.seed);
     let n = options.elements as usize;
     let host_input: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
-    let steps = random_steps(&mut rng, options.kernels);
+    let steps = Step::random(&mut rng, options.kernels);
     let want = reference(&host_input, &steps);
     // What a run must leave: the chain applied `iters` times, each pass from the last.
     let want_run = reference_passes(&host_input, &steps, options.iters);
@@ -279,7 +279,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 
     // 4: the chain captured again with all-new constants; cudaGraphExecUpdate moves the
     // captured exec to it (same topology, so no new instantiation).
-    let new_steps = random_steps(&mut rng, options.kernels);
+    let new_steps = Step::random(&mut rng, options.kernels);
     let want_new = reference(&host_input, &new_steps);
     let recaptured = chain::capture_pass(&timer.stream, config, &new_steps, &out_graph)?;
     let updates =

@@ -37,7 +37,7 @@ use cuda_graph::{CudaError, DeviceBuffer, Event, GraphMemoryUsage, MemoryPool, M
 use serde_json::json;
 
 pub use graph_alloc::mem_node_graph;
-pub use pipeline::{mix, pool_pass, random_stages, reference, static_graph, Stage, THREADS_PER_BLOCK};
+pub use pipeline::{pool_pass, reference, static_graph, Stage, THREADS_PER_BLOCK};
 
 /// The largest buffer accepted (256 MiB of `u32`).
 pub const MAX_ELEMENTS: u32 = 1 << 26;
@@ -161,7 +161,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let (device, properties) = chapter_common::device_zero()?;
     let mut rng = Rng::new(options.seed);
-    let stages = random_stages(&mut rng, options.stages);
+    let stages = Stage::random(&mut rng, options.stages);
     let n = options.size;
     let input: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
     let want = reference(&input, &stages);
