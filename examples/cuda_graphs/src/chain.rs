@@ -13,7 +13,7 @@ cuda_graph::kernels! {
     pub unsafe fn cg_step(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
 }
 
-/// The constants of one kernel of the chain; [`Step::apply`] is what `cg_mix` in
+/// The constants of one kernel of the chain; [`Step::apply`] is what `cc_mul_add` in
 /// `kernels/chain.cu` does to one element, [`Step::random`] draws a chain's constants.
 pub type Step = chapter_common::MulAdd;
 

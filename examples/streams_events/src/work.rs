@@ -20,7 +20,7 @@ pub const THREADS_PER_BLOCK: u32 = 256;
 pub const VALUES: u32 = 4096;
 
 /// What `se_work` computes for one element: `rounds` LCG steps and xorshifts from the value
-/// and the salt. `se_mix` in `kernels/streams.cu` does the same in the same 32-bit arithmetic.
+/// and the salt ([`chapter_common::lcg_rounds`]; the kernel calls its CUDA twin).
 ///
 /// ```
 /// use streams_events::mix;
