@@ -66,6 +66,16 @@ mod tests {
         assert!(steps.iter().all(|s| s.mul % 2 == 1));
         assert_eq!(steps, MulAdd::random(&mut Rng::new(3), 50));
         assert_ne!(steps, MulAdd::random(&mut Rng::new(4), 50));
-        assert_eq!(apply_all(9, &steps[..2]), steps[1].apply(steps[0].apply(9)));
+    }
+
+    #[test]
+    fn apply_all_applies_every_step_in_order() {
+        let steps = [MulAdd { mul: 0x9e37_79b9, add: 1 }, MulAdd { mul: 5, add: 0x7f4a_7c15 }];
+        assert_eq!(apply_all(2, &steps), steps[1].apply(steps[0].apply(2)));
+        assert_eq!(apply_all(10, &steps), steps[1].apply(steps[0].apply(10)));
+        assert_ne!(apply_all(2, &steps), apply_all(2, &[steps[1], steps[0]]), "order matters");
+        let stages = [MulAdd { mul: 3, add: 1 }, MulAdd { mul: 5, add: 0x8000_0000 }];
+        assert_eq!(apply_all(9, &stages), stages[1].apply(stages[0].apply(9)));
+        assert_ne!(apply_all(9, &stages), apply_all(9, &[stages[1], stages[0]]), "order matters");
     }
 }

@@ -101,15 +101,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_reference_applies_every_step_in_order() {
-        let steps = [Step { mul: 0x9e37_79b9, add: 1 }, Step { mul: 5, add: 0x7f4a_7c15 }];
-        let out = reference(&[2, 10], &steps);
-        assert_eq!(out, [steps[1].apply(steps[0].apply(2)), steps[1].apply(steps[0].apply(10))]);
-        let swapped = reference(&[2, 10], &[steps[1], steps[0]]);
-        assert_ne!(out, swapped, "order matters, so a reordered chain is caught");
-    }
-
-    #[test]
     fn one_changed_constant_changes_the_result() {
         let mut rng = Rng::new(9);
         let input: Vec<u32> = (0..64).map(|_| rng.next_u64() as u32).collect();

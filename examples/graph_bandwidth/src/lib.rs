@@ -31,6 +31,7 @@ mod program;
 pub use program::Program;
 
 mod graphs;
+mod sizes;
 
 use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{GraphExec, HostLaunch, NodeKind};
@@ -40,9 +41,8 @@ use serde_json::json;
 
 use graphs::{copy_graph, count_config, graph_nodes_are, memset_graph};
 use graphs::{gb_count, gb_fill};
-
-const KIB: u64 = 1 << 10;
-const MIB: u64 = 1 << 20;
+pub use sizes::human;
+use sizes::{parse_size, KIB, MIB};
 
 /// The largest size accepted (1 GiB: a 1-D memcpy node is a 3-D copy whose pitch is its size,
 /// and CUDA caps pitches at `cudaDevAttrMaxPitch`, 2 GiB - 1 on current GPUs).
@@ -70,19 +70,6 @@ pub struct Options {
     /// The most operations in one timed run.
     #[arg(skip)]
     pub max_ops: u32,
-}
-
-/// A size flag's value, "4096", "4K", "256M" or "1G", in bytes (binary units).
-fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let (digits, shift) = match text.char_indices().last() {
-        Some((i, 'K' | 'k')) => (&text[..i], 10),
-        Some((i, 'M' | 'm')) => (&text[..i], 20),
-        Some((i, 'G' | 'g')) => (&text[..i], 30),
-        _ => (text, 0),
-    };
-    let value: u64 = digits.parse().map_err(|_| format!("`{text}` is not a size (e.g. 4096, 64K, 256M)"))?;
-    value.checked_shl(shift).filter(|v| v >> shift == value).ok_or_else(|| format!("`{text}` is too large"))
 }
 
 impl Default for Options {
@@ -163,21 +150,6 @@ pub fn pattern(i: u32, seed: u32) -> u32 {
     x ^= x >> 13;
     x = x.wrapping_mul(0xc2b2_ae35);
     x ^ (x >> 16)
-}
-
-/// `bytes` as "4 KiB", "256 MiB", or "1000 B".
-///
-/// ```
-/// assert_eq!(graph_bandwidth::human(4096), "4 KiB");
-/// assert_eq!(graph_bandwidth::human(256 << 20), "256 MiB");
-/// assert_eq!(graph_bandwidth::human(1000), "1000 B");
-/// ```
-pub fn human(bytes: u64) -> String {
-    match bytes {
-        b if b >= MIB && b % MIB == 0 => format!("{} MiB", b / MIB),
-        b if b >= KIB && b % KIB == 0 => format!("{} KiB", b / KIB),
-        b => format!("{b} B"),
-    }
 }
 
 /// The four variants, in the order they run.
@@ -575,16 +547,6 @@ mod tests {
         assert!(first_wrong(&good, Expect::Pattern(seed)).unwrap().starts_with("word 2 "));
         assert_eq!(first_wrong(&[5, 5, 5], Expect::Byte(5)), None);
         assert!(first_wrong(&[5, 0, 5], Expect::Byte(5)).unwrap().starts_with("byte 1 "));
-    }
-
-    #[test]
-    fn sizes_parse_with_binary_suffixes() {
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size("4K"), Ok(4096));
-        assert_eq!(parse_size("256M"), Ok(256 << 20));
-        assert_eq!(parse_size("1g"), Ok(1 << 30));
-        assert!(parse_size("x").is_err());
-        assert!(parse_size("99999999999999G").is_err());
     }
 }
 

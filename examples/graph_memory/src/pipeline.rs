@@ -81,19 +81,6 @@ pub fn pool_pass(
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_reference_applies_every_stage_in_order() {
-        let stages = [Stage { mul: 3, add: 1 }, Stage { mul: 5, add: 0x8000_0000 }];
-        let out = reference(&[2, 9], &stages);
-        assert_eq!(out, [stages[1].apply(stages[0].apply(2)), stages[1].apply(stages[0].apply(9))]);
-        assert_ne!(out, reference(&[2, 9], &[stages[1], stages[0]]));
-    }
-}
-
 /// The kernels declared in this file against their C++ parameter types (`check_types` needs
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
