@@ -429,12 +429,12 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().items < Options::default().items);
         chapter_common::assert_options_checked::<Program>(&[
-            ("items", Options { items: 0, ..Options::quick() }),
             ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
             ("batch", Options { sweep: vec![1, 3], ..Options::quick() }),
             ("block_chunk", Options { block_chunk: 48, ..Options::quick() }),
             ("light_cost", Options { light_cost: 0, ..Options::quick() }),
         ]);
+        chapter_common::assert_flags_refused::<Program>(&["--items=0"]);
     }
 
     fn measured(variant: Variant, ms: &[f64]) -> Measured {

@@ -4,9 +4,10 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+use clap::parser::ValueSource;
 use clap::{Args, Command, FromArgMatches};
 
-use crate::{main_with, ChapterProgram, CommonArgs};
+use crate::{main_with, ChapterProgram, CommonArgs, ExampleError};
 
 /// The `main` of a program whose `Options` are its flags: `#[derive(clap::Args)]` on `Options`,
 /// `#[arg(long)]` on each field a flag sets, `#[arg(skip)]` on the others (`runs` and `seed`
@@ -136,6 +137,57 @@ where
     }))
 }
 
+/// For a program's unit tests: each of `bad`, one of its options' own flags with a value
+/// (`--size=0`), set on top of the quick options, is refused by [`ChapterProgram::validate`]
+/// with an [`ExampleError::Options`] naming the field that flag sets. So the refusal is
+/// checked through the command line a user types. Panics otherwise.
+///
+/// ```
+/// # use chapter_common::{ChapterProgram, ExampleError, OptionCheck, Report};
+/// #[derive(Debug, Clone, Default, clap::Args)]
+/// struct Options {
+///     /// Elements.
+///     #[arg(long = "size")]
+///     elements: u32,
+/// }
+/// struct Demo;
+/// impl ChapterProgram for Demo {
+///     const NAME: &'static str = "demo";
+///     type Options = Options;
+///     fn quick_options() -> Options { Options { elements: 64 } }
+///     fn set_runs_and_seed(_: &mut Options, _: usize, _: u64) {}
+///     fn validate(o: &Options) -> Result<(), ExampleError> {
+///         OptionCheck::new("demo").within("elements", o.elements, 1..=1024).done()
+///     }
+///     fn run(_: &Options) -> Result<Report, ExampleError> { Ok(Report::new("demo")) }
+///     fn headline(_: &Report) -> String { String::new() }
+/// }
+/// chapter_common::assert_flags_refused::<Demo>(&["--size=0", "--size=1025"]);
+/// ```
+#[track_caller]
+pub fn assert_flags_refused<P>(bad: &[&str])
+where
+    P: ChapterProgram,
+    P::Options: Args,
+{
+    for flag in bad {
+        let command = P::Options::augment_args_for_update(Command::new(P::NAME));
+        let matches =
+            command.try_get_matches_from([P::NAME, flag]).unwrap_or_else(|err| panic!("{flag}: {err}"));
+        let mut given =
+            matches.ids().filter(|id| matches.value_source(id.as_str()) == Some(ValueSource::CommandLine));
+        let field = given.next().unwrap_or_else(|| panic!("{flag} sets no field")).as_str();
+        let mut options = P::quick_options();
+        if let Err(err) = options.update_from_arg_matches(&matches) {
+            panic!("{flag}: {err}");
+        }
+        match P::validate(&options) {
+            Err(ExampleError::Options { option, .. }) if option == field => {}
+            other => panic!("{}: {flag}: want {field} refused, got {other:?}", P::NAME),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::cell::RefCell;
@@ -195,8 +247,8 @@ mod tests {
         fn set_runs_and_seed(options: &mut Options, runs: usize, seed: u64) {
             (options.runs, options.seed) = (runs, seed);
         }
-        fn validate(_: &Options) -> Result<(), ExampleError> {
-            Ok(())
+        fn validate(options: &Options) -> Result<(), ExampleError> {
+            crate::OptionCheck::new("demo").at_least("iters", options.iters, 1).done()
         }
         fn run(options: &Options) -> Result<Report, ExampleError> {
             RAN_WITH.with(|ran| *ran.borrow_mut() = Some(options.clone()));
@@ -258,6 +310,15 @@ mod tests {
         // Its implicit default (true) counts as given, so a preset cannot turn it off.
         assert!(ran_with(&["--quick"]).control);
         assert!(!ran_with(&["--quick", "--no-control"]).control);
+    }
+
+    #[test]
+    fn a_refused_flag_names_the_field_it_sets() {
+        assert_flags_refused::<Demo>(&["--iters=0"]);
+        let accepted = std::panic::catch_unwind(|| assert_flags_refused::<Demo>(&["--iters=3"]));
+        assert!(accepted.is_err(), "a flag the program accepts does not pass as refused");
+        let unknown = std::panic::catch_unwind(|| assert_flags_refused::<Demo>(&["--runs=0"]));
+        assert!(unknown.is_err(), "a common flag is not one of the options' own");
     }
 
     #[test]

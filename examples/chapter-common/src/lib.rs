@@ -18,7 +18,7 @@ mod work;
 
 pub use device::{device_note, device_zero};
 pub use error::ExampleError;
-pub use flags::{main_with_extra_flags, main_with_flags, NoExtraFlags};
+pub use flags::{assert_flags_refused, main_with_extra_flags, main_with_flags, NoExtraFlags};
 pub use options::OptionCheck;
 pub use program::{assert_options_checked, main_with, ChapterProgram};
 pub use report::{Report, Verdict};

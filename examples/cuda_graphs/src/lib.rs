@@ -408,12 +408,11 @@ mod tests {
     #[test]
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
-        chapter_common::assert_options_checked::<Program>(&[
-            ("elements", Options { elements: 0, ..Options::quick() }),
-            ("kernels", Options { kernels: 1, ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
-            ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
-        ]);
+        chapter_common::assert_options_checked::<Program>(&[(
+            "threads_per_block",
+            Options { threads_per_block: 100, ..Options::quick() },
+        )]);
+        chapter_common::assert_flags_refused::<Program>(&["--size=0", "--kernels=1", "--iters=0"]);
     }
 
     #[test]

@@ -302,12 +302,15 @@ mod tests {
     #[test]
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().inputs < Options::default().inputs);
-        chapter_common::assert_options_checked::<Program>(&[
-            ("inputs", Options { inputs: 0, ..Options::quick() }),
-            ("size", Options { size: 2048, ..Options::quick() }),
-            ("diagonal", Options { diagonal: 2.0, ..Options::quick() }),
-            ("tolerance", Options { tolerance: f32::NAN, ..Options::quick() }),
-            ("max_steps", Options { max_steps: 0, ..Options::quick() }),
+        chapter_common::assert_options_checked::<Program>(&[(
+            "max_steps",
+            Options { max_steps: 0, ..Options::quick() },
+        )]);
+        chapter_common::assert_flags_refused::<Program>(&[
+            "--inputs=0",
+            "--size=2048",
+            "--diagonal=2.0",
+            "--tolerance=NaN",
         ]);
     }
 

@@ -257,12 +257,11 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
         assert!(Options::quick().verify && Options::default().verify);
-        chapter_common::assert_options_checked::<Program>(&[
-            ("size", Options { size: 0, ..Options::quick() }),
-            ("iters", Options { iters: 150, ..Options::quick() }),
-            ("capture_iters", Options { capture_iters: 0, ..Options::quick() }),
-            ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
-        ]);
+        chapter_common::assert_options_checked::<Program>(&[(
+            "threads_per_block",
+            Options { threads_per_block: 100, ..Options::quick() },
+        )]);
+        chapter_common::assert_flags_refused::<Program>(&["--size=0", "--iters=150", "--capture-iters=0"]);
     }
 
     #[test]

@@ -478,13 +478,16 @@ mod tests {
     #[test]
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
-        chapter_common::assert_options_checked::<Program>(&[
-            ("cells", Options { cells: 0, ..Options::quick() }),
-            ("cells", Options { cells: MAX_CELLS + 1, ..Options::quick() }),
-            ("points", Options { points: 1, ..Options::quick() }),
-            ("refine", Options { refine: 0, ..Options::quick() }),
-            ("front_percent", Options { front_percent: 101, ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
+        chapter_common::assert_options_checked::<Program>(&[(
+            "cells",
+            Options { cells: MAX_CELLS + 1, ..Options::quick() },
+        )]);
+        chapter_common::assert_flags_refused::<Program>(&[
+            "--cells=0",
+            "--points=1",
+            "--refine=0",
+            "--front-percent=101",
+            "--iters=0",
         ]);
     }
 

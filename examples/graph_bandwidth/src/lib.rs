@@ -521,11 +521,9 @@ mod tests {
         assert_eq!(options.sizes.last(), Some(&(256 * MIB)));
         chapter_common::assert_options_checked::<Program>(&[
             ("sizes", Options { sizes: vec![], ..Options::quick() }),
-            ("sizes", Options { sizes: vec![6], ..Options::quick() }),
-            ("sizes", Options { sizes: vec![0], ..Options::quick() }),
-            ("chain", Options { chain: 0, ..Options::quick() }),
             ("max_ops", Options { max_ops: 4, ..Options::quick() }),
         ]);
+        chapter_common::assert_flags_refused::<Program>(&["--sizes=6", "--sizes=0", "--chain=0"]);
     }
 
     #[test]

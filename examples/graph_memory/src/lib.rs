@@ -385,11 +385,12 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().size < Options::default().size);
         assert_eq!(Options::default().passes(), 251);
-        chapter_common::assert_options_checked::<Program>(&[
-            ("size", Options { size: 0, ..Options::quick() }),
-            ("stages", Options { stages: 1, ..Options::quick() }),
-            ("stages", Options { stages: 17, ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
+        chapter_common::assert_options_checked::<Program>(&[]);
+        chapter_common::assert_flags_refused::<Program>(&[
+            "--size=0",
+            "--stages=1",
+            "--stages=17",
+            "--iters=0",
         ]);
     }
 

@@ -340,11 +340,10 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().size < Options::default().size);
         chapter_common::assert_options_checked::<Program>(&[
-            ("size", Options { size: 0, ..Options::quick() }),
             ("sweep", Options { sweep: vec![16, MAX_ELEMENTS + 1], ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
             ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
         ]);
+        chapter_common::assert_flags_refused::<Program>(&["--size=0", "--iters=0"]);
     }
 
     #[test]

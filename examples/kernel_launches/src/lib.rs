@@ -414,11 +414,10 @@ mod tests {
         assert_eq!(Options::default().graph_sizes(), [1, 10, 100, 1000]);
         assert_eq!(Options { sweep: vec![50, 1, 50], ..Options::quick() }.graph_sizes(), [1, 50]);
         chapter_common::assert_options_checked::<Program>(&[
-            ("kernels", Options { kernels: 0, ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
             ("sweep", Options { sweep: vec![0], ..Options::quick() }),
             ("sweep", Options { sweep: vec![51], ..Options::quick() }),
         ]);
+        chapter_common::assert_flags_refused::<Program>(&["--kernels=0", "--iters=0"]);
     }
 
     #[test]

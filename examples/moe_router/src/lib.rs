@@ -520,12 +520,14 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
         chapter_common::assert_options_checked::<Program>(&[
-            ("tokens", Options { tokens: 0, ..Options::quick() }),
             ("hidden", Options { hidden: MAX_HIDDEN + 1, ..Options::quick() }),
-            ("experts", Options { experts: 1, ..Options::quick() }),
             ("experts", Options { experts: MAX_EXPERTS + 1, ..Options::quick() }),
-            ("top_k", Options { top_k: 3, ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
+        ]);
+        chapter_common::assert_flags_refused::<Program>(&[
+            "--tokens=0",
+            "--experts=1",
+            "--top-k=3",
+            "--iters=0",
         ]);
     }
 

@@ -541,14 +541,16 @@ mod tests {
         assert_eq!(Options::default().launchers(), 120);
         assert_eq!(Options { launch_threads: 1, ..Options::default() }.launchers(), 1);
         chapter_common::assert_options_checked::<Program>(&[
-            ("items", Options { items: 0, ..Options::quick() }),
             ("kinds", Options { kinds: MAX_KINDS + 1, ..Options::quick() }),
-            ("width", Options { width: 0, ..Options::quick() }),
             ("rounds", Options { rounds: MAX_ROUNDS + 1, ..Options::quick() }),
-            ("batch", Options { batch: 121, ..Options::quick() }),
-            ("launch_threads", Options { launch_threads: 33, ..Options::quick() }),
-            ("host_streams", Options { host_streams: 0, ..Options::quick() }),
             ("host_streams", Options { host_streams: MAX_HOST_STREAMS + 1, ..Options::quick() }),
+        ]);
+        chapter_common::assert_flags_refused::<Program>(&[
+            "--items=0",
+            "--width=0",
+            "--batch=121",
+            "--launch-threads=33",
+            "--host-streams=0",
         ]);
     }
 

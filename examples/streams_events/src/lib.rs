@@ -535,14 +535,12 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().elements < Options::default().elements);
         chapter_common::assert_options_checked::<Program>(&[
-            ("elements", Options { elements: 0, ..Options::quick() }),
-            ("chunks", Options { chunks: 1, ..Options::quick() }),
-            ("streams", Options { streams: 0, ..Options::quick() }),
             ("rounds", Options { rounds: Some(0), ..Options::quick() }),
             ("flood_kernels", Options { flood_kernels: 0, ..Options::quick() }),
             ("steal_streams", Options { steal_chunks: 2, steal_streams: 4, ..Options::quick() }),
             ("light_rounds", Options { light_rounds: MAX_ROUNDS, heavy_factor: 2, ..Options::quick() }),
             ("depth", Options { depth: 0, ..Options::quick() }),
         ]);
+        chapter_common::assert_flags_refused::<Program>(&["--size=0", "--chunks=1", "--streams=0"]);
     }
 }
