@@ -111,6 +111,15 @@ pub fn assert_refused(
     assert!(err.to_string().contains(text), "{err}");
 }
 
+/// Runs the quick form of program `P`'s chapter workload (`ChapterProgram::book`), fails the
+/// test unless it has one and every check passes, and returns the options and the report.
+#[track_caller]
+pub fn book_quick_run<P: chapter_common::ChapterProgram>() -> (P::Options, chapter_common::Report) {
+    let options = P::book_options(true).unwrap_or_else(|| panic!("{} has no --book workload", P::NAME));
+    let report = passed(P::run(&options));
+    (options, report)
+}
+
 /// True when the tests run under compute-sanitizer: see [`gpu_test_support::under_sanitizer`].
 ///
 /// ```

@@ -13,6 +13,19 @@ const ABOUT: &str = "Static vs dynamic assignment of irregular work: a global at
                      per warp (leader claims a batch, `__shfl_sync` broadcasts), per block then per \
                      warp, and a batch-size sweep.";
 
+/// The flag that is not a field of the options: it turns the control off, and leaves it as the
+/// preset has it otherwise (`--book` runs none).
+#[derive(Debug, clap::Args)]
+struct Switches {
+    /// Skip the uniform-cost control (the same items with heavy factor 1).
+    #[arg(long)]
+    no_uniform_control: bool,
+}
+
 fn main() -> ExitCode {
-    chapter_common::main_with_flags::<Program>(ABOUT)
+    chapter_common::main_with_extra_flags::<Program, Switches>(ABOUT, |switches, options| {
+        if switches.no_uniform_control {
+            options.uniform_control = false;
+        }
+    })
 }

@@ -38,6 +38,7 @@ use crate::{main_with, ChapterProgram, CommonArgs, ExampleError};
 ///     fn validate(_: &Options) -> Result<(), ExampleError> { Ok(()) }
 ///     fn run(_: &Options) -> Result<Report, ExampleError> { Ok(Report::new("demo")) }
 ///     fn headline(_: &Report) -> String { String::new() }
+///     fn book() -> chapter_common::Book<Options> { chapter_common::Book::NoListing { note: "" } }
 /// }
 ///
 /// fn main() -> std::process::ExitCode {
@@ -69,6 +70,7 @@ where
 /// #     fn validate(_: &Options) -> Result<(), ExampleError> { Ok(()) }
 /// #     fn run(_: &Options) -> Result<Report, ExampleError> { Ok(Report::new("demo")) }
 /// #     fn headline(_: &Report) -> String { String::new() }
+/// #     fn book() -> chapter_common::Book<Options> { chapter_common::Book::NoListing { note: "" } }
 /// # }
 /// #[derive(Debug, clap::Args)]
 /// struct Switches {
@@ -161,6 +163,7 @@ where
 ///     }
 ///     fn run(_: &Options) -> Result<Report, ExampleError> { Ok(Report::new("demo")) }
 ///     fn headline(_: &Report) -> String { String::new() }
+///     fn book() -> chapter_common::Book<Options> { chapter_common::Book::NoListing { note: "" } }
 /// }
 /// chapter_common::assert_flags_refused::<Demo>(&["--size=0", "--size=1025"]);
 /// ```
@@ -258,6 +261,9 @@ mod tests {
         }
         fn headline(_: &Report) -> String {
             String::new()
+        }
+        fn book() -> crate::Book<Options> {
+            crate::Book::SameAsPort { note: "the demo's default" }
         }
     }
 
