@@ -30,7 +30,7 @@ pub use program::Program;
 mod variants;
 mod workload;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Preset, Report, Samples};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::CudaError;
 use serde_json::json;
@@ -171,6 +171,21 @@ impl Options {
         std::iter::once(self.batch)
             .chain(self.sweep.iter().copied())
             .find(|b| !b.is_power_of_two() || *b > 4096)
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    let options = Options::listing();
+    Book::Preset {
+        preset: Preset { quick: Options { items: 1 << 16, runs: 2, ..options.clone() }, options },
+        note: "atomic_work_queue.cu: 1 Mi items, item i does i & 255 rounds; the static kernel and the \
+               warp-batched dynamic kernel (32 per claim) each over 4096 blocks of 256, one thread per \
+               item. Not as listed: a round is an LCG step and an xorshift, checked against the CPU \
+               (the listing adds sinf(x) * cosf(x) and checks nothing), and the figure is the median \
+               of timed runs after a warm-up (the listing times each kernel once, static first, cold). \
+               The port's default: 4 Mi items with hot spans on a persistent grid, six kernels.",
     }
 }
 

@@ -26,7 +26,7 @@ pub use program::Program;
 pub mod relax;
 pub mod routing;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Samples};
 use serde_json::json;
 
 use relax::{solve_cpu, Problem, RelaxBench, Solution, MAX_UNKNOWNS};
@@ -113,6 +113,22 @@ impl Options {
 
     fn problem(&self, seed: u64, tolerance: f32, max_steps: u32) -> Problem {
         Problem::random(self.size, self.diagonal, tolerance, max_steps, seed)
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::Broken {
+        why: "does not compile on CUDA 13.0",
+        preset: None,
+        note: "cuda_graphs_conditional.cu calls cudaGraphAddConditionalNode, which \
+               CUDA 13.0 does not declare (nvcc 13.0: identifier is undefined), and never sets the \
+               condition (its cudaGraphSetConditional call is commented out; the host picks the path \
+               from the batch size). What it times, one x *= scale kernel over 16 to 512 values, \
+               1000 iterations, as stream launches, a captured graph and the conditional graph, has \
+               no device-side decision to port; the routing graphs and the WHILE loop are the \
+               port's.",
     }
 }
 

@@ -33,7 +33,7 @@ pub use program::Program;
 mod limits;
 mod sweep;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng};
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Rng};
 use serde_json::{json, Map, Value};
 
 pub use sweep::Mode;
@@ -111,6 +111,18 @@ impl Options {
     /// The widest graph measured (the headline's).
     pub fn widest(&self) -> u32 {
         self.widths.iter().copied().max().unwrap_or(1)
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter gives sketches without sizes (a scheduler kernel that \
+               fire-and-forgets a graph and relaunches itself with cudaGetCurrentGraphExec) and \
+               quotes NVIDIA's device graph launch blog: device launch over 2x lower latency than \
+               host launch and flat in topology and width, whose graphs are not described. The \
+               widths, work graph and iterations are the port's.",
     }
 }
 

@@ -33,7 +33,7 @@ pub use program::Program;
 mod graphs;
 mod sizes;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{GraphExec, HostLaunch, NodeKind};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, Event, Stream};
@@ -134,6 +134,16 @@ impl Options {
         let wanted = self.bytes_per_run.div_ceil(size.max(1)).div_ceil(chain) * chain;
         let most = u64::from(self.max_ops) / chain * chain;
         wanted.clamp(chain, most.max(chain)) as u32
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter gives no program for this: it says in text that a graph can overlap \
+               independent copies and compute but won't make any single op faster. The copies, \
+               memsets and sizes are the port's.",
     }
 }
 

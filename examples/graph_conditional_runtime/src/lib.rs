@@ -22,7 +22,7 @@ pub use program::Program;
 
 pub mod model;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Preset, Report, Rng, Samples};
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{ConditionalHandle, CudaError, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream};
@@ -88,6 +88,24 @@ impl Options {
             .threads_per_block(self.threads_per_block)
             .at_least("runs", self.runs, 1)
             .done()
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    let options =
+        Options { iters: 5000, size: 1 << 16, rounds: 32, threads_per_block: 256, ..Options::default() };
+    Book::Preset {
+        preset: Preset { quick: Options { iters: 100, size: 1 << 12, runs: 2, ..options.clone() }, options },
+        note: "optimized_graph_conditional_runtime.cu: 64 Ki values in blocks of 256; a one-thread \
+               predicate sets an IF/ELSE node whose bodies are an update of 32 rounds per value and \
+               a one-multiply update; 10 warm-up launches, then 5000 launches between CUDA events. Its \
+               baseline is a PyTorch program that makes no decision, so the host-branching way here \
+               is the port's. Not as listed: the predicate is one warp folding 32 samples and its \
+               decision changes with the data (the listing's mean of 1024 values always picks the \
+               32-round body), rounds are integer LCG steps, and the figure is a median of runs. \
+               The port's default: 16 Ki values, 16 rounds, 1000 iterations.",
     }
 }
 

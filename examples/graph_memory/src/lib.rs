@@ -31,7 +31,7 @@ mod pipeline;
 
 use std::collections::BTreeSet;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::HostLaunch;
 use cuda_graph::{CudaError, DeviceBuffer, Event, GraphMemoryUsage, MemoryPool, MemoryPoolOptions, Stream};
 use serde_json::json;
@@ -94,6 +94,16 @@ impl Options {
     /// Passes each variant makes: one warm-up, then `runs` x `iters`.
     pub fn passes(&self) -> u64 {
         1 + self.runs as u64 * u64::from(self.iters)
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter gives no program for this: its text advises pre-allocating outside \
+               the graph (static pools, fixed addresses). The pipeline, its sizes and the \
+               memory-node variant are the port's.",
     }
 }
 

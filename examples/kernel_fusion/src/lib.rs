@@ -27,7 +27,7 @@ pub use program::Program;
 
 mod chain;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::{CudaError, Event};
 use serde_json::json;
 
@@ -101,6 +101,16 @@ impl Options {
             .at_least("runs", self.runs, 1)
             .threads_per_block(self.threads_per_block)
             .done()
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter gives no program for this: its roofline section says in text that \
+               fusion raises FLOPs per byte and removes global-memory round trips, and helps \
+               memory-bound kernels modestly. The elementwise chain and its sizes are the port's.",
     }
 }
 

@@ -30,7 +30,7 @@ pub use program::Program;
 mod kernels;
 pub mod model;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Samples};
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream};
@@ -132,6 +132,18 @@ impl Options {
             .at_least("iters", self.iters, 1)
             .at_least("runs", self.runs, 1)
             .done()
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The device-launch guide's sketch (route: from thread 0 of block 0, a \
+               fire-and-forget process_expert grid of 256-thread blocks sized (count + 255) / 256 per \
+               expert with tokens, then a 1 x 256 reduce_results tail launch) states no token, expert \
+               or hidden sizes and times nothing. The sizes, expert graphs and host-driven way are \
+               the port's.",
     }
 }
 

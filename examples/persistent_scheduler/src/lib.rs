@@ -37,7 +37,7 @@ pub mod model;
 
 use std::time::Instant;
 
-use chapter_common::{ExampleError, OptionCheck, Report};
+use chapter_common::{Book, ExampleError, OptionCheck, Report};
 use checks::{Expected, Way};
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
@@ -172,6 +172,18 @@ impl Options {
         } else {
             self.launch_threads
         }
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter describes this program without listing it: a persistent kernel \
+               that pulls work from a queue, and a scheduler sketch that fire-and-forgets one graph \
+               and tail-launches itself while should_continue(state), with no sizes or timing; its \
+               \"up to ~3x\" is the summary of queues and graphs combined. Items, kinds and batches \
+               are the port's.",
     }
 }
 

@@ -30,7 +30,7 @@ mod priority;
 mod stealing;
 mod work;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Rng, Samples};
 use serde_json::json;
 
 pub use overlap::{overlap_bound, rounds_to_match, Overlap, StageTimes};
@@ -220,6 +220,17 @@ impl Options {
             .at_least("hot_one_in", self.hot_one_in, 1)
             .within("depth", self.depth, 1..=16)
             .done()
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter's note on streams and events gives API fragments (creating streams, \
+               timing with events, cudaStreamWaitEvent dependencies, a persistent-thread queue) \
+               without sizes or a program, and quotes NVIDIA's 40-60% for three or more streams. The \
+               stages, sizes and the stealing dispatcher are the port's.",
     }
 }
 
