@@ -151,7 +151,8 @@ pub fn main_with<P: ChapterProgram>(common: &CommonArgs, set: impl FnOnce(&mut P
 }
 
 /// For a program's unit tests: its default and quick options, and those of its chapter
-/// workload ([`ChapterProgram::book`], full and quick), pass [`ChapterProgram::validate`], and
+/// workload ([`ChapterProgram::book`], full and quick), pass [`ChapterProgram::validate`], zero
+/// timed runs (set through [`ChapterProgram::set_runs_and_seed`]) is refused as `runs`, and
 /// each `(option, options)` of `bad` is refused with [`ExampleError::Options`] naming that
 /// option. Panics otherwise.
 pub fn assert_options_checked<P: ChapterProgram>(bad: &[(&str, P::Options)]) {
@@ -161,9 +162,12 @@ pub fn assert_options_checked<P: ChapterProgram>(bad: &[(&str, P::Options)]) {
             panic!("{}: {options:?} refused: {err}", P::NAME);
         }
     }
-    for (option, options) in bad {
+    let mut no_runs = P::quick_options();
+    P::set_runs_and_seed(&mut no_runs, 0, 1);
+    for (option, options) in std::iter::once(("runs", &no_runs)).chain(bad.iter().map(|(o, opts)| (*o, opts)))
+    {
         match P::validate(options) {
-            Err(ExampleError::Options { option: named, .. }) if named == *option => {}
+            Err(ExampleError::Options { option: named, .. }) if named == option => {}
             other => panic!("{}: {options:?}: want {option} refused, got {other:?}", P::NAME),
         }
     }
