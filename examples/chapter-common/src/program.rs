@@ -10,7 +10,8 @@ use crate::{Book, CommonArgs, ExampleError, Report};
 /// the workload of the chapter's own listing.
 ///
 /// An example crate implements it on a unit struct (by convention `Program`); its binary's
-/// `main` then calls [`main_with_flags`](crate::main_with_flags) (which drives [`main_with`]), `ch12` runs it through [`ChapterProgram::run`] and shows
+/// `main` then calls [`main_with_flags`](crate::main_with_flags) (which drives [`main_with`]),
+/// `ch12` runs it through [`ChapterProgram::run`] and shows
 /// [`ChapterProgram::headline`] (for the port's workload and for [`ChapterProgram::book`]'s),
 /// and its unit tests check its option rules with [`assert_options_checked`].
 ///
