@@ -1,11 +1,12 @@
 //! Memory: owned device buffers, the typed pointers kernels receive, what may live there,
-//! page-locked host buffers, memory pools with stream-ordered allocation, and asynchronous
-//! copies and memsets.
+//! page-locked host buffers, mapped (zero-copy) host memory that kernels write in place,
+//! memory pools with stream-ordered allocation, and asynchronous copies and memsets.
 
 mod async_ops;
 mod buffer;
 mod buffer_range;
 mod const_ptr;
+mod mapped;
 mod pinned;
 mod pinned_slice;
 mod pointer;
@@ -15,6 +16,7 @@ mod slice;
 
 pub use buffer::{DeviceBuffer, DevicePtr};
 pub use const_ptr::DeviceConstPtr;
+pub use mapped::{MappedBuffer, MappedWord};
 pub use pinned::PinnedBuffer;
 pub use pinned_slice::{PinnedSlice, PinnedSliceMut};
 pub use pointer::MemoryKind;
