@@ -1,6 +1,6 @@
 //! CUDA devices: choosing one, reading its properties, and its limits.
 
-use std::ffi::{c_void, CStr};
+use std::ffi::CStr;
 
 use cudart_graph_sys as sys;
 
@@ -226,22 +226,21 @@ impl Device {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn has_active_context(self) -> Result<bool> {
-        let get = crate::driver::entry_point(
-            sys::CU_DEVICE_GET,
-            sys::CU_DEVICE_GET_VERSION,
-            "cudaGetDriverEntryPointByVersion(cuDeviceGet)",
-        )?;
-        // SAFETY: the driver returned the address of cuDeviceGet at the 2.0 version, whose C
-        // signature PFN_cuDeviceGet transcribes; the pointer is non-null.
-        let get = unsafe { std::mem::transmute::<*mut c_void, sys::PFN_cuDeviceGet>(get) };
-        let state = crate::driver::entry_point(
-            sys::CU_DEVICE_PRIMARY_CTX_GET_STATE,
-            sys::CU_DEVICE_PRIMARY_CTX_GET_STATE_VERSION,
-            "cudaGetDriverEntryPointByVersion(cuDevicePrimaryCtxGetState)",
-        )?;
-        // SAFETY: the driver returned the address of cuDevicePrimaryCtxGetState at the 7.0
-        // version, whose C signature PFN_cuDevicePrimaryCtxGetState transcribes; non-null.
-        let state = unsafe { std::mem::transmute::<*mut c_void, sys::PFN_cuDevicePrimaryCtxGetState>(state) };
+        use crate::driver::function;
+        const GET: &str = "cudaGetDriverEntryPointByVersion(cuDeviceGet)";
+        const STATE: &str = "cudaGetDriverEntryPointByVersion(cuDevicePrimaryCtxGetState)";
+        // SAFETY: PFN_cuDeviceGet transcribes cuDeviceGet's C signature at 2.0.
+        let get: sys::PFN_cuDeviceGet =
+            unsafe { function(sys::CU_DEVICE_GET, sys::CU_DEVICE_GET_VERSION, GET) }?;
+        // SAFETY: PFN_cuDevicePrimaryCtxGetState transcribes cuDevicePrimaryCtxGetState's C
+        // signature at 7.0.
+        let state: sys::PFN_cuDevicePrimaryCtxGetState = unsafe {
+            function(
+                sys::CU_DEVICE_PRIMARY_CTX_GET_STATE,
+                sys::CU_DEVICE_PRIMARY_CTX_GET_STATE_VERSION,
+                STATE,
+            )
+        }?;
         let mut handle: sys::CUdevice = 0;
         // SAFETY: `handle` is a valid, writable CUdevice; the driver checks the ordinal (the
         // runtime's ordinals are the driver's: both count the devices visible to the process).

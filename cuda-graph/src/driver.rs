@@ -9,12 +9,23 @@ use cudart_graph_sys as sys;
 
 use crate::error::{check, CudaError, Result};
 
-/// The address of the driver function `symbol` (a NUL-terminated name) with the C signature
-/// it had at driver version `version` (`cudaGetDriverEntryPointByVersion`, default search);
-/// `call` names the lookup in errors. A driver without the function gives CUDA's "symbol not
-/// found" (`cudaErrorSymbolNotFound`). The caller turns the address into the function type
-/// of that signature.
-pub(crate) fn entry_point(symbol: &'static [u8], version: u32, call: &'static str) -> Result<*mut c_void> {
+/// The driver function `symbol` (a NUL-terminated name) with the C signature it had at driver
+/// version `version`, as the function pointer type `F` (`cudaGetDriverEntryPointByVersion`,
+/// default search); `call` names the lookup in errors. A driver without the function gives
+/// CUDA's "symbol not found" (`cudaErrorSymbolNotFound`).
+///
+/// # Safety
+/// `F` is the `unsafe extern "C" fn` type of that C signature.
+pub(crate) unsafe fn function<F: Copy>(symbol: &'static [u8], version: u32, call: &'static str) -> Result<F> {
+    assert_eq!(size_of::<F>(), size_of::<*mut c_void>(), "{call}: a driver function is one pointer");
+    let entry = entry_point(symbol, version, call)?;
+    // SAFETY: `entry` is the function's non-null address and `F`, of the same size (checked),
+    // is its function pointer type (the caller's promise).
+    Ok(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&entry) })
+}
+
+/// The address of the driver function `symbol` at `version` (see [`function`]).
+fn entry_point(symbol: &'static [u8], version: u32, call: &'static str) -> Result<*mut c_void> {
     let symbol = CStr::from_bytes_with_nul(symbol)
         .map_err(|_| CudaError::invalid(call, "the driver symbol name is not one NUL-terminated string"))?;
     let mut entry: *mut c_void = ptr::null_mut();

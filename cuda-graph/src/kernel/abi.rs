@@ -142,14 +142,14 @@ fn compiled_slots(stub: *const c_void) -> Result<Vec<ParamSlot>> {
 
 /// The driver's `cuFuncGetParamInfo`.
 fn param_info_entry_point() -> Result<sys::PFN_cuFuncGetParamInfo> {
-    let entry = crate::driver::entry_point(
-        sys::CU_FUNC_GET_PARAM_INFO,
-        sys::CU_FUNC_GET_PARAM_INFO_VERSION,
-        "cudaGetDriverEntryPointByVersion(cuFuncGetParamInfo)",
-    )?;
-    // SAFETY: the driver returned the address of cuFuncGetParamInfo at the 12.4 version,
-    // whose C signature PFN_cuFuncGetParamInfo transcribes; the pointer is non-null.
-    Ok(unsafe { std::mem::transmute::<*mut c_void, sys::PFN_cuFuncGetParamInfo>(entry) })
+    // SAFETY: PFN_cuFuncGetParamInfo transcribes cuFuncGetParamInfo's C signature at 12.4.
+    unsafe {
+        crate::driver::function(
+            sys::CU_FUNC_GET_PARAM_INFO,
+            sys::CU_FUNC_GET_PARAM_INFO_VERSION,
+            "cudaGetDriverEntryPointByVersion(cuFuncGetParamInfo)",
+        )
+    }
 }
 
 #[cfg(test)]

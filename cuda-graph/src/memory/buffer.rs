@@ -366,20 +366,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.allocation.note_use_on(stream);
     }
 
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True when the buffer has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Size in bytes.
-    pub fn bytes(&self) -> usize {
-        self.len * size_of::<T>()
-    }
+    element_counts!("DeviceBuffer");
 
     /// Copies `data` into the buffer. Lengths must match. Synchronous: the copy has landed
     /// before this returns, so work queued next on any stream reads the new values.

@@ -151,19 +151,19 @@ impl MappedAllocation {
 
 impl Drop for MappedAllocation {
     fn drop(&mut self) {
-        if self.host.is_null() {
+        let host = std::mem::replace(&mut self.host, ptr::null_mut());
+        if host.is_null() {
             return;
         }
-        if crate::release::in_host_fn() {
-            // CUDA calls are not allowed inside a host function: free it on another thread.
-            let host = std::mem::replace(&mut self.host, ptr::null_mut());
-            crate::release::defer_drop(MappedAllocation { host, device: self.device, bytes: self.bytes });
-            return;
-        }
+        // Inside a host function, where CUDA calls are not allowed, this drop runs again later
+        // on another thread, with `host` moved into the deferred value.
+        let moved = MappedAllocation { host, device: self.device, bytes: self.bytes };
+        let Some(mut here) = crate::release::drop_outside_host_fn(moved) else { return };
+        let host = std::mem::replace(&mut here.host, ptr::null_mut()); // `here` drops as empty
         if every_device_idle() {
             // SAFETY: the address came from cudaHostAlloc and is freed once; no owner is left
             // to queue work on it, and the work queued before (on any device) has finished.
-            record_drop_error(unsafe { sys::cudaFreeHost(self.host) }, "cudaFreeHost");
+            record_drop_error(unsafe { sys::cudaFreeHost(host) }, "cudaFreeHost");
         }
         // Else work may still use the memory: it is leaked rather than freed under that work.
     }
@@ -284,35 +284,7 @@ impl<T: MappedWord> MappedBuffer<T> {
         Ok(buffer)
     }
 
-    /// Number of elements.
-    ///
-    /// ```
-    /// assert_eq!(cuda_graph::MappedBuffer::<u32>::zeroed(0)?.len(), 0);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True when the buffer has no elements.
-    ///
-    /// ```
-    /// assert!(cuda_graph::MappedBuffer::<i64>::zeroed(0)?.is_empty());
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Size in bytes.
-    ///
-    /// ```no_run
-    /// assert_eq!(cuda_graph::MappedBuffer::<u64>::zeroed(3)?.bytes(), 24);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn bytes(&self) -> usize {
-        self.len * size_of::<T>()
-    }
+    element_counts!("MappedBuffer");
 
     /// Element `index`, read in place with one atomic load (see "Host access is atomic"
     /// above): after the work that wrote it has been waited for, the value it wrote.

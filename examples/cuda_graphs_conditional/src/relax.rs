@@ -25,18 +25,9 @@ cuda_graph::kernels! {
         max_steps: u32,
         state: DevicePtr<u32>,
     );
-    /// The copy loop's step: one sweep; `state[2]` says whether to go on.
+    /// A host-driven loop's step: one sweep, then `*flag` = whether to go on (`state[2]` for
+    /// the copy loop, a word of mapped host memory for the mapped-flag loop).
     unsafe fn cgc_relax_host(
-        x: DevicePtr<f32>,
-        b: DevicePtr<f32>,
-        n: u32,
-        w: f32,
-        tol: f32,
-        max_steps: u32,
-        state: DevicePtr<u32>,
-    );
-    /// The mapped-flag loop's step: one sweep, then `*flag` (mapped host memory) = go on.
-    unsafe fn cgc_relax_mapped(
         x: DevicePtr<f32>,
         b: DevicePtr<f32>,
         n: u32,
@@ -149,6 +140,9 @@ fn sweep_config(n: u32) -> LaunchConfig {
     LaunchConfig::new(1u32, n.div_ceil(32).max(1) * 32)
 }
 
+/// `cgc_relax_host`'s arguments: `x`, `b`, `n`, `w`, `tol`, `max_steps`, `state`, `flag`.
+type HostStepArgs = (DevicePtr<f32>, DevicePtr<f32>, u32, f32, f32, u32, DevicePtr<u32>, DevicePtr<u32>);
+
 /// A problem on the device, with a WHILE graph over it and what the host loops need.
 pub struct RelaxBench {
     stream: Stream,
@@ -213,8 +207,8 @@ impl RelaxBench {
     /// copy, read the flag, repeat while it says so. Returns the solution and the time between
     /// events around the whole loop, in ms.
     pub fn run_copy_loop(&mut self) -> Result<(Solution, f64)> {
-        let (p, config) = (&self.problem, sweep_config(self.problem.n()));
-        let args = (self.x.ptr(), self.b.ptr(), p.n(), p.w, p.tol, p.max_steps, self.state.ptr());
+        let args = self.host_step_args(self.state.ptr().offset(2)?);
+        let config = sweep_config(self.problem.n());
         self.host_driven(|bench| {
             cgc_relax_host().launch(&bench.stream, config, args.clone())?;
             bench.state.copy_to_pinned_async(&mut bench.readback, &bench.stream)?;
@@ -227,14 +221,19 @@ impl RelaxBench {
     /// flag in place (no copy), repeat while it says so. Returns the solution and the time
     /// between events around the whole loop, in ms.
     pub fn run_mapped_loop(&mut self) -> Result<(Solution, f64)> {
-        let (p, config) = (&self.problem, sweep_config(self.problem.n()));
-        let args =
-            (self.x.ptr(), self.b.ptr(), p.n(), p.w, p.tol, p.max_steps, self.state.ptr(), self.flag.ptr());
+        let args = self.host_step_args(self.flag.ptr());
+        let config = sweep_config(self.problem.n());
         self.host_driven(|bench| {
-            cgc_relax_mapped().launch(&bench.stream, config, args.clone())?;
+            cgc_relax_host().launch(&bench.stream, config, args.clone())?;
             bench.stream.synchronize()?;
             Ok(bench.flag.load(0) != 0)
         })
+    }
+
+    /// The arguments of `cgc_relax_host`, its decision going to `flag`.
+    fn host_step_args(&self, flag: DevicePtr<u32>) -> HostStepArgs {
+        let p = &self.problem;
+        (self.x.ptr(), self.b.ptr(), p.n(), p.w, p.tol, p.max_steps, self.state.ptr(), flag)
     }
 
     /// A host-driven loop: `step` (queue one sweep, wait for its decision, return it) until it
@@ -313,7 +312,6 @@ mod kernel_declarations {
         for (name, outcome) in [
             ("cgc_relax_while", super::cgc_relax_while().check_types()),
             ("cgc_relax_host", super::cgc_relax_host().check_types()),
-            ("cgc_relax_mapped", super::cgc_relax_mapped().check_types()),
         ] {
             assert_eq!(outcome, Ok(()), "{name}");
         }
