@@ -47,6 +47,16 @@ pub fn figure(report: &chapter_common::Report, name: &str) -> f64 {
     report.figure_value(name).unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
 }
 
+/// Runs the quick form of program `P`'s chapter workload (`ChapterProgram::book`), fails the
+/// test unless it has one and every check passes, and returns the options and the report.
+#[track_caller]
+pub fn book_quick_run<P: chapter_common::ChapterProgram>() -> (P::Options, chapter_common::Report) {
+    let options = P::book_options(true).unwrap_or_else(|| panic!("{} has no --book workload", P::NAME));
+    let report = P::run(&options).unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.passed(), "{}", report.to_text());
+    (options, report)
+}
+
 /// True when the tests run under compute-sanitizer: see [`gpu_test_support::under_sanitizer`].
 ///
 /// ```

@@ -77,3 +77,28 @@ fn invalid_options_are_an_error_not_a_panic() {
     assert!(matches!(err, ExampleError::Options { option: "batch", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("powers of two"), "{err}");
 }
+
+#[test]
+fn the_chapter_listings_workload_runs_its_two_kernels_on_a_full_grid() {
+    gpu_test_support::require_gpu!();
+    let (options, report) = chapter_tests::book_quick_run::<atomic_work_queue::Program>();
+    assert_eq!(options.costs, atomic_work_queue::Costs::Sawtooth);
+    let json = report.to_json();
+    // The listing's two kernels only: its static one is the baseline, no sweep, no control.
+    let names: Vec<&str> = json["data"]["variants"]
+        .as_array()
+        .expect("variants")
+        .iter()
+        .filter_map(|v| v["variant"].as_str())
+        .collect();
+    assert_eq!(names, ["static_per_item", "warp_batch_32"]);
+    assert_eq!(json["data"]["best_static"], "static_per_item");
+    let figure = |name: &str| chapter_tests::figure(&report, name);
+    assert_eq!(figure("dynamic_over_static"), figure("static_per_item_ms") / figure("dynamic_warp_ms"));
+    for absent in
+        ["static_ms", "hierarchical_ms", "best_batch", "uniform_dynamic_over_static", "static_tile_imbalance"]
+    {
+        assert_eq!(report.figure_value(absent), None, "{absent} belongs to the port's lineup");
+    }
+    assert!(atomic_work_queue::headline(&report).contains("(static_per_item)"));
+}

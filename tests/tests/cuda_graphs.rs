@@ -63,3 +63,14 @@ fn invalid_options_are_an_error_not_a_panic() {
     );
     assert!(err.to_string().contains("kernels must be"), "{err}");
 }
+
+#[test]
+fn the_chapter_listings_workload_passes_with_its_three_kernels() {
+    gpu_test_support::require_gpu!();
+    let (options, report) = chapter_tests::book_quick_run::<cuda_graphs::Program>();
+    let figure = |name: &str| chapter_tests::figure(&report, name);
+    assert_eq!(figure("kernels"), 3.0, "the listing's kernel_a, kernel_b, kernel_c");
+    assert_eq!(figure("elements"), f64::from(options.elements));
+    let speedup = figure("speedup");
+    assert!(speedup.is_finite() && speedup > 0.0, "speedup = {speedup}");
+}

@@ -57,3 +57,20 @@ fn invalid_options_are_an_error_not_a_panic() {
     assert!(matches!(err, ExampleError::Options { option: "iters", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("multiple of capture_iters"), "{err}");
 }
+
+#[test]
+fn the_chapter_listings_workload_compares_its_two_programs_only() {
+    gpu_test_support::require_gpu!();
+    let (options, report) = chapter_tests::book_quick_run::<cuda_graphs_pipeline::Program>();
+    assert!(!options.per_stage_alloc && options.verify);
+    let ratio = chapter_tests::figure(&report, "graph_over_stream_prealloc");
+    assert!(ratio.is_finite() && ratio > 0.0, "graph_over_stream_prealloc = {ratio}");
+    assert_eq!(report.figure_value("stream_ms_per_iter"), None, "the per-stage allocating way did not run");
+    assert!(!cuda_graphs_pipeline::headline(&report).contains("per-stage alloc"));
+    let checks = report.to_json()["checks"].clone();
+    assert!(checks
+        .as_array()
+        .expect("checks")
+        .iter()
+        .any(|c| c["name"] == "verify: matches the CPU reference"));
+}

@@ -59,3 +59,14 @@ fn invalid_options_are_an_error_not_a_panic() {
     assert!(matches!(err, ExampleError::Options { option: "cells", .. }), "not the options variant: {err:?}");
     assert!(err.to_string().contains("cells must be"), "{err}");
 }
+
+#[test]
+fn the_chapter_listings_cdp_sizes_pass_and_the_device_launch_still_runs() {
+    gpu_test_support::require_gpu!();
+    let (_, report) = chapter_tests::book_quick_run::<dynamic_parallelism::Program>();
+    let figure = |name: &str| chapter_tests::figure(&report, name);
+    assert_eq!((figure("cells"), figure("total_points")), (100.0, 10_000.0), "the listing's 10 000 values");
+    assert!(figure("refined_cells") >= 1.0);
+    assert_eq!(figure("cdp_children_per_pass"), figure("refined_cells"));
+    assert_eq!(figure("device_launch_verified"), 1.0);
+}

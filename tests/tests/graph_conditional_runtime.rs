@@ -37,3 +37,14 @@ fn invalid_options_are_an_error_not_a_panic() {
     );
     assert!(err.to_string().contains("multiple of 32"), "{err}");
 }
+
+#[test]
+fn the_chapter_listings_workload_passes_with_its_32_round_branch() {
+    gpu_test_support::require_gpu!();
+    let (options, report) = chapter_tests::book_quick_run::<graph_conditional_runtime::Program>();
+    assert_eq!((options.rounds, options.threads_per_block), (32, 256));
+    let figure = |name: &str| chapter_tests::figure(&report, name);
+    assert_eq!(figure("iters"), f64::from(options.iters));
+    let ratio = figure("conditional_over_host");
+    assert!(ratio.is_finite() && ratio > 0.0, "conditional_over_host = {ratio}");
+}

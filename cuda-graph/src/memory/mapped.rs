@@ -15,7 +15,7 @@ use super::buffer::{device_idle, on_device};
 use crate::device::{devices_with_context, Device};
 use crate::error::{check, CudaError, Result};
 use crate::memory::{bytes_for, DevicePtr, DeviceRepr, KeepAlive};
-use crate::release::{record_drop_error, record_drop_failure};
+use crate::release::{deferred_in_host_fn, record_drop_error, record_drop_failure};
 
 mod sealed {
     /// One element of mapped memory, read and written by the host with one atomic access.
@@ -151,19 +151,23 @@ impl MappedAllocation {
 
 impl Drop for MappedAllocation {
     fn drop(&mut self) {
-        let host = std::mem::replace(&mut self.host, ptr::null_mut());
-        if host.is_null() {
+        if self.host.is_null() {
             return;
         }
-        // Inside a host function, where CUDA calls are not allowed, this drop runs again later
-        // on another thread, with `host` moved into the deferred value.
-        let moved = MappedAllocation { host, device: self.device, bytes: self.bytes };
-        let Some(mut here) = crate::release::drop_outside_host_fn(moved) else { return };
-        let host = std::mem::replace(&mut here.host, ptr::null_mut()); // `here` drops as empty
+        // CUDA calls are not allowed inside a host function: free it on another thread.
+        let (device, bytes) = (self.device, self.bytes);
+        let host = &mut self.host;
+        if deferred_in_host_fn(|| MappedAllocation {
+            host: std::mem::replace(host, ptr::null_mut()),
+            device,
+            bytes,
+        }) {
+            return;
+        }
         if every_device_idle() {
             // SAFETY: the address came from cudaHostAlloc and is freed once; no owner is left
             // to queue work on it, and the work queued before (on any device) has finished.
-            record_drop_error(unsafe { sys::cudaFreeHost(host) }, "cudaFreeHost");
+            record_drop_error(unsafe { sys::cudaFreeHost(self.host) }, "cudaFreeHost");
         }
         // Else work may still use the memory: it is leaked rather than freed under that work.
     }

@@ -35,8 +35,8 @@ use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, Device};
 use serde_json::json;
 
-pub use variants::Variant;
-pub use workload::{item_work, Workload};
+pub use variants::{Lineup, Variant};
+pub use workload::{item_work, Costs, Workload};
 
 use variants::Bench;
 
@@ -73,8 +73,12 @@ pub struct Options {
     pub sweep: Vec<u32>,
     /// Also run the uniform-cost control (the same items with `heavy_factor` 1) and report the
     /// dynamic warp kernel against the best static variant there (skipped when `heavy_factor`
-    /// is already 1).
+    /// is already 1, and with [`Lineup::Listing`] or [`Costs::Sawtooth`]).
     pub uniform_control: bool,
+    /// How the costs are drawn: the port's hot spans, or the listing's sawtooth.
+    pub costs: Costs,
+    /// Which kernels run on which grid: the port's six and the sweep, or the listing's two.
+    pub lineup: Lineup,
 }
 
 impl Default for Options {
@@ -95,6 +99,8 @@ impl Default for Options {
             block_chunk: 512,
             sweep: vec![1, 2, 4, 8, 16, 32, 64],
             uniform_control: true,
+            costs: Costs::HotSpans,
+            lineup: Lineup::Port,
         }
     }
 }
@@ -103,6 +109,22 @@ impl Options {
     /// Small and fast (for tests and `--quick`): 64 Ki items of light cost 16, two runs.
     pub fn quick() -> Options {
         Options { items: 1 << 16, runs: 2, light_cost: 16, span: 1024, ..Options::default() }
+    }
+
+    /// The chapter listing's workload (`atomic_work_queue.cu`): 1 Mi items, item `i` does
+    /// `i & 255` rounds, its static kernel and its warp-batched dynamic kernel (batches of 32)
+    /// each over 4096 blocks of 256 threads, one thread per item.
+    pub fn listing() -> Options {
+        Options {
+            items: 1 << 20,
+            threads_per_block: 256,
+            batch: 32,
+            sweep: Vec::new(),
+            uniform_control: false,
+            costs: Costs::Sawtooth,
+            lineup: Lineup::Listing,
+            ..Options::default()
+        }
     }
 
     /// Refuses what the kernels cannot run correctly, before any CUDA call.
@@ -191,31 +213,42 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let workload = Workload::build(options);
     let reference = workload.reference();
 
-    let blocks = (properties.multiprocessors.max(1) as u32).saturating_mul(options.blocks_per_sm);
+    let listing = options.lineup == Lineup::Listing;
+    let blocks = if listing {
+        options.items.div_ceil(options.threads_per_block)
+    } else {
+        (properties.multiprocessors.max(1) as u32).saturating_mul(options.blocks_per_sm)
+    };
     let config = LaunchConfig::new(blocks, options.threads_per_block);
     let mut bench = Bench::new(&workload, config)?;
 
-    let main_variants = [
-        ("static", Variant::Static),
-        ("static_per_item", Variant::StaticPerItem),
-        ("static_grid_stride", Variant::StaticGridStride),
-        ("dynamic_per_thread", Variant::DynamicPerThread),
-        ("dynamic_warp", Variant::WarpBatched(options.batch)),
-        ("hierarchical", Variant::Hierarchical(options.block_chunk)),
-    ];
+    let main_variants: &[(&str, Variant)] = if listing {
+        &[("static_per_item", Variant::StaticPerItem), ("dynamic_warp", Variant::WarpBatched(options.batch))]
+    } else {
+        &[
+            ("static", Variant::Static),
+            ("static_per_item", Variant::StaticPerItem),
+            ("static_grid_stride", Variant::StaticGridStride),
+            ("dynamic_per_thread", Variant::DynamicPerThread),
+            ("dynamic_warp", Variant::WarpBatched(options.batch)),
+            ("hierarchical", Variant::Hierarchical(options.block_chunk)),
+        ]
+    };
     let mut main = Vec::new();
-    for (label, variant) in main_variants {
+    for &(label, variant) in main_variants {
         main.push((label, measure(&mut bench, variant, options.runs, &reference)?));
     }
     let mut sweep = Vec::new();
-    for &batch in &options.sweep {
+    for &batch in if listing { &[][..] } else { &options.sweep[..] } {
         sweep.push(measure(&mut bench, Variant::WarpBatched(batch), options.runs, &reference)?);
     }
     drop(bench);
 
     // The uniform-cost control: the same items and grid, every item light.
     let mut control = Vec::new();
-    if options.uniform_control && options.heavy_factor > 1 {
+    let run_control =
+        options.uniform_control && options.heavy_factor > 1 && !listing && options.costs == Costs::HotSpans;
+    if run_control {
         let uniform = Workload::build(&Options { heavy_factor: 1, ..options.clone() });
         let uniform_reference = uniform.reference();
         let mut bench = Bench::new(&uniform, config)?;
@@ -240,11 +273,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     report.data("best_static", json!(best_variant.name()));
     report.figure("best_static_variant", static_index(best_variant), "index");
     report.figure("dynamic_over_static", best_static_ms / ms("dynamic_warp"), "x");
-    report.figure("per_thread_over_static", best_static_ms / ms("dynamic_per_thread"), "x");
-    report.figure("hierarchical_over_static", best_static_ms / ms("hierarchical"), "x");
-    report.figure("dynamic_over_static_tiles", ms("static") / ms("dynamic_warp"), "x");
     report.figure("dynamic_over_static_per_item", ms("static_per_item") / ms("dynamic_warp"), "x");
-    report.figure("dynamic_over_static_grid_stride", ms("static_grid_stride") / ms("dynamic_warp"), "x");
+    if !listing {
+        report.figure("per_thread_over_static", best_static_ms / ms("dynamic_per_thread"), "x");
+        report.figure("hierarchical_over_static", best_static_ms / ms("hierarchical"), "x");
+        report.figure("dynamic_over_static_tiles", ms("static") / ms("dynamic_warp"), "x");
+        report.figure("dynamic_over_static_grid_stride", ms("static_grid_stride") / ms("dynamic_warp"), "x");
+    }
     if let Some(dynamic) = control.iter().find(|m| matches!(m.variant, Variant::WarpBatched(_))) {
         let (uniform_best, uniform_best_ms) = fastest_static(control.iter());
         report.figure("uniform_best_static_ms", uniform_best_ms, "ms");
@@ -259,26 +294,30 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             uniform_best_ms
         ));
     }
-    report.note(format!(
-        "headline against the fastest static variant of this run: {} ({:.3} ms); tiles {:.3}, \
-         per item {:.3}, grid-stride {:.3} ms",
-        best_variant.name(),
-        best_static_ms,
-        ms("static"),
-        ms("static_per_item"),
-        ms("static_grid_stride")
-    ));
+    if !listing {
+        report.note(format!(
+            "headline against the fastest static variant of this run: {} ({:.3} ms); tiles {:.3}, \
+             per item {:.3}, grid-stride {:.3} ms",
+            best_variant.name(),
+            best_static_ms,
+            ms("static"),
+            ms("static_per_item"),
+            ms("static_grid_stride")
+        ));
+    }
     let best = sweep.iter().min_by(|a, b| a.samples.median().total_cmp(&b.samples.median()));
     if let Some(Measured { variant: Variant::WarpBatched(batch), samples, .. }) = best {
         report.figure("best_batch", f64::from(*batch), "items");
         report.figure("best_batch_ms", samples.median(), "ms");
     }
-    report.figure("static_tile_imbalance", workload.tile_imbalance(blocks), "x");
+    if !listing {
+        report.figure("static_tile_imbalance", workload.tile_imbalance(blocks), "x");
+    }
     report.figure("items", f64::from(options.items), "items");
 
     let all: Vec<&Measured> = main.iter().map(|(_, m)| m).chain(&sweep).collect();
     let control_mismatch = control.iter().find_map(|m| m.mismatch.as_deref());
-    if options.uniform_control && options.heavy_factor > 1 {
+    if run_control {
         report.check(
             "uniform control matches its CPU reference",
             control_mismatch.is_none(),
@@ -314,25 +353,42 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     );
 
     report.note(format!(
-        "{} ({} SMs): grid {blocks} x {} threads for every variant but static_per_item \
-         (one thread per item: {} blocks)",
+        "{} ({} SMs): {}",
         properties.name,
         properties.multiprocessors,
-        options.threads_per_block,
-        options.items.div_ceil(options.threads_per_block)
+        if listing {
+            format!(
+                "the listing's two kernels, each over {blocks} x {} threads, one thread per item",
+                options.threads_per_block
+            )
+        } else {
+            format!(
+                "grid {blocks} x {} threads for every variant but static_per_item (one thread per \
+                 item: {} blocks)",
+                options.threads_per_block,
+                options.items.div_ceil(options.threads_per_block)
+            )
+        }
     ));
-    report.note(format!(
-        "{} items, {} of {} spans of {} hot ({}x costlier, {:.0}% of {:.3e} iterations); \
-         static tiles: costliest {:.2}x the mean",
-        options.items,
-        workload.hot_spans,
-        workload.spans,
-        options.span,
-        options.heavy_factor,
-        100.0 * workload.hot_share(options),
-        workload.total_cost() as f64,
-        workload.tile_imbalance(blocks),
-    ));
+    report.note(match options.costs {
+        Costs::Sawtooth => format!(
+            "{} items, item i costs i % 256 rounds (the listing's sawtooth), {:.3e} iterations",
+            options.items,
+            workload.total_cost() as f64
+        ),
+        Costs::HotSpans => format!(
+            "{} items, {} of {} spans of {} hot ({}x costlier, {:.0}% of {:.3e} iterations); \
+             static tiles: costliest {:.2}x the mean",
+            options.items,
+            workload.hot_spans,
+            workload.spans,
+            options.span,
+            options.heavy_factor,
+            100.0 * workload.hot_share(options),
+            workload.total_cost() as f64,
+            workload.tile_imbalance(blocks),
+        ),
+    });
     report.data("variants", variants_json(all.iter().copied()));
     report.data("uniform_variants", variants_json(control.iter()));
     Ok(report)

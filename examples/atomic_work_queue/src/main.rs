@@ -32,6 +32,8 @@ fn main() -> ExitCode {
     main_with::<Program>(&cli.common, |options| {
         options.items = cli.items.unwrap_or(options.items);
         options.heavy_factor = cli.heavy_factor.unwrap_or(options.heavy_factor);
-        options.uniform_control = !cli.no_uniform_control;
+        if cli.no_uniform_control {
+            options.uniform_control = false;
+        }
     })
 }

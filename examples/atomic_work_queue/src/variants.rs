@@ -41,6 +41,18 @@ cuda_graph::kernels! {
     );
 }
 
+/// Which kernels run, and on which grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lineup {
+    /// The port's: every variant and the batch sweep (and the uniform-cost control), all but
+    /// `static_per_item` on the persistent grid of `SMs x blocks_per_sm` blocks.
+    Port,
+    /// The chapter listing's two kernels, `static_per_item` and the warp-batched `dynamic_warp`,
+    /// both over a full grid of one thread per item (`ceil(items / threads_per_block)` blocks);
+    /// no other variant, no sweep, no control.
+    Listing,
+}
+
 /// One way of handing the items to the grid's threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {

@@ -1,9 +1,10 @@
 //! What every chapter program shares: the [`ChapterProgram`] contract and the `main` it drives
 //! ([`main_with`]), the common flags, the [`ExampleError`] every program returns, option checks
-//! ([`OptionCheck`]), a seeded RNG for inputs that are never all zeros, medians of repeated
+//! ([`OptionCheck`]), the chapter's own workload of each program ([`Book`], `--book`), a seeded RNG for inputs that are never all zeros, medians of repeated
 //! runs, and the report each program prints (text, or one JSON object with `--json`) with its
 //! PASS/FAIL verdict.
 
+mod book;
 mod error;
 mod options;
 mod program;
@@ -11,6 +12,7 @@ mod report;
 mod rng;
 mod stats;
 
+pub use book::{Book, Preset};
 pub use error::ExampleError;
 pub use options::OptionCheck;
 pub use program::{assert_options_checked, main_with, ChapterProgram};
@@ -24,6 +26,10 @@ pub struct CommonArgs {
     /// Small sizes: a quick correctness pass, not for figures.
     #[arg(long)]
     pub quick: bool,
+    /// Run the workload of the chapter's own listing (sizes, launch shapes, iterations)
+    /// instead of this port's; with --quick, the same shapes smaller.
+    #[arg(long)]
+    pub book: bool,
     /// Print the report as one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -37,6 +43,6 @@ pub struct CommonArgs {
 
 impl Default for CommonArgs {
     fn default() -> CommonArgs {
-        CommonArgs { quick: false, json: false, seed: 0x5eed, runs: 5 }
+        CommonArgs { quick: false, book: false, json: false, seed: 0x5eed, runs: 5 }
     }
 }

@@ -1,6 +1,6 @@
 //! `device_graph_launch` as a [`ChapterProgram`]: what its `main`, the chapter runner and the tests drive.
 
-use chapter_common::{ChapterProgram, ExampleError, Report};
+use chapter_common::{Book, ChapterProgram, ExampleError, Report};
 
 use crate::Options;
 
@@ -29,5 +29,15 @@ impl ChapterProgram for Program {
 
     fn headline(report: &Report) -> String {
         crate::headline(report)
+    }
+
+    fn book() -> Book<Options> {
+        Book::NoListing {
+            note: "The chapter gives sketches without sizes (a scheduler kernel that \
+                   fire-and-forgets a graph and relaunches itself with cudaGetCurrentGraphExec) and \
+                   quotes NVIDIA's device graph launch blog: device launch over 2x lower latency than \
+                   host launch and flat in topology and width, whose graphs are not described. The \
+                   widths, work graph and iterations are the port's.",
+        }
     }
 }

@@ -110,6 +110,14 @@ impl Options {
         Options { cells: 256, points: 128, iters: 10, runs: 2, ..Options::default() }
     }
 
+    /// The sizes of the CDP part of the chapter listing (`dynamic_parallelism.cu`): 10 000
+    /// values as 100 cells of 100 points, fronts in about 2% of the cells (the listing launches
+    /// 2 children of 100 values: glibc's `rand()` puts 2 of its 10 sampled values above 0.5),
+    /// 2 sub-samples per refined point, one pass per timed run.
+    pub fn listing() -> Options {
+        Options { cells: 100, points: 100, refine: 2, front_percent: 2, iters: 1, ..Options::default() }
+    }
+
     /// Refuses what cannot run, before any CUDA call.
     pub fn validate(&self) -> Result<(), ExampleError> {
         OptionCheck::new("dynamic_parallelism")
@@ -508,6 +516,15 @@ mod tests {
             let want = model::reference(&field, o.cells, o.points, o.refine, o.threshold);
             assert!(want.refined > o.cells / 20 && want.refined < o.cells / 5, "{} refined", want.refined);
         }
+    }
+
+    #[test]
+    fn the_listing_preset_refines_a_few_of_its_100_cells() {
+        let o = Options::listing();
+        let field = model::field(&mut Rng::new(o.seed), o.cells, o.points, o.front_percent);
+        assert_eq!(field.len(), 10_000, "the listing's 10 000 values");
+        let want = model::reference(&field, o.cells, o.points, o.refine, o.threshold);
+        assert!((1..=5).contains(&want.refined), "{} refined", want.refined);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `graph_memory` as a [`ChapterProgram`]: what its `main`, the chapter runner and the tests drive.
 
-use chapter_common::{ChapterProgram, ExampleError, Report};
+use chapter_common::{Book, ChapterProgram, ExampleError, Report};
 
 use crate::Options;
 
@@ -29,5 +29,13 @@ impl ChapterProgram for Program {
 
     fn headline(report: &Report) -> String {
         crate::headline(report)
+    }
+
+    fn book() -> Book<Options> {
+        Book::NoListing {
+            note: "The chapter gives no program for this: its text advises pre-allocating outside \
+                   the graph (static pools, fixed addresses). The pipeline, its sizes and the \
+                   memory-node variant are the port's.",
+        }
     }
 }

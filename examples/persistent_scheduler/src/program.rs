@@ -1,6 +1,6 @@
 //! `persistent_scheduler` as a [`ChapterProgram`]: what its `main`, the chapter runner and the tests drive.
 
-use chapter_common::{ChapterProgram, ExampleError, Report};
+use chapter_common::{Book, ChapterProgram, ExampleError, Report};
 
 use crate::Options;
 
@@ -29,5 +29,15 @@ impl ChapterProgram for Program {
 
     fn headline(report: &Report) -> String {
         crate::headline(report)
+    }
+
+    fn book() -> Book<Options> {
+        Book::NoListing {
+            note: "The chapter describes this program without listing it: a persistent kernel \
+                   that pulls work from a queue, and a scheduler sketch that fire-and-forgets one graph \
+                   and tail-launches itself while should_continue(state), with no sizes or timing; its \
+                   \"up to ~3x\" is the summary of queues and graphs combined. Items, kinds and batches \
+                   are the port's.",
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! `streams_events` as a [`ChapterProgram`]: what its `main`, the chapter runner and the tests drive.
 
-use chapter_common::{ChapterProgram, ExampleError, Report};
+use chapter_common::{Book, ChapterProgram, ExampleError, Report};
 
 use crate::Options;
 
@@ -29,5 +29,14 @@ impl ChapterProgram for Program {
 
     fn headline(report: &Report) -> String {
         crate::headline(report)
+    }
+
+    fn book() -> Book<Options> {
+        Book::NoListing {
+            note: "The chapter's note on streams and events gives API fragments (creating streams, \
+                   timing with events, cudaStreamWaitEvent dependencies, a persistent-thread queue) \
+                   without sizes or a program, and quotes NVIDIA's 40-60% for three or more streams. The \
+                   stages, sizes and the stealing dispatcher are the port's.",
+        }
     }
 }
