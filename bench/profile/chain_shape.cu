@@ -4,8 +4,8 @@
 // three ways and runs each build (issue 24):
 //   plain    nvcc -O3                 (whole-program compilation)
 //   rdc      nvcc -O3 -rdc=true -DCHAIN_SHAPE_NO_DEVRT   (relocatable device code, no device runtime use)
-//   devrt    nvcc -O3 -rdc=true       (as cuda-build compiles kernels: relocatable, and a kernel
-//                                      of the program launches graphs from the device)
+//   devrt    nvcc -O3 -rdc=true       (as cuda-build compiles kernels: relocatable, and kernels of
+//                                      the program launch graphs and kernels from the device)
 //
 // Each build replays chains of 10, 100 and 1000 one-thread kernel nodes, built with
 // cudaGraphAddNode (and edge data for programmatic edges), and prints µs per node, the median
@@ -58,12 +58,19 @@ __global__ void k_rmw_early(unsigned* c) {
 __global__ void k_launcher(cudaGraphExec_t work, int* status) {
   *status = (int)cudaGraphLaunch(work, cudaStreamGraphFireAndForget);
 }
+
+// A dynamic-parallelism parent, as the bench's module has one (never launched here).
+__global__ void k_cdp_parent(unsigned* c) {
+  k_rmw<<<1, 1>>>(c);
+}
 #endif
 
 struct Shape { const char* name; const void* func; int args; bool counts; bool pdl; };
 
 static unsigned* g_counter;
 static cudaStream_t g_stream;
+static cudaStream_t g_nonblocking;
+static cudaStream_t g_blocking;
 
 // A chain of `nodes` one-thread nodes of `shape`, each after the previous by a plain edge or
 // a programmatic one.
@@ -236,7 +243,9 @@ int main() {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, dev));
   CK(cudaMalloc(&g_counter, sizeof(unsigned)));
-  CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&g_nonblocking, cudaStreamNonBlocking));
+  CK(cudaStreamCreate(&g_blocking));
+  g_stream = g_nonblocking;
 #if defined(CHAIN_SHAPE_DEVRT)
   const char* build_name = "devrt (-rdc=true, a kernel launches graphs)";
 #elif defined(__CUDACC_RDC__)
@@ -258,13 +267,19 @@ int main() {
       printf("\n");
     }
   }
+  g_stream = g_blocking;
+  printf("%-10s %-12s", "bench", "plain, blocking stream");
+  for (int nodes : {10, 100, 1000}) printf(" %8.3f", replay(shapes[2], nodes, false));
+  printf("\n");
+  g_stream = g_nonblocking;
   printf("stream launch, empty: cudaLaunchKernel %.3f, cudaLaunchKernelExC %.3f, ExC + programmatic serialization %.3f µs/launch\n",
          stream_launches(0), stream_launches(1), stream_launches(2));
   programmatic_without_wait();
 #ifdef CHAIN_SHAPE_DEVRT
   device_launch_programmatic();
 #endif
-  CK(cudaStreamDestroy(g_stream));
+  CK(cudaStreamDestroy(g_nonblocking));
+  CK(cudaStreamDestroy(g_blocking));
   CK(cudaFree(g_counter));
   printf(g_failures ? "FAIL (%d checks)\n" : "PASS\n", g_failures);
   return g_failures ? 1 : 0;
