@@ -266,3 +266,37 @@ cuda_graph::kernels! {
     /// ```
     pub unsafe fn write_past_end(data: DevicePtr<u32>, n: u32, past: u32);
 }
+
+// kernels/pdl.cu
+// SAFETY: each kernel below writes only inside the slice it is given (`cuda_graph::slice`
+// bounds every index; see kernels/pdl.cu).
+cuda_graph::kernels! {
+    /// `pdl_append(cuda_graph::slice<uint32_t> log, uint32_t value)`: lets its dependents
+    /// launch, waits for the kernels before it (`cuda_graph::pdl`), then appends `value`
+    /// without atomics: `log[0]` counts entries, entry `k` is `log[1 + k]`. A chain joined by
+    /// programmatic edges fills the log in chain order only if every wait holds.
+    ///
+    /// ```no_run
+    /// test_kernels::pdl_append().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn pdl_append(log: DeviceSlice<u32>, value: u32);
+
+    /// `cluster_blocks(cuda_graph::slice<uint32_t> out)`: `out[b]` = the blocks in block `b`'s
+    /// thread-block cluster (1 without clusters).
+    ///
+    /// ```no_run
+    /// test_kernels::cluster_blocks().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn cluster_blocks(out: DeviceSlice<u32>);
+
+    /// `grid_is_cooperative(cuda_graph::slice<uint32_t> out)`: `out[b]` = 1 when the grid was
+    /// launched cooperatively, else 0 (1-D grids).
+    ///
+    /// ```no_run
+    /// test_kernels::grid_is_cooperative().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn grid_is_cooperative(out: DeviceSlice<u32>);
+}
