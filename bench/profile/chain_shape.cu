@@ -18,8 +18,9 @@
 //   rmw_early   trigger; sync; *c += 1                              (trigger first)
 // Then stream launches of the empty kernel: cudaLaunchKernel, cudaLaunchKernelExC with no
 // attribute, and with the programmatic-serialization attribute, µs per launch.
-// The devrt build also asks whether a graph with a programmatic edge can be instantiated for
-// device launch, and if so whether a kernel can launch it and both nodes run.
+// The devrt build also times two execs taking turns on two blocking streams, as the bench
+// samples its two sides, and asks whether a graph with a programmatic edge can be
+// instantiated for device launch, and if so whether a kernel can launch it and both nodes run.
 //
 // Exit status 0 when every check held, 1 when not, 2 on a CUDA error.
 #include <algorithm>
@@ -173,6 +174,62 @@ static double stream_launches(int how) {
   return us[us.size() / 2];
 }
 
+#ifdef CHAIN_SHAPE_DEVRT
+// One sample: `replays` launches of `e` on `stream` between two events, µs per node; the
+// counter checked as in replay().
+static double one_sample(const Shape& s, cudaGraphExec_t e, cudaStream_t stream, int nodes, int replays,
+                         cudaEvent_t a, cudaEvent_t b) {
+  CK(cudaMemsetAsync(g_counter, 0, sizeof(unsigned), stream));
+  CK(cudaEventRecord(a, stream));
+  for (int r = 0; r < replays; ++r) CK(cudaGraphLaunch(e, stream));
+  CK(cudaEventRecord(b, stream));
+  CK(cudaEventSynchronize(b));
+  float ms;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  unsigned counter;
+  CK(cudaMemcpy(&counter, g_counter, sizeof counter, cudaMemcpyDeviceToHost));
+  if (counter != (s.counts ? (unsigned)(nodes * replays) : 0u)) {
+    fprintf(stderr, "%s: counter %u\n", s.name, counter);
+    ++g_failures;
+  }
+  return ms * 1e3 / (nodes * replays);
+}
+
+// The bench's way (src/harness.rs): two execs of the same 100-node chain, each on its own
+// blocking stream, sampled alternately (A, B, A, B, ...): µs per node of each, medians, against
+// one exec alone. Does a second exec and stream, taking turns, slow a chain down?
+static void taking_turns(const Shape& s, bool programmatic) {
+  const int nodes = 100, replays = 200;
+  cudaStream_t streams[2];
+  cudaGraph_t graphs[2];
+  cudaGraphExec_t execs[2];
+  for (int i = 0; i < 2; ++i) {
+    CK(cudaStreamCreate(&streams[i]));
+    graphs[i] = build(s, nodes, programmatic);
+    CK(cudaGraphInstantiate(&execs[i], graphs[i], 0));
+    CK(cudaGraphUpload(execs[i], streams[i]));
+  }
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  std::vector<double> alone, turns[2];
+  for (int k = 0; k < 16; ++k) alone.push_back(one_sample(s, execs[0], streams[0], nodes, replays, a, b));
+  for (int k = 0; k < 16; ++k) {
+    for (int i = 0; i < 2; ++i) turns[i].push_back(one_sample(s, execs[i], streams[i], nodes, replays, a, b));
+  }
+  auto median = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
+  printf("taking turns, %-9s %-12s 100 nodes: alone %.3f, A %.3f, B %.3f µs/node\n", s.name,
+         programmatic ? "programmatic" : "plain", median(alone), median(turns[0]), median(turns[1]));
+  for (int i = 0; i < 2; ++i) {
+    CK(cudaGraphExecDestroy(execs[i]));
+    CK(cudaGraphDestroy(graphs[i]));
+    CK(cudaStreamDestroy(streams[i]));
+  }
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+}
+#endif
+
 // A chain of rmw kernels, which never call cudaGridDependencySynchronize(), joined by
 // programmatic edges: nothing orders the read-modify-writes, so increments may be lost. Prints
 // the counter against what plain edges give; not a check (what it shows is the point).
@@ -276,6 +333,10 @@ int main() {
          stream_launches(0), stream_launches(1), stream_launches(2));
   programmatic_without_wait();
 #ifdef CHAIN_SHAPE_DEVRT
+  taking_turns(shapes[0], false);
+  taking_turns(shapes[3], true);
+  taking_turns(shapes[1], false);
+  taking_turns(shapes[4], true);
   device_launch_programmatic();
 #endif
   CK(cudaStreamDestroy(g_nonblocking));

@@ -5,9 +5,10 @@
 //! (`bench_pdl_empty`, `bench_pdl_rmw`: trigger, then wait, through `cuda_graph_pdl.cuh`), as
 //! a user switching to PDL writes them. Rust: `GraphBuilder::add_kernel` (plain) and
 //! `add_kernel_with` with `Dependency::programmatic`; C++: `cudaGraphAddNode` with edge data
-//! (`twin_pdl.cu`). Instantiated and uploaded before timing. The read-modify-write chains'
-//! counter proves every node ran once per replay, in order (a lost update shows as a short
-//! count); the empty chains are checked by CUDA's statuses alone, as the empty stream launch is.
+//! (`twin_pdl.cu`). Instantiated and uploaded before timing, [`SETS`] execs per side in
+//! alternating build order. The read-modify-write chains' counter proves every node ran once
+//! per replay, in order (a lost update shows as a short count); the empty chains are checked by
+//! CUDA's statuses alone, as the empty stream launch is.
 
 use cuda_graph::graph::{Dependency, Graph, GraphExec, HostLaunch, KernelNode};
 use cuda_graph::kernel::KernelAttributes;
@@ -68,6 +69,14 @@ pub fn build(counter: &DeviceBuffer<u32>, rmw: bool, programmatic: bool, nodes: 
     Ok(graph)
 }
 
+/// Exec sets per side, chain and length: sample `i` of a side replays set `i % SETS`. The sets
+/// are made in pairs in the order of
+/// [`rust_made_first`](crate::device_launch_width::rust_made_first) (R C, C R, C R, R C): an
+/// exec's speed depends on when it was made, not on who made it (`bench/README.md`, "Exec
+/// placement"), and one set per side measured that (a 10-node row at 1.05 in one H100 run, the
+/// next at 0.94), not the API.
+pub const SETS: usize = 4;
+
 /// Measures both sides for each chain at each length, about `target_nodes` nodes per sample.
 pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, target_nodes: u32) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
@@ -75,14 +84,27 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, target_nodes: u32)
         for nodes in LENGTHS {
             let replays = replays_for(nodes, target_nodes);
             let want = if rmw { nodes * replays } else { 0 };
-            let graph = build(&rust.counter, rmw, programmatic, nodes)?;
-            let exec: GraphExec<HostLaunch> = graph.instantiate(Default::default())?;
-            exec.upload(&rust.stream)?;
+            let (mut execs, mut chains) = (Vec::with_capacity(SETS), Vec::with_capacity(SETS));
+            for set in 0..SETS {
+                let rust_first = crate::device_launch_width::rust_made_first(set);
+                if !rust_first {
+                    chains.push(twin.pdl_chain(rmw, programmatic, nodes)?);
+                }
+                let exec: GraphExec<HostLaunch> =
+                    build(&rust.counter, rmw, programmatic, nodes)?.instantiate(Default::default())?;
+                exec.upload(&rust.stream)?;
+                execs.push(exec);
+                if rust_first {
+                    chains.push(twin.pdl_chain(rmw, programmatic, nodes)?);
+                }
+            }
             rust.stream.synchronize()?;
-            let cpp_chain = twin.pdl_chain(rmw, programmatic, nodes)?;
+            let (mut rust_sample, mut cpp_sample) = (0, 0);
             let pair = interleave(
                 plan,
                 || {
+                    let exec = &execs[rust_sample % SETS];
+                    rust_sample += 1;
                     rust.begin_sample()?;
                     for _ in 0..replays {
                         exec.launch(&rust.stream)?;
@@ -92,7 +114,9 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, target_nodes: u32)
                     Ok(ms * 1e3 / f64::from(nodes * replays))
                 },
                 || {
-                    let (us, counter) = cpp_chain.replay(replays)?;
+                    let chain = &chains[cpp_sample % SETS];
+                    cpp_sample += 1;
+                    let (us, counter) = chain.replay(replays)?;
                     expect_count(operation, "C++", counter, want)?;
                     Ok(us)
                 },

@@ -1,5 +1,6 @@
-//! Launch attributes on a real GPU (issue 24): clusters and cooperative grids take effect on
-//! stream launches and kernel nodes (the kernels report how they were launched), node
+//! Launch attributes on a real GPU (issue 24): clusters take effect on stream launches and
+//! kernel nodes (the kernel reports its cluster size), cooperative grids meet at a grid-wide
+//! barrier, node
 //! attributes read back through CUDA, events recorded by launches complete, and what the
 //! device cannot do is refused before CUDA is called.
 
@@ -15,7 +16,7 @@ use cuda_graph::kernel::{
 use cuda_graph::{sys, CudaError, Device, DeviceBuffer, Event, EventOptions, Stream};
 use gpu_test_support::require_gpu;
 use graph_support::{one, run, stream};
-use test_kernels::{cluster_blocks, grid_is_cooperative, increment_counter, pdl_append};
+use test_kernels::{cluster_blocks, grid_sync_sum, increment_counter, pdl_append};
 
 fn sm90() -> Result<bool, CudaError> {
     Ok(Device::current()?.properties()?.major >= 9)
@@ -71,26 +72,29 @@ fn clusters_group_blocks_on_stream_launches_and_kernel_nodes() {
 }
 
 #[test]
-fn a_cooperative_attribute_makes_the_grid_cooperative() {
+fn cooperative_grids_meet_at_a_grid_wide_barrier() {
     require_gpu!();
     run(|| {
         let stream = stream()?;
-        let out = DeviceBuffer::<u32>::zeroed(4)?;
+        let out = DeviceBuffer::<u32>::zeroed(5)?;
         let cooperative = KernelAttributes { cooperative: true, ..Default::default() };
         let config = LaunchConfig::new(4, 64);
         let attributes = LaunchAttributes { kernel: cooperative.clone(), ..Default::default() };
-        grid_is_cooperative().launch_with(&stream, config, &attributes, (out.slice(),))?;
+        grid_sync_sum().launch_with(&stream, config, &attributes, (out.slice(),))?;
         stream.synchronize()?;
-        assert_eq!(out.to_vec()?, [1; 4]);
-        grid_is_cooperative().launch(&stream, config, (out.slice(),))?;
-        stream.synchronize()?;
-        assert_eq!(out.to_vec()?, [0; 4]);
+        assert_eq!(out.to_vec()?, [1, 2, 3, 4, 10]);
 
+        let again = DeviceBuffer::<u32>::zeroed(5)?;
         let graph = Graph::new()?;
-        graph.add_kernel_with(grid_is_cooperative(), config, (out.slice(),), &cooperative, &[])?;
+        let node = graph.add_kernel_with(grid_sync_sum(), config, (again.slice(),), &cooperative, &[])?;
+        // SAFETY: the cooperative attribute's value is the `cooperative` member.
+        let set = unsafe {
+            node_attribute(&node, sys::cudaLaunchAttributeID::cudaLaunchAttributeCooperative).cooperative
+        };
+        assert_eq!(set, 1);
         graph.instantiate::<HostLaunch>(Default::default())?.launch(&stream)?;
         stream.synchronize()?;
-        assert_eq!(out.to_vec()?, [1; 4]);
+        assert_eq!(again.to_vec()?, [1, 2, 3, 4, 10]);
         Ok(())
     });
 }

@@ -33,10 +33,18 @@ extern "C" __global__ void cluster_blocks(cuda_graph::slice<uint32_t> out) {
     if (b < out.size()) out[b] = blocks;
 }
 
-// out[b] = 1 when the grid was launched cooperatively (cooperative_groups::this_grid() is
-// valid), else 0, for every block b that fits in `out` (thread 0 of each block, 1-D grids).
-extern "C" __global__ void grid_is_cooperative(cuda_graph::slice<uint32_t> out) {
-    if (threadIdx.x != 0) return;
-    const uint32_t cooperative = cooperative_groups::this_grid().is_valid() ? 1u : 0u;
-    if (blockIdx.x < out.size()) out[blockIdx.x] = cooperative;
+// A grid-wide barrier: thread 0 of block b writes out[b] = b + 1, every thread of the grid
+// waits at cooperative_groups::this_grid().sync(), then thread 0 of block 0 writes the sum of
+// out[0..gridDim.x) to out[gridDim.x] (1-D grids; nothing is written when `out` is shorter
+// than gridDim.x + 1). The barrier needs every block resident at once: launch it only as a
+// cooperative grid (`KernelAttributes::cooperative`), or it may never return.
+extern "C" __global__ void grid_sync_sum(cuda_graph::slice<uint32_t> out) {
+    if (out.size() < static_cast<uint64_t>(gridDim.x) + 1) return;  // the same for every block
+    if (threadIdx.x == 0) out[blockIdx.x] = blockIdx.x + 1;
+    cooperative_groups::this_grid().sync();
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        uint32_t sum = 0;
+        for (uint32_t b = 0; b < gridDim.x; ++b) sum += out[b];
+        out[gridDim.x] = sum;
+    }
 }

@@ -291,12 +291,14 @@ cuda_graph::kernels! {
     /// ```
     pub unsafe fn cluster_blocks(out: DeviceSlice<u32>);
 
-    /// `grid_is_cooperative(cuda_graph::slice<uint32_t> out)`: `out[b]` = 1 when the grid was
-    /// launched cooperatively, else 0 (1-D grids).
+    /// `grid_sync_sum(cuda_graph::slice<uint32_t> out)`: block `b` writes `out[b] = b + 1`,
+    /// the grid meets at a grid-wide barrier, then `out[gridDim.x]` = their sum. Launch it only
+    /// as a cooperative grid (`KernelAttributes::cooperative`): the barrier needs every block
+    /// resident, and without that it may never return.
     ///
     /// ```no_run
-    /// test_kernels::grid_is_cooperative().function()?;
+    /// test_kernels::grid_sync_sum().function()?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub unsafe fn grid_is_cooperative(out: DeviceSlice<u32>);
+    pub unsafe fn grid_sync_sum(out: DeviceSlice<u32>);
 }
