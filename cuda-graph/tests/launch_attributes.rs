@@ -114,15 +114,13 @@ fn priority_and_memory_sync_domains_are_set_on_kernel_nodes() {
         };
         let graph = Graph::new()?;
         let node = graph.add_kernel_with(pdl_append(), one(), (log.slice(), 7), &attributes, &[])?;
-        // SAFETY: each value read is the member of the attribute asked for.
-        unsafe {
-            use sys::cudaLaunchAttributeID as Id;
-            assert_eq!(node_attribute(&node, Id::cudaLaunchAttributePriority).priority, greatest);
-            assert_eq!(
-                node_attribute(&node, Id::cudaLaunchAttributeMemSyncDomain).memSyncDomain,
-                sys::cudaLaunchMemSyncDomain::cudaLaunchMemSyncDomainRemote
-            );
-        }
+        use sys::cudaLaunchAttributeID as Id;
+        // SAFETY: the priority attribute's value is the `priority` member.
+        let priority = unsafe { node_attribute(&node, Id::cudaLaunchAttributePriority).priority };
+        assert_eq!(priority, greatest);
+        // SAFETY: the memory sync domain attribute's value is the `memSyncDomain` member.
+        let domain = unsafe { node_attribute(&node, Id::cudaLaunchAttributeMemSyncDomain).memSyncDomain };
+        assert_eq!(domain, sys::cudaLaunchMemSyncDomain::cudaLaunchMemSyncDomainRemote);
         let stream = stream()?;
         graph.instantiate::<HostLaunch>(Default::default())?.launch(&stream)?;
         stream.synchronize()?;
