@@ -188,23 +188,12 @@ int build_chain(TwinSession* s, TwinChain* c, int nodes, uint32_t value, int nod
         if (node_api == 0) {
             TWIN_CHECK(cudaGraphAddKernelNode(&node, c->graph, previous ? &previous : nullptr, previous ? 1 : 0, &params));
         } else {
-            cudaGraphNodeParams generic = {};
-            generic.type = cudaGraphNodeTypeKernel;
-            generic.kernel.func = params.func;
-            generic.kernel.gridDim = params.gridDim;
-            generic.kernel.blockDim = params.blockDim;
-            generic.kernel.sharedMemBytes = params.sharedMemBytes;
-            generic.kernel.kernelParams = params.kernelParams;
-            generic.kernel.extra = params.extra;
+            cudaGraphNodeParams generic = one_thread_kernel_node(params.func, args);
             TWIN_CHECK(cudaGraphAddNode(&node, c->graph, previous ? &previous : nullptr, nullptr, previous ? 1 : 0, &generic));
         }
         previous = node;
     }
-    TWIN_CHECK(cudaGraphInstantiate(&c->exec, c->graph, 0));
-    TWIN_CHECK(cudaGraphUpload(c->exec, s->stream));
-    TWIN_CHECK(cudaStreamSynchronize(s->stream));
-    c->nodes = nodes;
-    return 0;
+    return finish_chain(s, c, nodes);
 }
 
 int build_while(TwinSession* s, TwinLoop* w, int steps) {

@@ -46,6 +46,28 @@ struct TwinChain {
     int nodes = 0;
 };
 
+// A one-thread (1 block of 1 thread) kernel node's parameters for cudaGraphAddNode.
+static inline cudaGraphNodeParams one_thread_kernel_node(const void* func, void** args) {
+    cudaGraphNodeParams params = {};
+    params.type = cudaGraphNodeTypeKernel;
+    params.kernel.func = const_cast<void*>(func);
+    params.kernel.gridDim = dim3(1);
+    params.kernel.blockDim = dim3(1);
+    params.kernel.sharedMemBytes = 0;
+    params.kernel.kernelParams = args;
+    params.kernel.extra = nullptr;
+    return params;
+}
+
+// Instantiates and uploads a chain of `nodes` nodes whose graph is built.
+static inline int finish_chain(TwinSession* s, TwinChain* c, int nodes) {
+    TWIN_CHECK(cudaGraphInstantiate(&c->exec, c->graph, 0));
+    TWIN_CHECK(cudaGraphUpload(c->exec, s->stream));
+    TWIN_CHECK(cudaStreamSynchronize(s->stream));
+    c->nodes = nodes;
+    return 0;
+}
+
 // Releases a chain (twin.cu); keeps the first failure.
 extern "C" int twin_chain_destroy(TwinChain* c);
 

@@ -21,22 +21,13 @@ int build_pdl_chain(TwinSession* s, TwinChain* c, int rmw, int programmatic, int
     edge.type = cudaGraphDependencyTypeProgrammatic;
     cudaGraphNode_t previous = nullptr;
     for (int i = 0; i < nodes; ++i) {
-        cudaGraphNodeParams params = {};
-        params.type = cudaGraphNodeTypeKernel;
-        params.kernel.func = const_cast<void*>(func);
-        params.kernel.gridDim = dim3(1);
-        params.kernel.blockDim = dim3(1);
-        params.kernel.kernelParams = rmw ? args : nullptr;
+        cudaGraphNodeParams params = one_thread_kernel_node(func, rmw ? args : nullptr);
         const cudaGraphEdgeData* data = previous != nullptr && programmatic ? &edge : nullptr;
         cudaGraphNode_t node = nullptr;
         TWIN_CHECK(cudaGraphAddNode(&node, c->graph, previous ? &previous : nullptr, data, previous ? 1 : 0, &params));
         previous = node;
     }
-    TWIN_CHECK(cudaGraphInstantiate(&c->exec, c->graph, 0));
-    TWIN_CHECK(cudaGraphUpload(c->exec, s->stream));
-    TWIN_CHECK(cudaStreamSynchronize(s->stream));
-    c->nodes = nodes;
-    return 0;
+    return finish_chain(s, c, nodes);
 }
 
 }  // namespace

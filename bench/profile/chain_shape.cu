@@ -102,6 +102,26 @@ static cudaGraph_t build(const Shape& s, int nodes, bool programmatic) {
 
 static int g_failures = 0;
 
+// One sample: `replays` launches of `e` on `stream` between two events, µs per node; the
+// counter checked (nodes x replays for kernels that count, else 0).
+static double one_sample(const Shape& s, cudaGraphExec_t e, cudaStream_t stream, int nodes, int replays,
+                         cudaEvent_t a, cudaEvent_t b) {
+  CK(cudaMemsetAsync(g_counter, 0, sizeof(unsigned), stream));
+  CK(cudaEventRecord(a, stream));
+  for (int r = 0; r < replays; ++r) CK(cudaGraphLaunch(e, stream));
+  CK(cudaEventRecord(b, stream));
+  CK(cudaEventSynchronize(b));
+  float ms;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  unsigned counter;
+  CK(cudaMemcpy(&counter, g_counter, sizeof counter, cudaMemcpyDeviceToHost));
+  if (counter != (s.counts ? (unsigned)(nodes * replays) : 0u)) {
+    fprintf(stderr, "%s: counter %u\n", s.name, counter);
+    ++g_failures;
+  }
+  return ms * 1e3 / (nodes * replays);
+}
+
 // µs per node of `nodes`-node chains replayed back to back, about 20000 nodes per sample.
 static double replay(const Shape& s, int nodes, bool programmatic) {
   cudaGraph_t g = build(s, nodes, programmatic);
@@ -114,22 +134,8 @@ static double replay(const Shape& s, int nodes, bool programmatic) {
   CK(cudaEventCreate(&b));
   std::vector<double> us;
   for (int sample = 0; sample < 13; ++sample) {
-    CK(cudaMemsetAsync(g_counter, 0, sizeof(unsigned), g_stream));
-    CK(cudaEventRecord(a, g_stream));
-    for (int r = 0; r < replays; ++r) CK(cudaGraphLaunch(e, g_stream));
-    CK(cudaEventRecord(b, g_stream));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    unsigned counter;
-    CK(cudaMemcpy(&counter, g_counter, sizeof counter, cudaMemcpyDeviceToHost));
-    const unsigned want = s.counts ? (unsigned)(nodes * replays) : 0u;
-    if (counter != want) {
-      fprintf(stderr, "%s %d nodes %s: counter %u, want %u\n", s.name, nodes, programmatic ? "programmatic" : "plain",
-              counter, want);
-      ++g_failures;
-    }
-    if (sample >= 3) us.push_back(ms * 1e3 / (nodes * replays));
+    const double per_node = one_sample(s, e, g_stream, nodes, replays, a, b);
+    if (sample >= 3) us.push_back(per_node);
   }
   std::sort(us.begin(), us.end());
   CK(cudaEventDestroy(a));
@@ -175,26 +181,6 @@ static double stream_launches(int how) {
 }
 
 #ifdef CHAIN_SHAPE_DEVRT
-// One sample: `replays` launches of `e` on `stream` between two events, µs per node; the
-// counter checked as in replay().
-static double one_sample(const Shape& s, cudaGraphExec_t e, cudaStream_t stream, int nodes, int replays,
-                         cudaEvent_t a, cudaEvent_t b) {
-  CK(cudaMemsetAsync(g_counter, 0, sizeof(unsigned), stream));
-  CK(cudaEventRecord(a, stream));
-  for (int r = 0; r < replays; ++r) CK(cudaGraphLaunch(e, stream));
-  CK(cudaEventRecord(b, stream));
-  CK(cudaEventSynchronize(b));
-  float ms;
-  CK(cudaEventElapsedTime(&ms, a, b));
-  unsigned counter;
-  CK(cudaMemcpy(&counter, g_counter, sizeof counter, cudaMemcpyDeviceToHost));
-  if (counter != (s.counts ? (unsigned)(nodes * replays) : 0u)) {
-    fprintf(stderr, "%s: counter %u\n", s.name, counter);
-    ++g_failures;
-  }
-  return ms * 1e3 / (nodes * replays);
-}
-
 // The bench's way (src/harness.rs): two execs of the same 100-node chain, each on its own
 // blocking stream, sampled alternately (A, B, A, B, ...): µs per node of each, medians, against
 // one exec alone. Does a second exec and stream, taking turns, slow a chain down?

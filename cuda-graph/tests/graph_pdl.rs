@@ -7,9 +7,9 @@ mod graph_support;
 
 use cuda_graph::graph::{AsNode, CaptureMode, Dependency, Edge, Graph, HostLaunch, KernelNode};
 use cuda_graph::kernel::{KernelAttributes, LaunchAttributes};
-use cuda_graph::{CudaError, Device, DeviceBuffer};
+use cuda_graph::{CudaError, DeviceBuffer, Stream};
 use gpu_test_support::require_gpu;
-use graph_support::{one, run, stream};
+use graph_support::{one, run, sm90_or_skip, stream};
 use test_kernels::{increment_counter, pdl_append};
 
 const CHAIN: u32 = 64;
@@ -26,9 +26,31 @@ fn expected_log(n: u32, replays: u32, room: usize) -> Vec<u32> {
     log
 }
 
-/// Whether the device runs programmatic dependent launch (sm_90 and later).
-fn programmatic_supported() -> Result<bool, CudaError> {
-    Ok(Device::current()?.properties()?.major >= 9)
+/// On a device that runs programmatic dependent launch: a stream and a zeroed log with room
+/// for `passes` passes of the chain. `None` (the test is skipped) elsewhere.
+fn setup(passes: u32) -> Result<Option<(Stream, DeviceBuffer<u32>)>, CudaError> {
+    if !sm90_or_skip("programmatic dependent launch")? {
+        return Ok(None);
+    }
+    Ok(Some((stream()?, DeviceBuffer::<u32>::zeroed((passes * CHAIN + 1) as usize)?)))
+}
+
+/// Instantiates `graph`, launches it `launches` times on `stream`, and checks that `log` then
+/// holds `passes` passes of the chain in order.
+fn launch_and_check(
+    graph: &Graph,
+    stream: &Stream,
+    log: &DeviceBuffer<u32>,
+    launches: u32,
+    passes: u32,
+) -> Result<(), CudaError> {
+    let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+    for _ in 0..launches {
+        exec.launch(stream)?;
+    }
+    stream.synchronize()?;
+    assert_eq!(log.to_vec()?, expected_log(CHAIN, passes, log.len()));
+    Ok(())
 }
 
 /// A chain of `n` `pdl_append(log, i)` nodes, each after the previous by `edge`.
@@ -50,13 +72,7 @@ fn chain(graph: &Graph, log: &DeviceBuffer<u32>, n: u32, edge: Edge) -> Result<V
 fn a_chain_of_programmatic_edges_runs_in_order_replay_after_replay() {
     require_gpu!();
     run(|| {
-        if !programmatic_supported()? {
-            eprintln!("skipped: programmatic dependent launch needs sm_90");
-            return Ok(());
-        }
-        let stream = stream()?;
-        let room = (3 * CHAIN + 1) as usize;
-        let log = DeviceBuffer::<u32>::zeroed(room)?;
+        let Some((stream, log)) = setup(3)? else { return Ok(()) };
         let graph = Graph::new()?;
         let nodes = chain(&graph, &log, CHAIN, Edge::Programmatic)?;
         assert!(graph.dependencies(&nodes[0])?.is_empty());
@@ -65,13 +81,7 @@ fn a_chain_of_programmatic_edges_runs_in_order_replay_after_replay() {
             assert_eq!(deps.len(), 1);
             assert_eq!((deps[0].node(), deps[0].edge()), (pair[0].as_node(), Edge::Programmatic));
         }
-        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
-        for _ in 0..3 {
-            exec.launch(&stream)?;
-        }
-        stream.synchronize()?;
-        assert_eq!(log.to_vec()?, expected_log(CHAIN, 3, room));
-        Ok(())
+        launch_and_check(&graph, &stream, &log, 3, 3)
     });
 }
 
@@ -79,13 +89,8 @@ fn a_chain_of_programmatic_edges_runs_in_order_replay_after_replay() {
 fn plain_programmatic_and_launch_completion_edges_mix() {
     require_gpu!();
     run(|| {
-        if !programmatic_supported()? {
-            eprintln!("skipped: programmatic dependent launch needs sm_90");
-            return Ok(());
-        }
-        let stream = stream()?;
-        let room = (2 * CHAIN + 1) as usize;
-        let log = DeviceBuffer::<u32>::zeroed(room)?;
+        let Some((stream, log)) = setup(2)? else { return Ok(()) };
+        let room = log.len();
         let counters = DeviceBuffer::<u32>::zeroed(1)?;
         let graph = Graph::new()?;
         // A memset, a counting kernel after it by a plain edge, then a chain whose first link
@@ -112,12 +117,8 @@ fn plain_programmatic_and_launch_completion_edges_mix() {
         let after = [Dependency::launch_completion(&previous)];
         let last = graph.add_kernel_with(increment_counter(), one(), (counters.ptr(), 0), &none, &after)?;
         assert_eq!(graph.dependencies(&last)?[0].edge(), Edge::LaunchCompletion);
-        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
-        exec.launch(&stream)?;
-        exec.launch(&stream)?;
-        stream.synchronize()?;
         // Each launch clears the log first, so it holds one pass; each counts twice.
-        assert_eq!(log.to_vec()?, expected_log(CHAIN, 1, room));
+        launch_and_check(&graph, &stream, &log, 2, 1)?;
         assert_eq!(counters.to_vec()?, [4]);
         Ok(())
     });
@@ -127,13 +128,7 @@ fn plain_programmatic_and_launch_completion_edges_mix() {
 fn captured_launches_with_programmatic_serialization_become_programmatic_edges() {
     require_gpu!();
     run(|| {
-        if !programmatic_supported()? {
-            eprintln!("skipped: programmatic dependent launch needs sm_90");
-            return Ok(());
-        }
-        let stream = stream()?;
-        let room = (2 * CHAIN + 1) as usize;
-        let log = DeviceBuffer::<u32>::zeroed(room)?;
+        let Some((stream, log)) = setup(2)? else { return Ok(()) };
         pdl_append().function()?;
         let attributes = LaunchAttributes::programmatic();
         let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
@@ -156,12 +151,7 @@ fn captured_launches_with_programmatic_serialization_become_programmatic_edges()
             CHAIN as usize - 1,
             "every launch but the first joined by a programmatic edge"
         );
-        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
-        exec.launch(&stream)?;
-        exec.launch(&stream)?;
-        stream.synchronize()?;
-        assert_eq!(log.to_vec()?, expected_log(CHAIN, 2, room));
-        Ok(())
+        launch_and_check(&graph, &stream, &log, 2, 2)
     });
 }
 
@@ -169,13 +159,8 @@ fn captured_launches_with_programmatic_serialization_become_programmatic_edges()
 fn stream_launches_with_programmatic_serialization_run_in_order() {
     require_gpu!();
     run(|| {
-        if !programmatic_supported()? {
-            eprintln!("skipped: programmatic dependent launch needs sm_90");
-            return Ok(());
-        }
-        let stream = stream()?;
-        let room = (4 * CHAIN + 1) as usize;
-        let log = DeviceBuffer::<u32>::zeroed(room)?;
+        let Some((stream, log)) = setup(4)? else { return Ok(()) };
+        let room = log.len();
         let attributes = LaunchAttributes::programmatic();
         for _ in 0..4 {
             for i in 0..CHAIN {

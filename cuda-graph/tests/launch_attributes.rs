@@ -13,14 +13,10 @@ use cuda_graph::kernel::{
     Dim3, KernelAttributes, LaunchAttributes, LaunchConfig, MemSyncDomain, MemSyncDomainMap,
     ProgrammaticEvent,
 };
-use cuda_graph::{sys, CudaError, Device, DeviceBuffer, Event, EventOptions, Stream};
+use cuda_graph::{sys, Device, DeviceBuffer, Event, EventOptions, Stream};
 use gpu_test_support::require_gpu;
-use graph_support::{one, run, stream};
+use graph_support::{one, run, sm90_or_skip, stream};
 use test_kernels::{cluster_blocks, grid_sync_sum, increment_counter, pdl_append};
-
-fn sm90() -> Result<bool, CudaError> {
-    Ok(Device::current()?.properties()?.major >= 9)
-}
 
 fn cluster(x: u32) -> KernelAttributes {
     KernelAttributes { cluster: Some(Dim3::from(x)), ..Default::default() }
@@ -42,8 +38,7 @@ fn node_attribute(
 fn clusters_group_blocks_on_stream_launches_and_kernel_nodes() {
     require_gpu!();
     run(|| {
-        if !sm90()? {
-            eprintln!("skipped: clusters need sm_90");
+        if !sm90_or_skip("clusters")? {
             return Ok(());
         }
         let stream = stream()?;
@@ -133,8 +128,7 @@ fn priority_and_memory_sync_domains_are_set_on_kernel_nodes() {
 fn events_recorded_by_launch_attributes_complete() {
     require_gpu!();
     run(|| {
-        if !sm90()? {
-            eprintln!("skipped: programmatic events need sm_90");
+        if !sm90_or_skip("programmatic events")? {
             return Ok(());
         }
         let stream = stream()?;
@@ -177,7 +171,7 @@ fn what_the_device_cannot_do_is_refused_before_cuda() {
         };
         let message =
             launch(LaunchAttributes { kernel: cluster(3), ..Default::default() }, LaunchConfig::new(8, 32));
-        if sm90()? {
+        if Device::current()?.properties()?.major >= 9 {
             assert!(
                 message.contains("cluster Dim3 { x: 3, y: 1, z: 1 } does not divide the grid"),
                 "{message}"
