@@ -24,13 +24,11 @@ static DROP_ERRORS: std::sync::Mutex<Vec<CudaError>> = std::sync::Mutex::new(Vec
 /// [`take_drop_errors`] hands the records out.
 pub(crate) fn record_drop_error(status: sys::cudaError_t, call: &'static str) {
     if let Err(err) = check(status, call) {
-        let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        errors.push(err);
+        record_drop_failure(err);
     }
 }
 
-/// Records an error a destructor met that is already a [`CudaError`] (a wait that failed, say).
-#[cfg_attr(not(feature = "cudarc"), allow(dead_code))]
+/// Records an error met in `Drop` that is not one CUDA status (see [`record_drop_error`]).
 pub(crate) fn record_drop_failure(err: CudaError) {
     let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     errors.push(err);

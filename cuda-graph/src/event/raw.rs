@@ -34,7 +34,10 @@ impl Event {
         if raw.is_null() {
             return Err(CudaError::invalid("Event::from_raw", "the event handle is null"));
         }
-        Ok(Event { raw })
+        // Whether it records timing cannot be asked of CUDA: taken as not, so that this crate's
+        // early refusal of timed events where CUDA needs untimed ones (launch attributes)
+        // leaves the verdict to CUDA, which checks the event itself.
+        Ok(Event { raw, timing: false })
     }
 
     /// Borrows an event this crate does not own, for as long as `'a`: the returned value

@@ -186,7 +186,7 @@ impl Drop for Allocation {
 /// Runs `f` with `device` current, restoring the caller's current device afterwards. When
 /// `device` cannot be made current, `f` does not run (the error is recorded): waiting for
 /// another device would not make freeing this memory safe, so it is leaked.
-fn on_device(device: i32, f: impl FnOnce()) {
+pub(super) fn on_device(device: i32, f: impl FnOnce()) {
     let mut current = device;
     // SAFETY: `current` is a valid, writable i32.
     let got = unsafe { sys::cudaGetDevice(&mut current) };
@@ -211,7 +211,7 @@ fn on_device(device: i32, f: impl FnOnce()) {
 
 /// Waits for all work of the current device (`cudaDeviceSynchronize`). False (the error
 /// recorded) when that failed: work may then still use memory, which must be leaked.
-fn device_idle() -> bool {
+pub(super) fn device_idle() -> bool {
     // SAFETY: plain call; it touches no memory of ours.
     let synced = unsafe { sys::cudaDeviceSynchronize() };
     if synced == sys::cudaError::cudaSuccess {
@@ -369,20 +369,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.allocation.note_use_on(stream);
     }
 
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True when the buffer has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Size in bytes.
-    pub fn bytes(&self) -> usize {
-        self.len * size_of::<T>()
-    }
+    element_counts!("DeviceBuffer");
 
     /// Copies `data` into the buffer. Lengths must match. Synchronous: the copy has landed
     /// before this returns, so work queued next on any stream reads the new values.
@@ -480,7 +467,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 pub struct DevicePtr<T> {
     addr: u64,
     len: usize,
-    /// The allocation itself (an [`Allocation`], or another owner given to
+    /// The allocation itself (an [`Allocation`], the mapped host memory of a
+    /// [`MappedBuffer`](crate::memory::MappedBuffer), or another owner given to
     /// [`DevicePtr::from_raw_with_owner`]), as `keep_alive` hands it out.
     owner: Option<KeepAlive>,
     _element: PhantomData<fn() -> T>,

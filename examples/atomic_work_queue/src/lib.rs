@@ -30,9 +30,9 @@ pub use program::Program;
 mod variants;
 mod workload;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Preset, Report, Samples};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device};
+use cuda_graph::CudaError;
 use serde_json::json;
 
 pub use variants::{Lineup, Variant};
@@ -45,39 +45,56 @@ use variants::Bench;
 pub const MAX_ITEMS: u32 = 1 << 30;
 
 /// What to run: the workload, the grid, and the variants' parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Work items.
-    pub items: u32,
     /// Timed runs of each variant after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the costs (and of the salt mixed into every result).
+    #[arg(skip)]
     pub seed: u64,
-    /// Iterations of a light item; each item gets up to a quarter more at random.
-    pub light_cost: u32,
-    /// How many times costlier every item of a hot span is.
+    /// Work items (default: 4194304, or 65536 with --quick).
+    #[arg(long, value_name = "N")]
+    pub items: u32,
+    /// How many times costlier every item of a hot span is (1: uniform work).
+    #[arg(long, value_name = "X")]
     pub heavy_factor: u32,
+    /// Iterations of a light item; each item gets up to a quarter more at random.
+    #[arg(skip)]
+    pub light_cost: u32,
     /// Items per span; a span is hot or light as a whole.
+    #[arg(skip)]
     pub span: u32,
     /// One span in this many is hot.
+    #[arg(skip)]
     pub hot_one_in: u32,
     /// Threads per block, a multiple of 32.
+    #[arg(skip)]
     pub threads_per_block: u32,
     /// Blocks per SM in the persistent grid all variants share.
+    #[arg(skip)]
     pub blocks_per_sm: u32,
     /// Items per claim of the warp-leader kernel (variant 3), a power of two.
+    #[arg(skip)]
     pub batch: u32,
     /// Items a block claims at once in the hierarchical kernel, a multiple of 32.
+    #[arg(skip)]
     pub block_chunk: u32,
     /// Batch sizes of the sweep (powers of two).
+    #[arg(skip)]
     pub sweep: Vec<u32>,
     /// Also run the uniform-cost control (the same items with `heavy_factor` 1) and report the
     /// dynamic warp kernel against the best static variant there (skipped when `heavy_factor`
     /// is already 1, and with [`Lineup::Listing`] or [`Costs::Sawtooth`]).
+    #[arg(skip)]
     pub uniform_control: bool,
     /// How the costs are drawn: the port's hot spans, or the listing's sawtooth.
+    #[arg(skip = Costs::HotSpans)]
     pub costs: Costs,
     /// Which kernels run on which grid: the port's six and the sweep, or the listing's two.
+    #[arg(skip = Lineup::Port)]
     pub lineup: Lineup,
 }
 
@@ -157,6 +174,21 @@ impl Options {
     }
 }
 
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    let options = Options::listing();
+    Book::Preset {
+        preset: Preset { quick: Options { items: 1 << 16, runs: 2, ..options.clone() }, options },
+        note: "atomic_work_queue.cu: 1 Mi items, item i does i & 255 rounds; the static kernel and the \
+               warp-batched dynamic kernel (32 per claim) each over 4096 blocks of 256, one thread per \
+               item. Not as listed: a round is an LCG step and an xorshift, checked against the CPU \
+               (the listing adds sinf(x) * cosf(x) and checks nothing), and the figure is the median \
+               of timed runs after a warm-up (the listing times each kernel once, static first, cold). \
+               The port's default: 4 Mi items with hot spans on a persistent grid, six kernels.",
+    }
+}
+
 /// One variant's timings and what its outputs looked like.
 struct Measured {
     variant: Variant,
@@ -207,9 +239,7 @@ fn first_difference(a: &[u32], b: &[u32]) -> Option<(usize, u32, u32)> {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
     let workload = Workload::build(options);
     let reference = workload.reference();
 
@@ -446,8 +476,7 @@ fn fastest_static<'a>(measured: impl Iterator<Item = &'a Measured>) -> (Variant,
 /// assert!(atomic_work_queue::headline(&report).ends_with("; uniform 0.98x"));
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
-    let best = figure("best_static_variant");
+    let best = report.figure_or_nan("best_static_variant");
     let name = STATIC_VARIANTS
         .iter()
         .enumerate()
@@ -455,9 +484,9 @@ pub fn headline(report: &Report) -> String {
         .map_or_else(|| "?".to_string(), |(_, v)| v.name());
     let mut line = format!(
         "dynamic {:.2}x over best static ({name}) ({:.2} vs {:.2} ms)",
-        figure("dynamic_over_static"),
-        figure("dynamic_warp_ms"),
-        figure("best_static_ms")
+        report.figure_or_nan("dynamic_over_static"),
+        report.figure_or_nan("dynamic_warp_ms"),
+        report.figure_or_nan("best_static_ms")
     );
     if let Some(uniform) = report.figure_value("uniform_dynamic_over_static") {
         line.push_str(&format!("; uniform {uniform:.2}x"));
@@ -473,13 +502,12 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().items < Options::default().items);
         chapter_common::assert_options_checked::<Program>(&[
-            ("items", Options { items: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
             ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
             ("batch", Options { sweep: vec![1, 3], ..Options::quick() }),
             ("block_chunk", Options { block_chunk: 48, ..Options::quick() }),
             ("light_cost", Options { light_cost: 0, ..Options::quick() }),
         ]);
+        chapter_common::assert_flags_refused::<Program>(&["--items=0"]);
     }
 
     fn measured(variant: Variant, ms: &[f64]) -> Measured {

@@ -1,6 +1,6 @@
 //! `atomic_work_queue` as a [`ChapterProgram`]: what its `main`, the chapter runner and the tests drive.
 
-use chapter_common::{Book, ChapterProgram, ExampleError, Preset, Report};
+use chapter_common::{Book, ChapterProgram, ExampleError, Report};
 
 use crate::Options;
 
@@ -32,15 +32,6 @@ impl ChapterProgram for Program {
     }
 
     fn book() -> Book<Options> {
-        let options = Options::listing();
-        Book::Preset {
-            preset: Preset { quick: Options { items: 1 << 16, runs: 2, ..options.clone() }, options },
-            note: "atomic_work_queue.cu: 1 Mi items, item i does i & 255 rounds; the static kernel and the \
-                   warp-batched dynamic kernel (32 per claim) each over 4096 blocks of 256, one thread per \
-                   item. Not as listed: a round is an LCG step and an xorshift, checked against the CPU \
-                   (the listing adds sinf(x) * cosf(x) and checks nothing), and the figure is the median \
-                   of timed runs after a warm-up (the listing times each kernel once, static first, cold). \
-                   The port's default: 4 Mi items with hot spans on a persistent grid, six kernels.",
-        }
+        crate::book()
     }
 }

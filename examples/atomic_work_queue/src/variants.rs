@@ -169,17 +169,13 @@ impl Bench {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("awq_static_tiles", super::awq_static_tiles().check_types()),
-            ("awq_static_per_item", super::awq_static_per_item().check_types()),
-            ("awq_static_grid_stride", super::awq_static_grid_stride().check_types()),
-            ("awq_dynamic_per_thread", super::awq_dynamic_per_thread().check_types()),
-            ("awq_warp_batched", super::awq_warp_batched().check_types()),
-            ("awq_hierarchical", super::awq_hierarchical().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
+        chapter_common::assert_kernel_types! {
+            awq_static_tiles, awq_static_per_item, awq_static_grid_stride, awq_dynamic_per_thread,
+            awq_warp_batched, awq_hierarchical
         }
     }
 }

@@ -29,12 +29,7 @@ pub enum Costs {
 /// assert_ne!(item_work(5, 10, 7), item_work(5, 11, 7));
 /// ```
 pub fn item_work(index: u32, cost: u32, salt: u32) -> u32 {
-    let mut x = index.wrapping_mul(0x9e37_79b9) ^ salt;
-    for _ in 0..cost {
-        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        x ^= x >> 15;
-    }
-    x
+    chapter_common::lcg_rounds(index, cost, salt)
 }
 
 /// The inputs of one run: a cost per item and the salt mixed into every result.
@@ -76,16 +71,7 @@ impl Workload {
         let span = options.span.max(1) as usize;
         let spans = items.div_ceil(span);
         let hot_spans = (spans / options.hot_one_in.max(1) as usize).clamp(1, spans.max(1));
-        // A partial Fisher-Yates shuffle picks which spans are hot.
-        let mut order: Vec<usize> = (0..spans).collect();
-        for k in 0..hot_spans {
-            let pick = k + rng.below((spans - k) as u32) as usize;
-            order.swap(k, pick);
-        }
-        let mut hot = vec![false; spans];
-        for &s in &order[..hot_spans] {
-            hot[s] = true;
-        }
+        let hot = rng.flags(spans, hot_spans);
         let jitter = options.light_cost / 4 + 1;
         let costs = (0..items)
             .map(|i| {

@@ -10,7 +10,8 @@ use crate::{Book, CommonArgs, ExampleError, Report};
 /// the workload of the chapter's own listing.
 ///
 /// An example crate implements it on a unit struct (by convention `Program`); its binary's
-/// `main` then calls [`main_with`], `ch12` runs it through [`ChapterProgram::run`] and shows
+/// `main` then calls [`main_with_flags`](crate::main_with_flags) (which drives [`main_with`]),
+/// `ch12` runs it through [`ChapterProgram::run`] and shows
 /// [`ChapterProgram::headline`] (for the port's workload and for [`ChapterProgram::book`]'s),
 /// and its unit tests check its option rules with [`assert_options_checked`].
 ///
@@ -151,7 +152,8 @@ pub fn main_with<P: ChapterProgram>(common: &CommonArgs, set: impl FnOnce(&mut P
 }
 
 /// For a program's unit tests: its default and quick options, and those of its chapter
-/// workload ([`ChapterProgram::book`], full and quick), pass [`ChapterProgram::validate`], and
+/// workload ([`ChapterProgram::book`], full and quick), pass [`ChapterProgram::validate`], zero
+/// timed runs (set through [`ChapterProgram::set_runs_and_seed`]) is refused as `runs`, and
 /// each `(option, options)` of `bad` is refused with [`ExampleError::Options`] naming that
 /// option. Panics otherwise.
 pub fn assert_options_checked<P: ChapterProgram>(bad: &[(&str, P::Options)]) {
@@ -161,9 +163,12 @@ pub fn assert_options_checked<P: ChapterProgram>(bad: &[(&str, P::Options)]) {
             panic!("{}: {options:?} refused: {err}", P::NAME);
         }
     }
-    for (option, options) in bad {
+    let mut no_runs = P::quick_options();
+    P::set_runs_and_seed(&mut no_runs, 0, 1);
+    for (option, options) in std::iter::once(("runs", &no_runs)).chain(bad.iter().map(|(o, opts)| (*o, opts)))
+    {
         match P::validate(options) {
-            Err(ExampleError::Options { option: named, .. }) if named == *option => {}
+            Err(ExampleError::Options { option: named, .. }) if named == option => {}
             other => panic!("{}: {options:?}: want {option} refused, got {other:?}", P::NAME),
         }
     }

@@ -32,16 +32,6 @@ impl ChapterProgram for Program {
     }
 
     fn book() -> Book<Options> {
-        Book::Broken {
-            why: "does not compile on CUDA 13.0",
-            preset: None,
-            note: "cuda_graphs_conditional.cu calls cudaGraphAddConditionalNode, which \
-                   CUDA 13.0 does not declare (nvcc 13.0: identifier is undefined), and never sets the \
-                   condition (its cudaGraphSetConditional call is commented out; the host picks the path \
-                   from the batch size). What it times, one x *= scale kernel over 16 to 512 values, \
-                   1000 iterations, as stream launches, a captured graph and the conditional graph, has \
-                   no device-side decision to port; the routing graphs and the WHILE loop are the \
-                   port's.",
-        }
+        crate::book()
     }
 }

@@ -26,31 +26,40 @@ pub use program::Program;
 pub mod bench;
 pub mod model;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
-use cuda_graph::Device;
+use chapter_common::{Book, ExampleError, OptionCheck, Preset, Report, Rng, Samples};
 use serde_json::json;
 
 use bench::{Bench, Way};
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Values each stage maps.
-    pub size: u32,
-    /// Pipeline iterations per timed run (a multiple of `capture_iters`).
-    pub iters: u32,
-    /// Iterations captured into the graph (`6 x capture_iters` kernel nodes).
-    pub capture_iters: u32,
-    /// Threads per block of every stage.
-    pub threads_per_block: u32,
-    /// Check the output against the CPU reference (the three ways are compared regardless).
-    pub verify: bool,
     /// Timed runs of each way after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the input.
+    #[arg(skip)]
     pub seed: u64,
+    /// Values each stage maps (default 16384).
+    #[arg(long, value_name = "N")]
+    pub size: u32,
+    /// Pipeline iterations per timed run, a multiple of --capture-iters (default 10000, or 400 with
+    /// --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
+    /// Iterations captured into the graph, `6 x capture_iters` kernel nodes (default 1000, or 100
+    /// with --quick).
+    #[arg(long, value_name = "N")]
+    pub capture_iters: u32,
+    /// Threads per block of every stage.
+    #[arg(skip)]
+    pub threads_per_block: u32,
+    /// Check the output against the CPU reference (the three ways are compared regardless).
+    #[arg(skip)]
+    pub verify: bool,
     /// Also run the extra `stream` way, which allocates each stage's output and frees its
     /// input in stream order (the chapter's programs do not).
+    #[arg(skip)]
     pub per_stage_alloc: bool,
 }
 
@@ -98,6 +107,27 @@ impl Options {
     }
 }
 
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    let options = Options { iters: 20_000, per_stage_alloc: false, ..Options::default() };
+    Book::Preset {
+        preset: Preset {
+            quick: Options { iters: 400, capture_iters: 100, runs: 2, ..options.clone() },
+            options,
+        },
+        note: "baseline_cuda_graphs.cu vs optimized_cuda_graphs.cu: 16 Ki values, six stages per \
+               iteration in blocks of 128, 20 000 iterations; the baseline launches the stages one by \
+               one over preallocated memory, the optimized program captures 1000 iterations (6000 \
+               kernel nodes) and replays them 20 times; CUDA events around the timed loop after one \
+               warm-up. Not as listed: a stage is three integer affine passes (the listing: tanhf, \
+               __sinf, __cosf), stages alternate between two buffers (the listing: in place), the stream \
+               is blocking and capture thread-local (the listing: non-blocking, global), and the figure \
+               is a median of runs. The port's default: 10 000 iterations per run, plus a stream way \
+               that allocates per stage.",
+    }
+}
+
 /// The first index where two outputs differ, described.
 fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
     if got.len() != want.len() {
@@ -113,9 +143,7 @@ fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let mut rng = Rng::new(options.seed);
     let input: Vec<u32> = (0..options.size).map(|_| rng.next_u64() as u32 | 1).collect();
@@ -207,7 +235,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         report.note("verify skipped (--no-verify): the ways are compared with each other only");
     }
 
-    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(chapter_common::device_note(&properties));
     report.note(format!(
         "{} stages x {} values per iteration, blocks of {}; graph: {} iterations = {} kernel nodes, replayed {} \
          times per run",
@@ -249,12 +277,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     let mut line = format!(
         "graph {:.2}x over stream, both preallocated ({:.4} vs {:.4} ms/iter)",
-        figure("graph_over_stream_prealloc"),
-        figure("graph_ms_per_iter"),
-        figure("stream_prealloc_ms_per_iter"),
+        report.figure_or_nan("graph_over_stream_prealloc"),
+        report.figure_or_nan("graph_ms_per_iter"),
+        report.figure_or_nan("stream_prealloc_ms_per_iter"),
     );
     if let Some(over_alloc) = report.figure_value("graph_over_stream") {
         line.push_str(&format!("; {over_alloc:.2}x over per-stage alloc"));
@@ -270,13 +297,11 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
         assert!(Options::quick().verify && Options::default().verify);
-        chapter_common::assert_options_checked::<Program>(&[
-            ("size", Options { size: 0, ..Options::quick() }),
-            ("iters", Options { iters: 150, ..Options::quick() }),
-            ("capture_iters", Options { capture_iters: 0, ..Options::quick() }),
-            ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
-        ]);
+        chapter_common::assert_options_checked::<Program>(&[(
+            "threads_per_block",
+            Options { threads_per_block: 100, ..Options::quick() },
+        )]);
+        chapter_common::assert_flags_refused::<Program>(&["--size=0", "--iters=150", "--capture-iters=0"]);
     }
 
     #[test]

@@ -32,12 +32,6 @@ impl ChapterProgram for Program {
     }
 
     fn book() -> Book<Options> {
-        Book::NoListing {
-            note: "The chapter gives sketches without sizes (a scheduler kernel that \
-                   fire-and-forgets a graph and relaunches itself with cudaGetCurrentGraphExec) and \
-                   quotes NVIDIA's device graph launch blog: device launch over 2x lower latency than \
-                   host launch and flat in topology and width, whose graphs are not described. The \
-                   widths, work graph and iterations are the port's.",
-        }
+        crate::book()
     }
 }

@@ -1,6 +1,6 @@
 //! `graph_conditional_runtime` as a [`ChapterProgram`]: what its `main`, the chapter runner and the tests drive.
 
-use chapter_common::{Book, ChapterProgram, ExampleError, Preset, Report};
+use chapter_common::{Book, ChapterProgram, ExampleError, Report};
 
 use crate::Options;
 
@@ -32,21 +32,6 @@ impl ChapterProgram for Program {
     }
 
     fn book() -> Book<Options> {
-        let options =
-            Options { iters: 5000, size: 1 << 16, rounds: 32, threads_per_block: 256, ..Options::default() };
-        Book::Preset {
-            preset: Preset {
-                quick: Options { iters: 100, size: 1 << 12, runs: 2, ..options.clone() },
-                options,
-            },
-            note: "optimized_graph_conditional_runtime.cu: 64 Ki values in blocks of 256; a one-thread \
-                   predicate sets an IF/ELSE node whose bodies are an update of 32 rounds per value and \
-                   a one-multiply update; 10 warm-up launches, then 5000 launches between CUDA events. Its \
-                   baseline is a PyTorch program that makes no decision, so the host-branching way here \
-                   is the port's. Not as listed: the predicate is one warp folding 32 samples and its \
-                   decision changes with the data (the listing's mean of 1024 values always picks the \
-                   32-round body), rounds are integer LCG steps, and the figure is a median of runs. \
-                   The port's default: 16 Ki values, 16 rounds, 1000 iterations.",
-        }
+        crate::book()
     }
 }

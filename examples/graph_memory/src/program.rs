@@ -32,10 +32,6 @@ impl ChapterProgram for Program {
     }
 
     fn book() -> Book<Options> {
-        Book::NoListing {
-            note: "The chapter gives no program for this: its text advises pre-allocating outside \
-                   the graph (static pools, fixed addresses). The pipeline, its sizes and the \
-                   memory-node variant are the port's.",
-        }
+        crate::book()
     }
 }

@@ -32,12 +32,6 @@ impl ChapterProgram for Program {
     }
 
     fn book() -> Book<Options> {
-        Book::NoListing {
-            note: "The device-launch guide's sketch (route: from thread 0 of block 0, a \
-                   fire-and-forget process_expert grid of 256-thread blocks sized (count + 255) / 256 per \
-                   expert with tokens, then a 1 x 256 reduce_results tail launch) states no token, expert \
-                   or hidden sizes and times nothing. The sizes, expert graphs and host-driven way are \
-                   the port's.",
-        }
+        crate::book()
     }
 }

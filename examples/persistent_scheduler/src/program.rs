@@ -32,12 +32,6 @@ impl ChapterProgram for Program {
     }
 
     fn book() -> Book<Options> {
-        Book::NoListing {
-            note: "The chapter describes this program without listing it: a persistent kernel \
-                   that pulls work from a queue, and a scheduler sketch that fire-and-forgets one graph \
-                   and tail-launches itself while should_continue(state), with no sizes or timing; its \
-                   \"up to ~3x\" is the summary of queues and graphs combined. Items, kinds and batches \
-                   are the port's.",
-        }
+        crate::book()
     }
 }

@@ -32,11 +32,6 @@ impl ChapterProgram for Program {
     }
 
     fn book() -> Book<Options> {
-        Book::NoListing {
-            note: "The chapter's note on streams and events gives API fragments (creating streams, \
-                   timing with events, cudaStreamWaitEvent dependencies, a persistent-thread queue) \
-                   without sizes or a program, and quotes NVIDIA's 40-60% for three or more streams. The \
-                   stages, sizes and the stealing dispatcher are the port's.",
-        }
+        crate::book()
     }
 }
