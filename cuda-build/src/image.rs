@@ -96,12 +96,12 @@ impl ImageBuild {
         let toolkit = Toolkit::find().map_err(BuildError::Toolkit)?;
         let archs = Arch::parse_list(&env::var("CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string()))
             .map_err(BuildError::Arch)?;
-        let source = std::path::absolute(&self.source).map_err(|err| BuildError::Io(self.source.clone(), err))?;
+        let source =
+            std::path::absolute(&self.source).map_err(|err| BuildError::Io(self.source.clone(), err))?;
         let text = std::fs::read_to_string(&source).map_err(|err| BuildError::Io(source.clone(), err))?;
         let kernels = kernel_definitions(&text);
         let work = out_dir.join(format!("cuda-graph-image-{name}"));
-        crate::signature::write_wrappers(&work, &[])
-            .map_err(|err| BuildError::Io(work.clone(), err))?;
+        crate::signature::write_wrappers(&work, &[]).map_err(|err| BuildError::Io(work.clone(), err))?;
 
         let signatures = self.signatures(&toolkit, &work, &source, &kernels)?;
         let image_source = work.join(format!("{name}_image.cu"));
@@ -110,7 +110,9 @@ impl ImageBuild {
         let targets: Vec<String> = match self.kind {
             ImageKind::Ptx => vec![format!("-arch=compute_{}", newest(&archs))],
             ImageKind::Cubin => vec![format!("-arch=sm_{}", newest(&archs))],
-            ImageKind::Fatbin => gencode_flags(&archs).into_iter().flat_map(|g| ["-gencode".to_string(), g]).collect(),
+            ImageKind::Fatbin => {
+                gencode_flags(&archs).into_iter().flat_map(|g| ["-gencode".to_string(), g]).collect()
+            }
         };
         if self.kind == ImageKind::Ptx {
             let mut nvcc = self.nvcc(&toolkit, &work);
@@ -125,7 +127,9 @@ impl ImageBuild {
         compile.arg("-rdc=true").arg("-c").args(&targets).arg("-o").arg(&object).arg(&image_source);
         run(&mut compile)?;
         let mut link = self.nvcc(&toolkit, &work);
-        link.arg("-dlink").arg(if self.kind == ImageKind::Cubin { "-cubin" } else { "-fatbin" }).args(&targets);
+        link.arg("-dlink")
+            .arg(if self.kind == ImageKind::Cubin { "-cubin" } else { "-fatbin" })
+            .args(&targets);
         link.arg("-o").arg(&image).arg(&object).arg("-L").arg(toolkit.lib_dir()).arg("-lcudadevrt");
         run(&mut link)?;
         Ok(image)
@@ -262,7 +266,8 @@ mod tests {
 
     #[test]
     fn each_kind_has_its_extension() {
-        let names: Vec<_> = [ImageKind::Ptx, ImageKind::Cubin, ImageKind::Fatbin].map(ImageKind::extension).into();
+        let names: Vec<_> =
+            [ImageKind::Ptx, ImageKind::Cubin, ImageKind::Fatbin].map(ImageKind::extension).into();
         assert_eq!(names, ["ptx", "cubin", "fatbin"]);
     }
 }

@@ -107,7 +107,10 @@ impl Future for Completion {
         // The host function ran: everything before it finished, or failed.
         Poll::Ready(match self.marker.is_complete() {
             Ok(true) => Ok(()),
-            Ok(false) => Err(CudaError::invalid("Completion", "the host function ran before its marker event completed")),
+            Ok(false) => Err(CudaError::invalid(
+                "Completion",
+                "the host function ran before its marker event completed",
+            )),
             Err(err) => Err(err),
         })
     }
@@ -177,6 +180,5 @@ mod tests {
         waker.unwrap().wake();
         assert!(flag.0.load(std::sync::atomic::Ordering::SeqCst));
         assert!(lock(&shared).done && lock(&shared).waker.is_none());
-
     }
 }

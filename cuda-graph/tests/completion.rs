@@ -54,7 +54,9 @@ fn expected(seed: u32) -> Vec<u32> {
 fn a_streams_work_completes_a_future_woken_by_cuda() {
     gpu_test_support::require_gpu!();
     let (stream, out) = setup();
-    fill_pattern_after_spin().launch(&stream, LaunchConfig::for_elements(4096, 256), (out.ptr(), 4096, 1, SPIN)).unwrap();
+    fill_pattern_after_spin()
+        .launch(&stream, LaunchConfig::for_elements(4096, 256), (out.ptr(), 4096, 1, SPIN))
+        .unwrap();
     pending_then_woken(stream.completion().unwrap()).unwrap();
     // Ready means done: the data is there without synchronizing.
     assert_eq!(out.to_vec().unwrap(), expected(1));
@@ -65,7 +67,9 @@ fn an_event_completes_a_future() {
     gpu_test_support::require_gpu!();
     let (stream, out) = setup();
     let event = Event::new().unwrap();
-    fill_pattern_after_spin().launch(&stream, LaunchConfig::for_elements(4096, 256), (out.ptr(), 4096, 2, SPIN)).unwrap();
+    fill_pattern_after_spin()
+        .launch(&stream, LaunchConfig::for_elements(4096, 256), (out.ptr(), 4096, 2, SPIN))
+        .unwrap();
     event.record(&stream).unwrap();
     pending_then_woken(event.completion().unwrap()).unwrap();
     assert!(event.is_complete().unwrap());
@@ -83,7 +87,12 @@ fn an_exec_launch_completes_a_future() {
     let (stream, out) = setup();
     let graph = Graph::new().unwrap();
     graph
-        .add_kernel(fill_pattern_after_spin(), LaunchConfig::for_elements(4096, 256), (out.ptr(), 4096, 3, SPIN), &[])
+        .add_kernel(
+            fill_pattern_after_spin(),
+            LaunchConfig::for_elements(4096, 256),
+            (out.ptr(), 4096, 3, SPIN),
+            &[],
+        )
         .unwrap();
     let exec = graph.instantiate::<HostLaunch>(Default::default()).unwrap();
     pending_then_woken(exec.launch_completion(&stream).unwrap()).unwrap();
@@ -94,7 +103,8 @@ fn an_exec_launch_completes_a_future() {
 fn a_completion_is_refused_during_capture() {
     gpu_test_support::require_gpu!();
     let (_, _) = setup();
-    let stream = Stream::with_options(cuda_graph::StreamOptions { non_blocking: true, priority: None }).unwrap();
+    let stream =
+        Stream::with_options(cuda_graph::StreamOptions { non_blocking: true, priority: None }).unwrap();
     let capture = stream.begin_capture(cuda_graph::graph::CaptureMode::Global).unwrap();
     assert!(stream.completion().is_err());
     drop(capture);

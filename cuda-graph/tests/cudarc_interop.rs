@@ -55,8 +55,11 @@ fn a_while_graph_runs_its_body_on_cudarc_memory() {
         let handle = graph.conditional_handle(Some(1)).unwrap();
         let reset = graph.add_memset(&counter.ptr(), 0u32, 1, &[]).unwrap();
         let (_, body) = graph.add_while(&handle, &[&reset]).unwrap();
-        let step = body.add_kernel(add_scalar(), LaunchConfig::for_elements(1000, 256), (data.ptr(), 1000, 2), &[]).unwrap();
-        body.add_kernel(while_step(), LaunchConfig::new(1, 1), (handle, counter.ptr(), limit), &[&step]).unwrap();
+        let step = body
+            .add_kernel(add_scalar(), LaunchConfig::for_elements(1000, 256), (data.ptr(), 1000, 2), &[])
+            .unwrap();
+        body.add_kernel(while_step(), LaunchConfig::new(1, 1), (handle, counter.ptr(), limit), &[&step])
+            .unwrap();
         let exec = graph.instantiate::<HostLaunch>(Default::default()).unwrap();
         drop(graph);
         let stream = Stream::borrow_cudarc(&cudarc_stream).unwrap();
@@ -83,7 +86,9 @@ fn graphs_keep_cudarc_slices_alive_after_their_last_user_handle() {
         let source = CudarcSlice::new(cudarc_stream.clone_htod(&[9u32; 256]).unwrap()).unwrap();
         let graph = Graph::new().unwrap();
         let copy = graph.add_memcpy(&out.ptr(), &source.ptr(), 256, &[]).unwrap();
-        graph.add_kernel(add_scalar(), LaunchConfig::for_elements(256, 256), (out.ptr(), 256, 1), &[&copy]).unwrap();
+        graph
+            .add_kernel(add_scalar(), LaunchConfig::for_elements(256, 256), (out.ptr(), 256, 1), &[&copy])
+            .unwrap();
         let shared = source.ptr();
         let refused = source.into_cudarc().expect_err("the graph and a pointer share it");
         drop((refused, shared));
@@ -109,7 +114,11 @@ fn streams_and_buffers_go_both_ways() {
     fill_pattern().launch(&borrowed, LaunchConfig::for_elements(500, 128), (ours.ptr(), 500, 3)).unwrap();
     let lent = ours.lend_to_cudarc(&cudarc_stream).unwrap();
     let expected: Vec<u32> = (0..500).map(|i| pattern(i, 3)).collect();
-    assert_eq!(cudarc_stream.clone_dtoh(&*lent).unwrap(), expected, "same stream: cudarc's copy after our kernel");
+    assert_eq!(
+        cudarc_stream.clone_dtoh(&*lent).unwrap(),
+        expected,
+        "same stream: cudarc's copy after our kernel"
+    );
     // cudarc writes into our buffer through a lent view.
     let mut lent = lent;
     cudarc_stream.memset_zeros(&mut lent.view_mut()).unwrap();

@@ -37,7 +37,11 @@ fn every_image_kind_loads_names_its_kernels_and_launches_them() {
             let mut names = module.kernel_names()?;
             names.sort();
             assert_eq!(names, ["mod_add", "mod_fill", "mod_scale"], "{kind}");
-            assert_eq!(module.cpp_types("mod_add")?, Some(vec!["*mut u32".into(), "u32".into(), "u32".into()]), "{kind}");
+            assert_eq!(
+                module.cpp_types("mod_add")?,
+                Some(vec!["*mut u32".into(), "u32".into(), "u32".into()]),
+                "{kind}"
+            );
             let data = DeviceBuffer::from_slice(&(0..1000u32).collect::<Vec<_>>())?;
             add_of(&module)?.launch(&stream, per_element(1000), (data.ptr(), 1000, 7))?;
             // SAFETY: mod_scale writes data[i] only for i < n; launched with n = data.len().

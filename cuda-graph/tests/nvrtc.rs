@@ -53,7 +53,8 @@ fn both_outputs_are_images_a_module_accepts() {
         return;
     }
     for output in [Output::Cubin, Output::Ptx] {
-        let compiled = compile(SOURCE, &CompileOptions { arch: Some(90), output, ..Default::default() }).unwrap();
+        let compiled =
+            compile(SOURCE, &CompileOptions { arch: Some(90), output, ..Default::default() }).unwrap();
         match output {
             Output::Cubin => assert!(compiled.image.starts_with(b"\x7fELF")),
             Output::Ptx => assert!(String::from_utf8_lossy(&compiled.image).contains(".entry affine")),
@@ -85,11 +86,13 @@ fn compiled_kernels_launch_on_streams_in_graphs_and_in_while_bodies() {
     stream.synchronize().unwrap();
     assert_eq!(data.to_vec().unwrap(), (0..100u32).map(|x| 3 * x + 1).collect::<Vec<_>>());
     // A WHILE whose body runs the compiled kernel `limit` times (x -> 2x + 1 each time).
-    let (values, counter) = (DeviceBuffer::<u32>::zeroed(32).unwrap(), DeviceBuffer::<u32>::zeroed(1).unwrap());
+    let (values, counter) =
+        (DeviceBuffer::<u32>::zeroed(32).unwrap(), DeviceBuffer::<u32>::zeroed(1).unwrap());
     let graph = Graph::new().unwrap();
     let handle = graph.conditional_handle(Some(1)).unwrap();
     let (_, body) = graph.add_while(&handle, &[]).unwrap();
-    let step = body.add_kernel(&affine, LaunchConfig::for_elements(32, 32), (values.ptr(), 32, 2, 1), &[]).unwrap();
+    let step =
+        body.add_kernel(&affine, LaunchConfig::for_elements(32, 32), (values.ptr(), 32, 2, 1), &[]).unwrap();
     body.add_kernel(while_step(), LaunchConfig::new(1, 1), (handle, counter.ptr(), 5), &[&step]).unwrap();
     drop((affine, module)); // the graph keeps the module
     let exec = graph.instantiate::<HostLaunch>(Default::default()).unwrap();

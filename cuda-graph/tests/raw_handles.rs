@@ -169,7 +169,12 @@ fn device_memory_in_and_out() {
     let mut host = vec![0u32; 32];
     // SAFETY: `ptr` keeps 128 bytes of device memory alive; `host` holds as many.
     ok(unsafe {
-        sys::cudaMemcpy(host.as_mut_ptr().cast(), ptr.addr() as *const c_void, 128, sys::cudaMemcpyKind::cudaMemcpyDeviceToHost)
+        sys::cudaMemcpy(
+            host.as_mut_ptr().cast(),
+            ptr.addr() as *const c_void,
+            128,
+            sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
+        )
     });
     assert_eq!(host, vec![11; 32]);
     // SAFETY: `out` is owned by this test; the stream was synchronized.

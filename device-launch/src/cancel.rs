@@ -94,7 +94,12 @@ impl<A: KernelArgs> Launcher<A> {
     /// running.stop()?; // sets the flag, waits for the loop, reads the error slot
     /// # Ok(()) }
     /// ```
-    pub fn start<'a>(&'a self, stream: &'a Stream, flag: &'a CancelFlag, slot: &'a ErrorSlot) -> Result<RunningLoop<'a>> {
+    pub fn start<'a>(
+        &'a self,
+        stream: &'a Stream,
+        flag: &'a CancelFlag,
+        slot: &'a ErrorSlot,
+    ) -> Result<RunningLoop<'a>> {
         flag.reset()?;
         self.launch(stream)?;
         Ok(RunningLoop { stream, flag, slot, stopped: false })

@@ -17,7 +17,8 @@ fn a_loop_runs_until_cancelled_and_stops_for_good() {
     run(|| {
         let stream = stream()?;
         let (steps, slot, flag) = (DeviceBuffer::<u32>::zeroed(1)?, ErrorSlot::new()?, CancelFlag::new()?);
-        let launcher = Launcher::new(dl_relaunch_until_cancelled(), one(), (steps.ptr(), flag.arg(), slot.ptr()))?;
+        let launcher =
+            Launcher::new(dl_relaunch_until_cancelled(), one(), (steps.ptr(), flag.arg(), slot.ptr()))?;
         let running = launcher.start(&stream, &flag, &slot)?;
         std::thread::sleep(Duration::from_millis(50));
         assert!(!stream.is_idle()?, "the loop is still relaunching itself");
@@ -42,7 +43,8 @@ fn dropping_a_running_loop_stops_it_and_returns() {
     run(|| {
         let stream = stream()?;
         let (steps, slot, flag) = (DeviceBuffer::<u32>::zeroed(1)?, ErrorSlot::new()?, CancelFlag::new()?);
-        let launcher = Launcher::new(dl_relaunch_until_cancelled(), one(), (steps.ptr(), flag.arg(), slot.ptr()))?;
+        let launcher =
+            Launcher::new(dl_relaunch_until_cancelled(), one(), (steps.ptr(), flag.arg(), slot.ptr()))?;
         let running = launcher.start(&stream, &flag, &slot)?;
         std::thread::sleep(Duration::from_millis(20));
         let dropped = Instant::now();

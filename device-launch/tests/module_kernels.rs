@@ -28,14 +28,20 @@ fn device_launched_graphs_run_module_kernels() {
             .map(|graph_index| {
                 let graph = Graph::new()?;
                 let part = data.ptr().offset((graph_index * LEN) as usize)?;
-                graph.add_kernel(&add, LaunchConfig::for_elements(LEN, 64), (part, LEN, graph_index + 1), &[])?;
+                graph.add_kernel(
+                    &add,
+                    LaunchConfig::for_elements(LEN, 64),
+                    (part, LEN, graph_index + 1),
+                    &[],
+                )?;
                 instantiate_for_device(&graph)?.upload(&stream)
             })
             .collect::<Result<Vec<_>, _>>()?;
         drop((add, module)); // the execs keep the module loaded
         let table = table(&execs)?;
         let (slot, accepted) = (ErrorSlot::new()?, DeviceBuffer::<u32>::zeroed(1)?);
-        let launcher = Launcher::new(dl_fire_and_forget_all(), one(), (table.arg(), N, accepted.ptr(), slot.ptr()))?;
+        let launcher =
+            Launcher::new(dl_fire_and_forget_all(), one(), (table.arg(), N, accepted.ptr(), slot.ptr()))?;
         launcher.run(&stream, &slot)?;
         launcher.run(&stream, &slot)?;
         assert_eq!(accepted.to_vec()?, [N]);

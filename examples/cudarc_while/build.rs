@@ -5,7 +5,9 @@
 use cuda_build::{ImageBuild, ImageKind};
 
 fn main() {
-    ImageBuild::new("kernels/step.cu", ImageKind::Ptx).compile("step").unwrap_or_else(|err| panic!("\n{err}\n"));
+    ImageBuild::new("kernels/step.cu", ImageKind::Ptx)
+        .compile("step")
+        .unwrap_or_else(|err| panic!("\n{err}\n"));
     ImageBuild::new("kernels/condition.cu", ImageKind::Fatbin)
         .compile("condition")
         .unwrap_or_else(|err| panic!("\n{err}\n"));

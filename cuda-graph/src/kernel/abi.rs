@@ -44,7 +44,11 @@ pub(crate) fn check_kernel(
 /// Checks the declared `layout` of kernel `name` of a loaded module (`kernel`, its
 /// `cudaKernel_t`) against the compiled kernel (`cudaFuncGetParamInfo`, which takes kernel
 /// handles).
-pub(crate) fn check_loaded_kernel(name: &'static str, kernel: *const c_void, layout: &[ParamLayout]) -> Result<()> {
+pub(crate) fn check_loaded_kernel(
+    name: &'static str,
+    kernel: *const c_void,
+    layout: &[ParamLayout],
+) -> Result<()> {
     let mut slots = Vec::new();
     for index in 0..MAX_PARAMS {
         let (mut offset, mut size) = (0usize, 0usize);
@@ -62,7 +66,10 @@ pub(crate) fn check_loaded_kernel(name: &'static str, kernel: *const c_void, lay
             status => return Err(CudaError::from_code(status.0 as i32, "cudaFuncGetParamInfo")),
         }
     }
-    Err(CudaError::invalid("cudaFuncGetParamInfo", format!("the kernel reports more than {MAX_PARAMS} parameters")))
+    Err(CudaError::invalid(
+        "cudaFuncGetParamInfo",
+        format!("the kernel reports more than {MAX_PARAMS} parameters"),
+    ))
 }
 
 /// A kernel's name and a description of each of its parameters (may be empty), which both

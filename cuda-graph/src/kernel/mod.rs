@@ -189,7 +189,14 @@ impl<A: KernelArgs> Kernel<A> {
         stub: unsafe extern "C" fn(),
         params: &'static [&'static str],
     ) -> Kernel<A> {
-        Kernel { name, entry: Entry::Stub(stub), signature: None, params, checked: OnceLock::new(), _args: PhantomData }
+        Kernel {
+            name,
+            entry: Entry::Stub(stub),
+            signature: None,
+            params,
+            checked: OnceLock::new(),
+            _args: PhantomData,
+        }
     }
 
     /// A kernel of a loaded module ([`Module::kernel`], [`Module::kernel_unchecked_types`]):

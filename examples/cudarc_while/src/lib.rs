@@ -21,7 +21,9 @@ use cuda_graph::graph::{ConditionalHandle, Graph, GraphExec, HostLaunch};
 use cuda_graph::interop::cudarc::CudarcSlice;
 use cuda_graph::kernel::{Kernel, LaunchConfig, Module};
 use cuda_graph::{DevicePtr, Stream};
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig as CudarcLaunch, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig as CudarcLaunch, PushKernelArg,
+};
 use cudarc::nvrtc::Ptx;
 
 /// The step kernel's PTX (kernels/step.cu), as a cudarc user would ship it.
@@ -67,10 +69,18 @@ pub struct Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "collatz over 1..={} ({} kernel): {} rounds, every step count equal to the CPU's", self.n, self.kernel_from, self.rounds)?;
+        writeln!(
+            f,
+            "collatz over 1..={} ({} kernel): {} rounds, every step count equal to the CPU's",
+            self.n, self.kernel_from, self.rounds
+        )?;
         writeln!(f, "  cudarc, host-driven loop: {:8.2} us per round", self.host_us_per_round)?;
         writeln!(f, "  cuda-graph WHILE graph:   {:8.2} us per round", self.graph_us_per_round)?;
-        write!(f, "  the graph is {:.2}x the host-driven loop's speed", self.host_us_per_round / self.graph_us_per_round)
+        write!(
+            f,
+            "  the graph is {:.2}x the host-driven loop's speed",
+            self.host_us_per_round / self.graph_us_per_round
+        )
     }
 }
 
@@ -126,7 +136,8 @@ pub fn run(config: &Config) -> Result<Report, Error> {
     let (graph_steps, graph_rounds, graph_seconds) = while_graph(&cudarc, &module, config)?;
     check("cuda-graph WHILE graph", &graph_steps, graph_rounds, &expected_steps, expected_rounds)?;
 
-    let per_round = |seconds: f64| seconds * 1e6 / f64::from(config.repeats.max(1)) / f64::from(expected_rounds);
+    let per_round =
+        |seconds: f64| seconds * 1e6 / f64::from(config.repeats.max(1)) / f64::from(expected_rounds);
     Ok(Report {
         n: config.n,
         rounds: expected_rounds,
@@ -141,7 +152,9 @@ fn check(way: &str, steps: &[u32], rounds: u32, expected: &[u32], expected_round
         return Err(format!("{way}: {rounds} rounds, the CPU needed {expected_rounds}").into());
     }
     if let Some(i) = steps.iter().zip(expected).position(|(a, b)| a != b) {
-        return Err(format!("{way}: number {} took {} steps, the CPU says {}", i + 1, steps[i], expected[i]).into());
+        return Err(
+            format!("{way}: number {} took {} steps, the CPU says {}", i + 1, steps[i], expected[i]).into()
+        );
     }
     Ok(())
 }
@@ -186,7 +199,9 @@ fn host_driven(cudarc: &Cudarc, config: &Config) -> Result<(Vec<u32>, u32, f64),
 /// The same loop as one graph: reset from the initial values, then WHILE { step; decide }.
 fn while_graph(cudarc: &Cudarc, module: &Module, config: &Config) -> Result<(Vec<u32>, u32, f64), Error> {
     let stream = &cudarc.stream;
-    let shared = |len: usize| -> Result<CudarcSlice<u32>, Error> { Ok(CudarcSlice::new(stream.alloc_zeros::<u32>(len)?)?) };
+    let shared = |len: usize| -> Result<CudarcSlice<u32>, Error> {
+        Ok(CudarcSlice::new(stream.alloc_zeros::<u32>(len)?)?)
+    };
     let values = CudarcSlice::new(stream.alloc_zeros::<u64>(config.n as usize)?)?;
     let initial = CudarcSlice::new(cudarc.initial.try_clone()?)?;
     let (steps, active, rounds) = (shared(config.n as usize)?, shared(1)?, shared(1)?);
@@ -211,7 +226,8 @@ fn while_graph(cudarc: &Cudarc, module: &Module, config: &Config) -> Result<(Vec
     let handle = graph.conditional_handle(Some(1))?;
     let (_, body) = graph.add_while(&handle, &[&reset_values, &reset_steps, &reset_active, &reset_rounds])?;
     let config_step = LaunchConfig::for_elements(config.n, BLOCK);
-    let stepped = body.add_kernel(&step, config_step, (values.ptr(), steps.ptr(), config.n, active.ptr()), &[])?;
+    let stepped =
+        body.add_kernel(&step, config_step, (values.ptr(), steps.ptr(), config.n, active.ptr()), &[])?;
     body.add_kernel(&keep_going, LaunchConfig::new(1, 1), (handle, active.ptr(), rounds.ptr()), &[&stepped])?;
     let exec: GraphExec<HostLaunch> = graph.instantiate(Default::default())?;
 

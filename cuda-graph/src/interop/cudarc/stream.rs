@@ -90,7 +90,10 @@ impl Stream {
         if ordinal != device.ordinal() {
             return Err(CudaError::invalid(
                 call,
-                format!("the stream belongs to device {ordinal}, the cudarc context to device {}", device.ordinal()),
+                format!(
+                    "the stream belongs to device {ordinal}, the cudarc context to device {}",
+                    device.ordinal()
+                ),
             ));
         }
         Ok(())

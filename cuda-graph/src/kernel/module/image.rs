@@ -51,7 +51,10 @@ fn read_u16(bytes: &[u8], at: usize) -> std::result::Result<u64, String> {
 }
 
 fn read_u32(bytes: &[u8], at: usize) -> std::result::Result<u64, String> {
-    bytes.get(at..at + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64).ok_or_else(|| truncated(at))
+    bytes
+        .get(at..at + 4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64)
+        .ok_or_else(|| truncated(at))
 }
 
 fn read_u64(bytes: &[u8], at: usize) -> std::result::Result<u64, String> {
@@ -86,7 +89,11 @@ fn elf_extent(bytes: &[u8]) -> std::result::Result<(), String> {
         let kind = read_u32(bytes, header + 4)?;
         const NOBITS: u64 = 8;
         if kind != NOBITS {
-            inside(&format!("section {index}"), read_u64(bytes, header + 0x18)?, read_u64(bytes, header + 0x20)?)?;
+            inside(
+                &format!("section {index}"),
+                read_u64(bytes, header + 0x18)?,
+                read_u64(bytes, header + 0x20)?,
+            )?;
         }
     }
     for index in 0..phnum {

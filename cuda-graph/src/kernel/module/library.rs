@@ -57,7 +57,10 @@ impl Library {
     pub(super) fn kernel(&self, name: &CStr) -> Result<usize> {
         let mut kernel: sys::cudaKernel_t = ptr::null_mut();
         // SAFETY: the library is alive; `name` is NUL-terminated; `kernel` is writable.
-        check(unsafe { sys::cudaLibraryGetKernel(&mut kernel, self.handle(), name.as_ptr()) }, "cudaLibraryGetKernel")?;
+        check(
+            unsafe { sys::cudaLibraryGetKernel(&mut kernel, self.handle(), name.as_ptr()) },
+            "cudaLibraryGetKernel",
+        )?;
         Ok(kernel as usize)
     }
 
@@ -66,7 +69,8 @@ impl Library {
         let global = CString::new(format!("{name}__cuda_graph_signature")).expect("the name has no NUL");
         let (mut address, mut bytes): (*mut c_void, usize) = (ptr::null_mut(), 0);
         // SAFETY: the library is alive; `global` is NUL-terminated; both outputs writable.
-        let status = unsafe { sys::cudaLibraryGetGlobal(&mut address, &mut bytes, self.handle(), global.as_ptr()) };
+        let status =
+            unsafe { sys::cudaLibraryGetGlobal(&mut address, &mut bytes, self.handle(), global.as_ptr()) };
         if status == sys::cudaError::cudaErrorSymbolNotFound {
             // The lookup's error is not sticky, but it is the thread's last error: clear it.
             // SAFETY: plain call; reads and resets this thread's last-error slot.
@@ -83,7 +87,10 @@ impl Library {
     pub(super) fn kernel_names(&self) -> Result<Vec<String>> {
         let mut count = 0u32;
         // SAFETY: the library is alive; `count` is writable.
-        check(unsafe { sys::cudaLibraryGetKernelCount(&mut count, self.handle()) }, "cudaLibraryGetKernelCount")?;
+        check(
+            unsafe { sys::cudaLibraryGetKernelCount(&mut count, self.handle()) },
+            "cudaLibraryGetKernelCount",
+        )?;
         let mut kernels: Vec<sys::cudaKernel_t> = vec![ptr::null_mut(); count as usize];
         check(
             // SAFETY: `kernels` holds `count` writable handles; the library is alive.
@@ -96,7 +103,10 @@ impl Library {
                 let mut name: *const std::ffi::c_char = ptr::null();
                 // SAFETY: `kernel` is a kernel of this live library (taken as a cudaKernel_t,
                 // documented); `name` is writable.
-                check(unsafe { sys::cudaFuncGetName(&mut name, kernel as *const c_void) }, "cudaFuncGetName")?;
+                check(
+                    unsafe { sys::cudaFuncGetName(&mut name, kernel as *const c_void) },
+                    "cudaFuncGetName",
+                )?;
                 // SAFETY: the driver returned a NUL-terminated name that lives with the library.
                 Ok(unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned())
             })
@@ -121,7 +131,10 @@ impl Drop for Library {
             return;
         }
         if in_host_fn() {
-            defer_drop(Library { raw: std::mem::take(&mut self.raw), used_on: AtomicU64::new(self.used_on.load(Ordering::Relaxed)) });
+            defer_drop(Library {
+                raw: std::mem::take(&mut self.raw),
+                used_on: AtomicU64::new(self.used_on.load(Ordering::Relaxed)),
+            });
             return;
         }
         if !devices_idle(self.used_on.load(Ordering::Relaxed)) {
@@ -161,7 +174,8 @@ fn devices_idle(used: u64) -> bool {
         // SAFETY: plain calls on a valid ordinal; the caller's device is restored below.
         let set = unsafe { sys::cudaSetDevice(device) };
         // SAFETY: plain call.
-        let synced = if set == sys::cudaError::cudaSuccess { unsafe { sys::cudaDeviceSynchronize() } } else { set };
+        let synced =
+            if set == sys::cudaError::cudaSuccess { unsafe { sys::cudaDeviceSynchronize() } } else { set };
         if synced != sys::cudaError::cudaSuccess {
             record_drop_error(synced, "cudaDeviceSynchronize before cudaLibraryUnload");
             idle = false;
@@ -182,7 +196,12 @@ pub(crate) struct LoadedKernel {
 }
 
 impl LoadedKernel {
-    pub(super) fn new(name: &'static str, handle: usize, types: Option<Arc<[String]>>, library: Arc<Library>) -> Self {
+    pub(super) fn new(
+        name: &'static str,
+        handle: usize,
+        types: Option<Arc<[String]>>,
+        library: Arc<Library>,
+    ) -> Self {
         LoadedKernel { name, handle, types, library }
     }
 

@@ -196,7 +196,9 @@ fn read_device(src: *const std::ffi::c_void, bytes: usize) -> Result<Vec<u8>> {
     check(
         // SAFETY: `out` holds `bytes` writable bytes; `src` is a module global of that size
         // (the driver gave both).
-        unsafe { sys::cudaMemcpy(out.as_mut_ptr().cast(), src, bytes, sys::cudaMemcpyKind::cudaMemcpyDeviceToHost) },
+        unsafe {
+            sys::cudaMemcpy(out.as_mut_ptr().cast(), src, bytes, sys::cudaMemcpyKind::cudaMemcpyDeviceToHost)
+        },
         "cudaMemcpy",
     )?;
     Ok(out)

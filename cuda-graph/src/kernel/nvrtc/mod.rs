@@ -122,7 +122,9 @@ impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CompileError::Unavailable(why) => f.write_str(why),
-            CompileError::Compilation { program, log } => write!(f, "NVRTC could not compile {program}:\n{log}"),
+            CompileError::Compilation { program, log } => {
+                write!(f, "NVRTC could not compile {program}:\n{log}")
+            }
             CompileError::Nvrtc { call, status } => write!(f, "{call} failed: {status}"),
             CompileError::Nul(what) => write!(f, "the {what} contains a NUL byte"),
             CompileError::Device(err) => write!(f, "the current device's architecture: {err}"),
@@ -215,7 +217,10 @@ impl Module {
     }
 }
 
-fn c_strings<'a>(texts: impl Iterator<Item = &'a str>, what: &'static str) -> Result<Vec<CString>, CompileError> {
+fn c_strings<'a>(
+    texts: impl Iterator<Item = &'a str>,
+    what: &'static str,
+) -> Result<Vec<CString>, CompileError> {
     texts.map(|text| CString::new(text).map_err(|_| CompileError::Nul(what))).collect()
 }
 
