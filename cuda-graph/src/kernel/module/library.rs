@@ -56,8 +56,8 @@ impl Library {
     /// The kernel `name` (`cudaLibraryGetKernel`), as an address.
     pub(super) fn kernel(&self, name: &CStr) -> Result<usize> {
         let mut kernel: sys::cudaKernel_t = ptr::null_mut();
-        // SAFETY: the library is alive; `name` is NUL-terminated; `kernel` is writable.
         check(
+            // SAFETY: the library is alive; `name` is NUL-terminated; `kernel` is writable.
             unsafe { sys::cudaLibraryGetKernel(&mut kernel, self.handle(), name.as_ptr()) },
             "cudaLibraryGetKernel",
         )?;
@@ -86,8 +86,8 @@ impl Library {
     /// The names of the library's kernels.
     pub(super) fn kernel_names(&self) -> Result<Vec<String>> {
         let mut count = 0u32;
-        // SAFETY: the library is alive; `count` is writable.
         check(
+            // SAFETY: the library is alive; `count` is writable.
             unsafe { sys::cudaLibraryGetKernelCount(&mut count, self.handle()) },
             "cudaLibraryGetKernelCount",
         )?;
@@ -101,9 +101,9 @@ impl Library {
             .into_iter()
             .map(|kernel| {
                 let mut name: *const std::ffi::c_char = ptr::null();
-                // SAFETY: `kernel` is a kernel of this live library (taken as a cudaKernel_t,
-                // documented); `name` is writable.
                 check(
+                    // SAFETY: `kernel` is a kernel of this live library (taken as a
+                    // cudaKernel_t, documented); `name` is writable.
                     unsafe { sys::cudaFuncGetName(&mut name, kernel as *const c_void) },
                     "cudaFuncGetName",
                 )?;
@@ -173,9 +173,12 @@ fn devices_idle(used: u64) -> bool {
         }
         // SAFETY: plain calls on a valid ordinal; the caller's device is restored below.
         let set = unsafe { sys::cudaSetDevice(device) };
-        // SAFETY: plain call.
-        let synced =
-            if set == sys::cudaError::cudaSuccess { unsafe { sys::cudaDeviceSynchronize() } } else { set };
+        let synced = if set == sys::cudaError::cudaSuccess {
+            // SAFETY: plain call.
+            unsafe { sys::cudaDeviceSynchronize() }
+        } else {
+            set
+        };
         if synced != sys::cudaError::cudaSuccess {
             record_drop_error(synced, "cudaDeviceSynchronize before cudaLibraryUnload");
             idle = false;
