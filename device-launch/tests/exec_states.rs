@@ -69,7 +69,7 @@ fn an_update_cuda_refuses_gives_the_exec_back_not_uploaded() {
         let refused = uploaded.update(&bigger).unwrap_err();
         assert_eq!(
             refused.error,
-            Error::Cuda(CudaError::UpdateRefused { reason: UpdateRefusal::TopologyChanged })
+            Error::Cuda(CudaError::UpdateRefused { reason: UpdateRefusal::TopologyChanged, .. })
         );
         let ExecState::NotUploaded(exec) = refused.exec else { panic!("CUDA may have changed nodes") };
         let uploaded = exec.upload(&stream)?;
