@@ -199,7 +199,7 @@ impl MemcpyDirection {
 
 /// A graph as the readers see it: a graph or body of a family, or a child graph inside one.
 #[derive(Clone, Copy)]
-struct View<'a> {
+pub(super) struct View<'a> {
     raw: sys::cudaGraph_t,
     /// The id its nodes carry (a child graph's view has a fresh one).
     id: u64,
@@ -218,7 +218,7 @@ impl<'a> View<'a> {
     }
 
     /// Runs `f` under the family's lock, once the viewed graph is known to be alive.
-    fn locked<R>(&self, call: &'static str, f: impl FnOnce(&CoreState) -> Result<R>) -> Result<R> {
+    pub(super) fn locked<R>(&self, call: &'static str, f: impl FnOnce(&CoreState) -> Result<R>) -> Result<R> {
         self.core.locked(call, |state| {
             if self.epoch.is_some_and(|epoch| epoch != self.core.epoch()) {
                 return Err(CudaError::invalid(
@@ -294,14 +294,20 @@ impl<'a> View<'a> {
             )?;
             Ok(graph)
         })?;
+        Ok(self.child(raw))
+    }
+
+    /// A read-only view of `raw`, a graph inside a node of this family (a child graph or a
+    /// conditional body), valid until a node of the family is removed.
+    pub(super) fn child(&self, raw: sys::cudaGraph_t) -> ChildGraph<'a> {
         let id = next_id();
         let epoch = Some(self.core.epoch());
-        Ok(ChildGraph { view: View { raw, id, root: id, core: self.core, epoch }, _not_send: PhantomData })
+        ChildGraph { view: View { raw, id, root: id, core: self.core, epoch }, _not_send: PhantomData }
     }
 }
 
 impl GraphBuilder {
-    fn view(&self) -> View<'_> {
+    pub(super) fn view(&self) -> View<'_> {
         View { raw: self.raw, id: self.id, root: self.core.id(), core: &self.core, epoch: None }
     }
 
@@ -376,7 +382,7 @@ impl GraphBuilder {
 /// ```
 #[derive(Clone, Copy)]
 pub struct ChildGraph<'a> {
-    view: View<'a>,
+    pub(super) view: View<'a>,
     /// Like the builder it borrows: one thread at a time.
     _not_send: PhantomData<*const ()>,
 }

@@ -49,6 +49,7 @@ mod inspect;
 mod keep_list;
 mod node;
 mod params;
+mod readback;
 
 mod retired;
 mod update;
@@ -80,6 +81,7 @@ pub use node::{
     NodeInfo, NodeKind, NodeRef,
 };
 pub use params::MemsetElement;
+pub use readback::{ConditionalParams, KernelNodeParams, MemsetParams};
 
 /// Ids for graph definitions (roots and bodies); never reused, so a stale node is refused.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -119,6 +121,9 @@ pub(crate) struct CoreState {
     pub(crate) instantiated: bool,
     /// For a clone, which graph it was cloned from and how its nodes map (see `clone`).
     pub(crate) clone_of: Option<clone::CloneOrigin>,
+    /// Per conditional node this crate added (by address), what it was made with: CUDA 13.0's
+    /// runtime has no call that reads a conditional node back (see `readback`).
+    pub(crate) conditionals: std::collections::HashMap<usize, conditional::Recorded>,
 }
 
 impl CoreState {
@@ -156,6 +161,7 @@ impl GraphCore {
                 removed: Default::default(),
                 instantiated: false,
                 clone_of: None,
+                conditionals: Default::default(),
             }),
             idle: Condvar::new(),
         })

@@ -330,7 +330,7 @@ pub(crate) fn kind_of(node: sys::cudaGraphNode_t) -> Result<NodeKind> {
     Ok(NodeKind::from_raw(raw))
 }
 
-fn kernel_name(node: sys::cudaGraphNode_t) -> Result<Option<String>> {
+pub(crate) fn kernel_name(node: sys::cudaGraphNode_t) -> Result<Option<String>> {
     let mut params = sys::cudaKernelNodeParams::default();
     // SAFETY: `node` is a live kernel node; `params` is writable.
     check(unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut params) }, "cudaGraphKernelNodeGetParams")?;
