@@ -6,7 +6,8 @@
 mod graph_support;
 
 use cuda_graph::graph::{
-    AsNode, ConditionalKind, Dependency, Edge, Graph, HostLaunch, NodeKind, UpdateRefusal,
+    AsNode, ConditionalKind, Dependency, Edge, Graph, HostLaunch, KernelNode, MemsetNode, NodeKind,
+    UpdateRefusal,
 };
 use cuda_graph::kernel::{KernelAttributes, LaunchConfig};
 use cuda_graph::{CudaError, DeviceBuffer};
@@ -32,15 +33,23 @@ fn launch_and_read(graph: &Graph, data: &DeviceBuffer<u32>) -> Result<Vec<u32>, 
     data.to_vec()
 }
 
+/// `data` = 1, then += 5, then += 7: a chain of a memset and two kernel nodes.
+fn fill_plus5_plus7(
+    data: &DeviceBuffer<u32>,
+) -> Result<(Graph, MemsetNode, KernelNode, KernelNode), CudaError> {
+    let graph = Graph::new()?;
+    let fill = graph.add_memset(&data.ptr(), 1u32, N as usize, &[])?;
+    let plus5 = graph.add_kernel(add_scalar(), per_element(N), (data.ptr(), N, 5), &[&fill])?;
+    let plus7 = graph.add_kernel(add_scalar(), per_element(N), (data.ptr(), N, 7), &[&plus5])?;
+    Ok((graph, fill, plus5, plus7))
+}
+
 #[test]
 fn a_removed_node_is_gone_and_every_copy_of_its_handle_is_refused() {
     require_gpu!();
     run(|| {
         let data = DeviceBuffer::<u32>::zeroed(N as usize)?;
-        let graph = Graph::new()?;
-        let fill = graph.add_memset(&data.ptr(), 1u32, N as usize, &[])?;
-        let plus5 = graph.add_kernel(add_scalar(), per_element(N), (data.ptr(), N, 5), &[&fill])?;
-        let plus7 = graph.add_kernel(add_scalar(), per_element(N), (data.ptr(), N, 7), &[&plus5])?;
+        let (graph, fill, plus5, plus7) = fill_plus5_plus7(&data)?;
         let copy = plus5;
         graph.remove_node(plus5)?;
         assert_eq!(graph.node_count()?, 2);
@@ -72,10 +81,7 @@ fn an_instantiated_graph_keeps_its_nodes_and_a_clone_is_edited_instead() {
     require_gpu!();
     run(|| {
         let data = DeviceBuffer::<u32>::zeroed(N as usize)?;
-        let graph = Graph::new()?;
-        let fill = graph.add_memset(&data.ptr(), 1u32, N as usize, &[])?;
-        let plus5 = graph.add_kernel(add_scalar(), per_element(N), (data.ptr(), N, 5), &[&fill])?;
-        let plus7 = graph.add_kernel(add_scalar(), per_element(N), (data.ptr(), N, 7), &[&plus5])?;
+        let (graph, fill, plus5, plus7) = fill_plus5_plus7(&data)?;
         let clone = graph.clone_graph()?;
         assert_eq!(launch_and_read(&graph, &data)?, vec![13; N as usize]);
         refused(graph.remove_node(plus5), "instantiated");
