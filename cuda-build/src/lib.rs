@@ -16,12 +16,14 @@
 #![warn(missing_docs)]
 
 mod arch;
+mod image;
 mod kernels;
 mod link;
 mod signature;
 mod toolkit;
 
 pub use arch::{gencode_flags, Arch, BadArch, DEFAULT_ARCHS};
+pub use image::{ImageBuild, ImageKind};
 pub use kernels::{emit_device_runtime_link, BuildError, Compiled, KernelBuild};
 pub use link::{link_cudart, Cudart};
 pub use signature::{
@@ -31,7 +33,10 @@ pub use signature::{
 pub use toolkit::{find_local_toolkit_dir, CudaVersion, Source, Toolkit, ToolkitNotFound, LOCAL_TOOLKIT_DIR};
 
 /// True for a documentation-only build (`DOCS_RS` set, as on docs.rs): build scripts then
-/// compile and link nothing, so docs build on machines without CUDA.
+/// compile and link nothing, so docs build on machines without CUDA. Tells Cargo to run the
+/// build script again when `DOCS_RS` changes: otherwise a docs-only run's output (no link
+/// lines) would be reused by the next normal build, which then fails to link.
 pub fn is_docs_build() -> bool {
+    println!("cargo:rerun-if-env-changed=DOCS_RS");
     std::env::var_os("DOCS_RS").is_some()
 }

@@ -9,6 +9,10 @@ use crate::error::{check, check_done, Result};
 use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
 
+mod raw;
+
+pub use raw::BorrowedEvent;
+
 /// How to create an [`Event`]. The default records timestamps and waits by spinning.
 ///
 /// ```

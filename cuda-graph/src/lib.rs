@@ -28,6 +28,25 @@
 //! # Ok::<(), cuda_graph::CudaError>(())
 //! ```
 //!
+//! # Process-wide state
+//! Some state is shared by every user of this crate in a process (another library built on it
+//! included). What one user does to it, and what another may notice:
+//! - **The capture gate and registry** (`capture_gate`): a read-write gate between queuing
+//!   stream work (read) and beginning, ending or joining a capture (write), and the captures
+//!   in progress, by stream handle. Scoped per stream: a capture of one library never claims
+//!   another's work; its begin and end only hold other threads' launches back for the call.
+//! - **Destructor errors** ([`take_drop_errors`]) and **host-function errors**
+//!   ([`take_host_fn_errors`]): one list each for the process; taking them takes everyone's.
+//!   Drain them where the process has one owner of error reporting.
+//! - **The parked-exec pool** ([`graph::exec_pool_stats`]): dropped device-launch execs, kept
+//!   by device, graph shape and flags, so an exec parked on one device is reused only on that
+//!   device, by a graph of the same shape. Its capacity
+//!   ([`graph::set_exec_pool_capacity`]) is one number for the process.
+//! - **Per-device memory pools** of [`DeviceBuffer::alloc_async`] and the count of
+//!   stream-ordered allocations alive: scoped by device; they only decide when frees wait.
+//! - **Loaded-once libraries**: NVRTC (the `nvrtc` feature) and kernel names of modules
+//!   ([`kernel::Module`]) interned for the process.
+//!
 //! # Layers
 //! Each module imports only modules of lower layers, never one of its own layer or above
 //! (re-exports here aside); `tests/layers.rs` reads this list and the sources and fails on an
@@ -40,13 +59,16 @@
 //! 4. `capture_gate`, `graph_memory` — the gate between queuing stream work and beginning or
 //!    ending a capture, and the registry of captures in progress; [`GraphMemoryUsage`].
 //! 5. `event`, `host_fn` — [`Event`]; host functions on streams and graph host nodes.
-//! 6. `memory` — device, pinned and mapped buffers, typed device pointers, pools, async copies.
+//! 6. `memory`, `completion` — device, pinned and mapped buffers, typed device pointers, pools,
+//!    async copies; [`Completion`], futures of stream work, events and exec launches.
 //! 7. `kernel` — typed kernels, their arguments, launch configuration and stream launches.
 //! 8. `graph` — graphs, nodes, capture, execs, updates, and the device-launch exec pool.
+//! 9. `interop` — other Rust CUDA crates (cudarc, with the `cudarc` feature) on this one.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 mod capture_gate;
+mod completion;
 mod device;
 mod driver;
 mod error;
@@ -54,14 +76,16 @@ mod event;
 pub mod graph;
 mod graph_memory;
 mod host_fn;
+pub mod interop;
 pub mod kernel;
 pub mod memory;
 mod release;
 mod stream;
 
+pub use completion::Completion;
 pub use device::{Device, DeviceProperties, Limit};
 pub use error::{CudaError, Result};
-pub use event::{Event, EventOptions};
+pub use event::{BorrowedEvent, Event, EventOptions};
 pub use graph::{
     CaptureMode, ConditionalHandle, DeviceLaunch, Graph, GraphBuilder, GraphExec, HostLaunch,
     InstantiateOptions, UpdateRefusal,
@@ -74,7 +98,7 @@ pub use memory::{
     MemoryPoolOptions, PinnedBuffer, PinnedSlice, PinnedSliceMut,
 };
 pub use release::{drop_outside_host_fn, take_drop_errors};
-pub use stream::{Stream, StreamOptions};
+pub use stream::{BorrowedStream, Stream, StreamOptions};
 
 /// The raw bindings this crate is built on, for the calls it does not wrap.
 pub use cudart_graph_sys as sys;

@@ -6,6 +6,10 @@ use cudart_graph_sys as sys;
 
 use crate::error::{check, check_done, Result};
 
+mod raw;
+
+pub use raw::BorrowedStream;
+
 /// How to create a [`Stream`].
 ///
 /// ```

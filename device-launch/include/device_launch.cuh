@@ -80,6 +80,15 @@ __device__ __forceinline__ bool dl_relaunch_self_at(DlErrorSlot* slot, int line)
 #define DL_SIBLING_LAUNCH(graph, slot) dl_sibling_launch_at((cudaGraphExec_t)(graph), (slot), __LINE__)
 #define DL_RELAUNCH_SELF(slot) dl_relaunch_self_at((slot), __LINE__)
 
+// Cancellation (device_launch::CancelFlag): the host sets *flag while a device-side loop runs
+// (a memset on a stream ordered with nothing else). A loop that checks it before relaunching
+// ends at its next run, so the host can stop it and drop it without hanging.
+__device__ __forceinline__ bool dl_cancelled(const uint32_t* flag) {
+    return *(const volatile uint32_t*)flag != 0u;
+}
+// Relaunches the current graph unless *flag is set: true when it relaunched.
+#define DL_RELAUNCH_SELF_UNLESS_CANCELLED(flag, slot) (!dl_cancelled(flag) && DL_RELAUNCH_SELF(slot))
+
 // CDP2 kernel launch with the error checked: DL_LAUNCH_KERNEL(slot, kernel, grid, block,
 // shared_bytes, stream, args...). Use cudaStreamFireAndForget or cudaStreamTailLaunch as the
 // stream (CDP2 has no device-side synchronization). Evaluates to true when accepted.

@@ -79,6 +79,7 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+mod cancel;
 mod error;
 mod error_slot;
 mod exec;
@@ -91,6 +92,7 @@ mod queue;
 mod table;
 mod validate;
 
+pub use cancel::{CancelFlag, RunningLoop};
 pub use error::{Error, Result};
 pub use error_slot::{DeviceLaunchError, ErrorSlot, Operation, RawErrorSlot};
 pub use exec::{

@@ -15,13 +15,15 @@ use crate::wheels::{self, io_fail, Pin};
 use crate::workspace::root;
 use crate::{libclang, Fail};
 
-/// The wheels, pinned: compiler, front end, NVVM, runtime libraries, CCCL headers.
+/// The wheels, pinned: compiler, front end, NVVM, runtime libraries, CCCL headers, NVRTC.
 const WHEELS: &[Pin] = &[
     ("nvidia-cuda-nvcc", "13.0.88"),
     ("nvidia-cuda-crt", "13.0.88"),
     ("nvidia-nvvm", "13.0.88"),
     ("nvidia-cuda-runtime", "13.0.96"),
     ("nvidia-cuda-cccl", "13.0.85"),
+    // NVRTC, for cuda-graph's `nvrtc` feature (loaded at run time from `.cuda/lib`).
+    ("nvidia-cuda-nvrtc", "13.0.88"),
 ];
 
 /// `cargo xtask setup-cuda`: the toolkit into `.cuda/`, then libclang where none is found.

@@ -125,6 +125,7 @@ impl GraphBuilder {
         crate::kernel::check_node_handles(CALL, &self.lineage, &args)?;
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);
+        keep.extend(kernel.owner());
         with_kernel_params(kernel, &config, &args, |raw| {
             let mut params = kernel_node_params(raw);
             self.add_node(CALL, &mut params, keep, deps)

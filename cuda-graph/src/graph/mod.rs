@@ -49,8 +49,8 @@ mod inspect;
 mod keep_list;
 mod node;
 mod params;
+mod raw;
 mod readback;
-
 mod retired;
 mod update;
 

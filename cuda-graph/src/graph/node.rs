@@ -333,7 +333,15 @@ pub(crate) fn kind_of(node: sys::cudaGraphNode_t) -> Result<NodeKind> {
 pub(crate) fn kernel_name(node: sys::cudaGraphNode_t) -> Result<Option<String>> {
     let mut params = sys::cudaKernelNodeParams::default();
     // SAFETY: `node` is a live kernel node; `params` is writable.
-    check(unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut params) }, "cudaGraphKernelNodeGetParams")?;
+    let status = unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut params) };
+    if status == sys::cudaError::cudaErrorInvalidDeviceFunction {
+        // A kernel of a module loaded at run time (`kernel::Module`) has no entry function
+        // this call can return (CUDA 13.0): go on without its name, clearing the last error.
+        // SAFETY: plain call; returns and clears the last error, which is the failure above.
+        let _ = unsafe { sys::cudaGetLastError() };
+        return Ok(None);
+    }
+    check(status, "cudaGraphKernelNodeGetParams")?;
     let mut name: *const std::ffi::c_char = ptr::null();
     // SAFETY: `func` came from CUDA for this node; `name` is a valid out-pointer.
     let status = unsafe { sys::cudaFuncGetName(&mut name, params.func) };

@@ -184,6 +184,7 @@ impl<M: LaunchMode> GraphExec<M> {
         }
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);
+        keep.extend(kernel.owner());
         self.set_node(CALL, node, keep, |exec, exec_node| {
             with_kernel_params(kernel, &config, &args, |raw| {
                 // SAFETY: exec alive; `exec_node` names a kernel node of it (its source graph's

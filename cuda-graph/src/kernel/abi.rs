@@ -41,6 +41,37 @@ pub(crate) fn check_kernel(
     compare(Labels { kernel: name, params }, &declared_slots(layout), &compiled)
 }
 
+/// Checks the declared `layout` of kernel `name` of a loaded module (`kernel`, its
+/// `cudaKernel_t`) against the compiled kernel (`cudaFuncGetParamInfo`, which takes kernel
+/// handles).
+pub(crate) fn check_loaded_kernel(
+    name: &'static str,
+    kernel: *const c_void,
+    layout: &[ParamLayout],
+) -> Result<()> {
+    let mut slots = Vec::new();
+    for index in 0..MAX_PARAMS {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: `kernel` is a kernel handle of a library the caller keeps loaded; both
+        // out-pointers are valid, writable usizes.
+        let status = unsafe { sys::cudaFuncGetParamInfo(kernel, index, &mut offset, &mut size) };
+        match status {
+            sys::cudaError::cudaSuccess => slots.push(ParamSlot { offset, size }),
+            sys::cudaError::cudaErrorInvalidValue => {
+                // Past the last parameter: how they are counted. Not an error to keep.
+                // SAFETY: plain call; clears this thread's last error of that answer.
+                let _ = unsafe { sys::cudaGetLastError() };
+                return compare(Labels { kernel: name, params: &[] }, &declared_slots(layout), &slots);
+            }
+            status => return Err(CudaError::from_code(status.0 as i32, "cudaFuncGetParamInfo")),
+        }
+    }
+    Err(CudaError::invalid(
+        "cudaFuncGetParamInfo",
+        format!("the kernel reports more than {MAX_PARAMS} parameters"),
+    ))
+}
+
 /// A kernel's name and a description of each of its parameters (may be empty), which both
 /// parameter checks (this one and the C++ type check) put in their messages.
 #[derive(Debug, Clone, Copy)]

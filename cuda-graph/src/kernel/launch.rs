@@ -160,7 +160,7 @@ impl<A: KernelArgs> Kernel<A> {
         // conditional handle is allowed only when captured into its own graph. Both are
         // compile-time or one-atomic-load checks while no capture runs.
         if A::HAS_CONDITIONAL_HANDLE || any_capture_active() {
-            prepare_kernel_launch(&gate, stream, args, owners)?;
+            prepare_kernel_launch(&gate, stream, args, owners, self.owner())?;
         }
         // A free queued on the legacy stream is not ordered after this launch on a
         // non-blocking stream: mark the stream-ordered buffers it uses, whose drop then waits
@@ -196,8 +196,9 @@ impl<A: KernelArgs> Kernel<A> {
 /// - a conditional handle is allowed only when the launch is captured into the graph that
 ///   created it or a body inside that graph (`begin_capture_to_graph`); anywhere else
 ///   (a plain stream launch, a capture into a new graph or another graph) it is refused;
-/// - when captured, the captured graph keeps what the arguments point into, and `extra`
-///   (the events a launch attribute records).
+/// - when captured, the captured graph keeps what the arguments point into, `extra` (the
+///   events a launch attribute records) and the module of a kernel loaded at run time
+///   (`kernel_owner`).
 #[cold]
 #[inline(never)]
 fn prepare_kernel_launch<A: KernelArgs>(
@@ -205,6 +206,7 @@ fn prepare_kernel_launch<A: KernelArgs>(
     stream: &Stream,
     args: &A,
     extra: &[KeepAlive],
+    kernel_owner: Option<KeepAlive>,
 ) -> Result<()> {
     with_capture_sink(stream.as_raw(), |sink| {
         if A::HAS_CONDITIONAL_HANDLE {
@@ -217,6 +219,7 @@ fn prepare_kernel_launch<A: KernelArgs>(
         if let Some(sink) = sink {
             let mut owners = extra.to_vec();
             args.keep_alive(&mut owners);
+            owners.extend(kernel_owner);
             sink.retain(owners, false);
         }
         Ok(())

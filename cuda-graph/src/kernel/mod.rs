@@ -26,6 +26,9 @@ mod attributes;
 mod config;
 mod launch;
 mod macros;
+mod module;
+#[cfg(feature = "nvrtc")]
+pub mod nvrtc;
 mod types;
 
 use std::ffi::c_void;
@@ -38,12 +41,15 @@ pub use attributes::{
     ClusterScheduling, KernelAttributes, LaunchAttributes, MemSyncDomain, MemSyncDomainMap, ProgrammaticEvent,
 };
 pub use config::{Dim3, LaunchConfig, MAX_THREADS_PER_BLOCK};
+pub use module::Module;
 pub use types::SignatureFn;
 
 pub(crate) use args::{check_launch_handles, check_node_handles};
 pub(crate) use attributes::require_programmatic_launch;
 
 use crate::error::{CudaError, Result};
+use crate::release::KeepAlive;
+use module::LoadedKernel;
 
 /// A kernel whose parameters are the tuple `A`, e.g. `Kernel<(DevicePtr<f32>, u32)>`.
 ///
@@ -67,11 +73,20 @@ use crate::error::{CudaError, Result};
 /// ```
 pub struct Kernel<A> {
     name: &'static str,
-    stub: unsafe extern "C" fn(),
+    entry: Entry,
     signature: Option<SignatureFn>,
     params: &'static [&'static str],
     checked: OnceLock<std::result::Result<(), CudaError>>,
     _args: PhantomData<fn(A)>,
+}
+
+/// Where a kernel's code comes from.
+enum Entry {
+    /// Linked into the program: its host stub (what nvcc emits under the kernel's name).
+    Stub(unsafe extern "C" fn()),
+    /// Looked up in a module loaded at run time ([`Module`]), with the C++ types its image
+    /// carries, if any.
+    Loaded(LoadedKernel),
 }
 
 impl<A> fmt::Debug for Kernel<A> {
@@ -144,7 +159,7 @@ impl<A: KernelArgs> Kernel<A> {
     ) -> Kernel<A> {
         Kernel {
             name,
-            stub,
+            entry: Entry::Stub(stub),
             signature: Some(signature),
             params,
             checked: OnceLock::new(),
@@ -174,7 +189,36 @@ impl<A: KernelArgs> Kernel<A> {
         stub: unsafe extern "C" fn(),
         params: &'static [&'static str],
     ) -> Kernel<A> {
-        Kernel { name, stub, signature: None, params, checked: OnceLock::new(), _args: PhantomData }
+        Kernel {
+            name,
+            entry: Entry::Stub(stub),
+            signature: None,
+            params,
+            checked: OnceLock::new(),
+            _args: PhantomData,
+        }
+    }
+
+    /// A kernel of a loaded module ([`Module::kernel`], [`Module::kernel_unchecked_types`]):
+    /// its type check uses the image's list when there is one.
+    fn loaded(kernel: LoadedKernel) -> Kernel<A> {
+        Kernel {
+            name: kernel.name(),
+            entry: Entry::Loaded(kernel),
+            signature: None,
+            params: &[],
+            checked: OnceLock::new(),
+            _args: PhantomData,
+        }
+    }
+
+    /// What graphs and execs whose nodes launch this kernel must keep: the module of a
+    /// loaded kernel, nothing for one linked into the program.
+    pub(crate) fn owner(&self) -> Option<KeepAlive> {
+        match &self.entry {
+            Entry::Stub(_) => None,
+            Entry::Loaded(kernel) => Some(kernel.owner()),
+        }
     }
 
     /// The kernel's name.
@@ -202,25 +246,28 @@ impl<A: KernelArgs> Kernel<A> {
     /// # }
     /// ```
     pub fn check_types(&self) -> Result<()> {
-        match self.signature {
-            Some(signature) => {
+        let labels = abi::Labels { kernel: self.name, params: self.params };
+        match (&self.entry, self.signature) {
+            (_, Some(signature)) => {
                 // SAFETY: `signature` was given to `from_stub_with_signature`, whose caller
                 // promised it is the kernel's generated signature function.
                 let cpp = unsafe { types::cpp_types(signature) };
-                types::compare_types(
-                    abi::Labels { kernel: self.name, params: self.params },
-                    &A::cpp_types(),
-                    &cpp,
-                )
+                types::compare_types(labels, &A::cpp_types(), &cpp)
             }
-            None => Ok(()),
+            (Entry::Loaded(kernel), None) => match kernel.cpp_types() {
+                Some(cpp) => types::compare_types(labels, &A::cpp_types(), cpp),
+                None => Ok(()),
+            },
+            (Entry::Stub(_), None) => Ok(()),
         }
     }
 
-    /// The host stub's address (what `cudaLaunchKernel` and kernel nodes take), after the
-    /// parameter check has passed: the count, sizes and offsets of the compiled kernel's
-    /// parameters (from the driver), then, for a kernel with a signature function (every
-    /// [`kernels!`](crate::kernels!) declaration), each parameter's C++ type.
+    /// The host stub's address, or for a kernel of a [`Module`] its `cudaKernel_t` (what
+    /// `cudaLaunchKernel` and kernel nodes take), after the parameter check has passed: the
+    /// count, sizes and offsets of the compiled kernel's parameters (from the driver), then,
+    /// for a kernel with a signature function (every [`kernels!`](crate::kernels!)
+    /// declaration) or a module kernel whose image carries its types, each parameter's C++
+    /// type.
     ///
     /// The check runs once per kernel: its outcome (passed, or
     /// [`CudaError::KernelSignature`]) is kept. A CUDA error met while checking (no device
@@ -233,12 +280,18 @@ impl<A: KernelArgs> Kernel<A> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn function(&self) -> Result<*const c_void> {
-        let stub = self.stub as *const c_void;
+        let stub = match &self.entry {
+            Entry::Stub(stub) => *stub as *const c_void,
+            Entry::Loaded(kernel) => kernel.function(),
+        };
         if let Some(outcome) = self.checked.get() {
             return outcome.clone().map(|()| stub);
         }
-        let outcome =
-            abi::check_kernel(self.name, stub, self.params, &A::layout()).and_then(|()| self.check_types());
+        let layout = match &self.entry {
+            Entry::Stub(_) => abi::check_kernel(self.name, stub, self.params, &A::layout()),
+            Entry::Loaded(_) => abi::check_loaded_kernel(self.name, stub, &A::layout()),
+        };
+        let outcome = layout.and_then(|()| self.check_types());
         if matches!(outcome, Ok(()) | Err(CudaError::KernelSignature { .. })) {
             // Another thread may have stored the same outcome first; either is the answer.
             let _ = self.checked.set(outcome.clone());

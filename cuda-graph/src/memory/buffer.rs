@@ -14,6 +14,8 @@ use crate::memory::{DeviceRepr, KeepAlive};
 use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
 
+mod raw;
+
 /// One device allocation, freed when the last owner (buffer, pointer, graph or exec that uses
 /// it) is dropped. How it is freed depends on how it was made ([`FreeKind`]); either way the
 /// free is ordered after all work that was queued using it (see [`Allocation`]'s `Drop`).
@@ -465,8 +467,9 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 pub struct DevicePtr<T> {
     addr: u64,
     len: usize,
-    /// The allocation itself (an [`Allocation`], or the mapped host memory of a
-    /// [`MappedBuffer`](crate::memory::MappedBuffer)), as `keep_alive` hands it out.
+    /// The allocation itself (an [`Allocation`], the mapped host memory of a
+    /// [`MappedBuffer`](crate::memory::MappedBuffer), or another owner given to
+    /// [`DevicePtr::from_raw_with_owner`]), as `keep_alive` hands it out.
     owner: Option<KeepAlive>,
     _element: PhantomData<fn() -> T>,
 }

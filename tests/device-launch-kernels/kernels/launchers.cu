@@ -110,3 +110,11 @@ extern "C" __global__ void dl_relaunch_until(uint32_t* steps, uint32_t limit, Dl
     uint32_t done = atomicAdd(steps, 1u) + 1;
     if (done < limit) DL_RELAUNCH_SELF(slot);
 }
+
+// A device-side loop that runs until the host cancels it: each run counts one step in *steps
+// and relaunches its own graph unless *cancel is set (DL_RELAUNCH_SELF_UNLESS_CANCELLED).
+extern "C" __global__ void dl_relaunch_until_cancelled(uint32_t* steps, const uint32_t* cancel, DlErrorSlot* slot) {
+    if (!dl_first_thread()) return;
+    atomicAdd(steps, 1u);
+    DL_RELAUNCH_SELF_UNLESS_CANCELLED(cancel, slot);
+}

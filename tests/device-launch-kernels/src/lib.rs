@@ -31,7 +31,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-use cuda_graph::DevicePtr;
+use cuda_graph::{DeviceConstPtr, DevicePtr};
 use device_launch::{DeviceGraphArg, DeviceGraphTableArg, RawErrorSlot, WorkQueueArg};
 
 // kernels/launchers.cu: work for launched graphs.
@@ -116,6 +116,11 @@ cuda_graph::kernels! {
     /// `dl_relaunch_until(uint32_t* steps, uint32_t limit, DlErrorSlot* slot)`: counts a
     /// step and relaunches its own graph (`DL_RELAUNCH_SELF`) until `limit` steps ran.
     pub unsafe fn dl_relaunch_until(steps: DevicePtr<u32>, limit: u32, slot: DevicePtr<RawErrorSlot>);
+
+    /// `dl_relaunch_until_cancelled(uint32_t* steps, const uint32_t* cancel, DlErrorSlot* slot)`:
+    /// counts a step and relaunches its own graph until the host sets `*cancel`
+    /// (`device_launch::CancelFlag`).
+    pub unsafe fn dl_relaunch_until_cancelled(steps: DevicePtr<u32>, cancel: DeviceConstPtr<u32>, slot: DevicePtr<RawErrorSlot>);
 }
 
 // kernels/queue.cu
@@ -182,6 +187,7 @@ mod kernel_declarations {
             ("dl_fire_and_forget_past_limit", super::dl_fire_and_forget_past_limit().check_types()),
             ("dl_tail_launch_past_limit", super::dl_tail_launch_past_limit().check_types()),
             ("dl_relaunch_until", super::dl_relaunch_until().check_types()),
+            ("dl_relaunch_until_cancelled", super::dl_relaunch_until_cancelled().check_types()),
             ("dl_queue_consume", super::dl_queue_consume().check_types()),
             ("dl_queue_scheduler", super::dl_queue_scheduler().check_types()),
         ] {

@@ -7,8 +7,10 @@
 //!   device-launch exec is parked: see `exec_pool`);
 //! - per-node setters and whole-graph updates are in `graph/update.rs`.
 
+mod completion;
 mod instantiate;
 mod launch;
+mod raw;
 mod release;
 
 use std::collections::HashMap;

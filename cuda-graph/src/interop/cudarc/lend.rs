@@ -1,0 +1,100 @@
+//! Lending one of this crate's buffers to cudarc for a while ([`DeviceBuffer::lend_to_cudarc`]).
+
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use ::cudarc::driver::{CudaSlice, CudaStream, CudaViewMut};
+use cudart_graph_sys as sys;
+
+use super::primary_device;
+use crate::error::{check, CudaError, Result};
+use crate::memory::{DeviceBuffer, DeviceRepr};
+use crate::stream::Stream;
+
+/// One of this crate's buffers seen by cudarc as a [`CudaSlice`] on a cudarc stream, while
+/// the buffer is borrowed ([`DeviceBuffer::lend_to_cudarc`]). It derefs to the `CudaSlice`
+/// for cudarc's reading calls; [`view_mut`](LentSlice::view_mut) gives a `CudaViewMut` for
+/// writing ones. Dropping it gives nothing back to free: the buffer still owns the memory
+/// (cudarc's `CudaSlice::leak` releases only cudarc's bookkeeping).
+pub struct LentSlice<'a, T> {
+    slice: ManuallyDrop<CudaSlice<T>>,
+    _buffer: PhantomData<&'a [T]>,
+}
+
+impl<T> Deref for LentSlice<'_, T> {
+    type Target = CudaSlice<T>;
+
+    fn deref(&self) -> &CudaSlice<T> {
+        &self.slice
+    }
+}
+
+impl<T> LentSlice<'_, T> {
+    /// A mutable cudarc view of the whole buffer, for cudarc's writing calls
+    /// (`memcpy_htod`, `memset_zeros`, kernel arguments it writes).
+    pub fn view_mut(&mut self) -> CudaViewMut<'_, T> {
+        self.slice.as_view_mut()
+    }
+}
+
+impl<T> Drop for LentSlice<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here; the field is never used again.
+        let slice = unsafe { ManuallyDrop::take(&mut self.slice) };
+        // Releases cudarc's events and stream share, never the memory (the buffer owns it);
+        // cudarc first makes its stream wait for the uses it tracked.
+        let _address = slice.leak();
+    }
+}
+
+impl<T: DeviceRepr> DeviceBuffer<T> {
+    /// Shows this buffer to cudarc as a [`CudaSlice`] on `stream` for as long as the returned
+    /// value lives (it borrows the buffer, which cannot be dropped meanwhile). cudarc's calls
+    /// on it queue on cudarc's streams: the buffer's memory is marked as used by work on a
+    /// non-blocking stream, so that its eventual free waits for the device (see
+    /// `memory::pool`, "Freeing"). That work and this crate's are ordered only by the streams
+    /// they share; a race gives wrong values, never undefined behaviour ([`DeviceRepr`]).
+    /// `stream` must be of the primary context of the buffer's device.
+    ///
+    /// ```no_run
+    /// use cudarc::driver::CudaContext;
+    /// let ctx = CudaContext::new(0).expect("cudarc context");
+    /// let stream = ctx.default_stream();
+    /// let buffer = cuda_graph::DeviceBuffer::from_slice(&[1u32, 2, 3])?;
+    /// let lent = buffer.lend_to_cudarc(&stream)?;
+    /// let host = stream.clone_dtoh(&*lent).expect("cudarc copy");
+    /// assert_eq!(host, [1, 2, 3]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn lend_to_cudarc(&self, stream: &Arc<CudaStream>) -> Result<LentSlice<'_, T>> {
+        const CALL: &str = "DeviceBuffer::lend_to_cudarc";
+        let device = primary_device(stream.context(), CALL)?;
+        if self.bytes() > 0 {
+            let mut attributes = sys::cudaPointerAttributes::default();
+            check(
+                // SAFETY: `attributes` is writable; CUDA only looks the address up.
+                unsafe { sys::cudaPointerGetAttributes(&mut attributes, self.as_raw()) },
+                "cudaPointerGetAttributes",
+            )?;
+            if attributes.device != device.ordinal() {
+                return Err(CudaError::invalid(
+                    CALL,
+                    format!(
+                        "the buffer lives on device {}, the cudarc stream belongs to device {}",
+                        attributes.device,
+                        device.ordinal()
+                    ),
+                ));
+            }
+        }
+        self.note_use_on(&*Stream::borrow_cudarc(stream)?);
+        // SAFETY: the address is the buffer's live allocation of `len` elements on the
+        // stream's device (checked), which outlives the returned value (it borrows the
+        // buffer); any bit pattern is a valid `T` (`DeviceRepr`). The slice is never dropped
+        // as a `CudaSlice` (which would free it): `LentSlice::drop` leaks it.
+        let slice = unsafe { stream.upgrade_device_ptr::<T>(self.as_raw() as u64, self.len()) };
+        Ok(LentSlice { slice: ManuallyDrop::new(slice), _buffer: PhantomData })
+    }
+}

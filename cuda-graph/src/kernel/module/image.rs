@@ -1,0 +1,158 @@
+//! What a module image is, checked before the driver reads it: the driver takes a pointer,
+//! not a length, and reads as far as the image's own headers say (cubins and fatbins) or to
+//! the first NUL (PTX). The outer sizes are checked to lie inside the bytes given.
+
+use std::borrow::Cow;
+
+use crate::error::{CudaError, Result};
+
+/// The fatbin magic number (`__cudaFatMAGIC2`), little-endian at the start of a fatbin.
+const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+
+/// The format of a module image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Format {
+    /// An ELF cubin.
+    Cubin,
+    /// A fatbin (`nvcc -fatbin`).
+    Fatbin,
+    /// PTX text.
+    Ptx,
+}
+
+/// The bytes to hand the driver for `image` (with a NUL added to PTX that lacks one), after
+/// checking that every size its headers give lies inside it.
+pub(super) fn prepare<'a>(call: &'static str, image: &'a [u8]) -> Result<(Format, Cow<'a, [u8]>)> {
+    let refuse = |why: String| CudaError::invalid(call, why);
+    if image.starts_with(b"\x7fELF") {
+        elf_extent(image).map_err(refuse)?;
+        return Ok((Format::Cubin, Cow::Borrowed(image)));
+    }
+    if image.len() >= 4 && u32::from_le_bytes([image[0], image[1], image[2], image[3]]) == FATBIN_MAGIC {
+        fatbin_extent(image).map_err(refuse)?;
+        return Ok((Format::Fatbin, Cow::Borrowed(image)));
+    }
+    let text = match image.iter().position(|&b| b == 0) {
+        Some(nul) => &image[..nul],
+        None => image,
+    };
+    if std::str::from_utf8(text).is_err() || !text.windows(8).any(|w| w == b".version") {
+        return Err(refuse(
+            "the image is neither a cubin (ELF), a fatbin nor PTX text (no `.version` directive)".to_string(),
+        ));
+    }
+    let mut bytes = text.to_vec();
+    bytes.push(0);
+    Ok((Format::Ptx, Cow::Owned(bytes)))
+}
+
+fn read_u16(bytes: &[u8], at: usize) -> std::result::Result<u64, String> {
+    bytes.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u64).ok_or_else(|| truncated(at))
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> std::result::Result<u64, String> {
+    bytes
+        .get(at..at + 4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64)
+        .ok_or_else(|| truncated(at))
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> std::result::Result<u64, String> {
+    let b = bytes.get(at..at + 8).ok_or_else(|| truncated(at))?;
+    Ok(u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+}
+
+fn truncated(at: usize) -> String {
+    format!("the image ends before its header field at byte {at}")
+}
+
+/// Checks a 64-bit little-endian ELF: its program and section header tables, and every
+/// section with contents, lie inside `bytes`.
+fn elf_extent(bytes: &[u8]) -> std::result::Result<(), String> {
+    if bytes.get(4) != Some(&2) || bytes.get(5) != Some(&1) {
+        return Err("the cubin is not a 64-bit little-endian ELF".to_string());
+    }
+    let len = bytes.len() as u64;
+    let inside = |what: &str, start: u64, size: u64| -> std::result::Result<(), String> {
+        match start.checked_add(size) {
+            Some(end) if end <= len => Ok(()),
+            _ => Err(format!("the cubin's {what} ({size} bytes at {start}) runs past its {len} bytes")),
+        }
+    };
+    let (phoff, shoff) = (read_u64(bytes, 0x20)?, read_u64(bytes, 0x28)?);
+    let (phentsize, phnum) = (read_u16(bytes, 0x36)?, read_u16(bytes, 0x38)?);
+    let (shentsize, shnum) = (read_u16(bytes, 0x3a)?, read_u16(bytes, 0x3c)?);
+    inside("program header table", phoff, phentsize * phnum)?;
+    inside("section header table", shoff, shentsize * shnum)?;
+    for index in 0..shnum {
+        let header = (shoff + index * shentsize) as usize;
+        let kind = read_u32(bytes, header + 4)?;
+        const NOBITS: u64 = 8;
+        if kind != NOBITS {
+            inside(
+                &format!("section {index}"),
+                read_u64(bytes, header + 0x18)?,
+                read_u64(bytes, header + 0x20)?,
+            )?;
+        }
+    }
+    for index in 0..phnum {
+        let header = (phoff + index * phentsize) as usize;
+        inside(&format!("segment {index}"), read_u64(bytes, header + 8)?, read_u64(bytes, header + 0x20)?)?;
+    }
+    Ok(())
+}
+
+/// Checks a fatbin: its header's size plus the size of what follows lie inside `bytes`.
+fn fatbin_extent(bytes: &[u8]) -> std::result::Result<(), String> {
+    let header = read_u16(bytes, 6)?;
+    let body = read_u64(bytes, 8)?;
+    match header.checked_add(body) {
+        Some(end) if end <= bytes.len() as u64 => Ok(()),
+        _ => Err(format!("the fatbin says it holds {header} + {body} bytes, but {} were given", bytes.len())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptx_gets_its_nul_and_text_without_a_version_is_refused() {
+        let (format, bytes) = prepare("t", b".version 8.0\n.target sm_90\n").unwrap();
+        assert_eq!(format, Format::Ptx);
+        assert_eq!(bytes.last(), Some(&0));
+        assert!(prepare("t", b"hello").is_err());
+        // Text after a NUL is not PTX the driver would read: cut there.
+        let (_, bytes) = prepare("t", b".version 8.0\0garbage").unwrap();
+        assert_eq!(&bytes[..], b".version 8.0\0");
+    }
+
+    #[test]
+    fn a_fatbin_longer_than_its_bytes_is_refused() {
+        let mut fatbin = Vec::new();
+        fatbin.extend_from_slice(&FATBIN_MAGIC.to_le_bytes());
+        fatbin.extend_from_slice(&1u16.to_le_bytes());
+        fatbin.extend_from_slice(&16u16.to_le_bytes());
+        fatbin.extend_from_slice(&100u64.to_le_bytes());
+        let err = prepare("t", &fatbin).unwrap_err();
+        assert!(err.to_string().contains("116") || err.to_string().contains("16 + 100"), "{err}");
+        fatbin.resize(116, 0);
+        assert_eq!(prepare("t", &fatbin).unwrap().0, Format::Fatbin);
+    }
+
+    #[test]
+    fn a_cubin_whose_section_table_runs_past_the_end_is_refused() {
+        let mut elf = vec![0u8; 64];
+        elf[..4].copy_from_slice(b"\x7fELF");
+        elf[4] = 2;
+        elf[5] = 1;
+        elf[0x28..0x30].copy_from_slice(&1000u64.to_le_bytes()); // section headers at 1000
+        elf[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        elf[0x3c..0x3e].copy_from_slice(&2u16.to_le_bytes());
+        assert!(prepare("t", &elf).unwrap_err().to_string().contains("section header table"));
+        elf[0x3c..0x3e].copy_from_slice(&0u16.to_le_bytes());
+        elf[0x28..0x30].copy_from_slice(&64u64.to_le_bytes());
+        assert_eq!(prepare("t", &elf).unwrap().0, Format::Cubin);
+    }
+}

@@ -1,0 +1,260 @@
+//! A data-dependent loop for cudarc users, two ways: on cudarc alone, driven from the host
+//! (launch, copy the "still going" flag back, decide, repeat), and as one CUDA graph whose
+//! WHILE node decides on the device, built with `cuda-graph` from the same PTX kernel on the
+//! same cudarc memory.
+//!
+//! The loop: Collatz steps on the numbers `1..=n` until every one reached 1. How many rounds
+//! that takes depends on the data (524 for `n` = 10^6), and the CPU computes the same steps,
+//! so both ways are checked exactly: each number's step count, and the number of rounds.
+//!
+//! ```no_run
+//! let report = cudarc_while::run(&cudarc_while::Config { n: 100_000, repeats: 3, nvrtc: false })?;
+//! println!("{report}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cuda_graph::graph::{ConditionalHandle, Graph, GraphExec, HostLaunch};
+use cuda_graph::interop::cudarc::CudarcSlice;
+use cuda_graph::kernel::{Kernel, LaunchConfig, Module};
+use cuda_graph::{DevicePtr, Stream};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig as CudarcLaunch, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+
+/// The step kernel's PTX (kernels/step.cu), as a cudarc user would ship it.
+pub const STEP_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/step.ptx"));
+/// The step kernel's CUDA C++ source, for NVRTC.
+pub const STEP_SOURCE: &str = include_str!("../kernels/step.cu");
+/// The condition kernel (kernels/condition.cu), device-linked with the device runtime.
+pub static CONDITION_FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/condition.fatbin"));
+
+/// `collatz_step(uint64_t* values, uint32_t* steps, uint32_t n, uint32_t* active)`.
+type Step = Kernel<(DevicePtr<u64>, DevicePtr<u32>, u32, DevicePtr<u32>)>;
+/// `keep_going(cudaGraphConditionalHandle handle, uint32_t* active, uint32_t* rounds)`.
+type KeepGoing = Kernel<(ConditionalHandle, DevicePtr<u32>, DevicePtr<u32>)>;
+
+/// Threads per block of the step kernel.
+const BLOCK: u32 = 256;
+
+/// What to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// The numbers `1..=n` are iterated.
+    pub n: u32,
+    /// Timed runs of each way (after one untimed warm-up run).
+    pub repeats: u32,
+    /// Compile the step kernel from source with NVRTC instead of loading the PTX.
+    pub nvrtc: bool,
+}
+
+/// What both ways gave, and how long a round took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// Numbers iterated.
+    pub n: u32,
+    /// Rounds until every number reached 1 (the CPU's count; both ways matched it).
+    pub rounds: u32,
+    /// Microseconds per round, the loop driven from the host with cudarc alone.
+    pub host_us_per_round: f64,
+    /// Microseconds per round, the WHILE graph (one launch per run).
+    pub graph_us_per_round: f64,
+    /// Where the step kernel came from.
+    pub kernel_from: &'static str,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "collatz over 1..={} ({} kernel): {} rounds, every step count equal to the CPU's",
+            self.n, self.kernel_from, self.rounds
+        )?;
+        writeln!(f, "  cudarc, host-driven loop: {:8.2} us per round", self.host_us_per_round)?;
+        writeln!(f, "  cuda-graph WHILE graph:   {:8.2} us per round", self.graph_us_per_round)?;
+        write!(
+            f,
+            "  the graph is {:.2}x the host-driven loop's speed",
+            self.host_us_per_round / self.graph_us_per_round
+        )
+    }
+}
+
+/// The CPU's answer: each number's step count to 1, and the rounds (the largest count, at
+/// least 1: the graph's loop runs its body once before it can decide).
+pub fn cpu_reference(n: u32) -> (Vec<u32>, u32) {
+    let steps: Vec<u32> = (1..=u64::from(n))
+        .map(|mut v| {
+            let mut count = 0;
+            while v > 1 {
+                v = if v % 2 == 0 { v / 2 } else { 3 * v + 1 };
+                count += 1;
+            }
+            count
+        })
+        .collect();
+    let rounds = steps.iter().copied().max().unwrap_or(0).max(1);
+    (steps, rounds)
+}
+
+type Error = Box<dyn std::error::Error>;
+
+/// The cudarc side: context, stream, the step function and the memory.
+struct Cudarc {
+    stream: Arc<CudaStream>,
+    step: CudaFunction,
+    initial: CudaSlice<u64>,
+}
+
+/// Runs both ways, checks both against the CPU, and times them.
+pub fn run(config: &Config) -> Result<Report, Error> {
+    let (expected_steps, expected_rounds) = cpu_reference(config.n);
+    let ctx = CudaContext::new(0)?;
+    let stream = ctx.new_stream()?;
+    let initial = stream.clone_htod(&(1..=u64::from(config.n)).collect::<Vec<_>>())?;
+    let (ptx, kernel_from) = if config.nvrtc {
+        let compiled = cuda_graph::kernel::nvrtc::compile(STEP_SOURCE, &Default::default())?;
+        (Ptx::from_binary(compiled.image.clone()), "NVRTC")
+    } else {
+        (Ptx::from_src(STEP_PTX), "PTX")
+    };
+    let step = ctx.load_module(ptx)?.load_function("collatz_step")?;
+    let cudarc = Cudarc { stream: stream.clone(), step, initial };
+
+    let (host_steps, host_rounds, host_seconds) = host_driven(&cudarc, config)?;
+    check("cudarc host-driven loop", &host_steps, host_rounds, &expected_steps, expected_rounds)?;
+
+    let module = if config.nvrtc {
+        cuda_graph::kernel::Module::from_cuda_source(STEP_SOURCE)?
+    } else {
+        Module::from_ptx(STEP_PTX)?
+    };
+    let (graph_steps, graph_rounds, graph_seconds) = while_graph(&cudarc, &module, config)?;
+    check("cuda-graph WHILE graph", &graph_steps, graph_rounds, &expected_steps, expected_rounds)?;
+
+    let per_round =
+        |seconds: f64| seconds * 1e6 / f64::from(config.repeats.max(1)) / f64::from(expected_rounds);
+    Ok(Report {
+        n: config.n,
+        rounds: expected_rounds,
+        host_us_per_round: per_round(host_seconds),
+        graph_us_per_round: per_round(graph_seconds),
+        kernel_from,
+    })
+}
+
+fn check(way: &str, steps: &[u32], rounds: u32, expected: &[u32], expected_rounds: u32) -> Result<(), Error> {
+    if rounds != expected_rounds {
+        return Err(format!("{way}: {rounds} rounds, the CPU needed {expected_rounds}").into());
+    }
+    if let Some(i) = steps.iter().zip(expected).position(|(a, b)| a != b) {
+        return Err(
+            format!("{way}: number {} took {} steps, the CPU says {}", i + 1, steps[i], expected[i]).into()
+        );
+    }
+    Ok(())
+}
+
+/// The loop on cudarc alone: launch a step, copy the flag back, decide, repeat. Returns the
+/// last run's step counts and rounds, and the seconds of the timed runs.
+fn host_driven(cudarc: &Cudarc, config: &Config) -> Result<(Vec<u32>, u32, f64), Error> {
+    let stream = &cudarc.stream;
+    let mut values = stream.alloc_zeros::<u64>(config.n as usize)?;
+    let mut steps = stream.alloc_zeros::<u32>(config.n as usize)?;
+    let mut active = stream.alloc_zeros::<u32>(1)?;
+    let n = config.n;
+    let mut run_once = || -> Result<u32, Error> {
+        stream.memcpy_dtod(&cudarc.initial, &mut values)?;
+        stream.memset_zeros(&mut steps)?;
+        let mut rounds = 0;
+        loop {
+            let mut launch = stream.launch_builder(&cudarc.step);
+            launch.arg(&mut values).arg(&mut steps).arg(&n).arg(&mut active);
+            // SAFETY: collatz_step(uint64_t* values, uint32_t* steps, uint32_t n, uint32_t*
+            // active) gets n-element slices and n; it touches values[i], steps[i] for i < n
+            // and active[0].
+            unsafe { launch.launch(CudarcLaunch::for_num_elems(n)) }?;
+            rounds += 1;
+            let still_going = stream.clone_dtoh(&active)?[0];
+            if still_going == 0 {
+                return Ok(rounds);
+            }
+            stream.memset_zeros(&mut active)?;
+        }
+    };
+    run_once()?; // warm-up
+    let start = Instant::now();
+    let mut rounds = 0;
+    for _ in 0..config.repeats {
+        rounds = run_once()?;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    Ok((stream.clone_dtoh(&steps)?, rounds, seconds))
+}
+
+/// The same loop as one graph: reset from the initial values, then WHILE { step; decide }.
+fn while_graph(cudarc: &Cudarc, module: &Module, config: &Config) -> Result<(Vec<u32>, u32, f64), Error> {
+    let stream = &cudarc.stream;
+    let shared = |len: usize| -> Result<CudarcSlice<u32>, Error> {
+        Ok(CudarcSlice::new(stream.alloc_zeros::<u32>(len)?)?)
+    };
+    let values = CudarcSlice::new(stream.alloc_zeros::<u64>(config.n as usize)?)?;
+    let initial = CudarcSlice::new(cudarc.initial.try_clone()?)?;
+    let (steps, active, rounds) = (shared(config.n as usize)?, shared(1)?, shared(1)?);
+    let step: Step = if config.nvrtc {
+        // SAFETY: NVRTC output carries no type lists: the Rust types are collatz_step's C++
+        // ones (uint64_t*, uint32_t*, uint32_t, uint32_t*); it writes values[i], steps[i]
+        // only for i < n and active[0], and the graph below passes n-element buffers and n.
+        unsafe { module.kernel_unchecked_types("collatz_step") }?
+    } else {
+        // SAFETY: as above; the PTX's type lists are checked against the Rust types.
+        unsafe { module.kernel("collatz_step") }?
+    };
+    let condition = Module::from_image(CONDITION_FATBIN)?;
+    // SAFETY: keep_going reads and writes active[0] and rounds[0] only.
+    let keep_going: KeepGoing = unsafe { condition.kernel("keep_going") }?;
+
+    let graph = Graph::new()?;
+    let reset_values = graph.add_memcpy(&values.ptr(), &initial.ptr(), config.n as usize, &[])?;
+    let reset_steps = graph.add_memset(&steps.ptr(), 0u32, config.n as usize, &[])?;
+    let reset_active = graph.add_memset(&active.ptr(), 0u32, 1, &[])?;
+    let reset_rounds = graph.add_memset(&rounds.ptr(), 0u32, 1, &[])?;
+    let handle = graph.conditional_handle(Some(1))?;
+    let (_, body) = graph.add_while(&handle, &[&reset_values, &reset_steps, &reset_active, &reset_rounds])?;
+    let config_step = LaunchConfig::for_elements(config.n, BLOCK);
+    let stepped =
+        body.add_kernel(&step, config_step, (values.ptr(), steps.ptr(), config.n, active.ptr()), &[])?;
+    body.add_kernel(&keep_going, LaunchConfig::new(1, 1), (handle, active.ptr(), rounds.ptr()), &[&stepped])?;
+    let exec: GraphExec<HostLaunch> = graph.instantiate(Default::default())?;
+
+    let ours = Stream::borrow_cudarc(stream)?;
+    exec.launch(&ours)?; // warm-up
+    ours.synchronize()?;
+    let start = Instant::now();
+    for _ in 0..config.repeats {
+        exec.launch(&ours)?;
+    }
+    ours.synchronize()?;
+    let seconds = start.elapsed().as_secs_f64();
+    let counted = stream.clone_dtoh(rounds.cudarc())?[0];
+    Ok((stream.clone_dtoh(steps.cudarc())?, counted, seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cpu_reference_counts_collatz_steps() {
+        let (steps, rounds) = cpu_reference(27);
+        assert_eq!(steps[0], 0, "1 is already there");
+        assert_eq!(steps[5], 8, "6 -> 3 -> 10 -> 5 -> 16 -> 8 -> 4 -> 2 -> 1");
+        assert_eq!(steps[26], 111, "27 takes 111 steps");
+        assert_eq!(rounds, 111);
+        assert_eq!(cpu_reference(1).1, 1, "the loop's body runs once even with nothing to do");
+    }
+}
