@@ -83,8 +83,18 @@ mod tests {
         // these same constants: no number of its own.
         assert_eq!(header::define("DL_FIRE_AND_FORGET_LIMIT "), "CUDADEVRT_FIRE_AND_FORGET_LIMIT");
         assert_eq!(header::define("DL_TAIL_LAUNCH_LIMIT "), "CUDADEVRT_TAIL_LAUNCH_LIMIT");
-        let limits = std::path::Path::new(devrt::INCLUDE_DIR).join("cudadevrt_limits.cuh");
-        assert!(limits.is_file(), "{} missing", limits.display());
+        // INCLUDE_DIR is the build machine's path: where the binary runs elsewhere (a bundle
+        // carried to a GPU machine) the folder is absent and only the lines above can be checked.
+        let include_dir = std::path::Path::new(devrt::INCLUDE_DIR);
+        if include_dir.is_dir() {
+            let limits = include_dir.join("cudadevrt_limits.cuh");
+            assert!(limits.is_file(), "{} missing", limits.display());
+        } else {
+            eprintln!(
+                "note: {} is not on this machine; the header's folder was not checked",
+                include_dir.display()
+            );
+        }
     }
 
     #[test]
