@@ -1,0 +1,362 @@
+//! The decoder on the GPU: its weights, one batch's buffers, and the step's four kernels, as
+//! stream launches or as graph nodes.
+
+use cuda_graph::graph::{GraphBuilder, KernelNode};
+use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::{ConditionalHandle, DeviceBuffer, DeviceConstPtr, DevicePtr, Result, Stream};
+
+use crate::model::{Model, HIDDEN, LAYERS, MAX_BATCH, VOCAB};
+use crate::reference::{Generation, PAD};
+
+// SAFETY: every kernel below indexes its pointers only within the sizes that `Batch::new` and
+// `DeviceModel::new` allocate for the `batch` and `max_len` it is given (see kernels/decoder.cu):
+// weights and tables by the model's fixed shapes; tokens, done, h, logits by `batch`
+// (<= MAX_BATCH); the output rows by `batch * max_len`, at the step counter `state[0]`, which
+// `gl_pick_*` writes only for a sequence still running, and every sequence stops before the
+// counter reaches `max_len`; the embedding by a token, which is a start token (< VOCAB) or one
+// the pick chose (< VOCAB). The declarations are private to this module, whose launches pass
+// exactly those buffers and sizes.
+cuda_graph::kernels! {
+    /// One GRU layer for every unfinished sequence.
+    unsafe fn gl_gru(
+        w_ih: DeviceConstPtr<f32>,
+        b_ih: DeviceConstPtr<f32>,
+        w_hh: DeviceConstPtr<f32>,
+        b_hh: DeviceConstPtr<f32>,
+        tables: DeviceConstPtr<f32>,
+        embedding: DeviceConstPtr<f32>,
+        tokens: DeviceConstPtr<u32>,
+        done: DeviceConstPtr<u32>,
+        state: DeviceConstPtr<u32>,
+        h: DevicePtr<f32>,
+        layer: u32,
+        batch: u32,
+    );
+    /// The logits of every unfinished sequence.
+    unsafe fn gl_logits(
+        w_out: DeviceConstPtr<f32>,
+        b_out: DeviceConstPtr<f32>,
+        done: DeviceConstPtr<u32>,
+        state: DeviceConstPtr<u32>,
+        h: DevicePtr<f32>,
+        logits: DevicePtr<f32>,
+        batch: u32,
+    );
+    /// The next tokens and the step's decision, stored for the host.
+    unsafe fn gl_pick_host(
+        logits: DeviceConstPtr<f32>,
+        tokens: DevicePtr<u32>,
+        done: DevicePtr<u32>,
+        out_tokens: DevicePtr<u32>,
+        out_probs: DevicePtr<f32>,
+        state: DevicePtr<u32>,
+        batch: u32,
+        max_len: u32,
+    );
+    /// The same, and it ends the WHILE loop when no sequence is left.
+    unsafe fn gl_pick_while(
+        handle: ConditionalHandle,
+        logits: DeviceConstPtr<f32>,
+        tokens: DevicePtr<u32>,
+        done: DevicePtr<u32>,
+        out_tokens: DevicePtr<u32>,
+        out_probs: DevicePtr<f32>,
+        state: DevicePtr<u32>,
+        batch: u32,
+        max_len: u32,
+    );
+}
+
+/// Hidden units per block of `gl_gru` (`GL_UNITS` in the kernels).
+const GRU_UNITS: u32 = 2;
+/// Vocabulary rows per block of `gl_logits` (`GL_ROWS` in the kernels).
+const LOGIT_ROWS: u32 = 8;
+/// Index of the go-on flag in the state words.
+pub const STATE_GO_ON: usize = 1;
+/// State words: steps run, go on, unfinished sequences, spare.
+pub const STATE_WORDS: usize = 4;
+
+/// One GRU layer's weights on the device.
+struct DeviceLayer {
+    w_ih: DeviceBuffer<f32>,
+    b_ih: DeviceBuffer<f32>,
+    w_hh: DeviceBuffer<f32>,
+    b_hh: DeviceBuffer<f32>,
+}
+
+/// The model's weights on the device.
+pub struct DeviceModel {
+    embedding: DeviceBuffer<f32>,
+    layers: Vec<DeviceLayer>,
+    w_out: DeviceBuffer<f32>,
+    b_out: DeviceBuffer<f32>,
+    /// The sigmoid's table, then the tanh's.
+    tables: DeviceBuffer<f32>,
+}
+
+impl DeviceModel {
+    /// Uploads `model`.
+    pub fn new(model: &Model) -> Result<DeviceModel> {
+        let layers = model
+            .layers
+            .iter()
+            .map(|layer| {
+                Ok(DeviceLayer {
+                    w_ih: DeviceBuffer::from_slice(&layer.w_ih)?,
+                    b_ih: DeviceBuffer::from_slice(&layer.b_ih)?,
+                    w_hh: DeviceBuffer::from_slice(&layer.w_hh)?,
+                    b_hh: DeviceBuffer::from_slice(&layer.b_hh)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let tables: Vec<f32> = model.sigmoid.iter().chain(&model.tanh).copied().collect();
+        Ok(DeviceModel {
+            embedding: DeviceBuffer::from_slice(&model.embedding)?,
+            layers,
+            w_out: DeviceBuffer::from_slice(&model.w_out)?,
+            b_out: DeviceBuffer::from_slice(&model.b_out)?,
+            tables: DeviceBuffer::from_slice(&tables)?,
+        })
+    }
+}
+
+/// Which last kernel a step ends with.
+#[derive(Debug, Clone, Copy)]
+pub enum Pick {
+    /// `gl_pick_host`: the host reads the decision.
+    Host,
+    /// `gl_pick_while`: the kernel ends the loop of this handle.
+    While(ConditionalHandle),
+}
+
+/// One kernel of a step, with its launch geometry and arguments.
+enum StepKernel {
+    Gru(LaunchConfig, GruArgs),
+    Logits(LaunchConfig, LogitArgs),
+    PickHost(LaunchConfig, PickArgs),
+    PickWhile(LaunchConfig, PickWhileArgs),
+}
+
+type GruArgs = (
+    DeviceConstPtr<f32>,
+    DeviceConstPtr<f32>,
+    DeviceConstPtr<f32>,
+    DeviceConstPtr<f32>,
+    DeviceConstPtr<f32>,
+    DeviceConstPtr<f32>,
+    DeviceConstPtr<u32>,
+    DeviceConstPtr<u32>,
+    DeviceConstPtr<u32>,
+    DevicePtr<f32>,
+    u32,
+    u32,
+);
+type LogitArgs = (
+    DeviceConstPtr<f32>,
+    DeviceConstPtr<f32>,
+    DeviceConstPtr<u32>,
+    DeviceConstPtr<u32>,
+    DevicePtr<f32>,
+    DevicePtr<f32>,
+    u32,
+);
+type PickArgs = (
+    DeviceConstPtr<f32>,
+    DevicePtr<u32>,
+    DevicePtr<u32>,
+    DevicePtr<u32>,
+    DevicePtr<f32>,
+    DevicePtr<u32>,
+    u32,
+    u32,
+);
+type PickWhileArgs = (
+    ConditionalHandle,
+    DeviceConstPtr<f32>,
+    DevicePtr<u32>,
+    DevicePtr<u32>,
+    DevicePtr<u32>,
+    DevicePtr<f32>,
+    DevicePtr<u32>,
+    u32,
+    u32,
+);
+
+/// One batch of sequences on the device: the state every step reads and writes.
+pub struct Batch {
+    batch: u32,
+    max_len: u32,
+    starts: DeviceBuffer<u32>,
+    tokens: DeviceBuffer<u32>,
+    done: DeviceBuffer<u32>,
+    state: DeviceBuffer<u32>,
+    hidden: DeviceBuffer<f32>,
+    logits: DeviceBuffer<f32>,
+    out_tokens: DeviceBuffer<u32>,
+    out_probs: DeviceBuffer<f32>,
+}
+
+impl Batch {
+    /// Buffers for `starts.len()` sequences (1..=MAX_BATCH) of at most `max_len` tokens.
+    pub fn new(starts: &[u32], max_len: u32) -> Result<Batch> {
+        let batch = starts.len();
+        if !(1..=MAX_BATCH).contains(&batch) || max_len == 0 || starts.iter().any(|&t| t as usize >= VOCAB) {
+            return Err(cuda_graph::CudaError::InvalidArgument {
+                call: "Batch::new",
+                problem: format!(
+                    "{batch} sequences (want 1..={MAX_BATCH}), max_len {max_len} (want 1 or more), start tokens \
+                     below {VOCAB}"
+                ),
+            });
+        }
+        let rows = batch * max_len as usize;
+        Ok(Batch {
+            batch: batch as u32,
+            max_len,
+            starts: DeviceBuffer::from_slice(starts)?,
+            tokens: DeviceBuffer::from_slice(starts)?,
+            done: DeviceBuffer::zeroed(batch)?,
+            state: DeviceBuffer::zeroed(STATE_WORDS)?,
+            hidden: DeviceBuffer::zeroed(LAYERS * 2 * batch * HIDDEN)?,
+            logits: DeviceBuffer::zeroed(batch * VOCAB)?,
+            out_tokens: DeviceBuffer::zeroed(rows)?,
+            out_probs: DeviceBuffer::zeroed(rows)?,
+        })
+    }
+
+    /// The state words (steps run, go on, unfinished sequences, spare).
+    pub fn state(&self) -> &DeviceBuffer<u32> {
+        &self.state
+    }
+
+    /// Queues the start of a generation on `stream`: start tokens, nothing finished, zero hidden
+    /// states and step counter, every output slot [`PAD`].
+    pub fn reset(&mut self, stream: &Stream) -> Result<()> {
+        self.tokens.copy_from_device_async(&self.starts, stream)?;
+        self.done.memset_async(0, stream)?;
+        self.state.memset_async(0, stream)?;
+        self.hidden.memset_async(0, stream)?;
+        debug_assert_eq!(PAD, u32::MAX);
+        self.out_tokens.memset_async(0xff, stream)?;
+        self.out_probs.memset_async(0, stream)
+    }
+
+    /// What the last generation produced (waits for the device), and its step count.
+    pub fn read(&self) -> Result<(Generation, u32)> {
+        let tokens = self.out_tokens.to_vec()?;
+        let probs = self.out_probs.to_vec()?;
+        let steps = self.state.to_vec()?[0];
+        Ok((Generation::from_rows(&tokens, &probs, self.batch as usize, self.max_len as usize), steps))
+    }
+
+    /// The step's kernels in order: layer 0, layer 1, logits, pick.
+    fn step(&self, model: &DeviceModel, pick: Pick) -> Vec<StepKernel> {
+        let b = self.batch;
+        let mut kernels: Vec<StepKernel> = model
+            .layers
+            .iter()
+            .enumerate()
+            .map(|(index, layer)| {
+                let config = LaunchConfig::new(HIDDEN as u32 / GRU_UNITS, 6 * 32 * GRU_UNITS);
+                let args = (
+                    layer.w_ih.const_ptr(),
+                    layer.b_ih.const_ptr(),
+                    layer.w_hh.const_ptr(),
+                    layer.b_hh.const_ptr(),
+                    model.tables.const_ptr(),
+                    model.embedding.const_ptr(),
+                    self.tokens.const_ptr(),
+                    self.done.const_ptr(),
+                    self.state.const_ptr(),
+                    self.hidden.ptr(),
+                    index as u32,
+                    b,
+                );
+                StepKernel::Gru(config, args)
+            })
+            .collect();
+        kernels.push(StepKernel::Logits(
+            LaunchConfig::new(VOCAB as u32 / LOGIT_ROWS, 32 * LOGIT_ROWS),
+            (
+                model.w_out.const_ptr(),
+                model.b_out.const_ptr(),
+                self.done.const_ptr(),
+                self.state.const_ptr(),
+                self.hidden.ptr(),
+                self.logits.ptr(),
+                b,
+            ),
+        ));
+        let config = LaunchConfig::new(1, 32 * b.min(32));
+        let (logits, tokens, done) = (self.logits.const_ptr(), self.tokens.ptr(), self.done.ptr());
+        let (out_tokens, out_probs, state) = (self.out_tokens.ptr(), self.out_probs.ptr(), self.state.ptr());
+        kernels.push(match pick {
+            Pick::Host => StepKernel::PickHost(
+                config,
+                (logits, tokens, done, out_tokens, out_probs, state, b, self.max_len),
+            ),
+            Pick::While(handle) => StepKernel::PickWhile(
+                config,
+                (handle, logits, tokens, done, out_tokens, out_probs, state, b, self.max_len),
+            ),
+        });
+        kernels
+    }
+
+    /// Queues one step on `stream` (four launches) ending with `gl_pick_host`.
+    pub fn launch_step(&self, model: &DeviceModel, stream: &Stream) -> Result<()> {
+        for kernel in self.step(model, Pick::Host) {
+            match kernel {
+                StepKernel::Gru(config, args) => gl_gru().launch(stream, config, args)?,
+                StepKernel::Logits(config, args) => gl_logits().launch(stream, config, args)?,
+                StepKernel::PickHost(config, args) => gl_pick_host().launch(stream, config, args)?,
+                StepKernel::PickWhile(config, args) => gl_pick_while().launch(stream, config, args)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds one step to `graph` as a chain of four kernel nodes after `deps`; returns the last.
+    pub fn add_step(
+        &self,
+        model: &DeviceModel,
+        graph: &GraphBuilder,
+        pick: Pick,
+        deps: &[&dyn cuda_graph::graph::AsNode],
+    ) -> Result<KernelNode> {
+        let mut last: Option<KernelNode> = None;
+        for kernel in self.step(model, pick) {
+            let before: Vec<&dyn cuda_graph::graph::AsNode> = match &last {
+                Some(node) => vec![node],
+                None => deps.to_vec(),
+            };
+            last = Some(match kernel {
+                StepKernel::Gru(config, args) => graph.add_kernel(gl_gru(), config, args, &before)?,
+                StepKernel::Logits(config, args) => graph.add_kernel(gl_logits(), config, args, &before)?,
+                StepKernel::PickHost(config, args) => {
+                    graph.add_kernel(gl_pick_host(), config, args, &before)?
+                }
+                StepKernel::PickWhile(config, args) => {
+                    graph.add_kernel(gl_pick_while(), config, args, &before)?
+                }
+            });
+        }
+        Ok(last.expect("a step has four kernels"))
+    }
+}
+
+/// The kernels declared here against their C++ parameter types (no GPU needed).
+#[cfg(test)]
+mod kernel_declarations {
+    #[test]
+    fn match_the_cpp_parameter_types() {
+        for (name, outcome) in [
+            ("gl_gru", super::gl_gru().check_types()),
+            ("gl_logits", super::gl_logits().check_types()),
+            ("gl_pick_host", super::gl_pick_host().check_types()),
+            ("gl_pick_while", super::gl_pick_while().check_types()),
+        ] {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
+    }
+}
