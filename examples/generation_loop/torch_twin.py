@@ -85,11 +85,9 @@ class Twin:
         w_ih, b_ih, w_hh, b_hh = self.layers[layer]
         gi = F.linear(x, w_ih, b_ih)  # exact
         gh = F.linear(h, w_hh, b_hh)  # exact
-        i_r, i_z, i_n = gi.chunk(3, dim=1)
-        h_r, h_z, h_n = gh.chunk(3, dim=1)
-        r = self.lookup("table.sigmoid", i_r + h_r)
-        z = self.lookup("table.sigmoid", i_z + h_z)
-        n = self.lookup("table.tanh", i_n + r * h_n)  # one rounded multiply, then one rounded add
+        hidden = h.shape[1]
+        r, z = self.lookup("table.sigmoid", gi[:, : 2 * hidden] + gh[:, : 2 * hidden]).chunk(2, dim=1)
+        n = self.lookup("table.tanh", gi[:, 2 * hidden :] + r * gh[:, 2 * hidden :])  # rounded multiply, rounded add
         scale = self.h["act_scale"]
         return torch.round(((1 - z) * n + z * h) * scale) / scale
 

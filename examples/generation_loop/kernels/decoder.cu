@@ -21,9 +21,9 @@
 //
 // Every kernel reads its weights first, then waits for the kernel before it
 // (gl_wait_upstream: griddepcontrol.wait), and only then reads what that kernel wrote; right
-// after, it lets the next kernel start (gl_release_downstream). Launched plainly, the wait
-// returns at once. Launched with a programmatic edge (sm_90), the next kernel's launch and its
-// weight loads overlap the end of this one.
+// after, it lets the next kernel start (gl_release_downstream): the next one only loads weights
+// before its own wait. Launched plainly, the wait returns at once. Launched with a programmatic
+// edge (sm_90), the next kernel's launch and its weight loads overlap the end of this one.
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -84,45 +84,53 @@ static __device__ __forceinline__ float gl_dot4(float4 w, float4 x) {
 // One GRU layer for every unfinished sequence. Layer 0 reads the embedding of each sequence's
 // last token; layer l > 0 reads layer l-1's new state. Launch: GL_HIDDEN / GL_UNITS blocks of
 // 6 * 32 * GL_UNITS threads; batch <= GL_MAX_BATCH; w_* are [3 * GL_HIDDEN][GL_HIDDEN] (rows r,
-// z, n), b_* [3 * GL_HIDDEN], tables the sigmoid's then the tanh's GL_TABLE_LEN entries, the embedding
-// [GL_VOCAB][GL_HIDDEN], tokens and done [batch], h [GL_LAYERS][2][batch][GL_HIDDEN].
+// z, n), b_* [3 * GL_HIDDEN], tables the sigmoid's then the tanh's GL_TABLE_LEN entries, the
+// embedding [GL_VOCAB][GL_HIDDEN], tokens and done [batch], h [GL_LAYERS][2][batch][GL_HIDDEN].
+//
+// Latency is what counts at this size: after the wait, every global load a thread needs is
+// issued at once (a row's address depends only on the step's parity or on the token), and the
+// tables sit in shared memory, so the step's chain is two round trips to L2 and a barrier.
 extern "C" __global__ void gl_gru(const float* w_ih, const float* b_ih, const float* w_hh, const float* b_hh,
                                   const float* tables, const float* embedding,
                                   const uint32_t* tokens, const uint32_t* done, const uint32_t* state, float* h,
                                   uint32_t layer, uint32_t batch) {
+    __shared__ float s_tables[2 * GL_TABLE_LEN];
     __shared__ float s_pre[6][GL_UNITS][GL_MAX_BATCH];
-    const float* sigmoid_table = tables;
-    const float* tanh_table = tables + GL_TABLE_LEN;
     const uint32_t warp = threadIdx.x >> 5;
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t gate = warp / GL_UNITS;  // 0..2: W_ih rows r, z, n; 3..5: W_hh rows
     const uint32_t unit = warp % GL_UNITS;
-    const uint32_t j = blockIdx.x * GL_UNITS + unit;
     const bool input_side = gate < 3;
-    const uint32_t row = (gate % 3u) * GL_HIDDEN + j;
-    // The weights do not depend on the step: read before waiting.
+    const uint32_t row = (gate % 3u) * GL_HIDDEN + blockIdx.x * GL_UNITS + unit;
+    // What no kernel of the step writes (weights, tables): read before waiting.
     const float4 w = reinterpret_cast<const float4*>((input_side ? w_ih : w_hh) + (size_t)row * GL_HIDDEN)[lane];
     const float bias = (input_side ? b_ih : b_hh)[row];
+    for (uint32_t i = threadIdx.x; i < 2 * GL_TABLE_LEN; i += blockDim.x) {
+        s_tables[i] = tables[i];
+    }
 
     gl_wait_upstream();
+    gl_release_downstream();
     const uint32_t parity = state[0] & 1u;
     const float* h_in = gl_hidden(h, layer, parity, batch);
     float* h_out = gl_hidden(h, layer, parity ^ 1u, batch);
     const float* below = layer > 0 ? gl_hidden(h, layer - 1u, parity ^ 1u, batch) : nullptr;
-    gl_release_downstream();
+    // The cell's thread for (sequence b, unit u) loads what it needs before the barrier.
+    const uint32_t cell_b = threadIdx.x / GL_UNITS;
+    const uint32_t k = blockIdx.x * GL_UNITS + threadIdx.x % GL_UNITS;
+    const bool cell = cell_b < batch;
+    const bool cell_runs = cell && done[cell_b] == 0u;
+    const float old = cell ? h_in[(size_t)cell_b * GL_HIDDEN + k] : 0.0f;
 
     for (uint32_t b0 = 0; b0 < batch; b0 += GL_ILP) {
         float part[GL_ILP];
 #pragma unroll
         for (int i = 0; i < GL_ILP; ++i) {
-            const uint32_t b = b0 + i;
-            part[i] = 0.0f;
-            if (b < batch && done[b] == 0u) {  // the same b in every lane: no divergence
-                const float* v = !input_side ? h_in + (size_t)b * GL_HIDDEN
-                                 : layer == 0 ? embedding + (size_t)tokens[b] * GL_HIDDEN
-                                              : below + (size_t)b * GL_HIDDEN;
-                part[i] = gl_dot4(w, reinterpret_cast<const float4*>(v)[lane]);
-            }
+            const uint32_t b = min(b0 + i, batch - 1u);  // past the batch: a repeat, not stored
+            const float* v = !input_side ? h_in + (size_t)b * GL_HIDDEN
+                             : layer == 0 ? embedding + (size_t)tokens[b] * GL_HIDDEN
+                                          : below + (size_t)b * GL_HIDDEN;
+            part[i] = gl_dot4(w, reinterpret_cast<const float4*>(v)[lane]);
         }
         gl_warp_sums(part);
         if (lane == 0) {
@@ -136,17 +144,14 @@ extern "C" __global__ void gl_gru(const float* w_ih, const float* b_ih, const fl
     }
     __syncthreads();
 
-    for (uint32_t t = threadIdx.x; t < batch * GL_UNITS; t += blockDim.x) {
-        const uint32_t b = t / GL_UNITS;
-        const uint32_t u = t % GL_UNITS;
-        if (done[b] != 0u) {
-            continue;
-        }
-        const uint32_t k = blockIdx.x * GL_UNITS + u;
+    if (cell_runs) {  // finished sequences keep their state
+        const uint32_t u = threadIdx.x % GL_UNITS;
+        const uint32_t b = cell_b;
+        const float* sigmoid_table = s_tables;
+        const float* tanh_table = s_tables + GL_TABLE_LEN;
         const float r = sigmoid_table[gl_table_index(s_pre[0][u][b] + s_pre[3][u][b])];
         const float z = sigmoid_table[gl_table_index(s_pre[1][u][b] + s_pre[4][u][b])];
         const float n = tanh_table[gl_table_index(__fadd_rn(s_pre[2][u][b], __fmul_rn(r, s_pre[5][u][b])))];
-        const float old = h_in[(size_t)b * GL_HIDDEN + k];
         const float mixed = (1.0f - z) * n + z * old;  // exact on the 2^-14 grid
         h_out[(size_t)b * GL_HIDDEN + k] = rintf(mixed * 128.0f) * (1.0f / 128.0f);
     }
@@ -163,26 +168,24 @@ extern "C" __global__ void gl_logits(const float* w_out, const float* b_out, con
     const float bias = b_out[row];
 
     gl_wait_upstream();
-    const float* top = gl_hidden(h, GL_LAYERS - 1u, (state[0] & 1u) ^ 1u, batch);
     gl_release_downstream();
+    const float* top = gl_hidden(h, GL_LAYERS - 1u, (state[0] & 1u) ^ 1u, batch);
 
     for (uint32_t b0 = 0; b0 < batch; b0 += GL_ILP) {
         float part[GL_ILP];
+        bool live[GL_ILP];
 #pragma unroll
         for (int i = 0; i < GL_ILP; ++i) {
-            const uint32_t b = b0 + i;
-            part[i] = 0.0f;
-            if (b < batch && done[b] == 0u) {
-                part[i] = gl_dot4(w, reinterpret_cast<const float4*>(top + (size_t)b * GL_HIDDEN)[lane]);
-            }
+            const uint32_t b = min(b0 + i, batch - 1u);
+            live[i] = b0 + i < batch && done[b] == 0u;
+            part[i] = gl_dot4(w, reinterpret_cast<const float4*>(top + (size_t)b * GL_HIDDEN)[lane]);
         }
         gl_warp_sums(part);
         if (lane == 0) {
 #pragma unroll
             for (int i = 0; i < GL_ILP; ++i) {
-                const uint32_t b = b0 + i;
-                if (b < batch && done[b] == 0u) {
-                    logits[(size_t)b * GL_VOCAB + row] = part[i] + bias;
+                if (live[i]) {  // finished sequences keep their last logits
+                    logits[(size_t)(b0 + i) * GL_VOCAB + row] = part[i] + bias;
                 }
             }
         }
@@ -195,29 +198,36 @@ extern "C" __global__ void gl_logits(const float* w_out, const float* b_out, con
 // 32 * min(batch, 32) threads; out_tokens and out_probs are [batch][max_len].
 static __device__ uint32_t gl_pick(const float* logits, uint32_t* tokens, uint32_t* done, uint32_t* out_tokens,
                                    float* out_probs, uint32_t* state, uint32_t batch, uint32_t max_len) {
+    constexpr int kPerLane = GL_VOCAB / 32;
     __shared__ uint32_t s_active;
     const uint32_t warp = threadIdx.x >> 5;
     const uint32_t lane = threadIdx.x & 31u;
-    gl_wait_upstream();
-    const uint32_t step = state[0];
     if (threadIdx.x == 0) {
         s_active = 0;
     }
-    __syncthreads();
+    gl_wait_upstream();
     gl_release_downstream();
+    const uint32_t step = state[0];
+    __syncthreads();
 
     for (uint32_t b = warp; b < batch; b += blockDim.x >> 5) {
+        // Every load of the sequence at once: its logits (lane, lane + 32, ...) and its flag.
+        const float* l = logits + (size_t)b * GL_VOCAB;
+        float v[kPerLane];
+#pragma unroll
+        for (int i = 0; i < kPerLane; ++i) {
+            v[i] = l[lane + 32 * i];
+        }
         if (done[b] != 0u) {
             continue;
         }
-        const float* l = logits + (size_t)b * GL_VOCAB;
-        float best = l[lane];
+        float best = v[0];
         uint32_t best_i = lane;
-        for (uint32_t i = lane + 32u; i < GL_VOCAB; i += 32u) {
-            const float v = l[i];
-            if (v > best) {  // strictly: the lower index keeps a tie
-                best = v;
-                best_i = i;
+#pragma unroll
+        for (int i = 1; i < kPerLane; ++i) {
+            if (v[i] > best) {  // strictly: the lower index keeps a tie
+                best = v[i];
+                best_i = lane + 32u * i;
             }
         }
         for (int offset = 16; offset > 0; offset >>= 1) {
@@ -229,8 +239,9 @@ static __device__ uint32_t gl_pick(const float* logits, uint32_t* tokens, uint32
             }
         }
         float sum = 0.0f;
-        for (uint32_t i = lane; i < GL_VOCAB; i += 32u) {
-            sum += expf(l[i] - best);
+#pragma unroll
+        for (int i = 0; i < kPerLane; ++i) {
+            sum += expf(v[i] - best);
         }
         for (int offset = 16; offset > 0; offset >>= 1) {
             sum += __shfl_xor_sync(GL_FULL_MASK, sum, offset);
