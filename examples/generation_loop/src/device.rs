@@ -249,15 +249,26 @@ impl Batch {
         Ok((Generation::from_rows(&tokens, &probs, self.batch as usize, self.max_len as usize), steps))
     }
 
+    /// The launch geometry of the step's kernels, in order: one per GRU layer, the logits, the
+    /// pick.
+    pub fn configs(&self) -> Vec<LaunchConfig> {
+        let gru = LaunchConfig::new(HIDDEN as u32 / GRU_UNITS, 6 * 32 * GRU_UNITS);
+        let mut configs = vec![gru; LAYERS];
+        configs.push(LaunchConfig::new(VOCAB as u32 / LOGIT_ROWS, 32 * LOGIT_ROWS));
+        configs.push(LaunchConfig::new(1, 32 * self.batch.min(32)));
+        configs
+    }
+
     /// The step's kernels in order: layer 0, layer 1, logits, pick.
     fn step(&self, model: &DeviceModel, pick: Pick) -> Vec<StepKernel> {
         let b = self.batch;
+        let configs = self.configs();
         let mut kernels: Vec<StepKernel> = model
             .layers
             .iter()
             .enumerate()
             .map(|(index, layer)| {
-                let config = LaunchConfig::new(HIDDEN as u32 / GRU_UNITS, 6 * 32 * GRU_UNITS);
+                let config = configs[index];
                 let args = (
                     layer.w_ih.const_ptr(),
                     layer.b_ih.const_ptr(),
@@ -276,7 +287,7 @@ impl Batch {
             })
             .collect();
         kernels.push(StepKernel::Logits(
-            LaunchConfig::new(VOCAB as u32 / LOGIT_ROWS, 32 * LOGIT_ROWS),
+            configs[LAYERS],
             (
                 model.w_out.const_ptr(),
                 model.b_out.const_ptr(),
@@ -287,7 +298,7 @@ impl Batch {
                 b,
             ),
         ));
-        let config = LaunchConfig::new(1, 32 * b.min(32));
+        let config = configs[LAYERS + 1];
         let (logits, tokens, done) = (self.logits.const_ptr(), self.tokens.ptr(), self.done.ptr());
         let (out_tokens, out_probs, state) = (self.out_tokens.ptr(), self.out_probs.ptr(), self.state.ptr());
         kernels.push(match pick {

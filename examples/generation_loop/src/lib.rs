@@ -31,7 +31,9 @@ pub use program::Program;
 pub mod chart;
 pub mod device;
 pub mod export;
+pub mod measure;
 pub mod model;
+pub mod profile;
 pub mod redraw;
 pub mod reference;
 pub mod results;
@@ -39,15 +41,14 @@ pub mod ways;
 
 use std::path::PathBuf;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Samples};
+use chapter_common::{ExampleError, OptionCheck, Report};
 use cuda_graph::Device;
 use serde_json::json;
 
 use device::DeviceModel;
 use model::{Model, MAX_BATCH};
 use reference::Generation;
-use results::Row;
-use ways::{Runner, Way};
+use ways::{Probe, Way};
 
 /// The program's name.
 pub const NAME: &str = "generation_loop";
@@ -132,18 +133,6 @@ fn reference_generation(model: &Model, starts: &[u32], max_len: u32) -> Generati
     all
 }
 
-/// The first `batch` sequences of `all`.
-fn prefix(all: &Generation, batch: usize) -> Generation {
-    Generation { tokens: all.tokens[..batch].to_vec(), probs: all.probs[..batch].to_vec() }
-}
-
-/// One way's measurements and first mismatch over every batch.
-#[derive(Default)]
-struct WayRecord {
-    mismatch: Option<String>,
-    generations: usize,
-}
-
 fn write_out(options: &Options, name: &str, bytes: &[u8]) -> Result<(), ExampleError> {
     match &options.out {
         Some(dir) => export::write(dir, name, bytes).map_err(|problem| ExampleError::check(NAME, problem)),
@@ -175,56 +164,23 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let properties = device.properties()?;
     let device_model = DeviceModel::new(&model)?;
 
-    let mut records: Vec<WayRecord> = Way::ALL.iter().map(|_| WayRecord::default()).collect();
-    let mut rows = Vec::new();
-    let mut row_json = Vec::new();
-    for &batch in &options.batches {
-        let want = prefix(&reference, batch as usize);
-        let mut runner = Runner::new(&device_model, &starts[..batch as usize], options.max_len)?;
-        let mut us = vec![Samples::default(); Way::ALL.len()];
-        let mut tps = vec![Samples::default(); Way::ALL.len()];
-        // Runs interleave the ways, so that a drift of the clocks touches them alike.
-        for run in 0..=options.runs {
-            for (index, &way) in Way::ALL.iter().enumerate() {
-                let timed = runner.run(&device_model, way)?;
-                let record = &mut records[index];
-                record.generations += 1;
-                if record.mismatch.is_none() {
-                    let steps_differ = (timed.steps != want.steps())
-                        .then(|| format!("{} steps, want {}", timed.steps, want.steps()));
-                    record.mismatch = steps_differ
-                        .or_else(|| timed.generation.difference(&want, PROB_TOLERANCE))
-                        .map(|d| format!("batch {batch}, run {run}: {d}"));
-                }
-                if run > 0 {
-                    us[index].push(timed.ms * 1e3 / f64::from(timed.steps.max(1)));
-                    tps[index].push(want.total_tokens() as f64 / (timed.ms * 1e-3));
-                }
-            }
-        }
-        for (index, &way) in Way::ALL.iter().enumerate() {
-            let row = Row {
-                batch,
-                way: way.key().to_string(),
-                label: way.label().to_string(),
-                steps: want.steps(),
-                tokens: want.total_tokens(),
-                us_per_step: us[index].median(),
-                tokens_per_s: tps[index].median(),
-                runs: options.runs,
-            };
-            row_json.push(row.to_json(&us[index], &tps[index]));
-            rows.push(row);
-        }
-    }
+    let measured = measure::measure(
+        &device_model,
+        &starts,
+        &reference,
+        &options.batches,
+        options.max_len,
+        options.runs,
+    )?;
+    let rows = &measured.rows;
 
     let mut report = Report::new(NAME);
-    for row in &rows {
+    for row in rows {
         report.figure(&format!("b{}_{}_us_per_step", row.batch, row.way), row.us_per_step, "us");
         report.figure(&format!("b{}_{}_tokens_per_s", row.batch, row.way), row.tokens_per_s, "tokens/s");
     }
     let smallest = options.batches.iter().copied().min().unwrap_or(1);
-    let goals = results::goals(&rows, smallest);
+    let goals = results::goals(rows, smallest);
     if let Some(ratio) = goals[0].measured {
         report.figure("while_over_graph_per_step", ratio, "x");
     }
@@ -235,9 +191,10 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         margin > 1.0,
         format!("every sum fits f32 exactly {margin:.2} times over (see model.rs)"),
     );
-    for (way, record) in Way::ALL.iter().zip(&records) {
+    let checked = Way::ALL.iter().map(|w| w.label()).zip(&measured.ways);
+    for (label, record) in checked.chain([(Probe::StepChain.label(), &measured.probes[0])]) {
         report.check(
-            &format!("{} equals the CPU reference token for token", way.label()),
+            &format!("{label} equals the CPU reference token for token"),
             record.mismatch.is_none(),
             record.mismatch.clone().unwrap_or_else(|| {
                 format!(
@@ -248,6 +205,14 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             }),
         );
     }
+    report.check(
+        &format!("{} runs the generation's steps", Probe::EmptyWhile.label()),
+        measured.probes[1].mismatch.is_none(),
+        measured.probes[1]
+            .mismatch
+            .clone()
+            .unwrap_or_else(|| format!("{} loops", measured.probes[1].generations)),
+    );
 
     report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
     for goal in &goals {
@@ -260,7 +225,8 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     report.note("PyTorch's figures come from torch_twin.py, run right after (see README.md)");
     let lengths: Vec<usize> = reference.tokens.iter().map(Vec::len).collect();
     report.data("device", json!(properties.name));
-    report.data("rows", json!(row_json));
+    report.data("rows", json!(measured.row_json));
+    report.data("profile", json!(measured.profile));
     report.data(
         "model",
         json!({
@@ -332,7 +298,6 @@ mod tests {
             all.tokens.iter().any(|t| t.len() < options.max_len as usize && t.last() == Some(&model::END)),
             "{lengths:?}"
         );
-        assert_eq!(prefix(&all, 1).tokens[0], all.tokens[0]);
         assert_eq!(Model::start_tokens(1, options.seed)[0], starts[0]);
     }
 }

@@ -5,9 +5,10 @@
 //! ends the loop.
 
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
-use cuda_graph::{Event, PinnedBuffer, Result, Stream};
+use cuda_graph::{DeviceBuffer, Event, PinnedBuffer, Result, Stream};
 
 use crate::device::{Batch, DeviceModel, Pick, STATE_GO_ON, STATE_WORDS};
+use crate::profile;
 use crate::reference::Generation;
 
 /// One way to run a generation.
@@ -51,6 +52,37 @@ impl Way {
     }
 }
 
+/// What the profile measures beside the ways (see [`crate::profile`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// Every step of the generation unrolled into one graph: the steps' GPU time alone.
+    StepChain,
+    /// A WHILE loop of as many steps whose body is four do-nothing kernels of the step's
+    /// geometry: loop control and launches alone.
+    EmptyWhile,
+}
+
+impl Probe {
+    /// Both, in the order they run.
+    pub const ALL: [Probe; 2] = [Probe::StepChain, Probe::EmptyWhile];
+
+    /// The short name used in JSON.
+    pub fn key(self) -> &'static str {
+        match self {
+            Probe::StepChain => "step_chain",
+            Probe::EmptyWhile => "empty_while",
+        }
+    }
+
+    /// The label used in tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Probe::StepChain => "all steps unrolled in one graph (no loop control)",
+            Probe::EmptyWhile => "WHILE loop of 4 empty kernels (no step work)",
+        }
+    }
+}
+
 /// One timed generation.
 #[derive(Debug, Clone)]
 pub struct Timed {
@@ -75,12 +107,17 @@ pub struct Runner {
     step_readback: PinnedBuffer<u32>,
     /// (c): the whole generation.
     while_exec: GraphExec<HostLaunch>,
+    /// The profile's graphs and the empty loop's counter.
+    chain_exec: GraphExec<HostLaunch>,
+    empty_exec: GraphExec<HostLaunch>,
+    counter: DeviceBuffer<u32>,
     max_len: u32,
 }
 
 impl Runner {
-    /// The batch of `starts` (one sequence each, 1..=64) with graphs for (b) and (c).
-    pub fn new(model: &DeviceModel, starts: &[u32], max_len: u32) -> Result<Runner> {
+    /// The batch of `starts` (one sequence each, 1..=64) with graphs for (b) and (c), and the
+    /// profile's for a generation of `steps` steps.
+    pub fn new(model: &DeviceModel, starts: &[u32], max_len: u32, steps: u32) -> Result<Runner> {
         let batch = Batch::new(starts, max_len)?;
         let stream = Stream::new()?;
 
@@ -97,8 +134,12 @@ impl Runner {
         let (_loop, body) = whole.add_while(&handle, &[])?;
         batch.add_step(model, &body, Pick::While(handle), &[])?;
         let while_exec = whole.instantiate::<HostLaunch>(Default::default())?;
-        step_exec.upload(&stream)?;
-        while_exec.upload(&stream)?;
+        let counter = DeviceBuffer::zeroed(1)?;
+        let chain_exec = profile::step_chain(model, &batch, steps)?;
+        let empty_exec = profile::empty_while(&batch, &counter, steps)?;
+        for exec in [&step_exec, &while_exec, &chain_exec, &empty_exec] {
+            exec.upload(&stream)?;
+        }
 
         Ok(Runner {
             batch,
@@ -109,6 +150,9 @@ impl Runner {
             step_exec,
             step_readback,
             while_exec,
+            chain_exec,
+            empty_exec,
+            counter,
             max_len,
         })
     }
@@ -116,34 +160,62 @@ impl Runner {
     /// Runs one generation `way` from the start tokens and reads back what it produced.
     pub fn run(&mut self, model: &DeviceModel, way: Way) -> Result<Timed> {
         self.batch.reset(&self.stream)?;
-        self.start.record(&self.stream)?;
         // The device stops every sequence by max_len; the bound only guards against a
         // broken flag (the comparison with the reference then fails).
         let bound = self.max_len + 1;
-        match way {
-            Way::HostLaunches => {
-                for _ in 0..bound {
-                    self.batch.launch_step(model, &self.stream)?;
-                    self.batch.state().copy_to_pinned_async(&mut self.readback, &self.stream)?;
-                    if self.readback.as_slice()?[STATE_GO_ON] == 0 {
-                        break;
+        let ms = self.between_events(|runner| {
+            match way {
+                Way::HostLaunches => {
+                    for _ in 0..bound {
+                        runner.batch.launch_step(model, &runner.stream)?;
+                        runner.batch.state().copy_to_pinned_async(&mut runner.readback, &runner.stream)?;
+                        if runner.readback.as_slice()?[STATE_GO_ON] == 0 {
+                            break;
+                        }
                     }
                 }
-            }
-            Way::GraphPerStep => {
-                for _ in 0..bound {
-                    self.step_exec.launch(&self.stream)?;
-                    if self.step_readback.as_slice()?[STATE_GO_ON] == 0 {
-                        break;
+                Way::GraphPerStep => {
+                    for _ in 0..bound {
+                        runner.step_exec.launch(&runner.stream)?;
+                        if runner.step_readback.as_slice()?[STATE_GO_ON] == 0 {
+                            break;
+                        }
                     }
                 }
+                Way::WhileGraph => runner.while_exec.launch(&runner.stream)?,
             }
-            Way::WhileGraph => self.while_exec.launch(&self.stream)?,
-        }
-        self.end.record(&self.stream)?;
-        self.end.synchronize()?;
-        let ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?);
+            Ok(())
+        })?;
         let (generation, steps) = self.batch.read()?;
         Ok(Timed { generation, steps, ms })
+    }
+
+    /// Runs one of the profile's graphs: the step chain from the start tokens (what it
+    /// produced is read back), or the empty loop (its step count is read back).
+    pub fn probe(&mut self, probe: Probe) -> Result<Timed> {
+        match probe {
+            Probe::StepChain => {
+                self.batch.reset(&self.stream)?;
+                let ms = self.between_events(|runner| runner.chain_exec.launch(&runner.stream))?;
+                let (generation, steps) = self.batch.read()?;
+                Ok(Timed { generation, steps, ms })
+            }
+            Probe::EmptyWhile => {
+                self.counter.memset_async(0, &self.stream)?;
+                let ms = self.between_events(|runner| runner.empty_exec.launch(&runner.stream))?;
+                let generation = Generation { tokens: Vec::new(), probs: Vec::new() };
+                Ok(Timed { generation, steps: self.counter.to_vec()?[0], ms })
+            }
+        }
+    }
+
+    /// Milliseconds between events recorded on the stream before and after `work`'s queued
+    /// work (waits for the second).
+    fn between_events(&mut self, work: impl FnOnce(&mut Runner) -> Result<()>) -> Result<f64> {
+        self.start.record(&self.stream)?;
+        work(self)?;
+        self.end.record(&self.stream)?;
+        self.end.synchronize()?;
+        Ok(f64::from(Event::elapsed_ms(&self.start, &self.end)?))
     }
 }

@@ -1,0 +1,130 @@
+//! Runs every batch size every way (and the profile's graphs), interleaved run by run, checks
+//! each generation against the CPU reference, and keeps the medians.
+
+use chapter_common::Samples;
+use serde_json::{json, Value};
+
+use crate::device::DeviceModel;
+use crate::reference::Generation;
+use crate::results::Row;
+use crate::ways::{Probe, Runner, Timed, Way};
+use crate::PROB_TOLERANCE;
+
+/// What one way (or probe) did over every batch and run: how many generations, and the first
+/// that differed from the reference.
+#[derive(Debug, Clone, Default)]
+pub struct Record {
+    /// Generations run (timed or not).
+    pub generations: usize,
+    /// The first difference from the reference, if any.
+    pub mismatch: Option<String>,
+}
+
+impl Record {
+    /// Counts `timed` and keeps its difference from `want` if it is the first: the step count,
+    /// then (when `tokens`) every token and probability.
+    fn check(&mut self, timed: &Timed, want: &Generation, tokens: bool, place: impl FnOnce() -> String) {
+        self.generations += 1;
+        if self.mismatch.is_some() {
+            return;
+        }
+        let difference = if timed.steps != want.steps() {
+            Some(format!("{} steps, want {}", timed.steps, want.steps()))
+        } else if tokens {
+            timed.generation.difference(want, PROB_TOLERANCE)
+        } else {
+            None
+        };
+        self.mismatch = difference.map(|d| format!("{}: {d}", place()));
+    }
+}
+
+/// Everything measured.
+#[derive(Debug, Default)]
+pub struct Measured {
+    /// One row per batch size and way.
+    pub rows: Vec<Row>,
+    /// The rows as JSON, with every run.
+    pub row_json: Vec<Value>,
+    /// Per batch size: the profile's medians and what they say about each way.
+    pub profile: Vec<Value>,
+    /// Per way, in [`Way::ALL`] order.
+    pub ways: Vec<Record>,
+    /// Per probe, in [`Probe::ALL`] order.
+    pub probes: Vec<Record>,
+}
+
+/// Runs `runs` timed runs (after one warm-up) of every way and probe for each of `batches`
+/// (batch `b`: the first `b` of `starts`), checking each against `reference`.
+pub fn measure(
+    model: &DeviceModel,
+    starts: &[u32],
+    reference: &Generation,
+    batches: &[u32],
+    max_len: u32,
+    runs: usize,
+) -> cuda_graph::Result<Measured> {
+    let mut out = Measured {
+        ways: vec![Record::default(); Way::ALL.len()],
+        probes: vec![Record::default(); Probe::ALL.len()],
+        ..Measured::default()
+    };
+    for &batch in batches {
+        let want = Generation {
+            tokens: reference.tokens[..batch as usize].to_vec(),
+            probs: reference.probs[..batch as usize].to_vec(),
+        };
+        let mut runner = Runner::new(model, &starts[..batch as usize], max_len, want.steps())?;
+        let mut us = vec![Samples::default(); Way::ALL.len()];
+        let mut tps = vec![Samples::default(); Way::ALL.len()];
+        let mut probe_us = vec![Samples::default(); Probe::ALL.len()];
+        let per_step = |timed: &Timed| timed.ms * 1e3 / f64::from(timed.steps.max(1));
+        // Runs interleave the ways, so that a drift of the clocks touches them alike.
+        for run in 0..=runs {
+            let place = || format!("batch {batch}, run {run}");
+            for (index, &way) in Way::ALL.iter().enumerate() {
+                let timed = runner.run(model, way)?;
+                out.ways[index].check(&timed, &want, true, place);
+                if run > 0 {
+                    us[index].push(per_step(&timed));
+                    tps[index].push(want.total_tokens() as f64 / (timed.ms * 1e-3));
+                }
+            }
+            for (index, &probe) in Probe::ALL.iter().enumerate() {
+                let timed = runner.probe(probe)?;
+                out.probes[index].check(&timed, &want, probe == Probe::StepChain, place);
+                if run > 0 {
+                    probe_us[index].push(per_step(&timed));
+                }
+            }
+        }
+        for (index, &way) in Way::ALL.iter().enumerate() {
+            let row = Row {
+                batch,
+                way: way.key().to_string(),
+                label: way.label().to_string(),
+                steps: want.steps(),
+                tokens: want.total_tokens(),
+                us_per_step: us[index].median(),
+                tokens_per_s: tps[index].median(),
+                runs,
+            };
+            out.row_json.push(row.to_json(&us[index], &tps[index]));
+            out.rows.push(row);
+        }
+        let chain = probe_us[0].median();
+        let way_us = |way: Way| us[Way::ALL.iter().position(|&w| w == way).expect("a way")].median();
+        out.profile.push(json!({
+            "batch": batch,
+            "steps": want.steps(),
+            Probe::StepChain.key(): probe_us[0].to_json(),
+            Probe::EmptyWhile.key(): probe_us[1].to_json(),
+            "added_per_step_us": {
+                Way::HostLaunches.key(): way_us(Way::HostLaunches) - chain,
+                Way::GraphPerStep.key(): way_us(Way::GraphPerStep) - chain,
+                Way::WhileGraph.key(): way_us(Way::WhileGraph) - chain,
+            },
+        }));
+    }
+    Ok(out)
+}
