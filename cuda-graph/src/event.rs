@@ -5,8 +5,8 @@ use std::ptr;
 
 use cudart_graph_sys as sys;
 
-use crate::error::{check, Result};
-use crate::release::record_drop_error;
+use crate::error::{check, check_done, Result};
+use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
 
 /// How to create an [`Event`]. The default records timestamps and waits by spinning.
@@ -150,11 +150,7 @@ impl Event {
     /// ```
     pub fn is_complete(&self) -> Result<bool> {
         // SAFETY: the event is alive.
-        let status = unsafe { sys::cudaEventQuery(self.raw) };
-        if status == sys::cudaError::cudaErrorNotReady {
-            return Ok(false);
-        }
-        check(status, "cudaEventQuery").map(|()| true)
+        check_done(unsafe { sys::cudaEventQuery(self.raw) }, "cudaEventQuery")
     }
 
     /// Milliseconds between two completed events (`cudaEventElapsedTime`; resolution about
@@ -198,10 +194,8 @@ impl Drop for Event {
         if self.raw.is_null() {
             return;
         }
-        if crate::release::in_host_fn() {
-            // CUDA calls are not allowed inside a host function: destroy it elsewhere.
-            let raw = std::mem::replace(&mut self.raw, ptr::null_mut());
-            crate::release::defer_drop(Event { raw });
+        // CUDA calls are not allowed inside a host function: destroy it elsewhere.
+        if deferred_in_host_fn(|| Event { raw: std::mem::replace(&mut self.raw, ptr::null_mut()) }) {
             return;
         }
         // SAFETY: the handle is owned and destroyed once. An event still pending in a stream
