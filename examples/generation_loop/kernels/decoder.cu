@@ -6,7 +6,9 @@
 //   gl_pick_*         first largest logit (lowest index on ties) and its softmax probability;
 //                     records the token, finishes the sequences that emitted the end token or
 //                     reached the length limit, counts the step, decides whether to go on.
-// Finished sequences are masked in every kernel (skipped, their state left as it was).
+// Finished sequences are masked: their hidden states, logits and tokens are never written again
+// (the dot products of the GRU kernels still run for them, so that every load is issued at once,
+// and are dropped). A step that finds every sequence finished changes nothing.
 //
 // The model's arithmetic is exact (src/model.rs explains why): weights on a 2^-10 grid,
 // activations on a 2^-7 grid, so every product and every partial sum of a dot product is a
@@ -43,12 +45,17 @@
 // Sequences a warp works on at once (independent shuffle chains).
 #define GL_ILP 4
 
+// Programmatic dependent launch, device half (sm_90 and later; nothing below). Waits until the
+// kernel before has completed and its writes are visible (returns at once when this kernel
+// was not launched with a programmatic dependency).
 static __device__ __forceinline__ void gl_wait_upstream() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
 
+// Lets a kernel that depends on this one programmatically be launched (it still waits for this
+// one's completion in its own gl_wait_upstream).
 static __device__ __forceinline__ void gl_release_downstream() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -194,16 +201,20 @@ extern "C" __global__ void gl_logits(const float* w_out, const float* b_out, con
 
 // Picks each unfinished sequence's next token (one warp per sequence) and decides the step.
 // state: [0] steps run, [1] whether to go on (some sequence unfinished), [2] unfinished
-// sequences. Returns whether to go on in thread 0 (0 elsewhere). Launch: one block of
-// 32 * min(batch, 32) threads; out_tokens and out_probs are [batch][max_len].
+// sequences. Returns whether to go on in thread 0 (0 elsewhere). A step that finds every
+// sequence finished (a WHILE body of several steps, past the last) changes nothing, the step
+// count included. Launch: one block of 32 * min(batch, 32) threads; out_tokens and out_probs
+// are [batch][max_len].
 static __device__ uint32_t gl_pick(const float* logits, uint32_t* tokens, uint32_t* done, uint32_t* out_tokens,
                                    float* out_probs, uint32_t* state, uint32_t batch, uint32_t max_len) {
     constexpr int kPerLane = GL_VOCAB / 32;
     __shared__ uint32_t s_active;
+    __shared__ uint32_t s_entered;
     const uint32_t warp = threadIdx.x >> 5;
     const uint32_t lane = threadIdx.x & 31u;
     if (threadIdx.x == 0) {
         s_active = 0;
+        s_entered = 0;
     }
     gl_wait_upstream();
     gl_release_downstream();
@@ -247,6 +258,7 @@ static __device__ uint32_t gl_pick(const float* logits, uint32_t* tokens, uint32
             sum += __shfl_xor_sync(GL_FULL_MASK, sum, offset);
         }
         if (lane == 0) {
+            atomicAdd(&s_entered, 1u);
             out_tokens[(size_t)b * max_len + step] = best_i;
             out_probs[(size_t)b * max_len + step] = 1.0f / sum;
             tokens[b] = best_i;
@@ -259,7 +271,7 @@ static __device__ uint32_t gl_pick(const float* logits, uint32_t* tokens, uint32
     }
     __syncthreads();
     uint32_t go_on = 0;
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && s_entered > 0u) {
         go_on = s_active > 0u ? 1u : 0u;
         state[0] = step + 1u;
         state[1] = go_on;

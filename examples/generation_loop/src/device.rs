@@ -1,7 +1,7 @@
 //! The decoder on the GPU: its weights, one batch's buffers, and the step's four kernels, as
 //! stream launches or as graph nodes.
 
-use cuda_graph::graph::{GraphBuilder, KernelNode};
+use cuda_graph::graph::{AsNode, GraphBuilder, KernelNode};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DeviceConstPtr, DevicePtr, Result, Stream};
 
@@ -333,11 +333,11 @@ impl Batch {
         model: &DeviceModel,
         graph: &GraphBuilder,
         pick: Pick,
-        deps: &[&dyn cuda_graph::graph::AsNode],
+        deps: &[&dyn AsNode],
     ) -> Result<KernelNode> {
         let mut last: Option<KernelNode> = None;
         for kernel in self.step(model, pick) {
-            let before: Vec<&dyn cuda_graph::graph::AsNode> = match &last {
+            let before: Vec<&dyn AsNode> = match &last {
                 Some(node) => vec![node],
                 None => deps.to_vec(),
             };
@@ -361,13 +361,6 @@ impl Batch {
 mod kernel_declarations {
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("gl_gru", super::gl_gru().check_types()),
-            ("gl_logits", super::gl_logits().check_types()),
-            ("gl_pick_host", super::gl_pick_host().check_types()),
-            ("gl_pick_while", super::gl_pick_while().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
-        }
+        chapter_common::assert_kernel_types! { super::gl_gru, super::gl_logits, super::gl_pick_host, super::gl_pick_while }
     }
 }

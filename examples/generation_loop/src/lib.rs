@@ -13,9 +13,13 @@
 //! The ways ([`ways`]): (a) a host loop of stream launches that reads a flag back each step;
 //! (b) a host loop that replays one graph per step; (c) the whole generation as one graph
 //! launch, the step as a WHILE body whose last kernel ends the loop. (d), (c) with programmatic
-//! edges between the step's kernels, waits for cuda-graph to build programmatic edges; the
-//! kernels already wait for their predecessor (`griddepcontrol.wait`) only after loading their
-//! weights, ready for it.
+//! edges between the step's kernels, is not built here yet: cuda-graph's graph builder has no
+//! programmatic edges on this branch. The kernels are ready for it: each loads its weights, then
+//! waits for the one before (`griddepcontrol.wait`, which returns at once without such an edge).
+//!
+//! A profile ([`profile`]) runs beside the ways: every step unrolled into one graph (the steps'
+//! GPU time alone), a WHILE loop of empty kernels (loop control alone), and (c) with 4 steps
+//! per WHILE iteration.
 //!
 //! Every way's tokens of every run must equal the CPU reference's, token for token, and each
 //! token's softmax probability must be within 1e-4 (relative) of the reference's. Figures are
@@ -31,6 +35,7 @@ pub use program::Program;
 pub mod chart;
 pub mod device;
 pub mod export;
+pub mod graphs;
 pub mod measure;
 pub mod model;
 pub mod profile;
@@ -41,14 +46,14 @@ pub mod ways;
 
 use std::path::PathBuf;
 
-use chapter_common::{ExampleError, OptionCheck, Report};
-use cuda_graph::Device;
+use chapter_common::{Book, ExampleError, OptionCheck, Report};
 use serde_json::json;
 
 use device::DeviceModel;
 use model::{Model, MAX_BATCH};
+use profile::Probe;
 use reference::Generation;
-use ways::{Probe, Way};
+use ways::Way;
 
 /// The program's name.
 pub const NAME: &str = "generation_loop";
@@ -57,21 +62,28 @@ pub const NAME: &str = "generation_loop";
 /// last bits between libraries; the tokens do not).
 pub const PROB_TOLERANCE: f32 = 1e-4;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct Options {
-    /// Batch sizes to run, each 1..=64; batch `b` is the first `b` sequences.
+    /// Batch sizes, comma-separated, each 1..=64; batch b is the first b sequences (default
+    /// 1,4,16,64, or 1,4 with --quick).
+    #[arg(long, value_name = "B,B,...", value_delimiter = ',')]
     pub batches: Vec<u32>,
-    /// The most tokens a sequence generates.
+    /// The most tokens a sequence generates (default 256, or 64 with --quick).
+    #[arg(long, value_name = "N")]
     pub max_len: u32,
     /// Added to the end token's output bias, in units of 1/1024: the larger, the sooner
-    /// sequences stop.
+    /// sequences stop (default 240).
+    #[arg(long, value_name = "UNITS", allow_hyphen_values = true)]
     pub end_bias: i32,
     /// Timed runs after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the weights and the start tokens.
+    #[arg(skip)]
     pub seed: u64,
-    /// Where to write the weights, the expected tokens and the report for the PyTorch twin.
+    /// Write the weights, the expected tokens and the report (JSON) here, for torch_twin.py.
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
 
@@ -159,9 +171,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         write_out(options, export::EXPECTED_FILE, expected.to_string().as_bytes())?;
     }
 
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_device, properties) = chapter_common::device_zero()?;
     let device_model = DeviceModel::new(&model)?;
 
     let measured = measure::measure(
@@ -191,36 +201,35 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         margin > 1.0,
         format!("every sum fits f32 exactly {margin:.2} times over (see model.rs)"),
     );
-    let checked = Way::ALL.iter().map(|w| w.label()).zip(&measured.ways);
-    for (label, record) in checked.chain([(Probe::StepChain.label(), &measured.probes[0])]) {
+    let ways = Way::ALL.iter().map(|w| (w.label(), true)).zip(&measured.ways);
+    let probes = Probe::ALL.iter().map(|&p| (p.label(), p.generates())).zip(&measured.probes);
+    for ((label, tokens), record) in ways.chain(probes) {
+        let (name, checked) = if tokens {
+            (
+                format!("{label} equals the CPU reference token for token"),
+                format!(
+                    "every token, the step count, and each token's probability within {PROB_TOLERANCE:e}"
+                ),
+            )
+        } else {
+            (format!("{label} runs the generation's steps"), "the step count".to_string())
+        };
         report.check(
-            &format!("{label} equals the CPU reference token for token"),
+            &name,
             record.mismatch.is_none(),
             record.mismatch.clone().unwrap_or_else(|| {
-                format!(
-                    "{} generations (batches {:?}): every token, the step count, and each token's probability \
-                     within {PROB_TOLERANCE:e}",
-                    record.generations, options.batches
-                )
+                format!("{} generations (batches {:?}): {checked}", record.generations, options.batches)
             }),
         );
     }
-    report.check(
-        &format!("{} runs the generation's steps", Probe::EmptyWhile.label()),
-        measured.probes[1].mismatch.is_none(),
-        measured.probes[1]
-            .mismatch
-            .clone()
-            .unwrap_or_else(|| format!("{} loops", measured.probes[1].generations)),
-    );
 
-    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(chapter_common::device_note(&properties));
     for goal in &goals {
         report.note(goal.line());
     }
     report.note(
-        "(d), (c) with programmatic edges between the step's kernels: not built yet (needs programmatic \
-         edges in cuda-graph's graph builder); no figure is reported for it",
+        "(d), (c) with programmatic edges between the step's kernels: not built (needs programmatic edges in \
+         cuda-graph's graph builder); no figure is reported for it",
     );
     report.note("PyTorch's figures come from torch_twin.py, run right after (see README.md)");
     let lengths: Vec<usize> = reference.tokens.iter().map(Vec::len).collect();
@@ -241,6 +250,15 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         write_out(options, redraw::REPORT_FILE, text.as_bytes())?;
     }
     Ok(report)
+}
+
+/// Not a chapter program: the chapter has no generation loop to run.
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note:
+            "not a chapter program (issue 26): the chapter has no generation loop; this example applies its \
+               WHILE node and programmatic edges to one",
+    }
 }
 
 /// The one-line summary, e.g.

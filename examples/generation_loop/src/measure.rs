@@ -5,9 +5,10 @@ use chapter_common::Samples;
 use serde_json::{json, Value};
 
 use crate::device::DeviceModel;
+use crate::profile::Probe;
 use crate::reference::Generation;
 use crate::results::Row;
-use crate::ways::{Probe, Runner, Timed, Way};
+use crate::ways::{Runner, Timed, Way};
 use crate::PROB_TOLERANCE;
 
 /// What one way (or probe) did over every batch and run: how many generations, and the first
@@ -92,7 +93,7 @@ pub fn measure(
             }
             for (index, &probe) in Probe::ALL.iter().enumerate() {
                 let timed = runner.probe(probe)?;
-                out.probes[index].check(&timed, &want, probe == Probe::StepChain, place);
+                out.probes[index].check(&timed, &want, probe.generates(), place);
                 if run > 0 {
                     probe_us[index].push(per_step(&timed));
                 }
@@ -112,19 +113,19 @@ pub fn measure(
             out.row_json.push(row.to_json(&us[index], &tps[index]));
             out.rows.push(row);
         }
-        let chain = probe_us[0].median();
-        let way_us = |way: Way| us[Way::ALL.iter().position(|&w| w == way).expect("a way")].median();
-        out.profile.push(json!({
-            "batch": batch,
-            "steps": want.steps(),
-            Probe::StepChain.key(): probe_us[0].to_json(),
-            Probe::EmptyWhile.key(): probe_us[1].to_json(),
-            "added_per_step_us": {
-                Way::HostLaunches.key(): way_us(Way::HostLaunches) - chain,
-                Way::GraphPerStep.key(): way_us(Way::GraphPerStep) - chain,
-                Way::WhileGraph.key(): way_us(Way::WhileGraph) - chain,
-            },
-        }));
+        // What each way adds to the steps' own GPU time: its time minus the step chain's.
+        let chain =
+            probe_us[Probe::ALL.iter().position(|&p| p == Probe::StepChain).expect("a probe")].median();
+        let added: serde_json::Map<String, Value> = Way::ALL
+            .iter()
+            .zip(&us)
+            .map(|(way, us)| (way.key().to_string(), json!(us.median() - chain)))
+            .collect();
+        let mut entry = json!({"batch": batch, "steps": want.steps(), "added_per_step_us": added});
+        for (probe, samples) in Probe::ALL.iter().zip(&probe_us) {
+            entry[probe.key()] = samples.to_json();
+        }
+        out.profile.push(entry);
     }
     Ok(out)
 }

@@ -1,61 +1,59 @@
-//! Where a step's time goes, measured beside the ways with the same events:
-//! - **step chain**: the whole generation's steps unrolled into one graph (the step's four
-//!   kernels, step after step, plain edges), one launch: the step's GPU time with no loop
-//!   control at all. Way (c) minus it is what the WHILE loop adds per step; (b) minus it, the
-//!   host round trip of a graph per step; (a) minus it, that of stream launches.
+//! Where a step's time goes, measured beside the ways with the same events, by graphs that run
+//! the whole generation in one launch each ([`crate::graphs`]):
+//! - **step chain**: every step of the generation unrolled into one graph (the step's four
+//!   kernels, step after step): the steps' GPU time with no loop control at all. Way (c) minus
+//!   it is what the WHILE loop adds per step; (b) minus it, the host round trip of a graph per
+//!   step; (a) minus it, that of stream launches.
 //! - **empty WHILE**: a WHILE loop, run for as many steps, whose body is four kernels of the
 //!   step's geometry that do nothing (the last counts the steps and ends the loop): the floor
 //!   of (c) without the step's work.
+//! - **WHILE of several steps**: (c) with [`STEPS_PER_ITERATION`] steps in the body, so that
+//!   the loop's control is paid once per that many steps (the steps of the last iteration past
+//!   the end change nothing: every sequence is finished).
 
-use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
-use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Result};
+/// Steps in the body of [`Probe::WhileUnrolled`].
+pub const STEPS_PER_ITERATION: u32 = 4;
 
-use crate::device::{Batch, DeviceModel, Pick};
-
-// SAFETY: gl_idle touches no memory; gl_count_while touches only counter[0] (thread 0 of
-// block 0), and the one caller passes a buffer of one element.
-cuda_graph::kernels! {
-    /// Does nothing.
-    unsafe fn gl_idle();
-    /// Counts a step; at `steps` ends the WHILE loop of `handle`.
-    unsafe fn gl_count_while(handle: ConditionalHandle, counter: DevicePtr<u32>, steps: u32);
+/// What the profile measures beside the ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// Every step of the generation unrolled into one graph: the steps' GPU time alone.
+    StepChain,
+    /// A WHILE loop of as many steps whose body is four do-nothing kernels of the step's
+    /// geometry: loop control and launches alone.
+    EmptyWhile,
+    /// (c) with [`STEPS_PER_ITERATION`] steps in the WHILE body.
+    WhileUnrolled,
 }
 
-/// `steps` steps of `batch` as one graph, each step's four kernels after the last step's pick.
-pub fn step_chain(model: &DeviceModel, batch: &Batch, steps: u32) -> Result<GraphExec<HostLaunch>> {
-    let graph = Graph::new()?;
-    let mut last = None;
-    for _ in 0..steps {
-        let deps: Vec<&dyn cuda_graph::graph::AsNode> = last.iter().map(|n| n as _).collect();
-        last = Some(batch.add_step(model, &graph, Pick::Host, &deps)?);
+impl Probe {
+    /// Every probe, in the order they run.
+    pub const ALL: [Probe; 3] = [Probe::StepChain, Probe::EmptyWhile, Probe::WhileUnrolled];
+
+    /// The short name used in JSON.
+    ///
+    /// ```
+    /// assert_eq!(generation_loop::profile::Probe::EmptyWhile.key(), "empty_while");
+    /// ```
+    pub fn key(self) -> &'static str {
+        match self {
+            Probe::StepChain => "step_chain",
+            Probe::EmptyWhile => "empty_while",
+            Probe::WhileUnrolled => "while_unrolled",
+        }
     }
-    graph.instantiate(Default::default())
-}
 
-/// A WHILE loop of `steps` iterations whose body is four do-nothing kernels of the step's
-/// geometry; `counter` (one element, zeroed before each launch) counts the iterations.
-pub fn empty_while(batch: &Batch, counter: &DeviceBuffer<u32>, steps: u32) -> Result<GraphExec<HostLaunch>> {
-    let graph = Graph::new()?;
-    let handle = graph.conditional_handle(Some(1))?;
-    let (_loop, body) = graph.add_while(&handle, &[])?;
-    let configs = batch.configs();
-    let (last, kernels) = configs.split_last().expect("a step has kernels");
-    let mut previous = None;
-    for config in kernels {
-        let deps: Vec<&dyn cuda_graph::graph::AsNode> = previous.iter().map(|n| n as _).collect();
-        previous = Some(body.add_kernel(gl_idle(), *config, (), &deps)?);
+    /// The label used in checks and tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Probe::StepChain => "all steps unrolled in one graph (no loop control)",
+            Probe::EmptyWhile => "WHILE loop of 4 empty kernels (no step work)",
+            Probe::WhileUnrolled => "(c) with 4 steps per WHILE iteration",
+        }
     }
-    let deps: Vec<&dyn cuda_graph::graph::AsNode> = previous.iter().map(|n| n as _).collect();
-    body.add_kernel(gl_count_while(), *last, (handle, counter.ptr(), steps), &deps)?;
-    graph.instantiate(Default::default())
-}
 
-/// The kernels declared here against their C++ parameter types (no GPU needed).
-#[cfg(test)]
-mod kernel_declarations {
-    #[test]
-    fn match_the_cpp_parameter_types() {
-        assert_eq!(super::gl_idle().check_types(), Ok(()));
-        assert_eq!(super::gl_count_while().check_types(), Ok(()));
+    /// Whether it generates tokens (checked against the reference) or only counts steps.
+    pub fn generates(self) -> bool {
+        self != Probe::EmptyWhile
     }
 }

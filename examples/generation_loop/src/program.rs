@@ -2,7 +2,7 @@
 //! chapter program (the chapter runner does not list it); the trait gives it the same flags,
 //! report and exit status as the others.
 
-use chapter_common::{ChapterProgram, ExampleError, Report};
+use chapter_common::{Book, ChapterProgram, ExampleError, Report};
 
 use crate::Options;
 
@@ -31,5 +31,9 @@ impl ChapterProgram for Program {
 
     fn headline(report: &Report) -> String {
         crate::headline(report)
+    }
+
+    fn book() -> Book<Options> {
+        crate::book()
     }
 }

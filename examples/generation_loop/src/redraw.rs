@@ -22,31 +22,36 @@ fn read_json(path: &Path) -> Result<Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// The profile as a Markdown table: per batch size, the step chain's and the empty loop's µs
-/// per step, and what each way adds per step to the chain (its time minus the chain's).
+/// The profile as a Markdown table: per batch size, the step chains' and the empty loop's µs
+/// per step, and what each way adds per step to its chain (its time minus the chain's; (d)'s
+/// chain has programmatic edges).
 ///
 /// ```
 /// let profile = serde_json::json!([{"batch": 1, "steps": 205, "step_chain": {"median": 7.0},
 ///     "empty_while": {"median": 5.0}, "added_per_step_us": {"graph_per_step": 10.0, "while_graph": 4.5}}]);
 /// let table = generation_loop::redraw::profile_table(&profile);
-/// assert!(table.contains("| 1 | 205 | 7.00 | 5.00 | — | 10.00 | 4.50 | — |"), "{table}");
+/// assert!(table.contains("| 1 | 205 | 7.00 | — | 5.00 | — | — | — | 10.00 | 4.50 | — |"), "{table}");
 /// ```
 pub fn profile_table(profile: &Value) -> String {
     let ways = ["host_launches", "graph_per_step", "while_graph", "while_pdl"];
     let mut out = String::from(
-        "| batch | steps | all steps unrolled in one graph | WHILE of 4 empty kernels | added by (a) | added by (b) \
-         | added by (c) | added by (d) |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| batch | steps | all steps in one graph | the same, programmatic edges | WHILE of 4 empty kernels \
+         | (c), 4 steps per iteration | (d), 4 steps per iteration | added by (a) | added by (b) | added by (c) \
+         | added by (d) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let show = |v: &Value| v.as_f64().map_or("—".to_string(), |x| format!("{x:.2}"));
     for entry in profile.as_array().into_iter().flatten() {
         let added: Vec<String> = ways.iter().map(|w| show(&entry["added_per_step_us"][w])).collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             entry["batch"],
             entry["steps"],
             show(&entry["step_chain"]["median"]),
+            show(&entry["step_chain_pdl"]["median"]),
             show(&entry["empty_while"]["median"]),
+            show(&entry["while_unrolled"]["median"]),
+            show(&entry["while_unrolled_pdl"]["median"]),
             added.join(" | ")
         );
     }

@@ -2,13 +2,14 @@
 //! (a) a host loop of stream launches that reads a flag back every step; (b) a host loop that
 //! replays one graph per step (the step's kernels and the flag's copy to pinned memory);
 //! (c) the whole generation as one graph launch, the step as a WHILE body whose last kernel
-//! ends the loop.
+//! ends the loop. The profile's graphs ([`Probe`]) run the same way as (c): one launch each.
 
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::{DeviceBuffer, Event, PinnedBuffer, Result, Stream};
 
 use crate::device::{Batch, DeviceModel, Pick, STATE_GO_ON, STATE_WORDS};
-use crate::profile;
+use crate::graphs;
+use crate::profile::{Probe, STEPS_PER_ITERATION};
 use crate::reference::Generation;
 
 /// One way to run a generation.
@@ -52,41 +53,10 @@ impl Way {
     }
 }
 
-/// What the profile measures beside the ways (see [`crate::profile`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Probe {
-    /// Every step of the generation unrolled into one graph: the steps' GPU time alone.
-    StepChain,
-    /// A WHILE loop of as many steps whose body is four do-nothing kernels of the step's
-    /// geometry: loop control and launches alone.
-    EmptyWhile,
-}
-
-impl Probe {
-    /// Both, in the order they run.
-    pub const ALL: [Probe; 2] = [Probe::StepChain, Probe::EmptyWhile];
-
-    /// The short name used in JSON.
-    pub fn key(self) -> &'static str {
-        match self {
-            Probe::StepChain => "step_chain",
-            Probe::EmptyWhile => "empty_while",
-        }
-    }
-
-    /// The label used in tables.
-    pub fn label(self) -> &'static str {
-        match self {
-            Probe::StepChain => "all steps unrolled in one graph (no loop control)",
-            Probe::EmptyWhile => "WHILE loop of 4 empty kernels (no step work)",
-        }
-    }
-}
-
 /// One timed generation.
 #[derive(Debug, Clone)]
 pub struct Timed {
-    /// What it produced.
+    /// What it produced (nothing for the empty loop).
     pub generation: Generation,
     /// Steps the device counted.
     pub steps: u32,
@@ -94,7 +64,14 @@ pub struct Timed {
     pub ms: f64,
 }
 
-/// One batch on the device, with what every way needs to run it.
+/// A graph that runs a whole generation in one launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OneLaunch {
+    Way(Way),
+    Probe(Probe),
+}
+
+/// One batch on the device, with what every way and probe needs to run it.
 pub struct Runner {
     batch: Batch,
     stream: Stream,
@@ -105,40 +82,41 @@ pub struct Runner {
     /// (b): one step and the copy of the state into `step_readback`.
     step_exec: GraphExec<HostLaunch>,
     step_readback: PinnedBuffer<u32>,
-    /// (c): the whole generation.
-    while_exec: GraphExec<HostLaunch>,
-    /// The profile's graphs and the empty loop's counter.
-    chain_exec: GraphExec<HostLaunch>,
-    empty_exec: GraphExec<HostLaunch>,
+    /// (c) and the profile's graphs.
+    one_launch: Vec<(OneLaunch, GraphExec<HostLaunch>)>,
+    /// The empty loop's step counter.
     counter: DeviceBuffer<u32>,
     max_len: u32,
 }
 
 impl Runner {
-    /// The batch of `starts` (one sequence each, 1..=64) with graphs for (b) and (c), and the
-    /// profile's for a generation of `steps` steps.
+    /// The batch of `starts` (one sequence each, 1..=64) with graphs for (b), (c) and the
+    /// profile, whose step chain and empty loop run `steps` steps (the generation's).
     pub fn new(model: &DeviceModel, starts: &[u32], max_len: u32, steps: u32) -> Result<Runner> {
         let batch = Batch::new(starts, max_len)?;
         let stream = Stream::new()?;
+        let counter = DeviceBuffer::zeroed(1)?;
 
         let step_readback = PinnedBuffer::zeroed(STATE_WORDS)?;
         let step = Graph::new()?;
         let last = batch.add_step(model, &step, Pick::Host, &[])?;
         step.add_memcpy_to_host(&step_readback, &batch.state().ptr(), STATE_WORDS, &[&last])?;
         let step_exec = step.instantiate::<HostLaunch>(Default::default())?;
+        step_exec.upload(&stream)?;
 
-        // The handle is 1 at every launch, so the body runs at least once; the body's last
-        // kernel sets it to 0 on the last step.
-        let whole = Graph::new()?;
-        let handle = whole.conditional_handle(Some(1))?;
-        let (_loop, body) = whole.add_while(&handle, &[])?;
-        batch.add_step(model, &body, Pick::While(handle), &[])?;
-        let while_exec = whole.instantiate::<HostLaunch>(Default::default())?;
-        let counter = DeviceBuffer::zeroed(1)?;
-        let chain_exec = profile::step_chain(model, &batch, steps)?;
-        let empty_exec = profile::empty_while(&batch, &counter, steps)?;
-        for exec in [&step_exec, &while_exec, &chain_exec, &empty_exec] {
+        let mut one_launch = Vec::new();
+        let kinds = std::iter::once(OneLaunch::Way(Way::WhileGraph)).chain(Probe::ALL.map(OneLaunch::Probe));
+        for kind in kinds {
+            let exec = match kind {
+                OneLaunch::Way(_) => graphs::while_graph(model, &batch, 1)?,
+                OneLaunch::Probe(Probe::StepChain) => graphs::step_chain(model, &batch, steps)?,
+                OneLaunch::Probe(Probe::EmptyWhile) => graphs::empty_while(&batch, &counter, steps)?,
+                OneLaunch::Probe(Probe::WhileUnrolled) => {
+                    graphs::while_graph(model, &batch, STEPS_PER_ITERATION)?
+                }
+            };
             exec.upload(&stream)?;
+            one_launch.push((kind, exec));
         }
 
         Ok(Runner {
@@ -149,9 +127,7 @@ impl Runner {
             readback: PinnedBuffer::zeroed(STATE_WORDS)?,
             step_exec,
             step_readback,
-            while_exec,
-            chain_exec,
-            empty_exec,
+            one_launch,
             counter,
             max_len,
         })
@@ -163,50 +139,54 @@ impl Runner {
         // The device stops every sequence by max_len; the bound only guards against a
         // broken flag (the comparison with the reference then fails).
         let bound = self.max_len + 1;
-        let ms = self.between_events(|runner| {
-            match way {
-                Way::HostLaunches => {
-                    for _ in 0..bound {
-                        runner.batch.launch_step(model, &runner.stream)?;
-                        runner.batch.state().copy_to_pinned_async(&mut runner.readback, &runner.stream)?;
-                        if runner.readback.as_slice()?[STATE_GO_ON] == 0 {
-                            break;
-                        }
+        let ms = self.between_events(|runner| match way {
+            Way::HostLaunches => {
+                for _ in 0..bound {
+                    runner.batch.launch_step(model, &runner.stream)?;
+                    runner.batch.state().copy_to_pinned_async(&mut runner.readback, &runner.stream)?;
+                    if runner.readback.as_slice()?[STATE_GO_ON] == 0 {
+                        break;
                     }
                 }
-                Way::GraphPerStep => {
-                    for _ in 0..bound {
-                        runner.step_exec.launch(&runner.stream)?;
-                        if runner.step_readback.as_slice()?[STATE_GO_ON] == 0 {
-                            break;
-                        }
-                    }
-                }
-                Way::WhileGraph => runner.while_exec.launch(&runner.stream)?,
+                Ok(())
             }
-            Ok(())
+            Way::GraphPerStep => {
+                for _ in 0..bound {
+                    runner.step_exec.launch(&runner.stream)?;
+                    if runner.step_readback.as_slice()?[STATE_GO_ON] == 0 {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            _ => runner.launch_one(OneLaunch::Way(way)),
         })?;
         let (generation, steps) = self.batch.read()?;
         Ok(Timed { generation, steps, ms })
     }
 
-    /// Runs one of the profile's graphs: the step chain from the start tokens (what it
-    /// produced is read back), or the empty loop (its step count is read back).
+    /// Runs one of the profile's graphs: the empty loop (its step count is read back), or one
+    /// that generates from the start tokens (what it produced is read back).
     pub fn probe(&mut self, probe: Probe) -> Result<Timed> {
-        match probe {
-            Probe::StepChain => {
-                self.batch.reset(&self.stream)?;
-                let ms = self.between_events(|runner| runner.chain_exec.launch(&runner.stream))?;
-                let (generation, steps) = self.batch.read()?;
-                Ok(Timed { generation, steps, ms })
-            }
-            Probe::EmptyWhile => {
-                self.counter.memset_async(0, &self.stream)?;
-                let ms = self.between_events(|runner| runner.empty_exec.launch(&runner.stream))?;
-                let generation = Generation { tokens: Vec::new(), probs: Vec::new() };
-                Ok(Timed { generation, steps: self.counter.to_vec()?[0], ms })
-            }
+        if probe == Probe::EmptyWhile {
+            self.counter.memset_async(0, &self.stream)?;
+        } else {
+            self.batch.reset(&self.stream)?;
         }
+        let ms = self.between_events(|runner| runner.launch_one(OneLaunch::Probe(probe)))?;
+        if probe == Probe::EmptyWhile {
+            let generation = Generation { tokens: Vec::new(), probs: Vec::new() };
+            return Ok(Timed { generation, steps: self.counter.to_vec()?[0], ms });
+        }
+        let (generation, steps) = self.batch.read()?;
+        Ok(Timed { generation, steps, ms })
+    }
+
+    /// Launches the one-launch graph of `kind`.
+    fn launch_one(&self, kind: OneLaunch) -> Result<()> {
+        let (_, exec) =
+            self.one_launch.iter().find(|(k, _)| *k == kind).expect("every one-launch graph is built");
+        exec.launch(&self.stream)
     }
 
     /// Milliseconds between events recorded on the stream before and after `work`'s queued
