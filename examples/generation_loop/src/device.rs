@@ -2,7 +2,7 @@
 //! stream launches or as graph nodes.
 
 use cuda_graph::graph::{AsNode, GraphBuilder, KernelNode};
-use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::kernel::{Kernel, KernelArgs, LaunchConfig};
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DeviceConstPtr, DevicePtr, Result, Stream};
 
 use crate::model::{Model, HIDDEN, LAYERS, MAX_BATCH, VOCAB};
@@ -129,58 +129,38 @@ pub enum Pick {
     While(ConditionalHandle),
 }
 
-/// One kernel of a step, with its launch geometry and arguments.
-enum StepKernel {
-    Gru(LaunchConfig, GruArgs),
-    Logits(LaunchConfig, LogitArgs),
-    PickHost(LaunchConfig, PickArgs),
-    PickWhile(LaunchConfig, PickWhileArgs),
+/// Where the step's kernels go: launched on a stream, or added to a graph.
+trait StepSink {
+    /// Takes one kernel of the step, in order.
+    fn kernel<A: KernelArgs>(&mut self, kernel: &Kernel<A>, config: LaunchConfig, args: A) -> Result<()>;
 }
 
-type GruArgs = (
-    DeviceConstPtr<f32>,
-    DeviceConstPtr<f32>,
-    DeviceConstPtr<f32>,
-    DeviceConstPtr<f32>,
-    DeviceConstPtr<f32>,
-    DeviceConstPtr<f32>,
-    DeviceConstPtr<u32>,
-    DeviceConstPtr<u32>,
-    DeviceConstPtr<u32>,
-    DevicePtr<f32>,
-    u32,
-    u32,
-);
-type LogitArgs = (
-    DeviceConstPtr<f32>,
-    DeviceConstPtr<f32>,
-    DeviceConstPtr<u32>,
-    DeviceConstPtr<u32>,
-    DevicePtr<f32>,
-    DevicePtr<f32>,
-    u32,
-);
-type PickArgs = (
-    DeviceConstPtr<f32>,
-    DevicePtr<u32>,
-    DevicePtr<u32>,
-    DevicePtr<u32>,
-    DevicePtr<f32>,
-    DevicePtr<u32>,
-    u32,
-    u32,
-);
-type PickWhileArgs = (
-    ConditionalHandle,
-    DeviceConstPtr<f32>,
-    DevicePtr<u32>,
-    DevicePtr<u32>,
-    DevicePtr<u32>,
-    DevicePtr<f32>,
-    DevicePtr<u32>,
-    u32,
-    u32,
-);
+/// Launches each kernel on the stream.
+struct OnStream<'s>(&'s Stream);
+
+impl StepSink for OnStream<'_> {
+    fn kernel<A: KernelArgs>(&mut self, kernel: &Kernel<A>, config: LaunchConfig, args: A) -> Result<()> {
+        kernel.launch(self.0, config, args)
+    }
+}
+
+/// Adds each kernel to the graph after the last one added (the first after `first_deps`).
+struct IntoGraph<'g, 'd> {
+    graph: &'g GraphBuilder,
+    first_deps: &'d [&'d dyn AsNode],
+    last: Option<KernelNode>,
+}
+
+impl StepSink for IntoGraph<'_, '_> {
+    fn kernel<A: KernelArgs>(&mut self, kernel: &Kernel<A>, config: LaunchConfig, args: A) -> Result<()> {
+        let node = match &self.last {
+            Some(last) => self.graph.add_kernel(kernel, config, args, &[last])?,
+            None => self.graph.add_kernel(kernel, config, args, self.first_deps)?,
+        };
+        self.last = Some(node);
+        Ok(())
+    }
+}
 
 /// One batch of sequences on the device: the state every step reads and writes.
 pub struct Batch {
@@ -259,72 +239,56 @@ impl Batch {
         configs
     }
 
-    /// The step's kernels in order: layer 0, layer 1, logits, pick.
-    fn step(&self, model: &DeviceModel, pick: Pick) -> Vec<StepKernel> {
+    /// Gives `sink` the step's kernels in order: layer 0, layer 1, logits, pick.
+    fn step(&self, model: &DeviceModel, pick: Pick, sink: &mut impl StepSink) -> Result<()> {
         let b = self.batch;
         let configs = self.configs();
-        let mut kernels: Vec<StepKernel> = model
-            .layers
-            .iter()
-            .enumerate()
-            .map(|(index, layer)| {
-                let config = configs[index];
-                let args = (
-                    layer.w_ih.const_ptr(),
-                    layer.b_ih.const_ptr(),
-                    layer.w_hh.const_ptr(),
-                    layer.b_hh.const_ptr(),
-                    model.tables.const_ptr(),
-                    model.embedding.const_ptr(),
-                    self.tokens.const_ptr(),
-                    self.done.const_ptr(),
-                    self.state.const_ptr(),
-                    self.hidden.ptr(),
-                    index as u32,
-                    b,
-                );
-                StepKernel::Gru(config, args)
-            })
-            .collect();
-        kernels.push(StepKernel::Logits(
-            configs[LAYERS],
-            (
-                model.w_out.const_ptr(),
-                model.b_out.const_ptr(),
+        for (index, layer) in model.layers.iter().enumerate() {
+            let args = (
+                layer.w_ih.const_ptr(),
+                layer.b_ih.const_ptr(),
+                layer.w_hh.const_ptr(),
+                layer.b_hh.const_ptr(),
+                model.tables.const_ptr(),
+                model.embedding.const_ptr(),
+                self.tokens.const_ptr(),
                 self.done.const_ptr(),
                 self.state.const_ptr(),
                 self.hidden.ptr(),
-                self.logits.ptr(),
+                index as u32,
                 b,
-            ),
-        ));
+            );
+            sink.kernel(gl_gru(), configs[index], args)?;
+        }
+        let (w_out, b_out) = (model.w_out.const_ptr(), model.b_out.const_ptr());
+        let logit_args = (
+            w_out,
+            b_out,
+            self.done.const_ptr(),
+            self.state.const_ptr(),
+            self.hidden.ptr(),
+            self.logits.ptr(),
+            b,
+        );
+        sink.kernel(gl_logits(), configs[LAYERS], logit_args)?;
         let config = configs[LAYERS + 1];
         let (logits, tokens, done) = (self.logits.const_ptr(), self.tokens.ptr(), self.done.ptr());
         let (out_tokens, out_probs, state) = (self.out_tokens.ptr(), self.out_probs.ptr(), self.state.ptr());
-        kernels.push(match pick {
-            Pick::Host => StepKernel::PickHost(
-                config,
-                (logits, tokens, done, out_tokens, out_probs, state, b, self.max_len),
-            ),
-            Pick::While(handle) => StepKernel::PickWhile(
-                config,
-                (handle, logits, tokens, done, out_tokens, out_probs, state, b, self.max_len),
-            ),
-        });
-        kernels
+        match pick {
+            Pick::Host => {
+                let args = (logits, tokens, done, out_tokens, out_probs, state, b, self.max_len);
+                sink.kernel(gl_pick_host(), config, args)
+            }
+            Pick::While(handle) => {
+                let args = (handle, logits, tokens, done, out_tokens, out_probs, state, b, self.max_len);
+                sink.kernel(gl_pick_while(), config, args)
+            }
+        }
     }
 
     /// Queues one step on `stream` (four launches) ending with `gl_pick_host`.
     pub fn launch_step(&self, model: &DeviceModel, stream: &Stream) -> Result<()> {
-        for kernel in self.step(model, Pick::Host) {
-            match kernel {
-                StepKernel::Gru(config, args) => gl_gru().launch(stream, config, args)?,
-                StepKernel::Logits(config, args) => gl_logits().launch(stream, config, args)?,
-                StepKernel::PickHost(config, args) => gl_pick_host().launch(stream, config, args)?,
-                StepKernel::PickWhile(config, args) => gl_pick_while().launch(stream, config, args)?,
-            }
-        }
-        Ok(())
+        self.step(model, Pick::Host, &mut OnStream(stream))
     }
 
     /// Adds one step to `graph` as a chain of four kernel nodes after `deps`; returns the last.
@@ -335,24 +299,9 @@ impl Batch {
         pick: Pick,
         deps: &[&dyn AsNode],
     ) -> Result<KernelNode> {
-        let mut last: Option<KernelNode> = None;
-        for kernel in self.step(model, pick) {
-            let before: Vec<&dyn AsNode> = match &last {
-                Some(node) => vec![node],
-                None => deps.to_vec(),
-            };
-            last = Some(match kernel {
-                StepKernel::Gru(config, args) => graph.add_kernel(gl_gru(), config, args, &before)?,
-                StepKernel::Logits(config, args) => graph.add_kernel(gl_logits(), config, args, &before)?,
-                StepKernel::PickHost(config, args) => {
-                    graph.add_kernel(gl_pick_host(), config, args, &before)?
-                }
-                StepKernel::PickWhile(config, args) => {
-                    graph.add_kernel(gl_pick_while(), config, args, &before)?
-                }
-            });
-        }
-        Ok(last.expect("a step has four kernels"))
+        let mut sink = IntoGraph { graph, first_deps: deps, last: None };
+        self.step(model, pick, &mut sink)?;
+        Ok(sink.last.expect("a step has four kernels"))
     }
 }
 
