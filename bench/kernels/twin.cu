@@ -96,6 +96,8 @@ struct TwinSession {
     uint32_t* counter = nullptr;     // device, 1 element
     uint32_t* keep_going = nullptr;  // device, 1 element (host-driven loop)
     uint32_t* keep_going_host = nullptr;  // pinned, 1 element
+    uint32_t* keep_going_mapped = nullptr;  // mapped pinned host memory, 1 element
+    uint32_t* keep_going_mapped_device = nullptr;  // its device address
     uint32_t* steps = nullptr;       // device, 1 element (device schedulers' step count)
     int* device_error = nullptr;     // device, 1 element (first failed device-side launch)
 };
@@ -325,6 +327,7 @@ int twin_session_destroy(TwinSession* s) {
     if (s->stream) TWIN_RELEASE(status, cudaStreamSynchronize(s->stream));
     if (s->device_error) TWIN_RELEASE(status, cudaFree(s->device_error));
     if (s->steps) TWIN_RELEASE(status, cudaFree(s->steps));
+    if (s->keep_going_mapped) TWIN_RELEASE(status, cudaFreeHost(s->keep_going_mapped));
     if (s->keep_going_host) TWIN_RELEASE(status, cudaFreeHost(s->keep_going_host));
     if (s->keep_going) TWIN_RELEASE(status, cudaFree(s->keep_going));
     if (s->counter) TWIN_RELEASE(status, cudaFree(s->counter));
@@ -343,6 +346,10 @@ int twin_session_create(TwinSession** out) {
         TWIN_CHECK(cudaMalloc(&s->counter, sizeof(uint32_t)));
         TWIN_CHECK(cudaMalloc(&s->keep_going, sizeof(uint32_t)));
         TWIN_CHECK(cudaMallocHost(&s->keep_going_host, sizeof(uint32_t)));
+        TWIN_CHECK(cudaHostAlloc(&s->keep_going_mapped, sizeof(uint32_t), cudaHostAllocMapped));
+        *s->keep_going_mapped = 0;
+        TWIN_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&s->keep_going_mapped_device),
+                                            s->keep_going_mapped, 0));
         TWIN_CHECK(cudaMalloc(&s->steps, sizeof(uint32_t)));
         TWIN_CHECK(cudaMalloc(&s->device_error, sizeof(int)));
         TWIN_CHECK(cudaMemset(s->counter, 0, sizeof(uint32_t)));
@@ -423,22 +430,28 @@ int twin_chain_update(TwinChain* c, const TwinChain* from, double* us) {
     return 0;
 }
 
-// (d) The host-driven loop: launch one step, copy the continue flag back, wait, decide.
-// µs per step over `steps` steps.
-int twin_loop_host(TwinSession* s, int steps, double* us_per_step, uint32_t* counter_out) {
+// (d) The host-driven loop: launch one step, then either copy the continue flag back and wait
+// (`mapped` 0), or wait for the step, which wrote the flag straight into mapped host memory
+// (`mapped` 1: no copy); decide. µs per step over `steps` steps.
+int twin_loop_host(TwinSession* s, int steps, int mapped, double* us_per_step, uint32_t* counter_out) {
     int status = begin_sample(s);
     if (status != 0) return status;
     uint32_t limit = static_cast<uint32_t>(steps);
+    uint32_t* flag = mapped ? s->keep_going_mapped_device : s->keep_going;
     int done = 0;
     for (;;) {
-        void* args[] = {&s->counter, &limit, &s->keep_going};
+        void* args[] = {&s->counter, &limit, &flag};
         TWIN_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(bench_host_step), dim3(1), dim3(1), args, 0,
                                     s->stream));
-        TWIN_CHECK(cudaMemcpyAsync(s->keep_going_host, s->keep_going, sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                                   s->stream));
+        if (!mapped) {
+            TWIN_CHECK(cudaMemcpyAsync(s->keep_going_host, s->keep_going, sizeof(uint32_t),
+                                       cudaMemcpyDeviceToHost, s->stream));
+        }
         TWIN_CHECK(cudaStreamSynchronize(s->stream));
         ++done;
-        if (*s->keep_going_host == 0) break;
+        const uint32_t go_on =
+            mapped ? *static_cast<volatile uint32_t*>(s->keep_going_mapped) : *s->keep_going_host;
+        if (go_on == 0) break;
         if (done > steps) {
             g_failed_call = "twin_loop_host (the loop did not stop)";
             return static_cast<int>(cudaErrorUnknown);

@@ -8,8 +8,8 @@
 //! - (a) [`stream_launch`]: empty-kernel stream launch, µs per launch;
 //! - (b) [`graph_replay`]: graph replay of a chain of 1, 10, 100, 1000 kernel nodes, µs per node;
 //! - (c) [`instantiate_update`]: instantiate and whole-graph update of a 100-node chain, µs;
-//! - (d) [`data_loop`]: a data-dependent loop of 5000 steps driven by host sync and by a WHILE
-//!   node, µs per step;
+//! - (d) [`data_loop`]: a data-dependent loop of 5000 steps driven by host sync (the flag
+//!   copied back, or read in place from mapped host memory) and by a WHILE node, µs per step;
 //! - (e) [`cdp`]: CDP child launch vs host launch of the same child kernel, µs per child;
 //! - (f) [`device_launch_width`]: host launch + sync vs device fire-and-forget and device tail
 //!   launch (from a self-relaunching scheduler kernel) of a graph of 1, 8, 32, 64 independent

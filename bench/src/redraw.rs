@@ -64,7 +64,7 @@ fn parse(csv: &str) -> Result<(String, Vec<Row>)> {
 }
 
 /// Every operation the bench measures: only their rows are read back.
-const KNOWN: [&str; 14] = [
+const KNOWN: [&str; 15] = [
     stream_launch::OPERATION,
     graph_replay::OPERATION,
     instantiate_update::INSTANTIATE,
@@ -72,6 +72,7 @@ const KNOWN: [&str; 14] = [
     instantiate_update::UPDATE_ADD_NODE,
     instantiate_update::UPDATE_RAW,
     data_loop::HOST_SYNC,
+    data_loop::HOST_SYNC_MAPPED,
     data_loop::WHILE_NODE,
     data_loop::SELF_RELAUNCH,
     cdp::FROM_DEVICE,

@@ -69,6 +69,7 @@ extern "C" {
     fn twin_loop_host(
         session: *mut RawSession,
         steps: c_int,
+        mapped: c_int,
         us_per_step: *mut f64,
         counter: *mut u32,
     ) -> c_int;
@@ -199,12 +200,16 @@ impl Twin {
         Ok(TwinChain { raw, session: self })
     }
 
-    /// (d) One sample of the host-driven loop of `steps` steps: (µs per step, counter).
-    pub fn loop_host(&self, steps: u32) -> Result<(f64, u32)> {
+    /// (d) One sample of the host-driven loop of `steps` steps: (µs per step, counter). The
+    /// flag comes back by a copy, or, `mapped`, is read in place from mapped host memory.
+    pub fn loop_host(&self, steps: u32, mapped: bool) -> Result<(f64, u32)> {
         let steps = c_count("steps", steps)?;
         let (mut us, mut counter) = (0.0, 0);
-        // SAFETY: the session is alive; both out-pointers are valid.
-        check(unsafe { twin_loop_host(self.raw.as_ptr(), steps, &mut us, &mut counter) }, "twin_loop_host")?;
+        check(
+            // SAFETY: the session is alive; both out-pointers are valid.
+            unsafe { twin_loop_host(self.raw.as_ptr(), steps, c_int::from(mapped), &mut us, &mut counter) },
+            "twin_loop_host",
+        )?;
         Ok((us, counter))
     }
 

@@ -266,3 +266,26 @@ cuda_graph::kernels! {
     /// ```
     pub unsafe fn write_past_end(data: DevicePtr<u32>, n: u32, past: u32);
 }
+
+// kernels/mapped.cu
+// SAFETY: the kernel below touches only flags[0..3], and only when the slice holds them.
+cuda_graph::kernels! {
+    /// `mapped_handshake(cuda_graph::slice<uint32_t> flags, uint64_t timeout_cycles)`, for
+    /// mapped host memory ([`MappedBuffer`](cuda_graph::MappedBuffer)): sets `flags[0] = 1`,
+    /// waits up to `timeout_cycles` clock cycles for the host to make `flags[1]` non-zero
+    /// (volatile reads), then sets `flags[2]` to 2 if it saw that, 3 if it timed out. One
+    /// thread; nothing happens for a slice of fewer than 3 elements.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{LaunchConfig, MappedBuffer, Stream};
+    /// # let stream = Stream::new()?;
+    /// let flags = MappedBuffer::<u32>::zeroed(3)?;
+    /// test_kernels::mapped_handshake().launch(&stream, LaunchConfig::new(1, 1), (flags.ptr().into_slice(), 1 << 30))?;
+    /// while flags.load(0) == 0 {} // the kernel runs
+    /// flags.store(1, 1);
+    /// stream.synchronize()?;
+    /// assert_eq!(flags.load(2), 2);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn mapped_handshake(flags: DeviceSlice<u32>, timeout_cycles: u64);
+}
