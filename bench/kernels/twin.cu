@@ -19,30 +19,12 @@
 #include <new>
 #include <stdint.h>
 
-#include "bench_kernels.cuh"
+#include "twin.cuh"
 
-namespace {
-
+// The call that failed last on this thread (twin_failed_call()).
 thread_local const char* g_failed_call = "";
 
-#define TWIN_CHECK(call)                                  \
-    do {                                                  \
-        cudaError_t twin_status_ = (call);                \
-        if (twin_status_ != cudaSuccess) {                \
-            g_failed_call = #call;                        \
-            return static_cast<int>(twin_status_);        \
-        }                                                 \
-    } while (0)
-
-// Calls that must run even after an earlier failure (releasing), keeping the first error.
-#define TWIN_RELEASE(status, call)                        \
-    do {                                                  \
-        cudaError_t twin_status_ = (call);                \
-        if (twin_status_ != cudaSuccess && (status) == 0) { \
-            g_failed_call = #call;                        \
-            (status) = static_cast<int>(twin_status_);    \
-        }                                                 \
-    } while (0)
+namespace {
 
 double elapsed_us(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
@@ -88,25 +70,6 @@ extern "C" __global__ void twin_relaunch_step(uint32_t* counter, uint32_t limit,
     *counter = next;
     if (next < limit) record_launch(error, cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));
 }
-
-struct TwinSession {
-    cudaStream_t stream = nullptr;
-    cudaEvent_t start = nullptr;
-    cudaEvent_t end = nullptr;
-    uint32_t* counter = nullptr;     // device, 1 element
-    uint32_t* keep_going = nullptr;  // device, 1 element (host-driven loop)
-    uint32_t* keep_going_host = nullptr;  // pinned, 1 element
-    uint32_t* keep_going_mapped = nullptr;  // mapped pinned host memory, 1 element
-    uint32_t* keep_going_mapped_device = nullptr;  // its device address
-    uint32_t* steps = nullptr;       // device, 1 element (device schedulers' step count)
-    int* device_error = nullptr;     // device, 1 element (first failed device-side launch)
-};
-
-struct TwinChain {
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    int nodes = 0;
-};
 
 // A loop that one graph launch runs to the end: a WHILE node (d) or a self-relaunching
 // kernel (g).
@@ -225,23 +188,12 @@ int build_chain(TwinSession* s, TwinChain* c, int nodes, uint32_t value, int nod
         if (node_api == 0) {
             TWIN_CHECK(cudaGraphAddKernelNode(&node, c->graph, previous ? &previous : nullptr, previous ? 1 : 0, &params));
         } else {
-            cudaGraphNodeParams generic = {};
-            generic.type = cudaGraphNodeTypeKernel;
-            generic.kernel.func = params.func;
-            generic.kernel.gridDim = params.gridDim;
-            generic.kernel.blockDim = params.blockDim;
-            generic.kernel.sharedMemBytes = params.sharedMemBytes;
-            generic.kernel.kernelParams = params.kernelParams;
-            generic.kernel.extra = params.extra;
+            cudaGraphNodeParams generic = one_thread_kernel_node(params.func, args);
             TWIN_CHECK(cudaGraphAddNode(&node, c->graph, previous ? &previous : nullptr, nullptr, previous ? 1 : 0, &generic));
         }
         previous = node;
     }
-    TWIN_CHECK(cudaGraphInstantiate(&c->exec, c->graph, 0));
-    TWIN_CHECK(cudaGraphUpload(c->exec, s->stream));
-    TWIN_CHECK(cudaStreamSynchronize(s->stream));
-    c->nodes = nodes;
-    return 0;
+    return finish_chain(s, c, nodes);
 }
 
 int build_while(TwinSession* s, TwinLoop* w, int steps) {

@@ -57,6 +57,13 @@ extern "C" {
         out: *mut *mut RawChain,
     ) -> c_int;
     fn twin_chain_destroy(chain: *mut RawChain) -> c_int;
+    fn twin_pdl_chain_create(
+        session: *mut RawSession,
+        rmw: c_int,
+        programmatic: c_int,
+        nodes: c_int,
+        out: *mut *mut RawChain,
+    ) -> c_int;
     fn twin_chain_replay(
         session: *mut RawSession,
         chain: *mut RawChain,
@@ -185,6 +192,30 @@ impl Twin {
     /// Rust crate adds them.
     pub fn chain_via_add_node(&self, nodes: u32, value: u32) -> Result<TwinChain<'_>> {
         self.chain_through(nodes, value, NodeApi::AddNode)
+    }
+
+    /// The chains of programmatic dependent launch (`twin_pdl.cu`): `nodes` one-thread nodes,
+    /// empty or `*counter += 1` (`rmw`), joined by plain or programmatic edges, added with
+    /// `cudaGraphAddNode` and edge data; replayed like [`chain`](Self::chain)'s.
+    pub fn pdl_chain(&self, rmw: bool, programmatic: bool, nodes: u32) -> Result<TwinChain<'_>> {
+        let nodes = c_count("nodes", nodes)?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: the session is alive and outlives the chain (borrowed by it); `raw` is a
+        // valid out-pointer; the flags are 0 or 1.
+        check(
+            unsafe {
+                twin_pdl_chain_create(
+                    self.raw.as_ptr(),
+                    c_int::from(rmw),
+                    c_int::from(programmatic),
+                    nodes,
+                    &mut raw,
+                )
+            },
+            "twin_pdl_chain_create",
+        )?;
+        let raw = non_null(raw, "twin_pdl_chain_create")?;
+        Ok(TwinChain { raw, session: self })
     }
 
     fn chain_through(&self, nodes: u32, value: u32, api: NodeApi) -> Result<TwinChain<'_>> {

@@ -56,6 +56,8 @@ impl Default for EventOptions {
 #[derive(Debug)]
 pub struct Event {
     raw: sys::cudaEvent_t,
+    /// Created with timing (not `cudaEventDisableTiming`).
+    timing: bool,
 }
 
 // SAFETY: CUDA events may be recorded, queried, waited for and destroyed from any host thread;
@@ -94,7 +96,7 @@ impl Event {
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; the flags are valid event flags.
         check(unsafe { sys::cudaEventCreateWithFlags(&mut raw, flags) }, "cudaEventCreateWithFlags")?;
-        Ok(Event { raw })
+        Ok(Event { raw, timing: options.timing })
     }
 
     /// An event without timing, already recorded into `stream`: a fence that completes when
@@ -187,6 +189,20 @@ impl Event {
     pub fn as_raw(&self) -> sys::cudaEvent_t {
         self.raw
     }
+
+    /// Whether the event records timestamps (created with `timing: true`, the default).
+    /// Events that launches record programmatically must not
+    /// ([`LaunchAttributes`](crate::kernel::LaunchAttributes) checks it).
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Event, EventOptions};
+    /// assert!(Event::new()?.records_timing());
+    /// assert!(!Event::with_options(EventOptions { timing: false, ..Default::default() })?.records_timing());
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn records_timing(&self) -> bool {
+        self.timing
+    }
 }
 
 impl Drop for Event {
@@ -195,7 +211,8 @@ impl Drop for Event {
             return;
         }
         // CUDA calls are not allowed inside a host function: destroy it elsewhere.
-        if deferred_in_host_fn(|| Event { raw: std::mem::replace(&mut self.raw, ptr::null_mut()) }) {
+        let timing = self.timing;
+        if deferred_in_host_fn(|| Event { raw: std::mem::replace(&mut self.raw, ptr::null_mut()), timing }) {
             return;
         }
         // SAFETY: the handle is owned and destroyed once. An event still pending in a stream

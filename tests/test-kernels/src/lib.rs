@@ -289,3 +289,39 @@ cuda_graph::kernels! {
     /// ```
     pub unsafe fn mapped_handshake(flags: DeviceSlice<u32>, timeout_cycles: u64);
 }
+
+// kernels/pdl.cu
+// SAFETY: each kernel below writes only inside the slice it is given (`cuda_graph::slice`
+// bounds every index; see kernels/pdl.cu).
+cuda_graph::kernels! {
+    /// `pdl_append(cuda_graph::slice<uint32_t> log, uint32_t value)`: lets its dependents
+    /// launch, waits for the kernels before it (`cuda_graph::pdl`), then appends `value`
+    /// without atomics: `log[0]` counts entries, entry `k` is `log[1 + k]`. A chain joined by
+    /// programmatic edges fills the log in chain order only if every wait holds.
+    ///
+    /// ```no_run
+    /// test_kernels::pdl_append().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn pdl_append(log: DeviceSlice<u32>, value: u32);
+
+    /// `cluster_blocks(cuda_graph::slice<uint32_t> out)`: `out[b]` = the blocks in block `b`'s
+    /// thread-block cluster (1 without clusters).
+    ///
+    /// ```no_run
+    /// test_kernels::cluster_blocks().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn cluster_blocks(out: DeviceSlice<u32>);
+
+    /// `grid_sync_sum(cuda_graph::slice<uint32_t> out)`: block `b` writes `out[b] = b + 1`,
+    /// the grid meets at a grid-wide barrier, then `out[gridDim.x]` = their sum. Launch it only
+    /// as a cooperative grid (`KernelAttributes::cooperative`): the barrier needs every block
+    /// resident, and without that it may never return.
+    ///
+    /// ```no_run
+    /// test_kernels::grid_sync_sum().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn grid_sync_sum(out: DeviceSlice<u32>);
+}
