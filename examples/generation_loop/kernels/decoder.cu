@@ -22,12 +22,14 @@
 // and the same kernel arguments serve every step (one graph, replayed or looped).
 //
 // Every kernel reads its weights first, then waits for the kernel before it
-// (gl_wait_upstream: griddepcontrol.wait), and only then reads what that kernel wrote; right
+// (gl_wait_upstream: cuda_graph::pdl::wait_upstream), and only then reads what that kernel wrote; right
 // after, it lets the next kernel start (gl_release_downstream): the next one only loads weights
 // before its own wait. Launched plainly, the wait returns at once. Launched with a programmatic
 // edge (sm_90), the next kernel's launch and its weight loads overlap the end of this one.
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+#include "cuda_graph_pdl.cuh"
 
 #define GL_HIDDEN 128
 #define GL_VOCAB 512
@@ -45,21 +47,16 @@
 // Sequences a warp works on at once (independent shuffle chains).
 #define GL_ILP 4
 
-// Programmatic dependent launch, device half (sm_90 and later; nothing below). Waits until the
-// kernel before has completed and its writes are visible (returns at once when this kernel
-// was not launched with a programmatic dependency).
+// Programmatic dependent launch, device half (cuda-build's header; nothing below sm_90).
+// gl_wait_upstream: returns once the kernel before has completed and its writes are visible
+// (at once when this kernel has no programmatic dependency). gl_release_downstream: lets the
+// kernel after be launched; it still waits for this one's completion in its own wait.
 static __device__ __forceinline__ void gl_wait_upstream() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+    cuda_graph::pdl::wait_upstream();
 }
 
-// Lets a kernel that depends on this one programmatically be launched (it still waits for this
-// one's completion in its own gl_wait_upstream).
 static __device__ __forceinline__ void gl_release_downstream() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+    cuda_graph::pdl::launch_dependents();
 }
 
 // Hidden state of `layer`, parity `parity`, sequence 0: h is [GL_LAYERS][2][batch][GL_HIDDEN].

@@ -4,7 +4,7 @@
 use cuda_graph::graph::{AsNode, Graph, GraphExec, HostLaunch, KernelNode};
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Result};
 
-use crate::device::{Batch, DeviceModel, Pick};
+use crate::device::{Batch, Chain, DeviceModel, Pick};
 
 // SAFETY: gl_idle touches no memory; gl_count_while touches only counter[0] (thread 0 of
 // block 0), and its one caller below passes a buffer of one element.
@@ -21,26 +21,37 @@ fn after(last: &Option<KernelNode>) -> Vec<&dyn AsNode> {
 }
 
 /// The whole generation of `batch` as one graph: a WHILE node whose body is `steps` steps, one
-/// after the other. The handle is 1 at every launch, so the body runs at least once; the pick
-/// of the last step sets it to 0, and steps of the body past it change nothing.
-pub fn while_graph(model: &DeviceModel, batch: &Batch, steps: u32) -> Result<GraphExec<HostLaunch>> {
+/// after the other, each step's kernels joined by `chain`'s edges. The handle is 1 at every
+/// launch, so the body runs at least once; the pick of the last step sets it to 0, and steps of
+/// the body past it change nothing.
+pub fn while_graph(
+    model: &DeviceModel,
+    batch: &Batch,
+    steps: u32,
+    chain: Chain,
+) -> Result<GraphExec<HostLaunch>> {
     let graph = Graph::new()?;
     let handle = graph.conditional_handle(Some(1))?;
     let (_loop, body) = graph.add_while(&handle, &[])?;
     let mut last = None;
     for _ in 0..steps {
-        last = Some(batch.add_step(model, &body, Pick::While(handle), &after(&last))?);
+        last = Some(batch.add_step(model, &body, Pick::While(handle), chain, &after(&last))?);
     }
     graph.instantiate(Default::default())
 }
 
-/// `steps` steps of `batch` unrolled into one graph, each step's four kernels after the last
-/// step's pick: no loop control at all.
-pub fn step_chain(model: &DeviceModel, batch: &Batch, steps: u32) -> Result<GraphExec<HostLaunch>> {
+/// `steps` steps of `batch` unrolled into one graph, each step's four kernels (joined by
+/// `chain`'s edges) after the last step's pick: no loop control at all.
+pub fn step_chain(
+    model: &DeviceModel,
+    batch: &Batch,
+    steps: u32,
+    chain: Chain,
+) -> Result<GraphExec<HostLaunch>> {
     let graph = Graph::new()?;
     let mut last = None;
     for _ in 0..steps {
-        last = Some(batch.add_step(model, &graph, Pick::Host, &after(&last))?);
+        last = Some(batch.add_step(model, &graph, Pick::Host, chain, &after(&last))?);
     }
     graph.instantiate(Default::default())
 }

@@ -12,14 +12,14 @@
 //! A step is four small kernels (`kernels/decoder.cu`): GRU layer 0, GRU layer 1, logits, pick.
 //! The ways ([`ways`]): (a) a host loop of stream launches that reads a flag back each step;
 //! (b) a host loop that replays one graph per step; (c) the whole generation as one graph
-//! launch, the step as a WHILE body whose last kernel ends the loop. (d), (c) with programmatic
-//! edges between the step's kernels, is not built here yet: cuda-graph's graph builder has no
-//! programmatic edges on this branch. The kernels are ready for it: each loads its weights, then
-//! waits for the one before (`griddepcontrol.wait`, which returns at once without such an edge).
+//! launch, the step as a WHILE body whose last kernel ends the loop; (d) as (c), with
+//! programmatic edges between the step's kernels: each kernel loads its weights, then waits for
+//! the one before (`cuda_graph::pdl::wait_upstream()`), so its launch and those loads overlap
+//! the end of the kernel before.
 //!
 //! A profile ([`profile`]) runs beside the ways: every step unrolled into one graph (the steps'
-//! GPU time alone), a WHILE loop of empty kernels (loop control alone), and (c) with 4 steps
-//! per WHILE iteration.
+//! GPU time alone, with plain and with programmatic edges), a WHILE loop of empty kernels (loop
+//! control alone), and (c) and (d) with 4 steps per WHILE iteration.
 //!
 //! Every way's tokens of every run must equal the CPU reference's, token for token, and each
 //! token's softmax probability must be within 1e-4 (relative) of the reference's. Figures are
@@ -51,7 +51,6 @@ use serde_json::json;
 
 use device::DeviceModel;
 use model::{Model, MAX_BATCH};
-use profile::Probe;
 use reference::Generation;
 use ways::Way;
 
@@ -174,8 +173,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let (_device, properties) = chapter_common::device_zero()?;
     let device_model = DeviceModel::new(&model)?;
 
+    // Programmatic dependent launch runs on sm_90 and later; below, (d) and its probes are left out.
+    let plan = measure::Plan::new(properties.major >= 9);
     let measured = measure::measure(
         &device_model,
+        &plan,
         &starts,
         &reference,
         &options.batches,
@@ -201,9 +203,9 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         margin > 1.0,
         format!("every sum fits f32 exactly {margin:.2} times over (see model.rs)"),
     );
-    let ways = Way::ALL.iter().map(|w| (w.label(), true)).zip(&measured.ways);
-    let probes = Probe::ALL.iter().map(|&p| (p.label(), p.generates())).zip(&measured.probes);
-    for ((label, tokens), record) in ways.chain(probes) {
+    let ways = measured.ways.iter().map(|(w, record)| (w.label(), true, record));
+    let probes = measured.probes.iter().map(|(p, record)| (p.label(), p.generates(), record));
+    for (label, tokens, record) in ways.chain(probes) {
         let (name, checked) = if tokens {
             (
                 format!("{label} equals the CPU reference token for token"),
@@ -227,10 +229,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     for goal in &goals {
         report.note(goal.line());
     }
-    report.note(
-        "(d), (c) with programmatic edges between the step's kernels: not built (needs programmatic edges in \
-         cuda-graph's graph builder); no figure is reported for it",
-    );
+    if !plan.ways.contains(&Way::WhilePdl) {
+        report.note(format!(
+            "(d) and the profile's programmatic chains not run: the device is sm_{}{}, programmatic dependent \
+             launch needs sm_90",
+            properties.major, properties.minor
+        ));
+    }
     report.note("PyTorch's figures come from torch_twin.py, run right after (see README.md)");
     let lengths: Vec<usize> = reference.tokens.iter().map(Vec::len).collect();
     report.data("device", json!(properties.name));

@@ -1,7 +1,7 @@
 //! `generation_loop`: greedy generation with a small GRU decoder, batched, every sequence
-//! stopping at its own end token, run several ways (host loop of launches, host loop of one
-//! graph per step, one graph launch with a WHILE node), each checked token for token against a
-//! CPU reference; prints the report (text or `--json`). With
+//! stopping at its own end token, run four ways (host loop of launches, host loop of one graph
+//! per step, one graph launch with a WHILE node, the same with programmatic edges), each
+//! checked token for token against a CPU reference; prints the report (text or `--json`). With
 //! `--out DIR` it also writes what the PyTorch twin reads; `--redraw DIR` draws the chart and
 //! the table from a run's outputs, without a GPU. Exits non-zero when a check fails or CUDA
 //! reports an error.
@@ -17,8 +17,9 @@ use generation_loop::Program;
 
 /// The first line of `--help`.
 const ABOUT: &str = "Greedy generation with a small GRU decoder: a host loop of launches, a host loop \
-                     of one graph per step, and one WHILE graph launch, each checked token for token \
-                     against a CPU reference, with a profile of where a step's time goes.";
+                     of one graph per step, one WHILE graph launch, and the same with programmatic \
+                     edges, each checked token for token against a CPU reference, with a profile of \
+                     where a step's time goes.";
 
 /// The flag that runs nothing but the drawing.
 #[derive(Debug, clap::Args)]

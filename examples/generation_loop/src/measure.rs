@@ -40,6 +40,32 @@ impl Record {
     }
 }
 
+/// What runs on this device: every way and probe, less those that need programmatic dependent
+/// launch where the device has none (below sm_90).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The ways, in [`Way::ALL`] order.
+    pub ways: Vec<Way>,
+    /// The probes, in [`Probe::ALL`] order.
+    pub probes: Vec<Probe>,
+}
+
+impl Plan {
+    /// Everything, or (`programmatic` false) everything without programmatic edges.
+    ///
+    /// ```
+    /// use generation_loop::{measure::Plan, ways::Way};
+    /// assert!(Plan::new(true).ways.contains(&Way::WhilePdl));
+    /// assert_eq!(Plan::new(false).ways, [Way::HostLaunches, Way::GraphPerStep, Way::WhileGraph]);
+    /// ```
+    pub fn new(programmatic: bool) -> Plan {
+        Plan {
+            ways: Way::ALL.into_iter().filter(|w| programmatic || !w.programmatic()).collect(),
+            probes: Probe::ALL.into_iter().filter(|p| programmatic || !p.programmatic()).collect(),
+        }
+    }
+}
+
 /// Everything measured.
 #[derive(Debug, Default)]
 pub struct Measured {
@@ -49,16 +75,17 @@ pub struct Measured {
     pub row_json: Vec<Value>,
     /// Per batch size: the profile's medians and what they say about each way.
     pub profile: Vec<Value>,
-    /// Per way, in [`Way::ALL`] order.
-    pub ways: Vec<Record>,
-    /// Per probe, in [`Probe::ALL`] order.
-    pub probes: Vec<Record>,
+    /// Per way of the plan, in its order.
+    pub ways: Vec<(Way, Record)>,
+    /// Per probe of the plan, in its order.
+    pub probes: Vec<(Probe, Record)>,
 }
 
-/// Runs `runs` timed runs (after one warm-up) of every way and probe for each of `batches`
-/// (batch `b`: the first `b` of `starts`), checking each against `reference`.
+/// Runs `runs` timed runs (after one warm-up) of every way and probe of `plan` for each of
+/// `batches` (batch `b`: the first `b` of `starts`), checking each against `reference`.
 pub fn measure(
     model: &DeviceModel,
+    plan: &Plan,
     starts: &[u32],
     reference: &Generation,
     batches: &[u32],
@@ -66,8 +93,8 @@ pub fn measure(
     runs: usize,
 ) -> cuda_graph::Result<Measured> {
     let mut out = Measured {
-        ways: vec![Record::default(); Way::ALL.len()],
-        probes: vec![Record::default(); Probe::ALL.len()],
+        ways: plan.ways.iter().map(|&w| (w, Record::default())).collect(),
+        probes: plan.probes.iter().map(|&p| (p, Record::default())).collect(),
         ..Measured::default()
     };
     for &batch in batches {
@@ -75,31 +102,31 @@ pub fn measure(
             tokens: reference.tokens[..batch as usize].to_vec(),
             probs: reference.probs[..batch as usize].to_vec(),
         };
-        let mut runner = Runner::new(model, &starts[..batch as usize], max_len, want.steps())?;
-        let mut us = vec![Samples::default(); Way::ALL.len()];
-        let mut tps = vec![Samples::default(); Way::ALL.len()];
-        let mut probe_us = vec![Samples::default(); Probe::ALL.len()];
+        let mut runner = Runner::new(model, plan, &starts[..batch as usize], max_len, want.steps())?;
+        let mut us = vec![Samples::default(); plan.ways.len()];
+        let mut tps = vec![Samples::default(); plan.ways.len()];
+        let mut probe_us = vec![Samples::default(); plan.probes.len()];
         let per_step = |timed: &Timed| timed.ms * 1e3 / f64::from(timed.steps.max(1));
         // Runs interleave the ways, so that a drift of the clocks touches them alike.
         for run in 0..=runs {
             let place = || format!("batch {batch}, run {run}");
-            for (index, &way) in Way::ALL.iter().enumerate() {
-                let timed = runner.run(model, way)?;
-                out.ways[index].check(&timed, &want, true, place);
+            for (index, (way, record)) in out.ways.iter_mut().enumerate() {
+                let timed = runner.run(model, *way)?;
+                record.check(&timed, &want, true, place);
                 if run > 0 {
                     us[index].push(per_step(&timed));
                     tps[index].push(want.total_tokens() as f64 / (timed.ms * 1e-3));
                 }
             }
-            for (index, &probe) in Probe::ALL.iter().enumerate() {
-                let timed = runner.probe(probe)?;
-                out.probes[index].check(&timed, &want, probe.generates(), place);
+            for (index, (probe, record)) in out.probes.iter_mut().enumerate() {
+                let timed = runner.probe(*probe)?;
+                record.check(&timed, &want, probe.generates(), place);
                 if run > 0 {
                     probe_us[index].push(per_step(&timed));
                 }
             }
         }
-        for (index, &way) in Way::ALL.iter().enumerate() {
+        for (index, &way) in plan.ways.iter().enumerate() {
             let row = Row {
                 batch,
                 way: way.key().to_string(),
@@ -113,16 +140,19 @@ pub fn measure(
             out.row_json.push(row.to_json(&us[index], &tps[index]));
             out.rows.push(row);
         }
-        // What each way adds to the steps' own GPU time: its time minus the step chain's.
-        let chain =
-            probe_us[Probe::ALL.iter().position(|&p| p == Probe::StepChain).expect("a probe")].median();
-        let added: serde_json::Map<String, Value> = Way::ALL
+        // What each way adds to the steps' own GPU time: its time minus its step chain's.
+        let median_of =
+            |probe: Probe| plan.probes.iter().position(|&p| p == probe).map(|i| probe_us[i].median());
+        let added: serde_json::Map<String, Value> = plan
+            .ways
             .iter()
             .zip(&us)
-            .map(|(way, us)| (way.key().to_string(), json!(us.median() - chain)))
+            .filter_map(|(&way, us)| {
+                Some((way.key().to_string(), json!(us.median() - median_of(way.chain())?)))
+            })
             .collect();
         let mut entry = json!({"batch": batch, "steps": want.steps(), "added_per_step_us": added});
-        for (probe, samples) in Probe::ALL.iter().zip(&probe_us) {
+        for (probe, samples) in plan.probes.iter().zip(&probe_us) {
             entry[probe.key()] = samples.to_json();
         }
         out.profile.push(entry);

@@ -2,13 +2,15 @@
 //! (a) a host loop of stream launches that reads a flag back every step; (b) a host loop that
 //! replays one graph per step (the step's kernels and the flag's copy to pinned memory);
 //! (c) the whole generation as one graph launch, the step as a WHILE body whose last kernel
-//! ends the loop. The profile's graphs ([`Probe`]) run the same way as (c): one launch each.
+//! ends the loop; (d) the same with programmatic edges between the step's kernels. The
+//! profile's graphs ([`Probe`]) run the same way as (c): one launch each.
 
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::{DeviceBuffer, Event, PinnedBuffer, Result, Stream};
 
-use crate::device::{Batch, DeviceModel, Pick, STATE_GO_ON, STATE_WORDS};
+use crate::device::{Batch, Chain, DeviceModel, Pick, STATE_GO_ON, STATE_WORDS};
 use crate::graphs;
+use crate::measure::Plan;
 use crate::profile::{Probe, STEPS_PER_ITERATION};
 use crate::reference::Generation;
 
@@ -24,11 +26,14 @@ pub enum Way {
     /// (c) One graph launch for the whole generation: a WHILE node whose body is the step; its
     /// last kernel ends the loop when no sequence is left.
     WhileGraph,
+    /// (d) As (c), with programmatic edges between the step's kernels (sm_90 and later): each
+    /// kernel is launched while the one before finishes and loads its weights meanwhile.
+    WhilePdl,
 }
 
 impl Way {
     /// Every way, in the order they run and are reported.
-    pub const ALL: [Way; 3] = [Way::HostLaunches, Way::GraphPerStep, Way::WhileGraph];
+    pub const ALL: [Way; 4] = [Way::HostLaunches, Way::GraphPerStep, Way::WhileGraph, Way::WhilePdl];
 
     /// The short name used in figures and JSON.
     ///
@@ -40,6 +45,7 @@ impl Way {
             Way::HostLaunches => "host_launches",
             Way::GraphPerStep => "graph_per_step",
             Way::WhileGraph => "while_graph",
+            Way::WhilePdl => "while_pdl",
         }
     }
 
@@ -49,6 +55,26 @@ impl Way {
             Way::HostLaunches => "(a) host loop, stream launches",
             Way::GraphPerStep => "(b) host loop, one graph per step",
             Way::WhileGraph => "(c) one graph launch, WHILE node",
+            Way::WhilePdl => "(d) as (c), programmatic edges",
+        }
+    }
+
+    /// Whether it needs programmatic dependent launch (sm_90 and later).
+    pub fn programmatic(self) -> bool {
+        self == Way::WhilePdl
+    }
+
+    /// Whether the whole generation is one graph launch ((c) and (d)).
+    pub fn one_launch(self) -> bool {
+        matches!(self, Way::WhileGraph | Way::WhilePdl)
+    }
+
+    /// The profile's graph of the same steps without loop control: what this way adds to it
+    /// is its loop's cost (the chain with programmatic edges for (d)).
+    pub fn chain(self) -> Probe {
+        match self {
+            Way::WhilePdl => Probe::StepChainPdl,
+            _ => Probe::StepChain,
         }
     }
 }
@@ -92,27 +118,36 @@ pub struct Runner {
 impl Runner {
     /// The batch of `starts` (one sequence each, 1..=64) with graphs for (b), (c) and the
     /// profile, whose step chain and empty loop run `steps` steps (the generation's).
-    pub fn new(model: &DeviceModel, starts: &[u32], max_len: u32, steps: u32) -> Result<Runner> {
+    pub fn new(model: &DeviceModel, plan: &Plan, starts: &[u32], max_len: u32, steps: u32) -> Result<Runner> {
         let batch = Batch::new(starts, max_len)?;
         let stream = Stream::new()?;
         let counter = DeviceBuffer::zeroed(1)?;
 
         let step_readback = PinnedBuffer::zeroed(STATE_WORDS)?;
         let step = Graph::new()?;
-        let last = batch.add_step(model, &step, Pick::Host, &[])?;
+        let last = batch.add_step(model, &step, Pick::Host, Chain::Plain, &[])?;
         step.add_memcpy_to_host(&step_readback, &batch.state().ptr(), STATE_WORDS, &[&last])?;
         let step_exec = step.instantiate::<HostLaunch>(Default::default())?;
         step_exec.upload(&stream)?;
 
         let mut one_launch = Vec::new();
-        let kinds = std::iter::once(OneLaunch::Way(Way::WhileGraph)).chain(Probe::ALL.map(OneLaunch::Probe));
+        let whiles = plan.ways.iter().filter(|w| w.one_launch());
+        let kinds =
+            whiles.map(|&w| OneLaunch::Way(w)).chain(plan.probes.iter().map(|&p| OneLaunch::Probe(p)));
         for kind in kinds {
+            let (plain, pdl) = (Chain::Plain, Chain::Programmatic);
             let exec = match kind {
-                OneLaunch::Way(_) => graphs::while_graph(model, &batch, 1)?,
-                OneLaunch::Probe(Probe::StepChain) => graphs::step_chain(model, &batch, steps)?,
+                OneLaunch::Way(way) => {
+                    graphs::while_graph(model, &batch, 1, if way.programmatic() { pdl } else { plain })?
+                }
+                OneLaunch::Probe(Probe::StepChain) => graphs::step_chain(model, &batch, steps, plain)?,
+                OneLaunch::Probe(Probe::StepChainPdl) => graphs::step_chain(model, &batch, steps, pdl)?,
                 OneLaunch::Probe(Probe::EmptyWhile) => graphs::empty_while(&batch, &counter, steps)?,
                 OneLaunch::Probe(Probe::WhileUnrolled) => {
-                    graphs::while_graph(model, &batch, STEPS_PER_ITERATION)?
+                    graphs::while_graph(model, &batch, STEPS_PER_ITERATION, plain)?
+                }
+                OneLaunch::Probe(Probe::WhileUnrolledPdl) => {
+                    graphs::while_graph(model, &batch, STEPS_PER_ITERATION, pdl)?
                 }
             };
             exec.upload(&stream)?;

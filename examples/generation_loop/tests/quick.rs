@@ -3,7 +3,8 @@
 //! reads and what `--redraw` draws. Speed is reported, not asserted.
 
 use chapter_common::ExampleError;
-use generation_loop::{export, redraw, run, ways::Way, Options};
+use generation_loop::measure::Plan;
+use generation_loop::{export, redraw, run, Options};
 
 #[test]
 fn quick_run_matches_the_reference_every_way_and_writes_its_outputs() {
@@ -13,14 +14,26 @@ fn quick_run_matches_the_reference_every_way_and_writes_its_outputs() {
     let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
     assert!(report.passed(), "{}", report.to_text());
 
+    // (d) and the programmatic probes run where the device has programmatic dependent launch.
+    let (_device, properties) = chapter_common::device_zero().expect("device 0");
+    let plan = Plan::new(properties.major >= 9);
     let json = report.to_json();
     let checks = json["checks"].as_array().expect("checks");
-    for way in Way::ALL {
-        let name = format!("{} equals the CPU reference token for token", way.label());
+    let generating = plan.probes.iter().filter(|p| p.generates()).map(|p| p.label());
+    for label in plan.ways.iter().map(|w| w.label()).chain(generating) {
+        let name = format!("{label} equals the CPU reference token for token");
         assert!(checks.iter().any(|c| c["name"] == name.as_str() && c["held"] == true), "{name}: {checks:?}");
     }
     let rows = generation_loop::results::rows_from(&json["data"]["rows"], "report").expect("rows");
-    assert_eq!(rows.len(), options.batches.len() * Way::ALL.len());
+    assert_eq!(rows.len(), options.batches.len() * plan.ways.len());
+    let profile = json["data"]["profile"].as_array().expect("data.profile");
+    assert_eq!(profile.len(), options.batches.len());
+    for entry in profile {
+        for probe in &plan.probes {
+            let median = entry[probe.key()]["median"].as_f64().unwrap_or(f64::NAN);
+            assert!(median.is_finite() && median > 0.0, "{}: {entry}", probe.key());
+        }
+    }
     for row in &rows {
         assert!(row.us_per_step.is_finite() && row.us_per_step > 0.0, "{row:?}");
         assert!(row.tokens_per_s.is_finite() && row.tokens_per_s > 0.0, "{row:?}");
