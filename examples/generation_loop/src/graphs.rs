@@ -1,7 +1,7 @@
 //! The graphs that run a whole generation in one launch: the WHILE loop of (c) (one step per
 //! iteration, or several), and the profile's step chain and empty loop.
 
-use cuda_graph::graph::{AsNode, Graph, GraphExec, HostLaunch, KernelNode};
+use cuda_graph::graph::{AsNode, Graph, GraphBuilder, GraphExec, HostLaunch, KernelNode};
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Result};
 
 use crate::device::{Batch, Chain, DeviceModel, Pick};
@@ -33,10 +33,7 @@ pub fn while_graph(
     let graph = Graph::new()?;
     let handle = graph.conditional_handle(Some(1))?;
     let (_loop, body) = graph.add_while(&handle, &[])?;
-    let mut last = None;
-    for _ in 0..steps {
-        last = Some(batch.add_step(model, &body, Pick::While(handle), chain, &after(&last))?);
-    }
+    add_steps(model, batch, &body, Pick::While(handle), chain, steps)?;
     graph.instantiate(Default::default())
 }
 
@@ -49,11 +46,24 @@ pub fn step_chain(
     chain: Chain,
 ) -> Result<GraphExec<HostLaunch>> {
     let graph = Graph::new()?;
+    add_steps(model, batch, &graph, Pick::Host, chain, steps)?;
+    graph.instantiate(Default::default())
+}
+
+/// Adds `steps` steps to `graph`, each after the one before.
+fn add_steps(
+    model: &DeviceModel,
+    batch: &Batch,
+    graph: &GraphBuilder,
+    pick: Pick,
+    chain: Chain,
+    steps: u32,
+) -> Result<()> {
     let mut last = None;
     for _ in 0..steps {
-        last = Some(batch.add_step(model, &graph, Pick::Host, chain, &after(&last))?);
+        last = Some(batch.add_step(model, graph, pick, chain, &after(&last))?);
     }
-    graph.instantiate(Default::default())
+    Ok(())
 }
 
 /// A WHILE loop of `steps` iterations whose body is four do-nothing kernels of the step's
