@@ -1,0 +1,20 @@
+// Kernels for the profile of a step (src/profile.rs): stand-ins that do nothing, launched with
+// the step's geometry, so that a WHILE loop of them costs what loop control and kernel
+// launches cost without the step's work.
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+// Does nothing.
+extern "C" __global__ void gl_idle() {}
+
+// Counts one step in *counter and ends the WHILE loop of `handle` at `steps` steps (thread 0
+// of block 0 alone touches memory).
+extern "C" __global__ void gl_count_while(cudaGraphConditionalHandle handle, uint32_t* counter, uint32_t steps) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const uint32_t done = *counter + 1u;
+        *counter = done;
+        if (done >= steps) {
+            cudaGraphSetConditional(handle, 0);
+        }
+    }
+}
