@@ -35,21 +35,31 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<NodeRef> {
         let deps = raw_deps(call, self.id, deps)?;
-        self.core.locked(call, |state| {
-            let mut node = ptr::null_mut();
-            check(
-                // SAFETY: the graph is alive (the family owns it) and locked; `deps` are nodes
-                // of this graph (checked by id). Every caller passes `params` zero-initialised
-                // but for its node type's fields, whose pointers reach memory that `keep`
-                // (kept below, with the family) owns or values CUDA copies during the call.
-                unsafe {
-                    sys::cudaGraphAddNode(&mut node, self.raw, deps.as_ptr(), ptr::null(), deps.len(), params)
-                },
-                "cudaGraphAddNode",
-            )?;
-            state.keep_alive.extend(keep);
-            state.host_work |= host_work;
-            Ok(self.node_ref(node))
+        // Kernel nodes take the function of the current device: the graph's.
+        self.core.device().with_current(|| {
+            self.core.locked(call, |state| {
+                let mut node = ptr::null_mut();
+                check(
+                    // SAFETY: the graph is alive (the family owns it) and locked; `deps` are nodes
+                    // of this graph (checked by id). Every caller passes `params` zero-initialised
+                    // but for its node type's fields, whose pointers reach memory that `keep`
+                    // (kept below, with the family) owns or values CUDA copies during the call.
+                    unsafe {
+                        sys::cudaGraphAddNode(
+                            &mut node,
+                            self.raw,
+                            deps.as_ptr(),
+                            ptr::null(),
+                            deps.len(),
+                            params,
+                        )
+                    },
+                    "cudaGraphAddNode",
+                )?;
+                state.keep_alive.extend(keep);
+                state.host_work |= host_work;
+                Ok(self.node_ref(node))
+            })
         })
     }
 
@@ -100,6 +110,7 @@ impl GraphBuilder {
         crate::kernel::check_node_handles(CALL, &self.lineage, &args)?;
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);
+        crate::memory::check_owners_on(&keep, self.device(), CALL)?;
         with_kernel_params(kernel, &config, &args, |raw| {
             let mut params = kernel_node_params(raw);
             self.add_node(CALL, &mut params, keep, deps)
@@ -154,6 +165,7 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemsetNode> {
         let fill = Fill::new("GraphBuilder::add_memset", dst, value, len)?;
+        crate::memory::check_owners_on(&fill.keep, self.device(), "GraphBuilder::add_memset")?;
         let mut params = fill.node_params();
         self.add_node("GraphBuilder::add_memset", &mut params, fill.keep, deps).map(MemsetNode)
     }
@@ -177,7 +189,9 @@ impl GraphBuilder {
                 "a graph cannot contain itself (or its own family) as a child",
             ));
         }
+        self.expect_device(child.device(), CALL, "the child graph")?;
         let deps = raw_deps(CALL, self.id, deps)?;
+        let _on_device = crate::device::CurrentFor::new(self.device())?;
         let (mut mine, theirs) = lock_pair(CALL, &self.core, child.core())?;
         let inherited: Vec<KeepAlive> = theirs.iter().flat_map(|t| t.keep_alive.iter().cloned()).collect();
         let host_work = theirs.as_ref().is_some_and(|t| t.host_work);
@@ -211,7 +225,7 @@ impl GraphBuilder {
         Ok(ChildGraphNode(self.node_ref(node)))
     }
 
-    /// Adds a node that allocates `len` elements of `T` from the current device's graph
+    /// Adds a node that allocates `len` elements of `T` from the graph's device's graph
     /// memory pool (`cudaGraphNodeTypeMemAlloc`). Free it with [`add_mem_free`](Self::add_mem_free)
     /// in this graph, or instantiate with `auto_free_on_launch`. CUDA refuses these in
     /// conditional bodies.
@@ -225,9 +239,7 @@ impl GraphBuilder {
     pub fn add_mem_alloc<T: DeviceRepr>(&self, len: usize, deps: &[&dyn AsNode]) -> Result<MemAllocNode> {
         const CALL: &str = "GraphBuilder::add_mem_alloc";
         let bytes = super::params::checked_bytes(CALL, len, size_of::<T>(), &[])?;
-        let mut device = 0;
-        // SAFETY: `device` is a valid, writable i32.
-        check(unsafe { sys::cudaGetDevice(&mut device) }, "cudaGetDevice")?;
+        let device = self.device().ordinal();
         let mut params = sys::cudaGraphNodeParams {
             type_: sys::cudaGraphNodeType::cudaGraphNodeTypeMemAlloc,
             ..Default::default()

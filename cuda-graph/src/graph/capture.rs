@@ -120,6 +120,7 @@ impl Stream {
     ) -> Result<CaptureToGraphGuard<'a>> {
         const CALL: &str = "Stream::begin_capture_to_graph";
         let deps = raw_deps(CALL, graph.id, deps)?;
+        graph.expect_device(self.device(), CALL, "the stream")?;
         graph.core.set_capturing(CALL)?;
         // The family is ours alone now (other threads wait), so this list stays exact.
         let (status, before) = list_nodes(graph.raw);
@@ -240,7 +241,7 @@ impl CaptureGuard<'_> {
             }
             return Err(err);
         }
-        Ok(Graph::from_parts(raw, owners, host_work))
+        Ok(Graph::from_parts(raw, owners, host_work, self.stream.device()))
     }
 }
 

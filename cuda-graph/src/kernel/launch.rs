@@ -46,7 +46,17 @@ impl<A: KernelArgs> Kernel<A> {
     /// assert_eq!(data.to_vec()?, [11, 12, 13]);
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Several devices: the launch runs on `stream`'s device, made current for the call when
+    /// another one is (a thread-local read when it is current already). While streams or
+    /// memory of more than one device exist, buffers among `args` on another device than the
+    /// stream's are refused, naming both devices, unless that device was given peer access
+    /// to theirs ([`Device::enable_peer_access`](crate::Device::enable_peer_access)).
     pub fn launch(&self, stream: &Stream, config: LaunchConfig, args: A) -> Result<()> {
+        let device = stream.device();
+        if !device.is_current() {
+            return device.with_current(|| self.launch(stream, config, args));
+        }
         config.validate()?;
         let function = self.function()?;
         // From the capture check until CUDA has the launch, no capture begins, ends or joins
@@ -63,6 +73,10 @@ impl<A: KernelArgs> Kernel<A> {
         // non-blocking stream: mark the stream-ordered buffers it uses, whose drop then waits
         // for the device. One branch (and a relaxed load on non-blocking streams) when no
         // such buffer exists.
+        // Buffers of another device: one relaxed load while all are on one device.
+        if crate::device::several_in_use() {
+            check_argument_devices(stream, &args)?;
+        }
         if crate::memory::unordered_use_possible(stream) {
             let mut owners = Vec::new();
             args.keep_alive(&mut owners);
@@ -102,6 +116,21 @@ impl<A: KernelArgs> Kernel<A> {
         drop(gate);
         check(status, "cudaLaunchKernel")
     }
+}
+
+/// Refuses arguments in memory that `stream`'s device cannot reach (another device's, without
+/// peer access), naming both devices; notes the uses of other devices' memory, whose drop
+/// then waits for `stream`'s device too.
+#[cold]
+#[inline(never)]
+fn check_argument_devices<A: KernelArgs>(stream: &Stream, args: &A) -> Result<()> {
+    let mut owners = Vec::new();
+    args.keep_alive(&mut owners);
+    crate::memory::check_owners_on(&owners, stream.device(), "Kernel::launch")?;
+    if crate::memory::any_foreign(&owners, stream.device()) {
+        crate::memory::note_unordered_uses(&owners, stream);
+    }
+    Ok(())
 }
 
 /// The checks and bookkeeping of a kernel launched on `stream` while a capture of this crate

@@ -414,7 +414,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             _pool: pool.map(|pool| pool.handle.clone() as KeepAlive),
         };
         if bytes == 0 {
-            let free = free(0, true);
+            let free = free(stream.device().ordinal(), true);
             return Ok(DeviceBuffer::from_allocation(
                 Allocation::from_stream_ordered(ptr::null_mut(), 0, free),
                 len,
@@ -424,6 +424,16 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let (device, blocking_stream) = stream_device_and_blocking(stream)?;
         let own_pool;
         let pool = match pool {
+            Some(pool) if pool.handle.device != device => {
+                return Err(crate::CudaError::invalid(
+                    call,
+                    format!(
+                        "the pool holds memory of device {} and the stream belongs to device {}: \
+                         allocate from a pool of the stream's device",
+                        pool.handle.device, device
+                    ),
+                ))
+            }
             Some(pool) => pool,
             None => {
                 own_pool = MemoryPool::device_default(Device::get(device)?)?;

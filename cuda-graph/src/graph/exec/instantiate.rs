@@ -83,7 +83,18 @@ impl Graph {
     /// })?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Instantiated on the graph's device ([`GraphBuilder::device`](crate::GraphBuilder::device)),
+    /// whatever the thread's current device is; an upload stream of another device is
+    /// refused, naming both.
     pub fn instantiate<M: LaunchMode>(&self, options: InstantiateOptions<'_>) -> Result<GraphExec<M>> {
+        if let Some(stream) = options.upload_stream {
+            self.expect_device(stream.device(), "Graph::instantiate", "the upload stream")?;
+        }
+        self.device().with_current(|| self.instantiate_here(options))
+    }
+
+    fn instantiate_here<M: LaunchMode>(&self, options: InstantiateOptions<'_>) -> Result<GraphExec<M>> {
         let flags = options.flags::<M>();
         // Device-launch execs are reused rather than destroyed (see `exec_pool`): find one of
         // this graph's shape first.
@@ -120,7 +131,7 @@ impl Graph {
             // Read again under this lock: the shape the exec has, should nodes have been
             // added (by a capture on another thread) since the first read.
             let shape = shape.and_then(|first| exec_pool::shape_of(self.as_raw(), first.key_flags()));
-            Ok((raw, state.execs_need_fence(), shape))
+            Ok((raw, state.execs_need_fence(self.device()), shape))
         })?;
         let recycle = shape.map(|shape| Recyclable::new(self.core(), shape));
         let mut exec = self.wrap_exec(raw, recycle, None);
