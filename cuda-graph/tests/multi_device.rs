@@ -161,6 +161,14 @@ fn memory_a_peer_device_still_writes_is_freed_only_after_that_device_finished() 
     let spin = if gpu_test_support::under_sanitizer() { 1_000_000 } else { 200_000_000 };
     let doomed = DeviceBuffer::<u32>::alloc_from_pool_async(n as usize, &pool, &owner).unwrap();
     owner.synchronize().unwrap();
+    // Peer access does not reach pool memory (device 0 would fault): refused until the pool
+    // lets device 0 in.
+    if !pool.is_accessible_from(first).unwrap() {
+        let text = refusal(fill_pattern().launch(&writer, per_element(n), (doomed.ptr(), n, 5)));
+        assert!(text.contains("from a memory pool") && text.contains("enable_access_from"), "{text}");
+    }
+    pool.enable_access_from(first).unwrap();
+    assert!(pool.is_accessible_from(first).unwrap());
     // Device 0 writes device 1's buffer for a while; the buffer is dropped at once.
     fill_pattern_after_spin().launch(&writer, per_element(n), (doomed.ptr(), n, 5, spin)).unwrap();
     let address = doomed.as_raw() as usize;

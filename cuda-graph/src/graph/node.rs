@@ -325,7 +325,15 @@ pub(crate) fn kind_of(node: sys::cudaGraphNode_t) -> Result<NodeKind> {
 fn kernel_name(node: sys::cudaGraphNode_t) -> Result<Option<String>> {
     let mut params = sys::cudaKernelNodeParams::default();
     // SAFETY: `node` is a live kernel node; `params` is writable.
-    check(unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut params) }, "cudaGraphKernelNodeGetParams")?;
+    let status = unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut params) };
+    if status == sys::cudaError::cudaErrorInvalidDeviceFunction {
+        // A kernel of the driver API (a library's, such as NCCL's, recorded by capture): the
+        // runtime has no function handle for it, so no name. Clear the last error (as below).
+        // SAFETY: plain call; returns and clears the last error, which is this refusal.
+        let _ = unsafe { sys::cudaGetLastError() };
+        return Ok(None);
+    }
+    check(status, "cudaGraphKernelNodeGetParams")?;
     let mut name: *const std::ffi::c_char = ptr::null();
     // SAFETY: `func` came from CUDA for this node; `name` is a valid out-pointer.
     let status = unsafe { sys::cudaFuncGetName(&mut name, params.func) };

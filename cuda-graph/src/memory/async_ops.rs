@@ -133,7 +133,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if self.bytes() == 0 {
             return Ok(());
         }
-        crate::device::check_access(stream.device(), self.device(), call)?;
+        super::placement::check_allocation_on(&self.allocation, stream.device(), call)?;
         let _gate = refuse_during_capture(stream, call)?;
         self.note_use_on(stream);
         let (dst, src, kind) = match access {
@@ -210,7 +210,11 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if self.bytes() == 0 {
             return Ok(());
         }
-        crate::device::check_access(stream.device(), self.device(), "DeviceBuffer::memset_async")?;
+        super::placement::check_allocation_on(
+            &self.allocation,
+            stream.device(),
+            "DeviceBuffer::memset_async",
+        )?;
         let _gate = retain_if_capturing(stream, "DeviceBuffer::memset_async", || vec![self.keep_alive()])?;
         self.note_use_on(stream);
         // SAFETY: the allocation holds `bytes()` bytes and lives until the memset is done, or

@@ -47,6 +47,9 @@ pub(crate) enum FreeKind {
         /// Whether the allocating stream was a blocking stream, so that the legacy default
         /// stream is ordered after all of its work.
         blocking_stream: bool,
+        /// The pool's handle (null for an empty allocation): other devices reach pool memory
+        /// only where the pool grants it (`cudaMemPoolSetAccess`), not through peer access.
+        pool: sys::cudaMemPool_t,
         /// The pool it came from, kept alive until the memory is back in it.
         _pool: Option<KeepAlive>,
     },
@@ -102,6 +105,14 @@ impl Allocation {
             FreeKind::Synchronous { device } | FreeKind::StreamOrdered { device, .. } => {
                 Device::from_ordinal(device)
             }
+        }
+    }
+
+    /// The pool of stream-ordered memory (`None` for `cudaMalloc` memory).
+    pub(crate) fn pool(&self) -> Option<sys::cudaMemPool_t> {
+        match self.free {
+            FreeKind::StreamOrdered { pool, .. } if !pool.is_null() => Some(pool),
+            _ => None,
         }
     }
 
@@ -535,7 +546,7 @@ mod tests {
     use super::*;
 
     fn stream_ordered(ptr: usize, blocking_stream: bool) -> Arc<Allocation> {
-        let free = FreeKind::StreamOrdered { device: 0, blocking_stream, _pool: None };
+        let free = FreeKind::StreamOrdered { device: 0, blocking_stream, pool: ptr::null_mut(), _pool: None };
         Arc::new(Allocation::from_stream_ordered(ptr as *mut c_void, 4, free))
     }
 

@@ -134,15 +134,39 @@ impl<T> DevicePtr<T> {
     }
 }
 
-/// `Ok` when every device allocation among `owners` may be used by work on `device` (its own
-/// memory, or memory of a device it has peer access to); else the error for `call`, naming
-/// both devices. Other owners (pinned host memory, events, closures) are not device memory.
+/// `Ok` when every device allocation among `owners` may be used by work on `device`: its own
+/// memory, `cudaMalloc` memory of a device it has peer access to
+/// ([`Device::enable_peer_access`]), pool memory whose pool grants it access
+/// ([`MemoryPool::enable_access_from`](crate::MemoryPool::enable_access_from); peer access
+/// does not reach pools). Else the error for `call`, naming both devices. Other owners
+/// (pinned host memory, events, closures) are not device memory.
 pub(crate) fn check_owners_on(owners: &[KeepAlive], device: Device, call: &'static str) -> Result<()> {
     owners
         .iter()
         .filter_map(|owner| owner.downcast_ref::<Allocation>())
-        .filter(|allocation| !allocation.ptr().is_null())
-        .try_for_each(|allocation| check_access(device, allocation.device(), call))
+        .try_for_each(|allocation| check_allocation_on(allocation, device, call))
+}
+
+/// [`check_owners_on`] for one allocation.
+pub(super) fn check_allocation_on(allocation: &Allocation, device: Device, call: &'static str) -> Result<()> {
+    if allocation.ptr().is_null() || allocation.device() == device {
+        return Ok(());
+    }
+    match allocation.pool() {
+        None => check_access(device, allocation.device(), call),
+        Some(pool) if super::pool::pool_accessible_from(pool, device)? => Ok(()),
+        Some(_) => Err(CudaError::invalid(
+            call,
+            format!(
+                "memory of device {} from a memory pool is used by work on device {}, which the \
+                 pool does not let in (peer access does not reach pool memory): call \
+                 MemoryPool::enable_access_from(Device::get({})) on its pool",
+                allocation.device().ordinal(),
+                device.ordinal(),
+                device.ordinal()
+            ),
+        )),
+    }
 }
 
 /// Whether any device allocation among `owners` lives on another device than `device`.
