@@ -10,12 +10,10 @@ use crate::Fail;
 pub fn run(args: &[String]) -> Result<(), Fail> {
     ensure_toolkit()?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let status = Command::new(&cargo)
-        .args(["run", "--release", "-p", "cuda-graph-bench", "--"])
-        .args(args)
-        .current_dir(root())
-        .status()
-        .map_err(|err| Fail::new(format!("cannot run {cargo}: {err}")))?;
+    let mut command = Command::new(&cargo);
+    command.args(["run", "--release", "-p", "cuda-graph-bench", "--"]).args(args).current_dir(root());
+    crate::nccl::child_env(&mut command);
+    let status = command.status().map_err(|err| Fail::new(format!("cannot run {cargo}: {err}")))?;
     if status.success() {
         Ok(())
     } else {
