@@ -128,6 +128,15 @@ pub(crate) fn check(status: sys::cudaError_t, call: &'static str) -> Result<()> 
     }
 }
 
+/// The status of a query (`cudaEventQuery`, `cudaStreamQuery`) as done or not: `true` for
+/// success, `false` for `cudaErrorNotReady`, any other status as the error of `call`.
+pub(crate) fn check_done(status: sys::cudaError_t, call: &'static str) -> Result<bool> {
+    if status == sys::cudaError::cudaErrorNotReady {
+        return Ok(false);
+    }
+    check(status, call).map(|()| true)
+}
+
 fn static_str(p: *const c_char) -> &'static str {
     if p.is_null() {
         return "unknown CUDA error";

@@ -6,8 +6,8 @@ use std::ptr;
 use cudart_graph_sys as sys;
 
 use crate::device::Device;
-use crate::error::{check, CudaError, Result};
-use crate::release::record_drop_error;
+use crate::error::{check, check_done, CudaError, Result};
+use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
 
 /// How to create an [`Event`]. The default records timestamps and waits by spinning.
@@ -193,11 +193,7 @@ impl Event {
     /// ```
     pub fn is_complete(&self) -> Result<bool> {
         // SAFETY: the event is alive.
-        let status = unsafe { sys::cudaEventQuery(self.raw) };
-        if status == sys::cudaError::cudaErrorNotReady {
-            return Ok(false);
-        }
-        check(status, "cudaEventQuery").map(|()| true)
+        check_done(unsafe { sys::cudaEventQuery(self.raw) }, "cudaEventQuery")
     }
 
     /// Milliseconds between two completed events (`cudaEventElapsedTime`; resolution about
@@ -253,10 +249,9 @@ impl Drop for Event {
         if self.raw.is_null() {
             return;
         }
-        if crate::release::in_host_fn() {
-            // CUDA calls are not allowed inside a host function: destroy it elsewhere.
-            let raw = std::mem::replace(&mut self.raw, ptr::null_mut());
-            crate::release::defer_drop(Event { raw, device: self.device });
+        // CUDA calls are not allowed inside a host function: destroy it elsewhere.
+        let device = self.device;
+        if deferred_in_host_fn(|| Event { raw: std::mem::replace(&mut self.raw, ptr::null_mut()), device }) {
             return;
         }
         // SAFETY: the handle is owned and destroyed once. An event still pending in a stream

@@ -1,6 +1,7 @@
 //! Graph memory: what a device's graphs hold through memory-alloc nodes, and giving it back.
 
 use std::ffi::c_void;
+use std::ptr;
 
 use cudart_graph_sys as sys;
 
@@ -26,6 +27,10 @@ pub struct GraphMemoryUsage {
     pub reserved_high: u64,
 }
 
+/// `cudaDeviceGetGraphMemAttribute` and `cudaDeviceSetGraphMemAttribute`.
+type AttributeCall =
+    unsafe extern "C" fn(i32, sys::cudaGraphMemAttributeType, *mut c_void) -> sys::cudaError_t;
+
 impl Device {
     /// The graph allocator's counters (memory-alloc nodes of all graphs on this device).
     ///
@@ -38,10 +43,10 @@ impl Device {
     pub fn graph_memory_usage(self) -> Result<GraphMemoryUsage> {
         use sys::cudaGraphMemAttributeType as A;
         Ok(GraphMemoryUsage {
-            used: self.graph_memory_attribute(A::cudaGraphMemAttrUsedMemCurrent)?,
-            used_high: self.graph_memory_attribute(A::cudaGraphMemAttrUsedMemHigh)?,
-            reserved: self.graph_memory_attribute(A::cudaGraphMemAttrReservedMemCurrent)?,
-            reserved_high: self.graph_memory_attribute(A::cudaGraphMemAttrReservedMemHigh)?,
+            used: self.graph_memory_attribute(A::cudaGraphMemAttrUsedMemCurrent, false)?,
+            used_high: self.graph_memory_attribute(A::cudaGraphMemAttrUsedMemHigh, false)?,
+            reserved: self.graph_memory_attribute(A::cudaGraphMemAttrReservedMemCurrent, false)?,
+            reserved_high: self.graph_memory_attribute(A::cudaGraphMemAttrReservedMemHigh, false)?,
         })
     }
 
@@ -50,17 +55,7 @@ impl Device {
     pub fn reset_graph_memory_peaks(self) -> Result<()> {
         use sys::cudaGraphMemAttributeType as A;
         for attribute in [A::cudaGraphMemAttrUsedMemHigh, A::cudaGraphMemAttrReservedMemHigh] {
-            let mut zero: u64 = 0;
-            // SAFETY: for the high-watermark attributes CUDA reads one u64 (which must be 0)
-            // through the pointer, valid and writable for the call.
-            let status = unsafe {
-                sys::cudaDeviceSetGraphMemAttribute(
-                    self.ordinal(),
-                    attribute,
-                    (&mut zero as *mut u64).cast::<c_void>(),
-                )
-            };
-            check(status, "cudaDeviceSetGraphMemAttribute")?;
+            self.graph_memory_attribute(attribute, true)?;
         }
         Ok(())
     }
@@ -72,18 +67,18 @@ impl Device {
         check(unsafe { sys::cudaDeviceGraphMemTrim(self.ordinal()) }, "cudaDeviceGraphMemTrim")
     }
 
-    fn graph_memory_attribute(self, attribute: sys::cudaGraphMemAttributeType) -> Result<u64> {
-        let mut value: u64 = 0;
-        // SAFETY: for the four counters CUDA writes one cuuint64_t (a u64) through the pointer,
-        // a valid, writable u64 for the call.
-        let status = unsafe {
-            sys::cudaDeviceGetGraphMemAttribute(
-                self.ordinal(),
-                attribute,
-                (&mut value as *mut u64).cast::<c_void>(),
-            )
+    /// Reads `attribute` (`cudaDeviceGetGraphMemAttribute`), or with `reset` sets it to 0
+    /// (`cudaDeviceSetGraphMemAttribute`, which accepts only 0, for the high watermarks).
+    fn graph_memory_attribute(self, attribute: sys::cudaGraphMemAttributeType, reset: bool) -> Result<u64> {
+        let (call, name): (AttributeCall, _) = if reset {
+            (sys::cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAttribute")
+        } else {
+            (sys::cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAttribute")
         };
-        check(status, "cudaDeviceGetGraphMemAttribute")?;
+        let mut value = 0u64;
+        // SAFETY: every graph memory attribute is a cuuint64_t (a u64), which both calls read
+        // or write through the pointer, to `value`, valid and writable for the call.
+        check(unsafe { call(self.ordinal(), attribute, ptr::from_mut(&mut value).cast::<c_void>()) }, name)?;
         Ok(value)
     }
 }

@@ -86,6 +86,17 @@ pub(crate) fn in_host_fn() -> bool {
     DEFERRED.try_with(|deferred| deferred.borrow().is_some()).unwrap_or(false)
 }
 
+/// For this crate's destructors that call CUDA: inside a host function, where CUDA calls are
+/// forbidden, hands what `take` moves out of the value being dropped to [`defer_drop`] and
+/// returns `true` (the destructor is done); anywhere else takes nothing and returns `false`.
+pub(crate) fn deferred_in_host_fn<T: Send + 'static>(take: impl FnOnce() -> T) -> bool {
+    if !in_host_fn() {
+        return false;
+    }
+    defer_drop(take());
+    true
+}
+
 /// Keeps `item` until the running host function returns, then drops it on another thread.
 /// Call only when [`in_host_fn`] is true; otherwise `item` is dropped here.
 pub(crate) fn defer_drop<T: Send + 'static>(item: T) {

@@ -5,7 +5,7 @@ use std::ptr;
 use cudart_graph_sys as sys;
 
 use crate::device::{note_in_use, Device};
-use crate::error::{check, Result};
+use crate::error::{check, check_done, Result};
 
 /// How to create a [`Stream`].
 ///
@@ -153,11 +153,7 @@ impl Stream {
     /// True when all queued work has finished (`cudaStreamQuery`), without waiting.
     pub fn is_idle(&self) -> Result<bool> {
         // SAFETY: the stream is alive.
-        let status = unsafe { sys::cudaStreamQuery(self.raw) };
-        if status == sys::cudaError::cudaErrorNotReady {
-            return Ok(false);
-        }
-        check(status, "cudaStreamQuery").map(|()| true)
+        check_done(unsafe { sys::cudaStreamQuery(self.raw) }, "cudaStreamQuery")
     }
 
     /// Whether the stream was created non-blocking ([`StreamOptions::non_blocking`]): its

@@ -22,15 +22,16 @@
 #define DL_FIRE_AND_FORGET_LIMIT CUDADEVRT_FIRE_AND_FORGET_LIMIT
 #define DL_TAIL_LAUNCH_LIMIT CUDADEVRT_TAIL_LAUNCH_LIMIT
 
-// Which helper failed (DeviceLaunchError::operation on the host).
+// Which helper failed (DeviceLaunchError::operation on the host, device_launch::Operation,
+// which numbers them in this order from 1).
 enum DlOperation : int32_t {
     DL_OP_NONE = 0,
-    DL_OP_FIRE_AND_FORGET = 1,
-    DL_OP_TAIL = 2,
-    DL_OP_SIBLING = 3,
-    DL_OP_RELAUNCH_SELF = 4,
-    DL_OP_KERNEL = 5,
-    DL_OP_USER = 6,
+    DL_OP_FIRE_AND_FORGET,  // 1
+    DL_OP_TAIL,             // 2
+    DL_OP_SIBLING,          // 3
+    DL_OP_RELAUNCH_SELF,    // 4
+    DL_OP_KERNEL,           // 5
+    DL_OP_USER,             // 6
 };
 
 // Layout shared with device_launch::ErrorSlot (repr(C), 16 bytes).

@@ -237,20 +237,38 @@ mod tests {
     }
 
     #[test]
+    fn the_operation_numbers_match_the_header() {
+        let members = crate::header::members("enum DlOperation : int32_t {");
+        // Numbered from 0 in order: each member's number is its index.
+        let expected = [
+            "DL_OP_NONE = 0",
+            "DL_OP_FIRE_AND_FORGET",
+            "DL_OP_TAIL",
+            "DL_OP_SIBLING",
+            "DL_OP_RELAUNCH_SELF",
+            "DL_OP_KERNEL",
+            "DL_OP_USER",
+        ];
+        assert_eq!(members, expected);
+        let operations: Vec<Operation> = (1..=6).map(Operation::from_raw).collect();
+        assert_eq!(
+            operations,
+            [
+                Operation::FireAndForget,
+                Operation::TailLaunch,
+                Operation::SiblingLaunch,
+                Operation::RelaunchSelf,
+                Operation::KernelLaunch,
+                Operation::User
+            ]
+        );
+        assert_eq!(Operation::from_raw(7), Operation::Unknown(7));
+    }
+
+    #[test]
     fn the_slot_layout_matches_the_header() {
         assert_eq!(size_of::<RawErrorSlot>(), 16);
-        let header = include_str!("../include/device_launch.cuh");
-        let fields: Vec<&str> = header
-            .split("struct DlErrorSlot {")
-            .nth(1)
-            .unwrap()
-            .split("};")
-            .next()
-            .unwrap()
-            .lines()
-            .filter_map(|l| l.trim().split(';').next())
-            .filter(|l| !l.is_empty())
-            .collect();
+        let fields = crate::header::members("struct DlErrorSlot {");
         assert_eq!(fields, ["int32_t code", "int32_t operation", "int32_t line", "uint32_t failures"]);
     }
 }

@@ -82,6 +82,8 @@ pub struct ReadmeDoctests;
 mod error;
 mod error_slot;
 mod exec;
+#[cfg(test)]
+mod header;
 mod launcher;
 pub mod limits;
 pub mod modes;

@@ -71,27 +71,18 @@ impl LaunchLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The value `device_launch.cuh` gives the macro `name`.
-    fn header_define(name: &str) -> &'static str {
-        include_str!("../include/device_launch.cuh")
-            .lines()
-            .find_map(|l| l.strip_prefix("#define ").and_then(|r| r.strip_prefix(name)))
-            .map(str::trim)
-            .unwrap_or_else(|| panic!("{name} missing from device_launch.cuh"))
-    }
+    use crate::header;
 
     #[test]
     fn the_header_takes_its_limits_from_cudadevrt_sys() {
-        let header = include_str!("../include/device_launch.cuh");
         assert!(
-            header.lines().any(|l| l == "#include \"cudadevrt_limits.cuh\""),
+            header::TEXT.lines().any(|l| l == "#include \"cudadevrt_limits.cuh\""),
             "no #include of the limits"
         );
         // Aliases of the cudadevrt-sys macros, whose values that crate's tests check against
         // these same constants: no number of its own.
-        assert_eq!(header_define("DL_FIRE_AND_FORGET_LIMIT "), "CUDADEVRT_FIRE_AND_FORGET_LIMIT");
-        assert_eq!(header_define("DL_TAIL_LAUNCH_LIMIT "), "CUDADEVRT_TAIL_LAUNCH_LIMIT");
+        assert_eq!(header::define("DL_FIRE_AND_FORGET_LIMIT "), "CUDADEVRT_FIRE_AND_FORGET_LIMIT");
+        assert_eq!(header::define("DL_TAIL_LAUNCH_LIMIT "), "CUDADEVRT_TAIL_LAUNCH_LIMIT");
         let limits = std::path::Path::new(devrt::INCLUDE_DIR).join("cudadevrt_limits.cuh");
         assert!(limits.is_file(), "{} missing", limits.display());
     }

@@ -286,18 +286,7 @@ mod tests {
     fn the_queue_layout_matches_the_header() {
         assert_eq!(size_of::<RawQueue>(), 24);
         assert_eq!(std::mem::offset_of!(RawQueue, count), 12);
-        let header = include_str!("../include/device_launch.cuh");
-        let fields: Vec<&str> = header
-            .split("struct DlQueue {")
-            .nth(1)
-            .unwrap()
-            .split("};")
-            .next()
-            .unwrap()
-            .lines()
-            .filter_map(|l| l.trim().split(';').next())
-            .filter(|l| !l.is_empty())
-            .collect();
+        let fields = crate::header::members("struct DlQueue {");
         assert_eq!(
             fields,
             ["uint32_t* items", "uint32_t capacity", "uint32_t count", "uint32_t head", "uint32_t processed"]

@@ -1,3 +1,7 @@
 fn main() {
-    cuda_build::KernelBuild::new().compile("atomic_work_queue_kernels").unwrap_or_else(|e| panic!("\n{e}\n"));
+    cuda_build::KernelBuild::new()
+        // chapter_common_work.cuh: the work several programs share.
+        .include("../chapter-common/include")
+        .compile("atomic_work_queue_kernels")
+        .unwrap_or_else(|e| panic!("\n{e}\n"));
 }

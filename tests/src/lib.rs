@@ -47,6 +47,79 @@ pub fn figure(report: &chapter_common::Report, name: &str) -> f64 {
     report.figure_value(name).unwrap_or_else(|| panic!("figure {name} missing: {}", report.to_text()))
 }
 
+/// The report of a chapter program's run that must pass: fails the test with the error, or
+/// with the whole report unless every check held (its JSON verdict `PASS` as well).
+#[track_caller]
+pub fn passed(
+    outcome: Result<chapter_common::Report, chapter_common::ExampleError>,
+) -> chapter_common::Report {
+    let report = outcome.unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.passed(), "{}", report.to_text());
+    assert_eq!(report.to_json()["verdict"], "PASS");
+    report
+}
+
+/// Each figure `names` of `report` is there, finite and above zero.
+///
+/// ```
+/// let mut report = chapter_common::Report::new("p");
+/// report.figure("speedup", 1.5, "x");
+/// chapter_tests::assert_positive_figures(&report, &["speedup"]);
+/// ```
+#[track_caller]
+pub fn assert_positive_figures(report: &chapter_common::Report, names: &[impl AsRef<str>]) {
+    for name in names.iter().map(AsRef::as_ref) {
+        let value = figure(report, name);
+        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
+    }
+}
+
+/// Each check `names` of `report` was made and held.
+///
+/// ```
+/// let mut report = chapter_common::Report::new("p");
+/// report.check("graph equals the CPU model", true, "4096 values");
+/// chapter_tests::assert_checks_held(&report, &["graph equals the CPU model"]);
+/// ```
+#[track_caller]
+pub fn assert_checks_held(report: &chapter_common::Report, names: &[impl AsRef<str>]) {
+    let json = report.to_json();
+    let checks = json["checks"].as_array().expect("checks");
+    for name in names.iter().map(AsRef::as_ref) {
+        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
+    }
+}
+
+/// `outcome` is the refusal of `option` (an [`ExampleError::Options`](chapter_common::ExampleError::Options),
+/// not a panic or a CUDA error) and its message holds `text`.
+///
+/// ```
+/// let refused = Err(chapter_common::ExampleError::options("p", "kernels", "kernels must be 2..=8, not 1"));
+/// chapter_tests::assert_refused(refused, "kernels", "kernels must be");
+/// ```
+#[track_caller]
+pub fn assert_refused(
+    outcome: Result<chapter_common::Report, chapter_common::ExampleError>,
+    option: &str,
+    text: &str,
+) {
+    let err = outcome.expect_err("refused");
+    assert!(
+        matches!(&err, chapter_common::ExampleError::Options { option: named, .. } if *named == option),
+        "not the options variant: {err:?}"
+    );
+    assert!(err.to_string().contains(text), "{err}");
+}
+
+/// Runs the quick form of program `P`'s chapter workload (`ChapterProgram::book`), fails the
+/// test unless it has one and every check passes, and returns the options and the report.
+#[track_caller]
+pub fn book_quick_run<P: chapter_common::ChapterProgram>() -> (P::Options, chapter_common::Report) {
+    let options = P::book_options(true).unwrap_or_else(|| panic!("{} has no --book workload", P::NAME));
+    let report = passed(P::run(&options));
+    (options, report)
+}
+
 /// True when the tests run under compute-sanitizer: see [`gpu_test_support::under_sanitizer`].
 ///
 /// ```

@@ -2,35 +2,31 @@
 //! others', and the report carries the chapter's figures. Speed is not asserted here.
 
 use atomic_work_queue::{run, Options};
-use chapter_common::ExampleError;
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&options));
 
     let json = report.to_json();
-    assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
-    let ratio = figure("dynamic_over_static");
-    assert!(ratio.is_finite() && ratio > 0.0, "dynamic_over_static = {ratio}");
-    for name in [
-        "static_ms",
-        "static_per_item_ms",
-        "static_grid_stride_ms",
-        "best_static_ms",
-        "dynamic_per_thread_ms",
-        "dynamic_warp_ms",
-        "hierarchical_ms",
-        "best_batch_ms",
-        "uniform_best_static_ms",
-        "uniform_dynamic_warp_ms",
-    ] {
-        let ms = figure(name);
-        assert!(ms.is_finite() && ms > 0.0, "{name} = {ms}");
-    }
+    chapter_tests::assert_positive_figures(&report, &["dynamic_over_static", "uniform_dynamic_over_static"]);
+    chapter_tests::assert_positive_figures(
+        &report,
+        &[
+            "static_ms",
+            "static_per_item_ms",
+            "static_grid_stride_ms",
+            "best_static_ms",
+            "dynamic_per_thread_ms",
+            "dynamic_warp_ms",
+            "hierarchical_ms",
+            "best_batch_ms",
+            "uniform_best_static_ms",
+            "uniform_dynamic_warp_ms",
+        ],
+    );
     for batch in &options.sweep {
         assert!(figure(&format!("sweep_batch_{batch}_ms")) > 0.0);
     }
@@ -47,25 +43,21 @@ fn quick_run_passes_and_reports_every_figure() {
     assert!(names.contains(&json["data"]["uniform_best_static"].as_str().expect("uniform_best_static")));
     // The control ran the three static splits and the dynamic warp kernel.
     assert_eq!(json["data"]["uniform_variants"].as_array().map(Vec::len), Some(4));
-    let uniform = figure("uniform_dynamic_over_static");
-    assert!(uniform.is_finite() && uniform > 0.0, "uniform_dynamic_over_static = {uniform}");
     assert!(atomic_work_queue::headline(&report).contains("; uniform "));
-    let checks = json["checks"].as_array().expect("checks");
-    for name in [
-        "matches CPU reference",
-        "uniform control matches its CPU reference",
-        "identical results across variants (implied by the CPU check)",
-    ] {
-        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
-    }
+    chapter_tests::assert_checks_held(
+        &report,
+        &[
+            "matches CPU reference",
+            "uniform control matches its CPU reference",
+            "identical results across variants (implied by the CPU check)",
+        ],
+    );
 }
 
 #[test]
 fn the_uniform_control_can_be_left_out() {
     gpu_test_support::require_gpu!();
-    let report =
-        run(&Options { uniform_control: false, ..Options::quick() }).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&Options { uniform_control: false, ..Options::quick() }));
     assert_eq!(report.figure_value("uniform_dynamic_over_static"), None);
     assert!(report.figure_value("best_static_ms").is_some());
 }
@@ -73,7 +65,30 @@ fn the_uniform_control_can_be_left_out() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    let err = run(&Options { batch: 3, ..Options::quick() }).unwrap_err();
-    assert!(matches!(err, ExampleError::Options { option: "batch", .. }), "not the options variant: {err:?}");
-    assert!(err.to_string().contains("powers of two"), "{err}");
+    chapter_tests::assert_refused(run(&Options { batch: 3, ..Options::quick() }), "batch", "powers of two");
+}
+
+#[test]
+fn the_chapter_listings_workload_runs_its_two_kernels_on_a_full_grid() {
+    gpu_test_support::require_gpu!();
+    let (options, report) = chapter_tests::book_quick_run::<atomic_work_queue::Program>();
+    assert_eq!(options.costs, atomic_work_queue::Costs::Sawtooth);
+    let json = report.to_json();
+    // The listing's two kernels only: its static one is the baseline, no sweep, no control.
+    let names: Vec<&str> = json["data"]["variants"]
+        .as_array()
+        .expect("variants")
+        .iter()
+        .filter_map(|v| v["variant"].as_str())
+        .collect();
+    assert_eq!(names, ["static_per_item", "warp_batch_32"]);
+    assert_eq!(json["data"]["best_static"], "static_per_item");
+    let figure = |name: &str| chapter_tests::figure(&report, name);
+    assert_eq!(figure("dynamic_over_static"), figure("static_per_item_ms") / figure("dynamic_warp_ms"));
+    for absent in
+        ["static_ms", "hierarchical_ms", "best_batch", "uniform_dynamic_over_static", "static_tile_imbalance"]
+    {
+        assert_eq!(report.figure_value(absent), None, "{absent} belongs to the port's lineup");
+    }
+    assert!(atomic_work_queue::headline(&report).contains("(static_per_item)"));
 }

@@ -2,49 +2,47 @@
 //! output, the per-node and whole-graph updates take effect, and the report carries the
 //! chapter's figures. Speed is not asserted here.
 
-use chapter_common::ExampleError;
 use cuda_graphs::{run, Options};
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&options));
 
     let json = report.to_json();
-    assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
-    for name in [
-        "stream_us_per_iter",
-        "graph_us_per_iter",
-        "speedup",
-        "stream_us_per_kernel",
-        "graph_us_per_kernel",
-        "capture_us",
-        "instantiate_us",
-        "set_kernel_params_us",
-        "exec_update_us",
-    ] {
-        let value = figure(name);
-        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
-    }
+    chapter_tests::assert_positive_figures(
+        &report,
+        &[
+            "stream_us_per_iter",
+            "graph_us_per_iter",
+            "speedup",
+            "stream_us_per_kernel",
+            "graph_us_per_kernel",
+            "capture_us",
+            "instantiate_us",
+            "set_kernel_params_us",
+            "exec_update_us",
+        ],
+    );
     assert_eq!(figure("kernels"), f64::from(options.kernels));
-    let checks = json["checks"].as_array().expect("checks");
-    for name in [
-        "stream matches CPU reference",
-        "graph replay matches CPU reference",
-        "node-by-node graph equals the captured one",
-        "replay after set_kernel_params",
-        "replay after whole-graph update",
-    ] {
-        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
-    }
+    chapter_tests::assert_checks_held(
+        &report,
+        &[
+            "stream matches CPU reference",
+            "graph replay matches CPU reference",
+            "node-by-node graph equals the captured one",
+            "replay after set_kernel_params",
+            "replay after whole-graph update",
+        ],
+    );
     // Checksums equal between stream and graph: implied by the two reference checks, so data now.
     let checksum = &json["data"]["checksum"];
     assert!(checksum["stream"].is_u64(), "{checksum}");
     assert_eq!(checksum["stream"], checksum["graph"], "{checksum}");
     assert_eq!(checksum["stream"], checksum["cpu"], "{checksum}");
+    let checks = json["checks"].as_array().expect("checks");
     assert!(
         !checks.iter().any(|c| c["name"] == "checksum equal between stream and graph"),
         "an implied check is not reported as a check of its own: {checks:?}"
@@ -56,10 +54,20 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    let err = run(&Options { kernels: 1, ..Options::quick() }).unwrap_err();
-    assert!(
-        matches!(err, ExampleError::Options { option: "kernels", .. }),
-        "not the options variant: {err:?}"
+    chapter_tests::assert_refused(
+        run(&Options { kernels: 1, ..Options::quick() }),
+        "kernels",
+        "kernels must be",
     );
-    assert!(err.to_string().contains("kernels must be"), "{err}");
+}
+
+#[test]
+fn the_chapter_listings_workload_passes_with_its_three_kernels() {
+    gpu_test_support::require_gpu!();
+    let (options, report) = chapter_tests::book_quick_run::<cuda_graphs::Program>();
+    let figure = |name: &str| chapter_tests::figure(&report, name);
+    assert_eq!(figure("kernels"), 3.0, "the listing's kernel_a, kernel_b, kernel_c");
+    assert_eq!(figure("elements"), f64::from(options.elements));
+    let speedup = figure("speedup");
+    assert!(speedup.is_finite() && speedup > 0.0, "speedup = {speedup}");
 }

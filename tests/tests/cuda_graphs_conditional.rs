@@ -2,50 +2,45 @@
 //! SWITCH nodes run exactly as the CPU model says for every input, and the WHILE loop and the
 //! host-driven loop both stop where the model does with its values. Speed is not asserted.
 
-use chapter_common::ExampleError;
 use cuda_graphs_conditional::{run, Options};
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&options));
 
     let json = report.to_json();
-    assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
-    for name in [
-        "while_ms_per_step",
-        "host_loop_ms_per_step",
-        "while_over_host_per_step",
-        "while_ms",
-        "host_loop_ms",
-        "routing_ms_per_launch",
-    ] {
-        let value = figure(name);
-        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
-    }
+    chapter_tests::assert_positive_figures(
+        &report,
+        &[
+            "while_ms_per_step",
+            "host_loop_ms_per_step",
+            "while_over_host_per_step",
+            "while_ms",
+            "host_loop_ms",
+            "routing_ms_per_launch",
+        ],
+    );
     assert!(figure("while_steps") >= 2.0);
     assert_eq!(figure("routing_inputs"), f64::from(options.inputs));
     // Every body ran at least once (the first 64 inputs cover every path).
     let bodies = json["data"]["bodies"].as_object().expect("data.bodies");
     assert_eq!(bodies.len(), 8);
     assert!(bodies.values().all(|count| count.as_u64().unwrap_or(0) > 0), "{bodies:?}");
-    let checks = json["checks"].as_array().expect("checks");
-    for name in [
-        "bodies that ran equal the CPU model",
-        "WHILE loop equals the CPU model",
-        "host-driven loop equals the CPU model",
-    ] {
-        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
-    }
+    chapter_tests::assert_checks_held(
+        &report,
+        &[
+            "bodies that ran equal the CPU model",
+            "WHILE loop equals the CPU model",
+            "host-driven loop equals the CPU model",
+        ],
+    );
 }
 
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    let err = run(&Options { size: 4096, ..Options::quick() }).unwrap_err();
-    assert!(matches!(err, ExampleError::Options { option: "size", .. }), "not the options variant: {err:?}");
-    assert!(err.to_string().contains("one block"), "{err}");
+    chapter_tests::assert_refused(run(&Options { size: 4096, ..Options::quick() }), "size", "one block");
 }

@@ -2,7 +2,6 @@
 //! reference (verify is on), and the report carries the chapter's figures. Speed is not
 //! asserted.
 
-use chapter_common::ExampleError;
 use cuda_graphs_pipeline::{run, Options};
 
 #[test]
@@ -10,24 +9,22 @@ fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
     assert!(options.verify);
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&options));
 
     let json = report.to_json();
-    assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
-    for name in [
-        "stream_ms_per_iter",
-        "stream_prealloc_ms_per_iter",
-        "graph_ms_per_iter",
-        "graph_over_stream",
-        "graph_over_stream_prealloc",
-        "prealloc_over_stream",
-        "checksum",
-    ] {
-        let value = figure(name);
-        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
-    }
+    chapter_tests::assert_positive_figures(
+        &report,
+        &[
+            "stream_ms_per_iter",
+            "stream_prealloc_ms_per_iter",
+            "graph_ms_per_iter",
+            "graph_over_stream",
+            "graph_over_stream_prealloc",
+            "prealloc_over_stream",
+            "checksum",
+        ],
+    );
     assert_eq!(figure("iters"), f64::from(options.iters));
     // The headline leads with the like-for-like ratio (both ways over preallocated buffers).
     assert_eq!(
@@ -53,7 +50,26 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    let err = run(&Options { iters: 150, ..Options::quick() }).unwrap_err();
-    assert!(matches!(err, ExampleError::Options { option: "iters", .. }), "not the options variant: {err:?}");
-    assert!(err.to_string().contains("multiple of capture_iters"), "{err}");
+    chapter_tests::assert_refused(
+        run(&Options { iters: 150, ..Options::quick() }),
+        "iters",
+        "multiple of capture_iters",
+    );
+}
+
+#[test]
+fn the_chapter_listings_workload_compares_its_two_programs_only() {
+    gpu_test_support::require_gpu!();
+    let (options, report) = chapter_tests::book_quick_run::<cuda_graphs_pipeline::Program>();
+    assert!(!options.per_stage_alloc && options.verify);
+    let ratio = chapter_tests::figure(&report, "graph_over_stream_prealloc");
+    assert!(ratio.is_finite() && ratio > 0.0, "graph_over_stream_prealloc = {ratio}");
+    assert_eq!(report.figure_value("stream_ms_per_iter"), None, "the per-stage allocating way did not run");
+    assert!(!cuda_graphs_pipeline::headline(&report).contains("per-stage alloc"));
+    let checks = report.to_json()["checks"].clone();
+    assert!(checks
+        .as_array()
+        .expect("checks")
+        .iter()
+        .any(|c| c["name"] == "verify: matches the CPU reference"));
 }

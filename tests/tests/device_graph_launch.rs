@@ -4,7 +4,6 @@
 //! timed loops, and each limit hit on purpose comes back as the expected device-side error.
 //! Speed is not asserted here.
 
-use chapter_common::ExampleError;
 use device_graph_launch::{run, Mode, Options};
 
 #[test]
@@ -18,30 +17,22 @@ fn quick_run_passes_and_reports_every_figure() {
     } else {
         Options::quick()
     };
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&options));
 
     let json = report.to_json();
-    assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
     for width in &options.widths {
-        for &mode in &options.modes {
-            let value = figure(&format!("{}_us_w{width}", mode.name()));
-            assert!(value.is_finite() && value > 0.0, "{} at width {width} = {value}", mode.name());
-        }
-        let ratio = figure(&format!("ff_over_host_w{width}"));
-        assert!(ratio.is_finite() && ratio > 0.0, "ff_over_host_w{width} = {ratio}");
+        let mut names: Vec<String> =
+            options.modes.iter().map(|m| format!("{}_us_w{width}", m.name())).collect();
+        names.push(format!("ff_over_host_w{width}"));
+        chapter_tests::assert_positive_figures(&report, &names);
     }
     let mut ratios = vec!["ff_over_host"];
     if options.modes.contains(&Mode::FireAndForgetBatch) {
         ratios.push("ff_batched_over_host");
     }
-    for name in ratios {
-        let value = figure(name);
-        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
-    }
+    chapter_tests::assert_positive_figures(&report, &ratios);
     assert_eq!(figure("widest"), f64::from(options.widest()));
-    let checks = json["checks"].as_array().expect("checks");
     let mut names: Vec<String> =
         options.modes.iter().map(|m| format!("{}: every iteration ran", m.name())).collect();
     names.extend(
@@ -52,10 +43,9 @@ fn quick_run_passes_and_reports_every_figure() {
         ]
         .map(String::from),
     );
-    for name in &names {
-        assert!(checks.iter().any(|c| c["name"] == name.as_str() && c["held"] == true), "{name}: {checks:?}");
-    }
+    chapter_tests::assert_checks_held(&report, &names);
     // The expected refusals name CUDA's error.
+    let checks = json["checks"].as_array().expect("checks");
     let limit =
         checks.iter().find(|c| c["name"] == "121st fire-and-forget launch refused and reported").unwrap();
     assert!(limit["detail"].as_str().unwrap().contains("cudaErrorInvalidValue"), "{limit}");
@@ -66,10 +56,9 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    let err = run(&Options { widths: vec![0], ..Options::quick() }).unwrap_err();
-    assert!(
-        matches!(err, ExampleError::Options { option: "widths", .. }),
-        "not the options variant: {err:?}"
+    chapter_tests::assert_refused(
+        run(&Options { widths: vec![0], ..Options::quick() }),
+        "widths",
+        "widths must be",
     );
-    assert!(err.to_string().contains("widths must be"), "{err}");
 }

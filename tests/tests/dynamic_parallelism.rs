@@ -4,48 +4,45 @@
 //! launch is refused, the book's plain-stream launcher launches nothing, and the device graph
 //! launch done right changes the data. Speed is not asserted here.
 
-use chapter_common::ExampleError;
 use dynamic_parallelism::{run, Options};
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&options));
 
     let json = report.to_json();
-    assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
-    for name in [
-        "cdp_us_per_pass",
-        "host_us_per_pass",
-        "cdp_over_host",
-        "host_per_cell_us_per_pass",
-        "cdp_over_host_per_cell",
-        "device_launch_us",
-        "refined_cells",
-    ] {
-        let value = figure(name);
-        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
-    }
+    chapter_tests::assert_positive_figures(
+        &report,
+        &[
+            "cdp_us_per_pass",
+            "host_us_per_pass",
+            "cdp_over_host",
+            "host_per_cell_us_per_pass",
+            "cdp_over_host_per_cell",
+            "device_launch_us",
+            "refined_cells",
+        ],
+    );
     // Children counted on the device equal the CPU model's refined cells, per pass.
     assert_eq!(figure("cdp_children_per_pass"), figure("refined_cells"));
     assert_eq!(figure("host_children_per_pass"), figure("refined_cells"));
     assert_eq!(figure("host_per_cell_children_per_pass"), figure("refined_cells"));
     assert_eq!(figure("device_launch_verified"), 1.0);
     assert_eq!(figure("cells"), f64::from(options.cells));
-    let checks = json["checks"].as_array().expect("checks");
-    for name in [
-        "CDP pass equals the CPU model (children counted)",
-        "host-driven pass equals the CPU model (children counted)",
-        "host-driven per-cell pass equals the CPU model (children counted)",
-        "no device-side launch refused (children and tail-launched reduction)",
-        "the book's way (launcher on a plain stream) launches nothing",
-        "device graph launch ran, proven by its effect on the data",
-    ] {
-        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
-    }
+    chapter_tests::assert_checks_held(
+        &report,
+        &[
+            "CDP pass equals the CPU model (children counted)",
+            "host-driven pass equals the CPU model (children counted)",
+            "host-driven per-cell pass equals the CPU model (children counted)",
+            "no device-side launch refused (children and tail-launched reduction)",
+            "the book's way (launcher on a plain stream) launches nothing",
+            "device graph launch ran, proven by its effect on the data",
+        ],
+    );
     for way in ["cdp", "host", "host_per_cell"] {
         let runs = json["data"]["ms_per_run"][way]["runs"].as_array().expect("per-run times");
         assert_eq!(runs.len(), options.runs, "{way}");
@@ -55,7 +52,20 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    let err = run(&Options { cells: 5000, ..Options::quick() }).unwrap_err();
-    assert!(matches!(err, ExampleError::Options { option: "cells", .. }), "not the options variant: {err:?}");
-    assert!(err.to_string().contains("cells must be"), "{err}");
+    chapter_tests::assert_refused(
+        run(&Options { cells: 5000, ..Options::quick() }),
+        "cells",
+        "cells must be",
+    );
+}
+
+#[test]
+fn the_chapter_listings_cdp_sizes_pass_and_the_device_launch_still_runs() {
+    gpu_test_support::require_gpu!();
+    let (_, report) = chapter_tests::book_quick_run::<dynamic_parallelism::Program>();
+    let figure = |name: &str| chapter_tests::figure(&report, name);
+    assert_eq!((figure("cells"), figure("total_points")), (100.0, 10_000.0), "the listing's 10 000 values");
+    assert!(figure("refined_cells") >= 1.0);
+    assert_eq!(figure("cdp_children_per_pass"), figure("refined_cells"));
+    assert_eq!(figure("device_launch_verified"), 1.0);
 }

@@ -2,31 +2,27 @@
 //! both as graph nodes and on the stream, and the report carries GB/s by size. Speed is not
 //! asserted here.
 
-use chapter_common::ExampleError;
 use graph_bandwidth::{run, Options};
 
 #[test]
 fn quick_run_passes_and_reports_every_size() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&options));
 
     let json = report.to_json();
-    assert_eq!(json["verdict"], "PASS");
-    let figure = |name: &str| chapter_tests::figure(&report, name);
-    for name in [
-        "largest_copy_stream_gbps",
-        "largest_copy_graph_gbps",
-        "largest_memset_stream_gbps",
-        "largest_memset_graph_gbps",
-        "smallest_copy_stream_us_per_op",
-        "smallest_copy_graph_us_per_op",
-        "smallest_copy_graph_speedup",
-    ] {
-        let value = figure(name);
-        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
-    }
+    chapter_tests::assert_positive_figures(
+        &report,
+        &[
+            "largest_copy_stream_gbps",
+            "largest_copy_graph_gbps",
+            "largest_memset_stream_gbps",
+            "largest_memset_graph_gbps",
+            "smallest_copy_stream_us_per_op",
+            "smallest_copy_graph_us_per_op",
+            "smallest_copy_graph_speedup",
+        ],
+    );
     let sizes = json["data"]["sizes"].as_array().expect("data.sizes");
     assert_eq!(sizes.len(), options.sizes.len());
     for (row, &bytes) in sizes.iter().zip(&options.sizes) {
@@ -36,21 +32,23 @@ fn quick_run_passes_and_reports_every_size() {
             assert!(gbps.is_finite() && gbps > 0.0, "{bytes} B {key} = {gbps}");
         }
     }
-    let checks = json["checks"].as_array().expect("checks");
-    for name in [
-        "copies match the source",
-        "memsets wrote the value",
-        "every group ran exactly once",
-        "graphs hold the chain of memcpy or memset nodes and the counter",
-    ] {
-        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
-    }
+    chapter_tests::assert_checks_held(
+        &report,
+        &[
+            "copies match the source",
+            "memsets wrote the value",
+            "every group ran exactly once",
+            "graphs hold the chain of memcpy or memset nodes and the counter",
+        ],
+    );
 }
 
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    let err = run(&Options { sizes: vec![6], ..Options::quick() }).unwrap_err();
-    assert!(matches!(err, ExampleError::Options { option: "sizes", .. }), "not the options variant: {err:?}");
-    assert!(err.to_string().contains("multiples of 4"), "{err}");
+    chapter_tests::assert_refused(
+        run(&Options { sizes: vec![6], ..Options::quick() }),
+        "sizes",
+        "multiples of 4",
+    );
 }

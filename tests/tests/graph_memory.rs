@@ -2,23 +2,19 @@
 //! produce the CPU reference, graph memory does not grow with replays, and the report carries
 //! every figure. Speed is not asserted here.
 
-use chapter_common::ExampleError;
 use graph_memory::{run, Options};
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&options));
 
-    let json = report.to_json();
-    assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
-    for name in ["static_graph_ms", "mem_nodes_graph_ms", "stream_pool_ms", "mem_nodes_over_static_time"] {
-        let value = figure(name);
-        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
-    }
+    chapter_tests::assert_positive_figures(
+        &report,
+        &["static_graph_ms", "mem_nodes_graph_ms", "stream_pool_ms", "mem_nodes_over_static_time"],
+    );
     let scratch_bytes = f64::from(options.size) * 4.0 * f64::from(options.stages - 1);
     assert_eq!(figure("static_scratch_mib"), scratch_bytes / f64::from(1u32 << 20));
     assert!(figure("graph_peak_mib") > 0.0);
@@ -31,24 +27,19 @@ fn quick_run_passes_and_reports_every_figure() {
     let addresses = figure("distinct_scratch_addresses");
     assert!((1.0..=f64::from(options.stages - 1)).contains(&addresses), "{addresses}");
     assert_eq!(figure("replays"), options.passes() as f64);
-    let checks = json["checks"].as_array().expect("checks");
-    for name in [
-        "all variants match CPU reference",
-        "graph memory flat across replays",
-        "graph allocations were made",
-        "pool memory all returned after every pass",
-    ] {
-        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
-    }
+    chapter_tests::assert_checks_held(
+        &report,
+        &[
+            "all variants match CPU reference",
+            "graph memory flat across replays",
+            "graph allocations were made",
+            "pool memory all returned after every pass",
+        ],
+    );
 }
 
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    let err = run(&Options { stages: 1, ..Options::quick() }).unwrap_err();
-    assert!(
-        matches!(err, ExampleError::Options { option: "stages", .. }),
-        "not the options variant: {err:?}"
-    );
-    assert!(err.to_string().contains("stages"), "{err}");
+    chapter_tests::assert_refused(run(&Options { stages: 1, ..Options::quick() }), "stages", "stages");
 }

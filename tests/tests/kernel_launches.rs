@@ -2,41 +2,38 @@
 //! ran once and in order, and the report carries the chapter's figures. Speed is not asserted
 //! here.
 
-use chapter_common::ExampleError;
 use kernel_launches::{run, Options};
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&options));
 
     let json = report.to_json();
-    assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
-    for name in [
-        "stream_us_per_kernel",
-        "graph_us_per_kernel",
-        "stream_over_graph",
-        "stream_host_us_per_launch",
-        "graph_host_us_per_launch",
-        "instantiate_us",
-    ] {
-        let value = figure(name);
-        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
-    }
+    chapter_tests::assert_positive_figures(
+        &report,
+        &[
+            "stream_us_per_kernel",
+            "graph_us_per_kernel",
+            "stream_over_graph",
+            "stream_host_us_per_launch",
+            "graph_host_us_per_launch",
+            "instantiate_us",
+        ],
+    );
     for nodes in options.graph_sizes() {
         assert!(figure(&format!("graph_{nodes}_us_per_kernel")) > 0.0);
     }
-    let checks = json["checks"].as_array().expect("checks");
-    for name in [
-        "every stream launch ran once, in order",
-        "every graph node ran once, in order",
-        "stream and graph agree",
-    ] {
-        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
-    }
+    chapter_tests::assert_checks_held(
+        &report,
+        &[
+            "every stream launch ran once, in order",
+            "every graph node ran once, in order",
+            "stream and graph agree",
+        ],
+    );
     let variants = json["data"]["variants"].as_array().expect("variants");
     assert_eq!(variants.len(), 1 + options.graph_sizes().len());
 }
@@ -44,7 +41,9 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    let err = run(&Options { sweep: vec![0], ..Options::quick() }).unwrap_err();
-    assert!(matches!(err, ExampleError::Options { option: "sweep", .. }), "not the options variant: {err:?}");
-    assert!(err.to_string().contains("graph sizes"), "{err}");
+    chapter_tests::assert_refused(
+        run(&Options { sweep: vec![0], ..Options::quick() }),
+        "sweep",
+        "graph sizes",
+    );
 }

@@ -3,7 +3,6 @@
 //! CPU model's output and make one graph launch per item, with no device-side launch refused;
 //! the report carries the chapter's figures. Speed is not asserted.
 
-use chapter_common::ExampleError;
 use persistent_scheduler::{run, Options};
 
 /// Whether the tests run under racecheck. racecheck's own process dies (SIGSEGV inside the
@@ -18,33 +17,30 @@ fn under_racecheck() -> bool {
 }
 
 fn passes(options: &Options) {
-    let report = run(options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    chapter_tests::passed(run(options));
 }
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = if under_racecheck() { Options { kinds: 1, ..Options::quick() } } else { Options::quick() };
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&options));
     let json = report.to_json();
-    assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
-    for name in [
-        "scheduler_us_per_item",
-        "host_loop_us_per_item",
-        "speedup",
-        "us_per_scheduler_run",
-        "setup_ms",
-        "host_one_stream_us_per_item",
-        "host_streams_us_per_item",
-        "speedup_over_one_stream",
-        "speedup_over_streams",
-    ] {
-        let value = figure(name);
-        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
-    }
+    chapter_tests::assert_positive_figures(
+        &report,
+        &[
+            "scheduler_us_per_item",
+            "host_loop_us_per_item",
+            "speedup",
+            "us_per_scheduler_run",
+            "setup_ms",
+            "host_one_stream_us_per_item",
+            "host_streams_us_per_item",
+            "speedup_over_one_stream",
+            "speedup_over_streams",
+        ],
+    );
     // The headline's baseline is the faster host loop.
     let fastest = figure("host_one_stream_us_per_item").min(figure("host_streams_us_per_item"));
     assert_eq!(figure("host_loop_us_per_item"), fastest);
@@ -53,18 +49,11 @@ fn quick_run_passes_and_reports_every_figure() {
     assert_eq!(figure("items"), f64::from(options.items));
     assert_eq!(figure("scheduler_runs"), f64::from(options.items.div_ceil(options.batch)));
     assert_eq!(figure("graph_execs"), f64::from(options.kinds * options.batch));
-    let checks = json["checks"].as_array().expect("checks");
     let streams_way = format!("host loop over {} streams", options.host_streams);
     for way in ["persistent scheduler", "host loop", streams_way.as_str()] {
-        for what in
-            ["every item processed exactly once", "output equals the CPU model", "one graph launch per item"]
-        {
-            let name = format!("{way}: {what}");
-            assert!(
-                checks.iter().any(|c| c["name"] == name.as_str() && c["held"] == true),
-                "{name}: {checks:?}"
-            );
-        }
+        let whats =
+            ["every item processed exactly once", "output equals the CPU model", "one graph launch per item"];
+        chapter_tests::assert_checks_held(&report, &whats.map(|what| format!("{way}: {what}")));
     }
     for way in ["scheduler", "host_loop", "host_loop_streams"] {
         let runs = json["data"]["runs_us_per_item"][way].as_array().expect("per-run times");
@@ -94,7 +83,5 @@ fn one_launching_thread_and_full_batches_pass_too() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    let err = run(&Options { batch: 121, ..Options::quick() }).unwrap_err();
-    assert!(matches!(err, ExampleError::Options { option: "batch", .. }), "not the options variant: {err:?}");
-    assert!(err.to_string().contains("batch must be"), "{err}");
+    chapter_tests::assert_refused(run(&Options { batch: 121, ..Options::quick() }), "batch", "batch must be");
 }

@@ -2,56 +2,53 @@
 //! experiments equals the CPU reference, and the report carries every figure. Speed is not
 //! asserted here.
 
-use chapter_common::ExampleError;
 use streams_events::{run, Options};
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
-    assert!(report.passed(), "{}", report.to_text());
+    let report = chapter_tests::passed(run(&options));
 
     let json = report.to_json();
-    assert_eq!(json["verdict"], "PASS");
     let figure = |name: &str| chapter_tests::figure(&report, name);
-    for name in [
-        "serialized_ms",
-        "overlapped_ms",
-        "overlap",
-        "overlap_bound",
-        "h2d_ms",
-        "kernel_ms",
-        "d2h_ms",
-        "h2d_gbps",
-        "d2h_gbps",
-        "urgent_idle_us",
-        "urgent_same_priority_us",
-        "urgent_high_priority_us",
-        "priority_gain",
-        "flood_kernel_ms",
-        "static_split_ms",
-        "dynamic_dispatch_ms",
-        "stealing_over_static",
-        "static_imbalance",
-    ] {
-        let value = figure(name);
-        assert!(value.is_finite() && value > 0.0, "{name} = {value}");
-    }
+    chapter_tests::assert_positive_figures(
+        &report,
+        &[
+            "serialized_ms",
+            "overlapped_ms",
+            "overlap",
+            "overlap_bound",
+            "h2d_ms",
+            "kernel_ms",
+            "d2h_ms",
+            "h2d_gbps",
+            "d2h_gbps",
+            "urgent_idle_us",
+            "urgent_same_priority_us",
+            "urgent_high_priority_us",
+            "priority_gain",
+            "flood_kernel_ms",
+            "static_split_ms",
+            "dynamic_dispatch_ms",
+            "stealing_over_static",
+            "static_imbalance",
+        ],
+    );
     for streams in options.stream_counts() {
         assert!(figure(&format!("overlap_{streams}_streams")) > 0.0);
     }
     assert!(figure("rounds") >= 1.0);
-    let checks = json["checks"].as_array().expect("checks");
-    for name in [
-        "overlap outputs match CPU reference",
-        "priority outputs match CPU reference",
-        "work-stealing outputs match CPU reference",
-        "stream priorities as requested",
-        "every chunk dispatched to a stream",
-    ] {
-        assert!(checks.iter().any(|c| c["name"] == name && c["held"] == true), "{name}: {checks:?}");
-    }
+    chapter_tests::assert_checks_held(
+        &report,
+        &[
+            "overlap outputs match CPU reference",
+            "priority outputs match CPU reference",
+            "work-stealing outputs match CPU reference",
+            "stream priorities as requested",
+            "every chunk dispatched to a stream",
+        ],
+    );
     let stealing = json["data"]["stealing"].as_array().expect("data.stealing");
     for policy in stealing {
         let per_stream = policy["chunks_per_stream"].as_array().expect("chunks_per_stream");
@@ -63,7 +60,5 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    let err = run(&Options { depth: 0, ..Options::quick() }).unwrap_err();
-    assert!(matches!(err, ExampleError::Options { option: "depth", .. }), "not the options variant: {err:?}");
-    assert!(err.to_string().contains("depth"), "{err}");
+    chapter_tests::assert_refused(run(&Options { depth: 0, ..Options::quick() }), "depth", "depth");
 }

@@ -1,4 +1,4 @@
-//! Tasks that run Cargo once the toolkit is in place: `test` and `ch12`.
+//! Tasks that run Cargo once the toolkit is in place: `test`, `ch12` and `bench`.
 
 use std::process::Command;
 
@@ -23,6 +23,14 @@ pub fn ch12(args: &[String]) -> Result<(), Fail> {
     cargo(&["run", "--release", "--package", "ch12", "--"], args)
 }
 
+/// `cargo xtask bench [args]`: the benchmarks (bench/), the Rust path against the C++ twin,
+/// as `cargo run --release -p cuda-graph-bench -- [args]`.
+pub fn bench(args: &[String]) -> Result<(), Fail> {
+    ensure_toolkit()?;
+    cargo(&["run", "--release", "-p", "cuda-graph-bench", "--"], args)
+}
+
+/// Runs `cargo <fixed> <extra>` from the workspace root, with the Cargo that runs xtask.
 fn cargo(fixed: &[&str], extra: &[String]) -> Result<(), Fail> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let mut command = Command::new(&cargo);

@@ -314,9 +314,7 @@ mod tests {
 
     #[test]
     fn a_folder_with_only_libclang_cpp_has_no_libclang() {
-        let dir = std::env::temp_dir().join(format!("xtask-libclang-test-{}", std::process::id()));
-        wheels::remove_if_present(&dir).unwrap();
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = wheels::scratch_dir("libclang-test");
         std::fs::write(dir.join("libclang-cpp.so.14"), b"").unwrap();
         assert_eq!(library_in(&dir), None);
         std::fs::write(dir.join("libclang-14.so.1"), b"").unwrap();
@@ -326,9 +324,7 @@ mod tests {
 
     #[test]
     fn builtin_headers_need_both_probe_headers_and_an_absolute_folder() {
-        let dir = std::env::temp_dir().join(format!("xtask-builtin-test-{}", std::process::id()));
-        wheels::remove_if_present(&dir).unwrap();
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = wheels::scratch_dir("builtin-test");
         std::fs::write(dir.join("stddef.h"), b"").unwrap();
         assert!(!has_builtin_headers(&dir));
         std::fs::write(dir.join("limits.h"), b"").unwrap();
@@ -343,9 +339,7 @@ mod tests {
     #[test]
     fn a_wheel_libclang_gets_its_headers_from_the_compiler() {
         // The wheel's layout: clang/native/libclang.so, no lib/clang/<version>/include beside it.
-        let dir = std::env::temp_dir().join(format!("xtask-wheel-layout-{}", std::process::id()));
-        wheels::remove_if_present(&dir).unwrap();
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = wheels::scratch_dir("wheel-layout");
         let library = dir.join("libclang.so");
         std::fs::write(&library, b"").unwrap();
         assert!(!own_builtin_headers(&library));

@@ -3,7 +3,6 @@
 //! This crate installs the CUDA toolkit, so it builds without one: it depends on no crate
 //! that compiles kernels, and runs those through `cargo` once the toolkit is in place.
 
-mod bench;
 mod bindings;
 mod cargo;
 mod libclang;
@@ -64,7 +63,7 @@ fn main() -> ExitCode {
         "bindgen" => bindings::run(rest),
         "test" => cargo::test(rest),
         "ch12" => cargo::ch12(rest),
-        "bench" => bench::run(rest),
+        "bench" => cargo::bench(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

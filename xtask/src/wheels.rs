@@ -132,6 +132,15 @@ pub fn io_fail(action: &str, path: &Path, err: std::io::Error) -> Fail {
     Fail::new(format!("cannot {action} {}: {err}", path.display()))
 }
 
+/// A fresh, empty folder for a test: `xtask-<name>-<process id>` in the temporary folder.
+#[cfg(test)]
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("xtask-{name}-{}", std::process::id()));
+    remove_if_present(&dir).unwrap();
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,9 +153,7 @@ mod tests {
 
     #[test]
     fn an_install_counts_only_with_the_exact_marker() {
-        let dir = std::env::temp_dir().join(format!("xtask-wheels-test-{}", std::process::id()));
-        remove_if_present(&dir).unwrap();
-        fs::create_dir_all(&dir).unwrap();
+        let dir = scratch_dir("wheels-test");
         let pins = [("a", "1.0")];
         assert!(!is_installed(&dir, &pins), "no marker yet");
         fs::write(dir.join(MARKER), "a==0.9\n").unwrap();

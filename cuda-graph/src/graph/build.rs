@@ -5,7 +5,7 @@ use std::ptr;
 use cudart_graph_sys as sys;
 
 use super::node::raw_deps;
-use super::params::{kernel_node_params, with_kernel_params, Copy1D, Fill, MemsetElement};
+use super::params::{kernel_node_params, node_params_of, with_kernel_params, Copy1D, Fill, MemsetElement};
 use super::{lock_pair, AsNode, ChildGraphNode, EmptyNode, Graph, GraphBuilder, KernelNode, MemAllocNode};
 use super::{MemFreeNode, MemcpyNode, MemsetNode, NodeRef};
 use crate::error::{check, CudaError, Result};
@@ -72,10 +72,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_empty(&self, deps: &[&dyn AsNode]) -> Result<EmptyNode> {
-        let mut params = sys::cudaGraphNodeParams {
-            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeEmpty,
-            ..Default::default()
-        };
+        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeEmpty);
         self.add_node("GraphBuilder::add_empty", &mut params, Vec::new(), deps).map(EmptyNode)
     }
 
@@ -195,10 +192,7 @@ impl GraphBuilder {
         let (mut mine, theirs) = lock_pair(CALL, &self.core, child.core())?;
         let inherited: Vec<KeepAlive> = theirs.iter().flat_map(|t| t.keep_alive.iter().cloned()).collect();
         let host_work = theirs.as_ref().is_some_and(|t| t.host_work);
-        let mut params = sys::cudaGraphNodeParams {
-            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeGraph,
-            ..Default::default()
-        };
+        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeGraph);
         params.__bindgen_anon_1.graph = sys::cudaChildGraphNodeParams {
             graph: child.as_raw(),
             ownership: sys::cudaGraphChildGraphNodeOwnership::cudaGraphChildGraphOwnershipClone,
@@ -240,10 +234,7 @@ impl GraphBuilder {
         const CALL: &str = "GraphBuilder::add_mem_alloc";
         let bytes = super::params::checked_bytes(CALL, len, size_of::<T>(), &[])?;
         let device = self.device().ordinal();
-        let mut params = sys::cudaGraphNodeParams {
-            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeMemAlloc,
-            ..Default::default()
-        };
+        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeMemAlloc);
         params.__bindgen_anon_1.alloc = sys::cudaMemAllocNodeParamsV2 {
             poolProps: sys::cudaMemPoolProps {
                 allocType: sys::cudaMemAllocationType::cudaMemAllocationTypePinned,
@@ -276,10 +267,7 @@ impl GraphBuilder {
         if alloc.node.root_id() != self.core.id() {
             return Err(CudaError::invalid(CALL, "the allocation was made by a node of another graph"));
         }
-        let mut params = sys::cudaGraphNodeParams {
-            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeMemFree,
-            ..Default::default()
-        };
+        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeMemFree);
         params.__bindgen_anon_1.free =
             sys::cudaMemFreeNodeParams { dptr: alloc.addr as *mut std::ffi::c_void };
         self.add_node(CALL, &mut params, Vec::new(), deps).map(MemFreeNode)

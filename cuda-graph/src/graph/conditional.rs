@@ -5,6 +5,7 @@ use cudart_graph_sys as sys;
 
 use std::sync::Arc;
 
+use super::params::node_params_of;
 use super::{AsNode, GraphBuilder, GraphCore, NodeRef};
 use crate::error::{check, CudaError, Result};
 use crate::kernel::KernelParam;
@@ -357,10 +358,7 @@ impl GraphBuilder {
             ConditionalKind::While => sys::cudaGraphConditionalNodeType::cudaGraphCondTypeWhile,
             ConditionalKind::Switch => sys::cudaGraphConditionalNodeType::cudaGraphCondTypeSwitch,
         };
-        let mut params = sys::cudaGraphNodeParams {
-            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeConditional,
-            ..Default::default()
-        };
+        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeConditional);
         params.__bindgen_anon_1.conditional = sys::cudaConditionalNodeParams {
             handle: handle.raw,
             type_,

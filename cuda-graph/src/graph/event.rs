@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use cudart_graph_sys as sys;
 
+use super::params::node_params_of;
 use super::{AsNode, GraphBuilder, NodeRef};
 use crate::error::Result;
 use crate::event::Event;
@@ -59,10 +60,7 @@ impl GraphBuilder {
     /// device's event may be waited for: [`add_event_wait`](Self::add_event_wait)).
     pub fn add_event_record(&self, event: &Arc<Event>, deps: &[&dyn AsNode]) -> Result<EventRecordNode> {
         self.expect_device(event.device(), "GraphBuilder::add_event_record", "the event")?;
-        let mut params = sys::cudaGraphNodeParams {
-            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeEventRecord,
-            ..Default::default()
-        };
+        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeEventRecord);
         params.__bindgen_anon_1.eventRecord = sys::cudaEventRecordNodeParams { event: event.as_raw() };
         let keep: Vec<KeepAlive> = vec![event.clone()];
         self.add_node("GraphBuilder::add_event_record", &mut params, keep, deps).map(EventRecordNode)
@@ -81,10 +79,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_event_wait(&self, event: &Arc<Event>, deps: &[&dyn AsNode]) -> Result<EventWaitNode> {
-        let mut params = sys::cudaGraphNodeParams {
-            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeWaitEvent,
-            ..Default::default()
-        };
+        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeWaitEvent);
         params.__bindgen_anon_1.eventWait = sys::cudaEventWaitNodeParams { event: event.as_raw() };
         let keep: Vec<KeepAlive> = vec![event.clone()];
         self.add_node("GraphBuilder::add_event_wait", &mut params, keep, deps).map(EventWaitNode)

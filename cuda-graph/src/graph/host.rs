@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use cudart_graph_sys as sys;
 
-use super::params::{checked_bytes, Copy1D};
+use super::params::{checked_bytes, node_params_of, Copy1D};
 use super::{AsNode, GraphBuilder, MemcpyNode, NodeRef};
 use crate::error::Result;
 use crate::host_fn::HostCallback;
@@ -51,10 +51,7 @@ impl GraphBuilder {
     {
         let callback = HostCallback::new(f);
         let (fn_, user_data) = callback.raw_parts();
-        let mut params = sys::cudaGraphNodeParams {
-            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeHost,
-            ..Default::default()
-        };
+        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeHost);
         params.__bindgen_anon_1.host = sys::cudaHostNodeParamsV2 { fn_, userData: user_data };
         let keep: Vec<KeepAlive> = vec![Arc::new(callback)];
         self.add_node_with("GraphBuilder::add_host", &mut params, keep, true, deps).map(HostNode)

@@ -34,20 +34,27 @@ pub(crate) fn with_kernel_params<A: KernelArgs, R>(
     })
 }
 
+/// Generic node parameters for a node of `type_`, zeroed but for the type: the caller fills
+/// that type's member of the union.
+pub(crate) fn node_params_of(type_: sys::cudaGraphNodeType) -> sys::cudaGraphNodeParams {
+    sys::cudaGraphNodeParams { type_, ..Default::default() }
+}
+
+/// CUDA's generic-node form of a classic parameter struct (`cudaKernelNodeParams` as
+/// `cudaKernelNodeParamsV2`, say): the same fields, copied by name.
+macro_rules! copy_fields {
+    ($from:expr => $to:path { $($field:ident),* }) => {{
+        let from = $from;
+        $to { $($field: from.$field),* }
+    }};
+}
+
 /// The same parameters in the generic node form.
 pub(crate) fn kernel_node_params(raw: sys::cudaKernelNodeParams) -> sys::cudaGraphNodeParams {
-    let mut params = sys::cudaGraphNodeParams {
-        type_: sys::cudaGraphNodeType::cudaGraphNodeTypeKernel,
-        ..Default::default()
-    };
-    params.__bindgen_anon_1.kernel = sys::cudaKernelNodeParamsV2 {
-        func: raw.func,
-        gridDim: raw.gridDim,
-        blockDim: raw.blockDim,
-        sharedMemBytes: raw.sharedMemBytes,
-        kernelParams: raw.kernelParams,
-        extra: raw.extra,
-    };
+    let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeKernel);
+    params.__bindgen_anon_1.kernel = copy_fields!(raw => sys::cudaKernelNodeParamsV2 {
+        func, gridDim, blockDim, sharedMemBytes, kernelParams, extra
+    });
     params
 }
 
@@ -127,10 +134,7 @@ impl Copy1D {
     }
 
     pub(crate) fn node_params(&self) -> sys::cudaGraphNodeParams {
-        let mut params = sys::cudaGraphNodeParams {
-            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeMemcpy,
-            ..Default::default()
-        };
+        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeMemcpy);
         params.__bindgen_anon_1.memcpy =
             sys::cudaMemcpyNodeParams { copyParams: self.params3d(), ..Default::default() };
         params
@@ -210,19 +214,10 @@ impl Fill {
     }
 
     pub(crate) fn node_params(&self) -> sys::cudaGraphNodeParams {
-        let raw = self.raw();
-        let mut params = sys::cudaGraphNodeParams {
-            type_: sys::cudaGraphNodeType::cudaGraphNodeTypeMemset,
-            ..Default::default()
-        };
-        params.__bindgen_anon_1.memset = sys::cudaMemsetParamsV2 {
-            dst: raw.dst,
-            pitch: raw.pitch,
-            value: raw.value,
-            elementSize: raw.elementSize,
-            width: raw.width,
-            height: raw.height,
-        };
+        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeMemset);
+        params.__bindgen_anon_1.memset = copy_fields!(self.raw() => sys::cudaMemsetParamsV2 {
+            dst, pitch, value, elementSize, width, height
+        });
         params
     }
 }

@@ -38,7 +38,44 @@ pub(crate) fn check_kernel(
     layout: &[ParamLayout],
 ) -> Result<()> {
     let compiled = compiled_slots(stub)?;
-    compare(name, params, &declared_slots(layout), &compiled)
+    compare(Labels { kernel: name, params }, &declared_slots(layout), &compiled)
+}
+
+/// A kernel's name and a description of each of its parameters (may be empty), which both
+/// parameter checks (this one and the C++ type check) put in their messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Labels<'a> {
+    pub(crate) kernel: &'static str,
+    pub(crate) params: &'a [&'a str],
+}
+
+impl Labels<'_> {
+    /// The first difference between the parameters Rust declares and the kernel's, as
+    /// [`CudaError::KernelSignature`]; `Ok` when there is none. Different counts are told as
+    /// "Rust declares n parameters, " then `counts`; otherwise the first parameter that
+    /// `differ` finds different is told by its index and description, then `differ`'s words.
+    pub(crate) fn first_difference<R, K>(
+        self,
+        rust: &[R],
+        kernel: &[K],
+        counts: impl FnOnce() -> String,
+        differ: impl Fn(&R, &K) -> Option<String>,
+    ) -> Result<()> {
+        let problem = if rust.len() != kernel.len() {
+            let plural = if rust.len() == 1 { "" } else { "s" };
+            format!("Rust declares {} parameter{plural}, {}", rust.len(), counts())
+        } else {
+            let mut pairs = rust.iter().zip(kernel).enumerate();
+            let Some((index, how)) = pairs.find_map(|(index, (r, k))| Some((index, differ(r, k)?))) else {
+                return Ok(());
+            };
+            match self.params.get(index) {
+                Some(param) => format!("parameter {index} (`{param}`): {how}"),
+                None => format!("parameter {index}: {how}"),
+            }
+        };
+        Err(CudaError::KernelSignature { kernel: self.kernel, problem })
+    }
 }
 
 /// Where the C ABI puts parameters of these sizes and alignments.
@@ -56,39 +93,20 @@ pub(crate) fn declared_slots(layout: &[ParamLayout]) -> Vec<ParamSlot> {
 
 /// The first difference between the declared and the compiled parameters, as
 /// [`CudaError::KernelSignature`]; `Ok` when count, sizes and offsets all agree.
-pub(crate) fn compare(
-    kernel: &'static str,
-    params: &[&str],
-    declared: &[ParamSlot],
-    compiled: &[ParamSlot],
-) -> Result<()> {
-    let mismatch = |problem: String| Err(CudaError::KernelSignature { kernel, problem });
-    if declared.len() != compiled.len() {
-        return mismatch(format!(
-            "Rust declares {} parameter{}, the compiled kernel has {} (Rust: {}; compiled: {})",
-            declared.len(),
-            if declared.len() == 1 { "" } else { "s" },
-            compiled.len(),
-            describe(declared),
-            describe(compiled),
-        ));
-    }
-    for (index, (rust, cuda)) in declared.iter().zip(compiled).enumerate() {
-        if rust != cuda {
-            let label = match params.get(index) {
-                Some(param) => format!("parameter {index} (`{param}`)"),
-                None => format!("parameter {index}"),
-            };
-            return mismatch(format!(
-                "{label}: Rust declares {} at offset {}, the compiled kernel has {} at offset {}",
-                bytes(rust.size),
-                rust.offset,
-                bytes(cuda.size),
-                cuda.offset,
-            ));
-        }
-    }
-    Ok(())
+pub(crate) fn compare(labels: Labels<'_>, declared: &[ParamSlot], compiled: &[ParamSlot]) -> Result<()> {
+    let counts = || {
+        let (rust, cuda) = (describe(declared), describe(compiled));
+        format!("the compiled kernel has {} (Rust: {rust}; compiled: {cuda})", compiled.len())
+    };
+    labels.first_difference(declared, compiled, counts, |rust, cuda| {
+        (rust != cuda).then(|| {
+            let (rust_size, cuda_size) = (bytes(rust.size), bytes(cuda.size));
+            format!(
+                "Rust declares {rust_size} at offset {}, the compiled kernel has {cuda_size} at offset {}",
+                rust.offset, cuda.offset
+            )
+        })
+    })
 }
 
 fn bytes(n: usize) -> String {
@@ -197,8 +215,11 @@ mod tests {
     #[test]
     fn a_matching_declaration_passes() {
         let declared = declared_slots(&layout(&[(8, 8), (4, 4), (8, 8), (1, 1), (4, 4)]));
-        assert_eq!(compare("abi_probe", &[], &declared, &abi_probe_compiled()), Ok(()));
-        assert_eq!(compare("noop", &[], &[], &[]), Ok(()));
+        assert_eq!(
+            compare(Labels { kernel: "abi_probe", params: &[] }, &declared, &abi_probe_compiled()),
+            Ok(())
+        );
+        assert_eq!(compare(Labels { kernel: "noop", params: &[] }, &[], &[]), Ok(()));
     }
 
     #[test]
@@ -206,7 +227,8 @@ mod tests {
         // `b: u32` where the kernel has `double b`.
         let declared = declared_slots(&layout(&[(8, 8), (4, 4), (4, 4), (1, 1), (4, 4)]));
         let params = ["p: DevicePtr<f32>", "a: u32", "b: u32", "c: u8", "d: i32"];
-        let err = compare("abi_probe", &params, &declared, &abi_probe_compiled()).unwrap_err();
+        let err = compare(Labels { kernel: "abi_probe", params: &params }, &declared, &abi_probe_compiled())
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "kernel `abi_probe`: parameter 2 (`b: u32`): Rust declares 4 bytes at offset 12, \
@@ -218,7 +240,12 @@ mod tests {
     fn a_wrong_offset_alone_is_caught() {
         // Same sizes, but the compiled kernel puts parameter 1 at 8 where Rust computes 4
         // (e.g. a C++ struct parameter with 8-byte alignment declared with a 4-aligned type).
-        let err = compare("k", &[], &slots(&[(0, 4), (4, 4)]), &slots(&[(0, 4), (8, 4)])).unwrap_err();
+        let err = compare(
+            Labels { kernel: "k", params: &[] },
+            &slots(&[(0, 4), (4, 4)]),
+            &slots(&[(0, 4), (8, 4)]),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "kernel `k`: parameter 1: Rust declares 4 bytes at offset 4, the compiled kernel has 4 bytes at offset 8"
@@ -228,21 +255,23 @@ mod tests {
     #[test]
     fn a_wrong_count_lists_both_layouts() {
         let declared = declared_slots(&layout(&[(8, 8), (4, 4), (8, 8), (1, 1)]));
-        let err = compare("abi_probe", &[], &declared, &abi_probe_compiled()).unwrap_err();
+        let err = compare(Labels { kernel: "abi_probe", params: &[] }, &declared, &abi_probe_compiled())
+            .unwrap_err();
         assert!(matches!(&err, CudaError::KernelSignature { kernel: "abi_probe", .. }), "{err:?}");
         assert_eq!(
             err.to_string(),
             "kernel `abi_probe`: Rust declares 4 parameters, the compiled kernel has 5 \
              (Rust: size@offset 8@0, 4@8, 8@16, 1@24; compiled: size@offset 8@0, 4@8, 8@16, 1@24, 4@28)"
         );
-        let err = compare("noop", &[], &slots(&[(0, 4)]), &[]).unwrap_err();
+        let err = compare(Labels { kernel: "noop", params: &[] }, &slots(&[(0, 4)]), &[]).unwrap_err();
         assert!(err.to_string().contains("Rust declares 1 parameter, the compiled kernel has 0"), "{err}");
         assert!(err.to_string().contains("compiled: none"), "{err}");
     }
 
     #[test]
     fn one_byte_is_singular() {
-        let err = compare("k", &[], &slots(&[(0, 1)]), &slots(&[(0, 2)])).unwrap_err();
+        let err =
+            compare(Labels { kernel: "k", params: &[] }, &slots(&[(0, 1)]), &slots(&[(0, 2)])).unwrap_err();
         assert!(
             err.to_string().contains("Rust declares 1 byte at offset 0, the compiled kernel has 2 bytes"),
             "{err}"

@@ -202,7 +202,11 @@ impl<A: KernelArgs> Kernel<A> {
                 // SAFETY: `signature` was given to `from_stub_with_signature`, whose caller
                 // promised it is the kernel's generated signature function.
                 let cpp = unsafe { types::cpp_types(signature) };
-                types::compare_types(self.name, self.params, &A::cpp_types(), &cpp)
+                types::compare_types(
+                    abi::Labels { kernel: self.name, params: self.params },
+                    &A::cpp_types(),
+                    &cpp,
+                )
             }
             None => Ok(()),
         }

@@ -12,7 +12,8 @@
 
 use std::ffi::{c_char, CStr};
 
-use crate::error::{CudaError, Result};
+use super::abi::Labels;
+use crate::error::Result;
 
 /// A kernel's signature function: returns its C++ parameter types, NUL-terminated, in
 /// storage that lives to the end of the program, never unwinding. `cuda-build` generates one
@@ -91,49 +92,33 @@ fn slice_element(name: &str) -> Option<&str> {
 }
 
 /// The first parameter whose declared type the kernel's C++ type does not accept, as
-/// [`CudaError::KernelSignature`] naming the kernel, the parameter (index and `params` entry),
+/// [`CudaError::KernelSignature`] naming the kernel, the parameter (index and description),
 /// the Rust type and the C++ type; `Ok` when all are accepted.
-pub(crate) fn compare_types(
-    kernel: &'static str,
-    params: &[&str],
-    rust: &[String],
-    cpp: &[String],
-) -> Result<()> {
-    let mismatch = |problem: String| Err(CudaError::KernelSignature { kernel, problem });
-    if rust.len() != cpp.len() {
-        return mismatch(format!(
-            "Rust declares {} parameter{}, the kernel's C++ signature has {} (Rust: ({}); C++: ({}))",
-            rust.len(),
-            if rust.len() == 1 { "" } else { "s" },
-            cpp.len(),
-            rust.join(", "),
-            cpp.join(", "),
-        ));
-    }
-    for (index, (rust_type, cpp_type)) in rust.iter().zip(cpp).enumerate() {
-        if !accepts(rust_type, cpp_type) {
-            let label = match params.get(index) {
-                Some(param) => format!("parameter {index} (`{param}`)"),
-                None => format!("parameter {index}"),
-            };
-            let hint = if rust_type.starts_with("*const ") && cpp_type.starts_with("*mut ") {
-                " (a read-only `DeviceConstPtr` cannot be given to a kernel that may write: pass a `DevicePtr`)"
-            } else {
-                ""
-            };
-            return mismatch(format!(
-                "{label}: Rust declares C++ type `{rust_type}`, the kernel's C++ parameter is `{cpp_type}`{hint}"
-            ));
+pub(crate) fn compare_types(labels: Labels<'_>, rust: &[String], cpp: &[String]) -> Result<()> {
+    let counts = || {
+        let (rust_list, cpp_list) = (rust.join(", "), cpp.join(", "));
+        format!("the kernel's C++ signature has {} (Rust: ({rust_list}); C++: ({cpp_list}))", cpp.len())
+    };
+    labels.first_difference(rust, cpp, counts, |rust_type, cpp_type| {
+        if accepts(rust_type, cpp_type) {
+            return None;
         }
-    }
-    Ok(())
+        let hint = if rust_type.starts_with("*const ") && cpp_type.starts_with("*mut ") {
+            " (a read-only `DeviceConstPtr` cannot be given to a kernel that may write: pass a `DevicePtr`)"
+        } else {
+            ""
+        };
+        Some(format!(
+            "Rust declares C++ type `{rust_type}`, the kernel's C++ parameter is `{cpp_type}`{hint}"
+        ))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kernel::KernelArgs;
-    use crate::{DeviceConstPtr, DevicePtr};
+    use crate::{CudaError, DeviceConstPtr, DevicePtr};
 
     fn strings(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
@@ -155,7 +140,12 @@ mod tests {
         // The hole of issue 21: `scale(double*, unsigned)` declared `(DevicePtr<f32>, u32)`.
         let rust = <(DevicePtr<f32>, u32)>::cpp_types();
         let cpp = split_list("*mut f64, u32");
-        let err = compare_types("scale_f64", &["p: DevicePtr<f32>", "n: u32"], &rust, &cpp).unwrap_err();
+        let err = compare_types(
+            Labels { kernel: "scale_f64", params: &["p: DevicePtr<f32>", "n: u32"] },
+            &rust,
+            &cpp,
+        )
+        .unwrap_err();
         assert!(matches!(&err, CudaError::KernelSignature { kernel: "scale_f64", .. }), "{err:?}");
         assert_eq!(
             err.to_string(),
@@ -166,19 +156,37 @@ mod tests {
 
     #[test]
     fn same_size_scalars_of_another_type_are_refused() {
-        let err = compare_types("k", &[], &strings(&["f32"]), &strings(&["u32"])).unwrap_err();
+        let err = compare_types(Labels { kernel: "k", params: &[] }, &strings(&["f32"]), &strings(&["u32"]))
+            .unwrap_err();
         assert!(err.to_string().contains("parameter 0: Rust declares C++ type `f32`"), "{err}");
-        assert!(compare_types("k", &[], &strings(&["i32"]), &strings(&["u32"])).is_err());
-        assert!(compare_types("k", &[], &strings(&["u64"]), &strings(&["*mut f32"])).is_err());
+        assert!(compare_types(Labels { kernel: "k", params: &[] }, &strings(&["i32"]), &strings(&["u32"]))
+            .is_err());
+        assert!(compare_types(
+            Labels { kernel: "k", params: &[] },
+            &strings(&["u64"]),
+            &strings(&["*mut f32"])
+        )
+        .is_err());
     }
 
     #[test]
     fn mutable_pointers_fit_const_parameters_but_not_the_reverse() {
         let rust = <(f32, DevicePtr<f32>, DevicePtr<f32>, u32)>::cpp_types();
-        assert_eq!(compare_types("saxpy", &[], &rust, &split_list("f32, *const f32, *mut f32, u32")), Ok(()));
+        assert_eq!(
+            compare_types(
+                Labels { kernel: "saxpy", params: &[] },
+                &rust,
+                &split_list("f32, *const f32, *mut f32, u32")
+            ),
+            Ok(())
+        );
         let rust = <(f32, DeviceConstPtr<f32>, DeviceConstPtr<f32>, u32)>::cpp_types();
-        let err =
-            compare_types("saxpy", &[], &rust, &split_list("f32, *const f32, *mut f32, u32")).unwrap_err();
+        let err = compare_types(
+            Labels { kernel: "saxpy", params: &[] },
+            &rust,
+            &split_list("f32, *const f32, *mut f32, u32"),
+        )
+        .unwrap_err();
         assert!(
             err.to_string().starts_with(
                 "kernel `saxpy`: parameter 2: Rust declares C++ type `*const f32`, the kernel's C++ parameter is `*mut f32`"
@@ -208,13 +216,17 @@ mod tests {
 
     #[test]
     fn a_wrong_count_lists_both_sides() {
-        let err =
-            compare_types("k", &[], &strings(&["*mut f32"]), &strings(&["*mut f32", "u32"])).unwrap_err();
+        let err = compare_types(
+            Labels { kernel: "k", params: &[] },
+            &strings(&["*mut f32"]),
+            &strings(&["*mut f32", "u32"]),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "kernel `k`: Rust declares 1 parameter, the kernel's C++ signature has 2 (Rust: (*mut f32); C++: (*mut f32, u32))"
         );
-        assert_eq!(compare_types("noop", &[], &[], &[]), Ok(()));
+        assert_eq!(compare_types(Labels { kernel: "noop", params: &[] }, &[], &[]), Ok(()));
     }
 
     unsafe extern "C" fn fake_signature() -> *const c_char {

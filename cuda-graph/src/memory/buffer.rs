@@ -13,7 +13,7 @@ use crate::device::{note_in_use, Device};
 use crate::error::{check, CudaError, Result};
 use crate::memory::free::{device_idle, devices_idle, free_stream_ordered, on_device};
 use crate::memory::{DeviceRepr, KeepAlive};
-use crate::release::record_drop_error;
+use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
 
 /// One device allocation, freed when the last owner (buffer, pointer, graph or exec that uses
@@ -186,19 +186,14 @@ impl Drop for Allocation {
         if self.ptr.is_null() {
             return;
         }
-        if crate::release::in_host_fn() {
-            // CUDA calls are not allowed inside a host function: free it on another thread.
-            let ptr = std::mem::replace(&mut self.ptr, ptr::null_mut());
-            let free = std::mem::replace(&mut self.free, FreeKind::Synchronous { device: 0 });
-            let unordered_use = AtomicBool::new(self.unordered_use.load(Ordering::Relaxed));
-            let foreign_use = AtomicU64::new(self.foreign_use.load(Ordering::Relaxed));
-            crate::release::defer_drop(Allocation {
-                ptr,
-                bytes: self.bytes,
-                free,
-                unordered_use,
-                foreign_use,
-            });
+        // CUDA calls are not allowed inside a host function: free it on another thread.
+        if deferred_in_host_fn(|| Allocation {
+            ptr: std::mem::replace(&mut self.ptr, ptr::null_mut()),
+            bytes: self.bytes,
+            free: std::mem::replace(&mut self.free, FreeKind::Synchronous { device: 0 }),
+            unordered_use: AtomicBool::new(self.unordered_use.load(Ordering::Relaxed)),
+            foreign_use: AtomicU64::new(self.foreign_use.load(Ordering::Relaxed)),
+        }) {
             return;
         }
         if self.free_is_queued() {

@@ -97,26 +97,16 @@ mod tests {
     #[test]
     fn every_cuda_memory_type_maps_to_its_kind() {
         use sys::cudaMemoryType as T;
-        let kinds: Vec<MemoryKind> = [
-            T::cudaMemoryTypeUnregistered,
-            T::cudaMemoryTypeHost,
-            T::cudaMemoryTypeDevice,
-            T::cudaMemoryTypeManaged,
-            sys::cudaMemoryType(9),
-        ]
-        .iter()
-        .map(|raw| MemoryKind::from_code(raw.0))
-        .collect();
-        assert_eq!(
-            kinds,
-            [
-                MemoryKind::Pageable,
-                MemoryKind::Pinned,
-                MemoryKind::Device,
-                MemoryKind::Managed,
-                MemoryKind::Unknown(9)
-            ]
-        );
+        let cases = [
+            (T::cudaMemoryTypeUnregistered, MemoryKind::Pageable),
+            (T::cudaMemoryTypeHost, MemoryKind::Pinned),
+            (T::cudaMemoryTypeDevice, MemoryKind::Device),
+            (T::cudaMemoryTypeManaged, MemoryKind::Managed),
+            (sys::cudaMemoryType(9), MemoryKind::Unknown(9)),
+        ];
+        for (raw, kind) in cases {
+            assert_eq!(MemoryKind::from_code(raw.0), kind, "{raw:?}");
+        }
     }
 
     #[test]

@@ -50,7 +50,7 @@ use cudart_graph_sys as sys;
 use crate::device::Device;
 use crate::error::{check, Result};
 use crate::memory::{Allocation, DeviceBuffer, DeviceRepr, FreeKind, KeepAlive};
-use crate::release::record_drop_error;
+use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
 
 /// How to create a [`MemoryPool`].
@@ -82,15 +82,26 @@ unsafe impl Send for PoolHandle {}
 // SAFETY: every operation through `&PoolHandle` is a thread-safe runtime call.
 unsafe impl Sync for PoolHandle {}
 
+/// `cudaMemPoolGetAttribute` and `cudaMemPoolSetAttribute`.
+type AttributeCall =
+    unsafe extern "C" fn(sys::cudaMemPool_t, sys::cudaMemPoolAttr, *mut c_void) -> sys::cudaError_t;
+
+/// The reuse rules of every pool of this crate (C ints): memory is reused only once its free
+/// has completed on the device (see the module docs, "Freeing").
+const REUSE_RULES: [(sys::cudaMemPoolAttr, i32); 3] = [
+    (sys::cudaMemPoolAttr::cudaMemPoolReuseFollowEventDependencies, 0),
+    (sys::cudaMemPoolAttr::cudaMemPoolReuseAllowInternalDependencies, 0),
+    (sys::cudaMemPoolAttr::cudaMemPoolReuseAllowOpportunistic, 1),
+];
+
 impl Drop for PoolHandle {
     fn drop(&mut self) {
         if !self.owned {
             return;
         }
-        if crate::release::in_host_fn() {
-            // CUDA calls are not allowed inside a host function: destroy it elsewhere.
+        // CUDA calls are not allowed inside a host function: destroy it elsewhere.
+        if deferred_in_host_fn(|| PoolHandle { raw: self.raw, device: self.device, owned: true }) {
             self.owned = false;
-            crate::release::defer_drop(PoolHandle { raw: self.raw, device: self.device, owned: true });
             return;
         }
         // SAFETY: the pool was created by this crate and is destroyed once. Every allocation
@@ -188,25 +199,9 @@ impl MemoryPool {
     /// Turns off the reuse of memory whose free is still pending behind other work (see the
     /// module docs, "Freeing").
     fn reuse_only_completed_frees(&self) -> Result<()> {
-        use sys::cudaMemPoolAttr as A;
-        let rules = [
-            (A::cudaMemPoolReuseFollowEventDependencies, 0),
-            (A::cudaMemPoolReuseAllowInternalDependencies, 0),
-            (A::cudaMemPoolReuseAllowOpportunistic, 1),
-        ];
-        for (attribute, value) in rules {
-            let mut value: i32 = value;
-            check(
-                // SAFETY: the pool is alive; the reuse attributes are C ints, which `value` is.
-                unsafe {
-                    sys::cudaMemPoolSetAttribute(
-                        self.handle.raw,
-                        attribute,
-                        ptr::from_mut(&mut value).cast::<c_void>(),
-                    )
-                },
-                "cudaMemPoolSetAttribute",
-            )?;
+        for (attribute, value) in REUSE_RULES {
+            // SAFETY: the reuse rules are C ints.
+            unsafe { self.attribute(attribute, Some(value)) }?;
         }
         Ok(())
     }
@@ -220,27 +215,12 @@ impl MemoryPool {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn reuses_only_completed_frees(&self) -> Result<bool> {
-        use sys::cudaMemPoolAttr as A;
-        let mut values = [0i32; 3];
-        let attributes = [
-            A::cudaMemPoolReuseFollowEventDependencies,
-            A::cudaMemPoolReuseAllowInternalDependencies,
-            A::cudaMemPoolReuseAllowOpportunistic,
-        ];
-        for (attribute, value) in attributes.into_iter().zip(values.iter_mut()) {
-            check(
-                // SAFETY: the pool is alive; the reuse attributes are C ints, which `value` is.
-                unsafe {
-                    sys::cudaMemPoolGetAttribute(
-                        self.handle.raw,
-                        attribute,
-                        ptr::from_mut(value).cast::<c_void>(),
-                    )
-                },
-                "cudaMemPoolGetAttribute",
-            )?;
+        let mut all_set = true;
+        for (attribute, value) in REUSE_RULES {
+            // SAFETY: the reuse rules are C ints.
+            all_set &= unsafe { self.attribute::<i32>(attribute, None) }? == value;
         }
-        Ok(values == [0, 0, 1])
+        Ok(all_set)
     }
 
     /// Sets how many bytes of freed memory the pool keeps reserved across stream
@@ -252,18 +232,9 @@ impl MemoryPool {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
-        let mut value = bytes;
-        // SAFETY: the pool is alive; this attribute is a cuuint64_t, which `value` is.
-        check(
-            unsafe {
-                sys::cudaMemPoolSetAttribute(
-                    self.handle.raw,
-                    sys::cudaMemPoolAttr::cudaMemPoolAttrReleaseThreshold,
-                    ptr::from_mut(&mut value).cast::<c_void>(),
-                )
-            },
-            "cudaMemPoolSetAttribute",
-        )
+        // SAFETY: the release threshold is a cuuint64_t.
+        unsafe { self.attribute(sys::cudaMemPoolAttr::cudaMemPoolAttrReleaseThreshold, Some(bytes)) }?;
+        Ok(())
     }
 
     /// The release threshold (`cudaMemPoolAttrReleaseThreshold`).
@@ -372,21 +343,31 @@ impl MemoryPool {
         self.handle.raw
     }
 
+    /// Reads `attribute` of a `cuuint64_t` value: the release threshold, used or reserved memory.
     fn attribute_u64(&self, attribute: sys::cudaMemPoolAttr) -> Result<u64> {
-        let mut value = 0u64;
-        check(
-            // SAFETY: the pool is alive (`self` holds it); every caller passes a cuuint64_t
-            // attribute (release threshold, used or reserved memory), so CUDA writes 8 bytes
-            // into `value`, a writable u64.
-            unsafe {
-                sys::cudaMemPoolGetAttribute(
-                    self.handle.raw,
-                    attribute,
-                    ptr::from_mut(&mut value).cast::<c_void>(),
-                )
-            },
-            "cudaMemPoolGetAttribute",
-        )?;
+        // SAFETY: every caller passes one of those attributes, whose C type (cuuint64_t) is u64.
+        unsafe { self.attribute(attribute, None) }
+    }
+
+    /// Reads `attribute` (`cudaMemPoolGetAttribute`), or with `set` writes it
+    /// (`cudaMemPoolSetAttribute`) and returns the value written.
+    ///
+    /// # Safety
+    /// `V` is the attribute's C type: `int` (`i32`) for the reuse rules, `cuuint64_t` (`u64`)
+    /// for the release threshold and the memory counters.
+    unsafe fn attribute<V: Copy + Default>(
+        &self,
+        attribute: sys::cudaMemPoolAttr,
+        set: Option<V>,
+    ) -> Result<V> {
+        let (call, name): (AttributeCall, _) = match set {
+            Some(_) => (sys::cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute"),
+            None => (sys::cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute"),
+        };
+        let mut value = set.unwrap_or_default();
+        // SAFETY: the pool is alive (`self` holds it); CUDA reads or writes one value of the
+        // attribute's C type, which the caller promises `V` is, through the pointer to `value`.
+        check(unsafe { call(self.handle.raw, attribute, ptr::from_mut(&mut value).cast::<c_void>()) }, name)?;
         Ok(value)
     }
 }

@@ -5,25 +5,20 @@
 //
 // Every kernel writes out[i] = awq_item_work(i, costs[i], salt) for each i < n exactly once;
 // only the order and the thread that does it differ, so every output is bit-identical to the
-// CPU reference (src/workload.rs: item_work). No kernel calls a CUDA API that returns a status:
+// CPU reference (src/workload.rs: item_work, chapter-common's lcg_rounds). No kernel calls a CUDA API that returns a status:
 // they use atomics, shuffles, votes and barriers only.
 //
 // Counters (`next`) are zeroed by the host before each launch. A claim may run past n by at
 // most one claim per group of lanes (the host keeps n <= 2^30, so it cannot wrap).
 #include <stdint.h>
 
+#include "chapter_common_work.cuh"
+
 #define AWQ_FULL_MASK 0xffffffffu
 
-// `cost` rounds of an LCG step followed by an xorshift, seeded by the item's index and the salt.
-// Integer-only, so the GPU and the CPU agree bit for bit; one dependency chain, so the compiler
-// cannot shorten it.
+// An item's work: `cost` rounds from the item's index and the salt (chapter_common_work.cuh).
 static __device__ __forceinline__ uint32_t awq_item_work(uint32_t index, uint32_t cost, uint32_t salt) {
-    uint32_t x = (index * 0x9E3779B9u) ^ salt;
-    for (uint32_t k = 0; k < cost; ++k) {
-        x = x * 1664525u + 1013904223u;
-        x ^= x >> 15;
-    }
-    return x;
+    return cc_lcg_rounds(index, cost, salt);
 }
 
 // (1) Static: block b owns the b-th contiguous tile of ceil(n / gridDim.x) items; its threads

@@ -30,13 +30,13 @@ pub use program::Program;
 mod variants;
 mod workload;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Preset, Report, Samples};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device};
+use cuda_graph::CudaError;
 use serde_json::json;
 
-pub use variants::Variant;
-pub use workload::{item_work, Workload};
+pub use variants::{Lineup, Variant};
+pub use workload::{item_work, Costs, Workload};
 
 use variants::Bench;
 
@@ -45,36 +45,57 @@ use variants::Bench;
 pub const MAX_ITEMS: u32 = 1 << 30;
 
 /// What to run: the workload, the grid, and the variants' parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Work items.
-    pub items: u32,
     /// Timed runs of each variant after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the costs (and of the salt mixed into every result).
+    #[arg(skip)]
     pub seed: u64,
-    /// Iterations of a light item; each item gets up to a quarter more at random.
-    pub light_cost: u32,
-    /// How many times costlier every item of a hot span is.
+    /// Work items (default: 4194304, or 65536 with --quick).
+    #[arg(long, value_name = "N")]
+    pub items: u32,
+    /// How many times costlier every item of a hot span is (1: uniform work).
+    #[arg(long, value_name = "X")]
     pub heavy_factor: u32,
+    /// Iterations of a light item; each item gets up to a quarter more at random.
+    #[arg(skip)]
+    pub light_cost: u32,
     /// Items per span; a span is hot or light as a whole.
+    #[arg(skip)]
     pub span: u32,
     /// One span in this many is hot.
+    #[arg(skip)]
     pub hot_one_in: u32,
     /// Threads per block, a multiple of 32.
+    #[arg(skip)]
     pub threads_per_block: u32,
     /// Blocks per SM in the persistent grid all variants share.
+    #[arg(skip)]
     pub blocks_per_sm: u32,
     /// Items per claim of the warp-leader kernel (variant 3), a power of two.
+    #[arg(skip)]
     pub batch: u32,
     /// Items a block claims at once in the hierarchical kernel, a multiple of 32.
+    #[arg(skip)]
     pub block_chunk: u32,
     /// Batch sizes of the sweep (powers of two).
+    #[arg(skip)]
     pub sweep: Vec<u32>,
     /// Also run the uniform-cost control (the same items with `heavy_factor` 1) and report the
     /// dynamic warp kernel against the best static variant there (skipped when `heavy_factor`
-    /// is already 1).
+    /// is already 1, and with [`Lineup::Listing`] or [`Costs::Sawtooth`]).
+    #[arg(skip)]
     pub uniform_control: bool,
+    /// How the costs are drawn: the port's hot spans, or the listing's sawtooth.
+    #[arg(skip = Costs::HotSpans)]
+    pub costs: Costs,
+    /// Which kernels run on which grid: the port's six and the sweep, or the listing's two.
+    #[arg(skip = Lineup::Port)]
+    pub lineup: Lineup,
 }
 
 impl Default for Options {
@@ -95,6 +116,8 @@ impl Default for Options {
             block_chunk: 512,
             sweep: vec![1, 2, 4, 8, 16, 32, 64],
             uniform_control: true,
+            costs: Costs::HotSpans,
+            lineup: Lineup::Port,
         }
     }
 }
@@ -103,6 +126,22 @@ impl Options {
     /// Small and fast (for tests and `--quick`): 64 Ki items of light cost 16, two runs.
     pub fn quick() -> Options {
         Options { items: 1 << 16, runs: 2, light_cost: 16, span: 1024, ..Options::default() }
+    }
+
+    /// The chapter listing's workload (`atomic_work_queue.cu`): 1 Mi items, item `i` does
+    /// `i & 255` rounds, its static kernel and its warp-batched dynamic kernel (batches of 32)
+    /// each over 4096 blocks of 256 threads, one thread per item.
+    pub fn listing() -> Options {
+        Options {
+            items: 1 << 20,
+            threads_per_block: 256,
+            batch: 32,
+            sweep: Vec::new(),
+            uniform_control: false,
+            costs: Costs::Sawtooth,
+            lineup: Lineup::Listing,
+            ..Options::default()
+        }
     }
 
     /// Refuses what the kernels cannot run correctly, before any CUDA call.
@@ -132,6 +171,21 @@ impl Options {
         std::iter::once(self.batch)
             .chain(self.sweep.iter().copied())
             .find(|b| !b.is_power_of_two() || *b > 4096)
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    let options = Options::listing();
+    Book::Preset {
+        preset: Preset { quick: Options { items: 1 << 16, runs: 2, ..options.clone() }, options },
+        note: "atomic_work_queue.cu: 1 Mi items, item i does i & 255 rounds; the static kernel and the \
+               warp-batched dynamic kernel (32 per claim) each over 4096 blocks of 256, one thread per \
+               item. Not as listed: a round is an LCG step and an xorshift, checked against the CPU \
+               (the listing adds sinf(x) * cosf(x) and checks nothing), and the figure is the median \
+               of timed runs after a warm-up (the listing times each kernel once, static first, cold). \
+               The port's default: 4 Mi items with hot spans on a persistent grid, six kernels.",
     }
 }
 
@@ -185,37 +239,46 @@ fn first_difference(a: &[u32], b: &[u32]) -> Option<(usize, u32, u32)> {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
     let workload = Workload::build(options);
     let reference = workload.reference();
 
-    let blocks = (properties.multiprocessors.max(1) as u32).saturating_mul(options.blocks_per_sm);
+    let listing = options.lineup == Lineup::Listing;
+    let blocks = if listing {
+        options.items.div_ceil(options.threads_per_block)
+    } else {
+        (properties.multiprocessors.max(1) as u32).saturating_mul(options.blocks_per_sm)
+    };
     let config = LaunchConfig::new(blocks, options.threads_per_block);
     let mut bench = Bench::new(&workload, config)?;
 
-    let main_variants = [
-        ("static", Variant::Static),
-        ("static_per_item", Variant::StaticPerItem),
-        ("static_grid_stride", Variant::StaticGridStride),
-        ("dynamic_per_thread", Variant::DynamicPerThread),
-        ("dynamic_warp", Variant::WarpBatched(options.batch)),
-        ("hierarchical", Variant::Hierarchical(options.block_chunk)),
-    ];
+    let main_variants: &[(&str, Variant)] = if listing {
+        &[("static_per_item", Variant::StaticPerItem), ("dynamic_warp", Variant::WarpBatched(options.batch))]
+    } else {
+        &[
+            ("static", Variant::Static),
+            ("static_per_item", Variant::StaticPerItem),
+            ("static_grid_stride", Variant::StaticGridStride),
+            ("dynamic_per_thread", Variant::DynamicPerThread),
+            ("dynamic_warp", Variant::WarpBatched(options.batch)),
+            ("hierarchical", Variant::Hierarchical(options.block_chunk)),
+        ]
+    };
     let mut main = Vec::new();
-    for (label, variant) in main_variants {
+    for &(label, variant) in main_variants {
         main.push((label, measure(&mut bench, variant, options.runs, &reference)?));
     }
     let mut sweep = Vec::new();
-    for &batch in &options.sweep {
+    for &batch in if listing { &[][..] } else { &options.sweep[..] } {
         sweep.push(measure(&mut bench, Variant::WarpBatched(batch), options.runs, &reference)?);
     }
     drop(bench);
 
     // The uniform-cost control: the same items and grid, every item light.
     let mut control = Vec::new();
-    if options.uniform_control && options.heavy_factor > 1 {
+    let run_control =
+        options.uniform_control && options.heavy_factor > 1 && !listing && options.costs == Costs::HotSpans;
+    if run_control {
         let uniform = Workload::build(&Options { heavy_factor: 1, ..options.clone() });
         let uniform_reference = uniform.reference();
         let mut bench = Bench::new(&uniform, config)?;
@@ -240,11 +303,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     report.data("best_static", json!(best_variant.name()));
     report.figure("best_static_variant", static_index(best_variant), "index");
     report.figure("dynamic_over_static", best_static_ms / ms("dynamic_warp"), "x");
-    report.figure("per_thread_over_static", best_static_ms / ms("dynamic_per_thread"), "x");
-    report.figure("hierarchical_over_static", best_static_ms / ms("hierarchical"), "x");
-    report.figure("dynamic_over_static_tiles", ms("static") / ms("dynamic_warp"), "x");
     report.figure("dynamic_over_static_per_item", ms("static_per_item") / ms("dynamic_warp"), "x");
-    report.figure("dynamic_over_static_grid_stride", ms("static_grid_stride") / ms("dynamic_warp"), "x");
+    if !listing {
+        report.figure("per_thread_over_static", best_static_ms / ms("dynamic_per_thread"), "x");
+        report.figure("hierarchical_over_static", best_static_ms / ms("hierarchical"), "x");
+        report.figure("dynamic_over_static_tiles", ms("static") / ms("dynamic_warp"), "x");
+        report.figure("dynamic_over_static_grid_stride", ms("static_grid_stride") / ms("dynamic_warp"), "x");
+    }
     if let Some(dynamic) = control.iter().find(|m| matches!(m.variant, Variant::WarpBatched(_))) {
         let (uniform_best, uniform_best_ms) = fastest_static(control.iter());
         report.figure("uniform_best_static_ms", uniform_best_ms, "ms");
@@ -259,26 +324,30 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             uniform_best_ms
         ));
     }
-    report.note(format!(
-        "headline against the fastest static variant of this run: {} ({:.3} ms); tiles {:.3}, \
-         per item {:.3}, grid-stride {:.3} ms",
-        best_variant.name(),
-        best_static_ms,
-        ms("static"),
-        ms("static_per_item"),
-        ms("static_grid_stride")
-    ));
+    if !listing {
+        report.note(format!(
+            "headline against the fastest static variant of this run: {} ({:.3} ms); tiles {:.3}, \
+             per item {:.3}, grid-stride {:.3} ms",
+            best_variant.name(),
+            best_static_ms,
+            ms("static"),
+            ms("static_per_item"),
+            ms("static_grid_stride")
+        ));
+    }
     let best = sweep.iter().min_by(|a, b| a.samples.median().total_cmp(&b.samples.median()));
     if let Some(Measured { variant: Variant::WarpBatched(batch), samples, .. }) = best {
         report.figure("best_batch", f64::from(*batch), "items");
         report.figure("best_batch_ms", samples.median(), "ms");
     }
-    report.figure("static_tile_imbalance", workload.tile_imbalance(blocks), "x");
+    if !listing {
+        report.figure("static_tile_imbalance", workload.tile_imbalance(blocks), "x");
+    }
     report.figure("items", f64::from(options.items), "items");
 
     let all: Vec<&Measured> = main.iter().map(|(_, m)| m).chain(&sweep).collect();
     let control_mismatch = control.iter().find_map(|m| m.mismatch.as_deref());
-    if options.uniform_control && options.heavy_factor > 1 {
+    if run_control {
         report.check(
             "uniform control matches its CPU reference",
             control_mismatch.is_none(),
@@ -314,25 +383,42 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     );
 
     report.note(format!(
-        "{} ({} SMs): grid {blocks} x {} threads for every variant but static_per_item \
-         (one thread per item: {} blocks)",
+        "{} ({} SMs): {}",
         properties.name,
         properties.multiprocessors,
-        options.threads_per_block,
-        options.items.div_ceil(options.threads_per_block)
+        if listing {
+            format!(
+                "the listing's two kernels, each over {blocks} x {} threads, one thread per item",
+                options.threads_per_block
+            )
+        } else {
+            format!(
+                "grid {blocks} x {} threads for every variant but static_per_item (one thread per \
+                 item: {} blocks)",
+                options.threads_per_block,
+                options.items.div_ceil(options.threads_per_block)
+            )
+        }
     ));
-    report.note(format!(
-        "{} items, {} of {} spans of {} hot ({}x costlier, {:.0}% of {:.3e} iterations); \
-         static tiles: costliest {:.2}x the mean",
-        options.items,
-        workload.hot_spans,
-        workload.spans,
-        options.span,
-        options.heavy_factor,
-        100.0 * workload.hot_share(options),
-        workload.total_cost() as f64,
-        workload.tile_imbalance(blocks),
-    ));
+    report.note(match options.costs {
+        Costs::Sawtooth => format!(
+            "{} items, item i costs i % 256 rounds (the listing's sawtooth), {:.3e} iterations",
+            options.items,
+            workload.total_cost() as f64
+        ),
+        Costs::HotSpans => format!(
+            "{} items, {} of {} spans of {} hot ({}x costlier, {:.0}% of {:.3e} iterations); \
+             static tiles: costliest {:.2}x the mean",
+            options.items,
+            workload.hot_spans,
+            workload.spans,
+            options.span,
+            options.heavy_factor,
+            100.0 * workload.hot_share(options),
+            workload.total_cost() as f64,
+            workload.tile_imbalance(blocks),
+        ),
+    });
     report.data("variants", variants_json(all.iter().copied()));
     report.data("uniform_variants", variants_json(control.iter()));
     Ok(report)
@@ -390,8 +476,7 @@ fn fastest_static<'a>(measured: impl Iterator<Item = &'a Measured>) -> (Variant,
 /// assert!(atomic_work_queue::headline(&report).ends_with("; uniform 0.98x"));
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
-    let best = figure("best_static_variant");
+    let best = report.figure_or_nan("best_static_variant");
     let name = STATIC_VARIANTS
         .iter()
         .enumerate()
@@ -399,9 +484,9 @@ pub fn headline(report: &Report) -> String {
         .map_or_else(|| "?".to_string(), |(_, v)| v.name());
     let mut line = format!(
         "dynamic {:.2}x over best static ({name}) ({:.2} vs {:.2} ms)",
-        figure("dynamic_over_static"),
-        figure("dynamic_warp_ms"),
-        figure("best_static_ms")
+        report.figure_or_nan("dynamic_over_static"),
+        report.figure_or_nan("dynamic_warp_ms"),
+        report.figure_or_nan("best_static_ms")
     );
     if let Some(uniform) = report.figure_value("uniform_dynamic_over_static") {
         line.push_str(&format!("; uniform {uniform:.2}x"));
@@ -417,13 +502,12 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().items < Options::default().items);
         chapter_common::assert_options_checked::<Program>(&[
-            ("items", Options { items: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
             ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
             ("batch", Options { sweep: vec![1, 3], ..Options::quick() }),
             ("block_chunk", Options { block_chunk: 48, ..Options::quick() }),
             ("light_cost", Options { light_cost: 0, ..Options::quick() }),
         ]);
+        chapter_common::assert_flags_refused::<Program>(&["--items=0"]);
     }
 
     fn measured(variant: Variant, ms: &[f64]) -> Measured {

@@ -41,6 +41,18 @@ cuda_graph::kernels! {
     );
 }
 
+/// Which kernels run, and on which grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lineup {
+    /// The port's: every variant and the batch sweep (and the uniform-cost control), all but
+    /// `static_per_item` on the persistent grid of `SMs x blocks_per_sm` blocks.
+    Port,
+    /// The chapter listing's two kernels, `static_per_item` and the warp-batched `dynamic_warp`,
+    /// both over a full grid of one thread per item (`ceil(items / threads_per_block)` blocks);
+    /// no other variant, no sweep, no control.
+    Listing,
+}
+
 /// One way of handing the items to the grid's threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
@@ -157,17 +169,13 @@ impl Bench {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("awq_static_tiles", super::awq_static_tiles().check_types()),
-            ("awq_static_per_item", super::awq_static_per_item().check_types()),
-            ("awq_static_grid_stride", super::awq_static_grid_stride().check_types()),
-            ("awq_dynamic_per_thread", super::awq_dynamic_per_thread().check_types()),
-            ("awq_warp_batched", super::awq_warp_batched().check_types()),
-            ("awq_hierarchical", super::awq_hierarchical().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
+        chapter_common::assert_kernel_types! {
+            awq_static_tiles, awq_static_per_item, awq_static_grid_stride, awq_dynamic_per_thread,
+            awq_warp_batched, awq_hierarchical
         }
     }
 }

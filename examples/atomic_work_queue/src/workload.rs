@@ -8,6 +8,17 @@ use chapter_common::Rng;
 
 use crate::Options;
 
+/// How the items' costs are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Costs {
+    /// The port's: every item costs `light_cost` plus up to a quarter more, and one span in
+    /// `hot_one_in` is `heavy_factor` times costlier (seeded).
+    HotSpans,
+    /// The chapter listing's: item `i` costs `i % 256` (its `work = idx & 255`), a sawtooth
+    /// with no hot spans; `light_cost`, `heavy_factor`, `span` and `hot_one_in` are unused.
+    Sawtooth,
+}
+
 /// The work of one item: `cost` rounds of an LCG step and an xorshift, started from the item's
 /// index and `salt`. The kernels in `kernels/work_queue.cu` (`awq_item_work`) do the same in
 /// the same 32-bit integer arithmetic, so results match exactly.
@@ -18,49 +29,49 @@ use crate::Options;
 /// assert_ne!(item_work(5, 10, 7), item_work(5, 11, 7));
 /// ```
 pub fn item_work(index: u32, cost: u32, salt: u32) -> u32 {
-    let mut x = index.wrapping_mul(0x9e37_79b9) ^ salt;
-    for _ in 0..cost {
-        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        x ^= x >> 15;
-    }
-    x
+    chapter_common::lcg_rounds(index, cost, salt)
 }
 
 /// The inputs of one run: a cost per item and the salt mixed into every result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workload {
-    /// Iterations of [`item_work`] for each item; never zero.
+    /// Iterations of [`item_work`] for each item; never zero with [`Costs::HotSpans`].
     pub costs: Vec<u32>,
     /// Mixed into every item's start value (from the seed).
     pub salt: u32,
-    /// Spans of `Options::span` items the array is cut into.
+    /// Spans of `Options::span` items the array is cut into (0 with [`Costs::Sawtooth`]).
     pub spans: usize,
     /// How many of them are hot (every item `heavy_factor` times costlier).
     pub hot_spans: usize,
 }
 
+/// The listing's period: item `i` costs `i % SAWTOOTH` with [`Costs::Sawtooth`].
+pub const SAWTOOTH: u32 = 256;
+
 impl Workload {
     /// Builds the costs from `options.seed`: every item costs `light_cost` plus up to a quarter
     /// more; exactly `max(1, spans / hot_one_in)` spans, picked at random, are hot and cost
     /// `heavy_factor` times that. Hot data comes in runs, as in real inputs (dense regions of a
-    /// mesh, hub vertices stored together), which is what defeats a fixed split.
+    /// mesh, hub vertices stored together), which is what defeats a fixed split. With
+    /// [`Costs::Sawtooth`] item `i` costs `i % 256` instead (the salt still comes from the seed).
+    ///
+    /// ```
+    /// use atomic_work_queue::{Costs, Options, Workload};
+    /// let w = Workload::build(&Options { items: 600, costs: Costs::Sawtooth, ..Options::quick() });
+    /// assert_eq!((w.costs[0], w.costs[255], w.costs[256], w.costs[599]), (0, 255, 0, 87));
+    /// ```
     pub fn build(options: &Options) -> Workload {
         let mut rng = Rng::new(options.seed);
         let salt = rng.next_u64() as u32;
         let items = options.items as usize;
+        if options.costs == Costs::Sawtooth {
+            let costs = (0..options.items).map(|i| i % SAWTOOTH).collect();
+            return Workload { costs, salt, spans: 0, hot_spans: 0 };
+        }
         let span = options.span.max(1) as usize;
         let spans = items.div_ceil(span);
         let hot_spans = (spans / options.hot_one_in.max(1) as usize).clamp(1, spans.max(1));
-        // A partial Fisher-Yates shuffle picks which spans are hot.
-        let mut order: Vec<usize> = (0..spans).collect();
-        for k in 0..hot_spans {
-            let pick = k + rng.below((spans - k) as u32) as usize;
-            order.swap(k, pick);
-        }
-        let mut hot = vec![false; spans];
-        for &s in &order[..hot_spans] {
-            hot[s] = true;
-        }
+        let hot = rng.flags(spans, hot_spans);
         let jitter = options.light_cost / 4 + 1;
         let costs = (0..items)
             .map(|i| {
@@ -150,6 +161,16 @@ mod tests {
         let heavy = w.costs.iter().filter(|&&c| c >= options.light_cost * options.heavy_factor).count();
         assert_eq!(heavy, w.hot_spans * options.span as usize);
         assert!(w.hot_share(&options) > 0.2 && w.hot_share(&options) < 0.8);
+    }
+
+    #[test]
+    fn the_sawtooth_is_the_listings_work_per_item() {
+        let options = Options { items: 1000, costs: Costs::Sawtooth, ..Options::quick() };
+        let w = Workload::build(&options);
+        assert!(w.costs.iter().enumerate().all(|(i, &c)| c == (i as u32) & 255));
+        assert_eq!(w.total_cost(), 3 * (255 * 256 / 2) + (0..232).sum::<u64>());
+        assert_eq!((w.spans, w.hot_spans), (0, 0));
+        assert_eq!(w.salt, Workload::build(&Options { items: 1000, ..Options::quick() }).salt);
     }
 
     #[test]

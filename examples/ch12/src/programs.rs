@@ -1,12 +1,22 @@
 //! The chapter programs, in the chapter's order. Each entry runs one example crate's
-//! `run(&Options)` in-process and turns its report into a table row.
+//! `run(&Options)` in-process, on the port's own workload or on the chapter listing's
+//! ([`ChapterProgram::book`]), and turns its report into a table cell.
 //!
 //! Every example crate implements [`ChapterProgram`] on its `Program`: its options at chapter
-//! scale (`Default`) and quick, `run`, and `headline` (the figure the table shows).
+//! scale (`Default`) and quick, `run`, `headline` (the figure the table shows) and `book`.
 
 use chapter_common::{ChapterProgram, ExampleError, Report, Verdict};
 
-use crate::table::{Check, Row};
+use crate::table::{Cell, Check, Listing};
+
+/// Which workload a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// The port's own (its `Options::default()`, or quick).
+    Port,
+    /// The chapter listing's ([`ChapterProgram::book_options`]).
+    Book,
+}
 
 /// One chapter program.
 pub struct Program {
@@ -14,43 +24,49 @@ pub struct Program {
     pub name: &'static str,
     /// What the chapter's own program measured on an H100.
     pub claim: &'static str,
-    /// Runs it (quick: small sizes) with its claim and returns its row (see [`Program::row`]).
-    pub run: fn(bool, &'static str) -> Row,
+    /// What the chapter's listing is for it.
+    pub listing: Listing,
+    /// Runs it on a workload (quick: small sizes) and returns its cell (see [`Program::cell`]).
+    pub run: fn(Workload, bool) -> Cell,
 }
 
 impl Program {
-    /// Runs it (quick: small sizes) and returns its row.
-    pub fn row(&self, quick: bool) -> Row {
-        (self.run)(quick, self.claim)
+    /// Runs it on `workload` (quick: small sizes) and returns its cell.
+    pub fn cell(&self, workload: Workload, quick: bool) -> Cell {
+        (self.run)(workload, quick)
     }
 }
 
-/// The row for one finished run.
-fn row(
-    program: &'static str,
-    claim: &'static str,
-    outcome: Result<Report, ExampleError>,
-    headline: fn(&Report) -> String,
-) -> Row {
-    let (check, headline, failures) = match outcome {
+/// The cell for one finished run.
+fn cell(outcome: Result<Report, ExampleError>, headline: fn(&Report) -> String) -> Cell {
+    match outcome {
         Ok(report) => match report.verdict() {
-            Verdict::Pass => (Check::Pass, headline(&report), Vec::new()),
-            Verdict::Fail(failed) => (Check::Fail, headline(&report), failed),
+            Verdict::Pass => Cell { check: Check::Pass, headline: headline(&report), failures: Vec::new() },
+            Verdict::Fail(failed) => {
+                Cell { check: Check::Fail, headline: headline(&report), failures: failed }
+            }
         },
-        Err(err) => (Check::Fail, format!("error: {err}"), vec![err.to_string()]),
-    };
-    Row { program, check, headline, claim, failures }
+        Err(err) => Cell::failed(err.to_string()),
+    }
 }
 
-/// Runs `P` (quick: its small sizes) and returns its row.
-fn run_program<P: ChapterProgram>(quick: bool, claim: &'static str) -> Row {
-    let options = if quick { P::quick_options() } else { P::Options::default() };
-    row(P::NAME, claim, P::run(&options), P::headline)
+/// Runs `P` on `workload` (quick: its small sizes) and returns its cell; a listing with no
+/// workload to run gives a failed cell that says so (the runner does not ask for one).
+fn run_program<P: ChapterProgram>(workload: Workload, quick: bool) -> Cell {
+    let options = match workload {
+        Workload::Port if quick => Some(P::quick_options()),
+        Workload::Port => Some(P::Options::default()),
+        Workload::Book => P::book_options(quick),
+    };
+    match options {
+        Some(options) => cell(P::run(&options), P::headline),
+        None => Cell::failed(format!("{}: the chapter has no workload of its own to run here", P::NAME)),
+    }
 }
 
 /// The entry for the chapter program `P`, with what the chapter claims for it.
 fn program<P: ChapterProgram>(claim: &'static str) -> Program {
-    Program { name: P::NAME, claim, run: run_program::<P> }
+    Program { name: P::NAME, claim, listing: Listing::of(&P::book()), run: run_program::<P> }
 }
 
 /// Every ported program, in the chapter's order.
@@ -82,4 +98,41 @@ pub fn all() -> Vec<Program> {
         program::<graph_bandwidth::Program>("same GB/s for big copies; graphs only cut launch cost"),
         // (one line per ported program; keep the chapter's order)
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_program_says_what_the_chapters_listing_is() {
+        for program in all() {
+            let listing = program.listing;
+            assert!(listing.note.len() > 40, "{}: a note says what the listing is", program.name);
+            assert!(
+                ["same", "preset", "no listing", "broken"].contains(&listing.kind),
+                "{}: {}",
+                program.name,
+                listing.kind
+            );
+            assert_eq!(listing.why.is_some(), listing.kind == "broken", "{}", program.name);
+        }
+    }
+
+    #[test]
+    fn the_chapters_broken_programs_are_named_as_such() {
+        let kind = |name: &str| all().into_iter().find(|p| p.name == name).map(|p| p.listing.kind);
+        assert_eq!(kind("cuda_graphs_conditional"), Some("broken"));
+        assert_eq!(kind("dynamic_parallelism"), Some("broken"));
+        assert_eq!(kind("atomic_work_queue"), Some("preset"));
+        assert_eq!(kind("cuda_graphs"), Some("preset"));
+    }
+
+    #[test]
+    fn a_program_without_a_workload_of_the_chapters_refuses_to_run_one() {
+        let program = all().into_iter().find(|p| !p.listing.runs).expect("a program without a listing");
+        let cell = program.cell(Workload::Book, true);
+        assert_eq!(cell.check, Check::Fail);
+        assert!(cell.headline.contains("no workload of its own"), "{}", cell.headline);
+    }
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::summary::{collect, ProgramRuns};
+use crate::summary::{collect, Column, ProgramRuns};
 
 /// The committed run sets, the later ones taking precedence for the programs they hold.
 const RUN_SETS: [&str; 2] = ["results/h100-2026-11-24", "results/h100-2026-11-24-fair-baselines"];
@@ -28,7 +28,7 @@ fn runs_of(dir: &Path) -> Vec<ProgramRuns> {
                 .unwrap_or_else(|| panic!("{}: no JSON line", file.display()))
         })
         .collect();
-    collect(&values).expect("ch12 JSON")
+    collect(&values, Column::Port).expect("ch12 JSON")
 }
 
 /// Every program's runs, a later set replacing an earlier one's entry.

@@ -1,6 +1,8 @@
 //! `ch12 --summarize FILE...`: the median of several runs' headline ratios, from the JSON
 //! objects `ch12 --json` printed, so a README's headline comes from committed outputs and not
-//! from the last (or best) run.
+//! from the last (or best) run: one table for the ports' own workloads and, when the runs hold
+//! any, one for the chapter listings' (`--book`). Outputs written before the listings' runs
+//! existed (no `book` in a row) still read.
 
 use std::fmt::Write as _;
 
@@ -44,16 +46,40 @@ impl ProgramRuns {
     }
 }
 
-/// Reads the `programs` of each run's JSON (in run order) into one entry per program.
-pub fn collect(runs: &[Value]) -> Result<Vec<ProgramRuns>, String> {
+/// Which run of each program a summary reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    /// The port's own workload: the row's `check` and `headline` (absent when "NOT RUN").
+    Port,
+    /// The chapter listing's: the row's `book.check` and `book.headline` (absent when the
+    /// listing did not run, or in outputs from before `--book`).
+    Book,
+}
+
+impl Column {
+    /// The run's check and headline in `row`, if this column ran.
+    fn of(self, row: &Value) -> Option<(&str, &str)> {
+        let cell = match self {
+            Column::Port => row,
+            Column::Book => row.get("book")?,
+        };
+        let check = cell.get("check")?.as_str()?;
+        (check != "NOT RUN").then(|| (check, cell["headline"].as_str().unwrap_or_default()))
+    }
+}
+
+/// Reads the `programs` of each run's JSON (in run order) into one entry per program that ran
+/// in `column`.
+pub fn collect(runs: &[Value], column: Column) -> Result<Vec<ProgramRuns>, String> {
     let mut programs: Vec<ProgramRuns> = Vec::new();
     for (run, value) in runs.iter().enumerate() {
         let rows = value["programs"].as_array().ok_or(format!("run {}: no \"programs\" array", run + 1))?;
         for row in rows {
             let name =
                 row["program"].as_str().ok_or(format!("run {}: a row without \"program\"", run + 1))?;
-            let headline = row["headline"].as_str().unwrap_or_default().to_string();
-            let passed = row["check"].as_str() == Some("PASS");
+            let Some((check, headline)) = column.of(row) else { continue };
+            let headline = headline.to_string();
+            let passed = check == "PASS";
             let entry = match programs.iter_mut().position(|p| p.program == name) {
                 Some(index) => &mut programs[index],
                 None => {
@@ -118,7 +144,13 @@ pub fn summarize(files: &[std::path::PathBuf]) -> Result<String, String> {
             .ok_or(format!("{}: no line with ch12's JSON table (run ch12 with --json)", file.display()))?;
         runs.push(value);
     }
-    Ok(render(&collect(&runs)?, runs.len()))
+    let mut out = render(&collect(&runs, Column::Port)?, runs.len());
+    let book = collect(&runs, Column::Book)?;
+    if !book.is_empty() {
+        out += "\nThe chapter listings' workloads (--book):\n\n";
+        out += &render(&book, runs.len());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -133,6 +165,52 @@ mod tests {
         assert_eq!(headline_ratio("graph 0.93 vs stream 3.44 µs per kernel (3.68x)"), Some(3.68));
         assert_eq!(headline_ratio("graph scratch peak 32 MiB vs 80 MiB"), None);
         assert_eq!(headline_ratio("not run: no CUDA device"), None);
+    }
+
+    #[test]
+    fn book_runs_are_their_own_column_and_old_outputs_have_none() {
+        let runs = [
+            json!({"programs": [
+                {"program": "a", "check": "PASS", "headline": "x 3.00x",
+                 "book": {"kind": "preset", "check": "PASS", "headline": "y 1.50x"}},
+                {"program": "b", "check": "PASS", "headline": "z 2.00x", "book": {"kind": "no listing"}},
+            ]}),
+            json!({"programs": [
+                {"program": "a", "check": "NOT RUN", "headline": "",
+                 "book": {"kind": "preset", "check": "PASS", "headline": "y 1.70x"}},
+            ]}),
+            json!({"programs": [{"program": "a", "check": "PASS", "headline": "x 4.00x"}]}),
+        ];
+        let port = collect(&runs, Column::Port).unwrap();
+        assert_eq!(port.len(), 2);
+        assert_eq!(port[0].ratios, [Some(3.0), None, Some(4.0)], "NOT RUN is no ratio");
+        let book = collect(&runs, Column::Book).unwrap();
+        assert_eq!(book.len(), 1, "b's listing did not run");
+        assert_eq!(book[0].program, "a");
+        assert_eq!(book[0].ratios, [Some(1.5), Some(1.7), None]);
+    }
+
+    #[test]
+    fn a_summary_adds_the_book_table_only_when_listings_ran() {
+        let dir = std::env::temp_dir().join(format!("ch12-summary-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (old, new) = (dir.join("old.txt"), dir.join("new.txt"));
+        std::fs::write(
+            &old,
+            "table\n{\"programs\":[{\"program\":\"a\",\"check\":\"PASS\",\"headline\":\"2.00x\"}]}\n",
+        )
+        .unwrap();
+        let with_book = r#"{"programs":[{"program":"a","check":"PASS","headline":"2.00x","book":{"kind":"preset","check":"PASS","headline":"1.10x"}}]}"#;
+        std::fs::write(&new, format!("{with_book}\n")).unwrap();
+        let only_old = summarize(std::slice::from_ref(&old)).unwrap();
+        assert!(!only_old.contains("--book"), "{only_old}");
+        let both = summarize(&[old, new]).unwrap();
+        assert!(both.contains("| a | 2/2 | 2.00, 2.00 | **2.00x** | 2.00x |"), "{both}");
+        assert!(
+            both.contains("--book") && both.contains("| a | 1/2 | -, 1.10 | **1.10x** | 1.10x |"),
+            "{both}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn run(rows: &[(&str, &str, &str)]) -> Value {
@@ -150,7 +228,7 @@ mod tests {
             run(&[("a", "PASS", "x 5.00x"), ("b", "FAIL", "y 9.00x")]),
             run(&[("a", "PASS", "x 4.00x"), ("b", "PASS", "y 2.00x")]),
         ];
-        let programs = collect(&runs).unwrap();
+        let programs = collect(&runs, Column::Port).unwrap();
         assert_eq!(programs[0].median(), Some(4.0));
         assert_eq!(programs[0].median_headline(), Some("x 4.00x"));
         assert_eq!(programs[1].ratios, [Some(1.0), None, Some(2.0)], "a failed run has no ratio");
@@ -164,7 +242,7 @@ mod tests {
     #[test]
     fn a_program_missing_from_a_run_counts_as_no_ratio() {
         let runs = [run(&[("a", "PASS", "2.00x")]), run(&[("b", "PASS", "3.00x")])];
-        let programs = collect(&runs).unwrap();
+        let programs = collect(&runs, Column::Port).unwrap();
         assert_eq!(programs[0].ratios, [Some(2.0), None]);
         assert_eq!(programs[1].ratios, [None, Some(3.0)]);
     }

@@ -1,22 +1,34 @@
 //! What every chapter program shares: the [`ChapterProgram`] contract and the `main` it drives
-//! ([`main_with`]), the common flags, the [`ExampleError`] every program returns, option checks
-//! ([`OptionCheck`]), a seeded RNG for inputs that are never all zeros, medians of repeated
-//! runs, and the report each program prints (text, or one JSON object with `--json`) with its
-//! PASS/FAIL verdict.
+//! ([`main_with`], and [`main_with_flags`] that reads the program's options from its flags),
+//! the common flags, the [`ExampleError`] every program returns, option checks
+//! ([`OptionCheck`]), the chapter's own workload of each program ([`Book`], `--book`), a seeded
+//! RNG for inputs that are never all zeros, medians of repeated runs, the synthetic work several
+//! programs share, and the report each program prints (text, or one JSON object with `--json`)
+//! with its PASS/FAIL verdict.
 
+mod book;
+mod device;
 mod error;
+mod flags;
 mod options;
 mod program;
 mod report;
 mod rng;
 mod stats;
+mod testing;
+mod work;
 
+pub use book::{Book, Preset};
+pub use device::{device_note, device_zero};
 pub use error::ExampleError;
+pub use flags::{assert_flags_refused, main_with_extra_flags, main_with_flags, NoExtraFlags};
 pub use options::OptionCheck;
 pub use program::{assert_options_checked, main_with, ChapterProgram};
 pub use report::{Report, Verdict};
 pub use rng::Rng;
 pub use stats::{median, time_ms, Samples};
+pub use testing::assert_kernel_types;
+pub use work::{apply_all, lcg_rounds, MulAdd};
 
 /// Flags every program takes (flatten into its own clap struct with `#[command(flatten)]`).
 #[derive(Debug, Clone, clap::Args)]
@@ -24,6 +36,10 @@ pub struct CommonArgs {
     /// Small sizes: a quick correctness pass, not for figures.
     #[arg(long)]
     pub quick: bool,
+    /// Run the workload of the chapter's own listing (sizes, launch shapes, iterations)
+    /// instead of this port's; with --quick, the same shapes smaller.
+    #[arg(long)]
+    pub book: bool,
     /// Print the report as one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -37,6 +53,6 @@ pub struct CommonArgs {
 
 impl Default for CommonArgs {
     fn default() -> CommonArgs {
-        CommonArgs { quick: false, json: false, seed: 0x5eed, runs: 5 }
+        CommonArgs { quick: false, book: false, json: false, seed: 0x5eed, runs: 5 }
     }
 }

@@ -4,17 +4,19 @@
 use std::fmt::Debug;
 use std::process::ExitCode;
 
-use crate::{CommonArgs, ExampleError, Report};
+use crate::{Book, CommonArgs, ExampleError, Report};
 
-/// One chapter program: its options, how to run it, and the figure the chapter table shows.
+/// One chapter program: its options, how to run it, the figure the chapter table shows, and
+/// the workload of the chapter's own listing.
 ///
 /// An example crate implements it on a unit struct (by convention `Program`); its binary's
-/// `main` then calls [`main_with`], `ch12` runs it through [`ChapterProgram::run`] and shows
-/// [`ChapterProgram::headline`], and its unit tests check its option rules with
-/// [`assert_options_checked`].
+/// `main` then calls [`main_with_flags`](crate::main_with_flags) (which drives [`main_with`]),
+/// `ch12` runs it through [`ChapterProgram::run`] and shows
+/// [`ChapterProgram::headline`] (for the port's workload and for [`ChapterProgram::book`]'s),
+/// and its unit tests check its option rules with [`assert_options_checked`].
 ///
 /// ```
-/// use chapter_common::{ChapterProgram, ExampleError, OptionCheck, Report};
+/// use chapter_common::{Book, ChapterProgram, ExampleError, OptionCheck, Preset, Report};
 ///
 /// #[derive(Debug, Clone)]
 /// struct Options { size: u32, runs: usize, seed: u64 }
@@ -44,10 +46,18 @@ use crate::{CommonArgs, ExampleError, Report};
 ///     fn headline(report: &Report) -> String {
 ///         format!("{} elements", report.figure_value("size").unwrap_or(f64::NAN))
 ///     }
+///     fn book() -> Book<Options> {
+///         let listing = Options { size: 1 << 16, ..Options::default() };
+///         Book::Preset {
+///             preset: Preset { quick: Options { runs: 2, ..listing.clone() }, options: listing },
+///             note: "demo.cu: 64 Ki elements (the port: 1 Mi)",
+///         }
+///     }
 /// }
 ///
 /// let report = Demo::run(&Demo::quick_options()).unwrap();
 /// assert_eq!(Demo::headline(&report), "1024 elements");
+/// assert_eq!(Demo::book_options(false).map(|o| o.size), Some(1 << 16));
 /// chapter_common::assert_options_checked::<Demo>(&[("size", Options { size: 0, ..Demo::quick_options() })]);
 /// ```
 pub trait ChapterProgram {
@@ -72,12 +82,26 @@ pub trait ChapterProgram {
 
     /// The one-line summary of a report for the chapter table.
     fn headline(report: &Report) -> String;
+
+    /// The chapter's own listing: whether the default runs its workload, options that do, or
+    /// why there is none to run (see [`Book`]). Its options must pass
+    /// [`ChapterProgram::validate`] ([`assert_options_checked`] checks them).
+    fn book() -> Book<Self::Options>;
+
+    /// The options `--book` runs (quick: the small form), or `None` when the chapter has no
+    /// workload of its own that the port can run.
+    fn book_options(quick: bool) -> Option<Self::Options> {
+        Self::book()
+            .options_or(|quick| if quick { Self::quick_options() } else { Self::Options::default() }, quick)
+    }
 }
 
-/// The body of a program's `main`: the options at chapter scale (or quick), the common flags,
-/// then the program's own flags through `set`; runs it and prints the report (text, or JSON
-/// with `--json`). The exit status fails when a check fails or the program returns an error
-/// (printed as `NAME: error`).
+/// The body of a program's `main`: the options at chapter scale (or quick; with `--book` the
+/// chapter listing's workload, see [`ChapterProgram::book`]), the common flags, then the
+/// program's own flags through `set`; runs it and prints the report (text, or JSON with
+/// `--json`). The exit status fails when a check fails or the program returns an error
+/// (printed as `NAME: error`); `--book` for a program without a workload of the chapter's
+/// prints why and exits with 2.
 ///
 /// ```no_run
 /// # use chapter_common::{ChapterProgram, CommonArgs, ExampleError, Report};
@@ -90,6 +114,7 @@ pub trait ChapterProgram {
 /// #     fn validate(_: &u32) -> Result<(), ExampleError> { Ok(()) }
 /// #     fn run(_: &u32) -> Result<Report, ExampleError> { Ok(Report::new("demo")) }
 /// #     fn headline(_: &Report) -> String { String::new() }
+/// #     fn book() -> chapter_common::Book<u32> { chapter_common::Book::NoListing { note: "" } }
 /// # }
 /// let size: Option<u32> = Some(4096); // from the program's own flags
 /// std::process::exit(match chapter_common::main_with::<Demo>(&CommonArgs::default(), |options| {
@@ -97,11 +122,28 @@ pub trait ChapterProgram {
 /// }) { code if code == std::process::ExitCode::SUCCESS => 0, _ => 1 });
 /// ```
 pub fn main_with<P: ChapterProgram>(common: &CommonArgs, set: impl FnOnce(&mut P::Options)) -> ExitCode {
-    let mut options = if common.quick { P::quick_options() } else { P::Options::default() };
+    let mut options = if !common.book {
+        if common.quick {
+            P::quick_options()
+        } else {
+            P::Options::default()
+        }
+    } else if let Some(options) = P::book_options(common.quick) {
+        options
+    } else {
+        let book = P::book();
+        eprintln!("{}: --book: nothing to run ({}): {}", P::NAME, book.kind(), book.note());
+        return ExitCode::from(2);
+    };
     P::set_runs_and_seed(&mut options, common.runs, common.seed);
     set(&mut options);
     match P::run(&options) {
-        Ok(report) => report.finish(common.json),
+        Ok(mut report) => {
+            if common.book {
+                report.note(format!("--book: the chapter listing's workload: {}", P::book().note()));
+            }
+            report.finish(common.json)
+        }
         Err(err) => {
             eprintln!("{}: {err}", P::NAME);
             ExitCode::FAILURE
@@ -109,18 +151,24 @@ pub fn main_with<P: ChapterProgram>(common: &CommonArgs, set: impl FnOnce(&mut P
     }
 }
 
-/// For a program's unit tests: its default and quick options pass [`ChapterProgram::validate`],
-/// quick is not bigger in runs, and each `(option, options)` of `bad` is refused with
-/// [`ExampleError::Options`] naming that option. Panics otherwise.
+/// For a program's unit tests: its default and quick options, and those of its chapter
+/// workload ([`ChapterProgram::book`], full and quick), pass [`ChapterProgram::validate`], zero
+/// timed runs (set through [`ChapterProgram::set_runs_and_seed`]) is refused as `runs`, and
+/// each `(option, options)` of `bad` is refused with [`ExampleError::Options`] naming that
+/// option. Panics otherwise.
 pub fn assert_options_checked<P: ChapterProgram>(bad: &[(&str, P::Options)]) {
-    for options in [P::Options::default(), P::quick_options()] {
+    let book = [P::book_options(false), P::book_options(true)].into_iter().flatten();
+    for options in [P::Options::default(), P::quick_options()].into_iter().chain(book) {
         if let Err(err) = P::validate(&options) {
             panic!("{}: {options:?} refused: {err}", P::NAME);
         }
     }
-    for (option, options) in bad {
+    let mut no_runs = P::quick_options();
+    P::set_runs_and_seed(&mut no_runs, 0, 1);
+    for (option, options) in std::iter::once(("runs", &no_runs)).chain(bad.iter().map(|(o, opts)| (*o, opts)))
+    {
         match P::validate(options) {
-            Err(ExampleError::Options { option: named, .. }) if named == *option => {}
+            Err(ExampleError::Options { option: named, .. }) if named == option => {}
             other => panic!("{}: {options:?}: want {option} refused, got {other:?}", P::NAME),
         }
     }

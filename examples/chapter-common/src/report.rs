@@ -1,6 +1,6 @@
 //! The report a program prints: named figures, its checks, and the verdict.
 
-use std::fmt::Write as _;
+use std::fmt::{Display, Write as _};
 use std::process::ExitCode;
 
 use serde_json::{json, Map, Value};
@@ -48,9 +48,38 @@ impl Report {
         self.figures.iter().find(|(n, _, _)| n == name).map(|(_, v, _)| *v)
     }
 
+    /// The value of a figure added before, or NaN (what a headline prints for a missing one).
+    pub fn figure_or_nan(&self, name: &str) -> f64 {
+        self.figure_value(name).unwrap_or(f64::NAN)
+    }
+
     /// Adds a check and what was compared.
     pub fn check(&mut self, name: &str, held: bool, detail: impl Into<String>) {
         self.checks.push((name.to_string(), held, detail.into()));
+    }
+
+    /// Adds a check that holds when a comparison found no `problem` (the first difference from
+    /// the CPU reference, say): its detail is the problem, or `ok()` (what agreed) when there
+    /// is none.
+    ///
+    /// ```
+    /// let mut report = chapter_common::Report::new("p");
+    /// report.check_no_problem("graph equals the CPU model", None::<String>, || "4096 values".into());
+    /// report.check_no_problem("stream equals the CPU model", Some("value 3: 7 vs 8"), || unreachable!());
+    /// assert_eq!(report.to_json()["checks"][0]["detail"], "4096 values");
+    /// assert_eq!(report.to_json()["checks"][1]["held"], false);
+    /// assert_eq!(report.to_json()["checks"][1]["detail"], "value 3: 7 vs 8");
+    /// ```
+    pub fn check_no_problem(
+        &mut self,
+        name: &str,
+        problem: Option<impl Display>,
+        ok: impl FnOnce() -> String,
+    ) {
+        match problem {
+            None => self.check(name, true, ok()),
+            Some(problem) => self.check(name, false, problem.to_string()),
+        }
     }
 
     /// Adds a line of context for people (not a check).

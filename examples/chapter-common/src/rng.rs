@@ -42,6 +42,28 @@ impl Rng {
         (0..len).map(|_| self.f32_in(lo, hi)).collect()
     }
 
+    /// `len` flags of which `count` (at most `len`), at places picked at random, are set: a
+    /// partial Fisher-Yates shuffle, one [`below`](Rng::below) per flag set.
+    ///
+    /// ```
+    /// let hot = chapter_common::Rng::new(5).flags(10, 3);
+    /// assert_eq!(hot.iter().filter(|&&h| h).count(), 3);
+    /// assert_eq!(chapter_common::Rng::new(5).flags(10, 3), hot);
+    /// ```
+    pub fn flags(&mut self, len: usize, count: usize) -> Vec<bool> {
+        let count = count.min(len);
+        let mut order: Vec<usize> = (0..len).collect();
+        for k in 0..count {
+            let pick = k + self.below((len - k) as u32) as usize;
+            order.swap(k, pick);
+        }
+        let mut flags = vec![false; len];
+        for &i in &order[..count] {
+            flags[i] = true;
+        }
+        flags
+    }
+
     /// `len` values in `0..bound`.
     pub fn vec_below(&mut self, len: usize, bound: u32) -> Vec<u32> {
         (0..len).map(|_| self.below(bound)).collect()

@@ -1,7 +1,6 @@
 //! The kernel chain: its constants, the CPU reference, and the three ways the program issues
 //! it (launch by launch on a stream, captured from the stream, built node by node).
 
-use chapter_common::Rng;
 use cuda_graph::graph::{CaptureMode, Graph, KernelNode};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DevicePtr, Result, Stream};
@@ -10,35 +9,13 @@ use cuda_graph::{DeviceBuffer, DevicePtr, Result, Stream};
 // (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
 // no larger than the buffers they point into.
 cuda_graph::kernels! {
-    /// One step of the chain: `dst[i] = mix(src[i], mul, add)` for `i < n`.
+    /// One step of the chain: `dst[i] = Step { mul, add }.apply(src[i])` for `i < n`.
     pub unsafe fn cg_step(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
 }
 
-/// The constants of one kernel of the chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
-    /// Multiplier (odd, so the map is a bijection before the xorshift).
-    pub mul: u32,
-    /// Addend.
-    pub add: u32,
-}
-
-/// What one step does to one element; `cg_mix` in `kernels/chain.cu` does the same.
-///
-/// ```
-/// assert_eq!(cuda_graphs::mix(0, 1, 7), 7);
-/// assert_eq!(cuda_graphs::mix(2, 3, 1), 7);
-/// assert_ne!(cuda_graphs::mix(1, 3, 0x8000_0000), 0x8000_0003);
-/// ```
-pub fn mix(x: u32, mul: u32, add: u32) -> u32 {
-    let x = x.wrapping_mul(mul).wrapping_add(add);
-    x ^ (x >> 15)
-}
-
-/// `count` steps with random constants.
-pub fn random_steps(rng: &mut Rng, count: u32) -> Vec<Step> {
-    (0..count).map(|_| Step { mul: rng.next_u64() as u32 | 1, add: rng.next_u64() as u32 }).collect()
-}
+/// The constants of one kernel of the chain; [`Step::apply`] is what `cc_mul_add` in
+/// `kernels/chain.cu` does to one element, [`Step::random`] draws a chain's constants.
+pub type Step = chapter_common::MulAdd;
 
 /// The output of one pass of `steps` over `input`.
 pub fn reference(input: &[u32], steps: &[Step]) -> Vec<u32> {
@@ -56,10 +33,7 @@ pub fn reference(input: &[u32], steps: &[Step]) -> Vec<u32> {
 /// assert_eq!(cuda_graphs::reference_passes(&[2], &steps, 2), cuda_graphs::reference(&once, &steps));
 /// ```
 pub fn reference_passes(input: &[u32], steps: &[Step], passes: u32) -> Vec<u32> {
-    input
-        .iter()
-        .map(|&x| (0..passes).fold(x, |x, _| steps.iter().fold(x, |x, s| mix(x, s.mul, s.add))))
-        .collect()
+    input.iter().map(|&x| (0..passes).fold(x, |x, _| chapter_common::apply_all(x, steps))).collect()
 }
 
 /// The sum of all elements, as a 64-bit number (what the book prints as its checksum).
@@ -122,33 +96,15 @@ pub fn build_pass(
 
 #[cfg(test)]
 mod tests {
+    use chapter_common::Rng;
+
     use super::*;
-
-    #[test]
-    fn multipliers_are_odd_and_seeded() {
-        let steps = random_steps(&mut Rng::new(1), 50);
-        assert!(steps.iter().all(|s| s.mul % 2 == 1));
-        assert_eq!(steps, random_steps(&mut Rng::new(1), 50));
-        assert_ne!(steps, random_steps(&mut Rng::new(2), 50));
-    }
-
-    #[test]
-    fn the_reference_applies_every_step_in_order() {
-        let steps = [Step { mul: 0x9e37_79b9, add: 1 }, Step { mul: 5, add: 0x7f4a_7c15 }];
-        let out = reference(&[2, 10], &steps);
-        assert_eq!(
-            out,
-            [mix(mix(2, 0x9e37_79b9, 1), 5, 0x7f4a_7c15), mix(mix(10, 0x9e37_79b9, 1), 5, 0x7f4a_7c15)]
-        );
-        let swapped = reference(&[2, 10], &[steps[1], steps[0]]);
-        assert_ne!(out, swapped, "order matters, so a reordered chain is caught");
-    }
 
     #[test]
     fn one_changed_constant_changes_the_result() {
         let mut rng = Rng::new(9);
         let input: Vec<u32> = (0..64).map(|_| rng.next_u64() as u32).collect();
-        let steps = random_steps(&mut rng, 20);
+        let steps = Step::random(&mut rng, 20);
         let mut changed = steps.clone();
         changed[10].add ^= 0x5bd1_e995;
         assert_ne!(reference(&input, &steps), reference(&input, &changed));
@@ -162,7 +118,7 @@ mod tests {
         // (almost) every element, so the check counts passes, not just the last one.
         let mut rng = Rng::new(0x5eed);
         let input: Vec<u32> = (0..1000).map(|_| rng.next_u64() as u32).collect();
-        let steps = random_steps(&mut rng, 6);
+        let steps = Step::random(&mut rng, 6);
         let at = |passes| reference_passes(&input, &steps, passes);
         for passes in [1, 2, 20, 21] {
             let (fewer, want, more) = (at(passes - 1), at(passes), at(passes + 1));
@@ -179,8 +135,10 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        assert_eq!(super::cg_step().check_types(), Ok(()), "cg_step");
+        chapter_common::assert_kernel_types! { cg_step }
     }
 }

@@ -31,13 +31,13 @@ mod chain;
 
 use std::time::Instant;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Preset, Report, Rng, Samples};
 use cuda_graph::graph::{GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{Device, DeviceBuffer, Event, Stream};
+use cuda_graph::{DeviceBuffer, Event, Stream};
 use serde_json::json;
 
-pub use chain::{checksum, mix, random_steps, reference, reference_passes, Step};
+pub use chain::{checksum, reference, reference_passes, Step};
 
 /// The largest element count accepted (1 GiB per buffer).
 pub const MAX_ELEMENTS: u32 = 1 << 28;
@@ -45,20 +45,27 @@ pub const MAX_ELEMENTS: u32 = 1 << 28;
 /// The most kernels in the chain.
 pub const MAX_KERNELS: u32 = 4096;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Elements each kernel processes (one thread each).
-    pub elements: u32,
-    /// Kernels in the chain (each works in place on the output buffer).
-    pub kernels: u32,
-    /// Iterations (passes of the whole chain) per timed run.
-    pub iters: u32,
     /// Timed runs after one warm-up run; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the input and of the kernels' constants.
+    #[arg(skip)]
     pub seed: u64,
+    /// Elements each kernel processes, one thread each (default: 4096, or 1000 with --quick).
+    #[arg(long = "size", value_name = "N")]
+    pub elements: u32,
+    /// Kernels in the chain, each working in place on the output buffer (default: 20, or 6
+    /// with --quick).
+    #[arg(long, value_name = "K")]
+    pub kernels: u32,
+    /// Iterations (passes of the whole chain) per timed run (default: 1000, or 20 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
     /// Threads per block.
+    #[arg(skip)]
     pub threads_per_block: u32,
 }
 
@@ -91,6 +98,26 @@ impl Options {
             .at_least("runs", self.runs, 1)
             .threads_per_block(self.threads_per_block)
             .done()
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    let options =
+        Options { elements: 1 << 20, kernels: 3, iters: 100, threads_per_block: 256, ..Options::default() };
+    Book::Preset {
+        preset: Preset {
+            quick: Options { elements: 1 << 14, iters: 10, runs: 2, ..options.clone() },
+            options,
+        },
+        note: "cuda_graphs.cu: 1 Mi elements, three kernels per iteration, each 4096 blocks of 256, 100 \
+               iterations, stream launches vs replays of the captured three, CUDA events around the 100. \
+               Not as listed: the three kernels are one integer step with three seeded constants, \
+               checked against the CPU (the listing's are float maps, unchecked); the figure is the \
+               median of timed runs after a warm-up (the listing times each loop once, the stream loop \
+               first and cold); the listing's update demo (one kernel's grid resized) is not this \
+               port's. The port's default: 20 kernels of 4096 elements, 1000 iterations.",
     }
 }
 
@@ -205,14 +232,12 @@ fn time_alternating(
 /// result is not an error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let mut rng = Rng::new(options.seed);
     let n = options.elements as usize;
     let host_input: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
-    let steps = random_steps(&mut rng, options.kernels);
+    let steps = Step::random(&mut rng, options.kernels);
     let want = reference(&host_input, &steps);
     // What a run must leave: the chain applied `iters` times, each pass from the last.
     let want_run = reference_passes(&host_input, &steps, options.iters);
@@ -274,7 +299,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 
     // 4: the chain captured again with all-new constants; cudaGraphExecUpdate moves the
     // captured exec to it (same topology, so no new instantiation).
-    let new_steps = random_steps(&mut rng, options.kernels);
+    let new_steps = Step::random(&mut rng, options.kernels);
     let want_new = reference(&host_input, &new_steps);
     let recaptured = chain::capture_pass(&timer.stream, config, &new_steps, &out_graph)?;
     let updates =
@@ -388,12 +413,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// assert_eq!(cuda_graphs::headline(&report), "graph 1.62x over stream (12.3 vs 19.9 µs/iter)");
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "graph {:.2}x over stream ({:.1} vs {:.1} µs/iter)",
-        figure("speedup"),
-        figure("graph_us_per_iter"),
-        figure("stream_us_per_iter")
+        report.figure_or_nan("speedup"),
+        report.figure_or_nan("graph_us_per_iter"),
+        report.figure_or_nan("stream_us_per_iter")
     )
 }
 
@@ -404,13 +428,11 @@ mod tests {
     #[test]
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
-        chapter_common::assert_options_checked::<Program>(&[
-            ("elements", Options { elements: 0, ..Options::quick() }),
-            ("kernels", Options { kernels: 1, ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
-            ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
-        ]);
+        chapter_common::assert_options_checked::<Program>(&[(
+            "threads_per_block",
+            Options { threads_per_block: 100, ..Options::quick() },
+        )]);
+        chapter_common::assert_flags_refused::<Program>(&["--size=0", "--kernels=1", "--iters=0"]);
     }
 
     #[test]

@@ -263,13 +263,10 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("cgc_relax_while", super::cgc_relax_while().check_types()),
-            ("cgc_relax_host", super::cgc_relax_host().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
-        }
+        chapter_common::assert_kernel_types! { cgc_relax_while, cgc_relax_host }
     }
 }

@@ -266,14 +266,10 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("cgc_set_field", super::cgc_set_field().check_types()),
-            ("cgc_mark", super::cgc_mark().check_types()),
-            ("cgc_advance", super::cgc_advance().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
-        }
+        chapter_common::assert_kernel_types! { cgc_set_field, cgc_mark, cgc_advance }
     }
 }

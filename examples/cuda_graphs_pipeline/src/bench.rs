@@ -195,8 +195,10 @@ impl Bench {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        assert_eq!(super::cgp_stage().check_types(), Ok(()), "cgp_stage");
+        chapter_common::assert_kernel_types! { cgp_stage }
     }
 }

@@ -33,8 +33,7 @@ pub use program::Program;
 mod limits;
 mod sweep;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng};
-use cuda_graph::Device;
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Rng};
 use serde_json::{json, Map, Value};
 
 pub use sweep::Mode;
@@ -42,19 +41,25 @@ pub use sweep::Mode;
 /// The widest work graph accepted.
 pub const MAX_WIDTH: u32 = 512;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Work-graph widths (independent kernel nodes) to measure.
-    pub widths: Vec<u32>,
-    /// Iterations per timed run.
-    pub iters: u32,
     /// Timed runs of each mode after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the amounts the nodes add.
+    #[arg(skip)]
     pub seed: u64,
+    /// Work-graph widths (independent kernel nodes) to measure, comma-separated (default
+    /// 1,8,32,64).
+    #[arg(long, value_name = "W,...", value_delimiter = ',')]
+    pub widths: Vec<u32>,
+    /// Iterations per timed run (default 1000, or 50 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
     /// The launch modes to time, in report order; host launch + sync and fire-and-forget (the
     /// headline's) must be among them.
+    #[arg(skip)]
     pub modes: Vec<Mode>,
 }
 
@@ -109,15 +114,25 @@ impl Options {
     }
 }
 
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter gives sketches without sizes (a scheduler kernel that \
+               fire-and-forgets a graph and relaunches itself with cudaGetCurrentGraphExec) and \
+               quotes NVIDIA's device graph launch blog: device launch over 2x lower latency than \
+               host launch and flat in topology and width, whose graphs are not described. The \
+               widths, work graph and iterations are the port's.",
+    }
+}
+
 /// Runs the sweep and the limit probes on device 0 and reports times and checks.
 ///
 /// Errors are CUDA's (no device, a failed host call) or invalid options; a wrong result or a
 /// refused device-side launch in the sweep is not an error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let mut rng = Rng::new(options.seed);
     let mut shared = sweep::Shared::new(options.widest())?;
@@ -207,7 +222,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         report.check(probe.name, probe.held, probe.detail);
     }
 
-    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(chapter_common::device_note(&properties));
     report.note(format!(
         "per iteration, widths {:?}: host_sync = cudaGraphLaunch + cudaStreamSynchronize; device modes = one \
          scheduler step (launch the work graph, tail-relaunch itself), one host launch per {} iterations; \
@@ -239,17 +254,16 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// assert!(device_graph_launch::headline(&report).ends_with("µs/iter; spin-waited 3.13x)"));
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name: &str| report.figure_value(name).unwrap_or(f64::NAN);
-    let widest = figure("widest");
+    let widest = report.figure_or_nan("widest");
     let batched = report
         .figure_value("ff_batched_over_host")
         .map(|ratio| format!("; spin-waited {ratio:.2}x"))
         .unwrap_or_default();
     format!(
         "device fire-and-forget {:.2}x over host launch+sync at width {widest:.0} ({:.1} vs {:.1} µs/iter{batched})",
-        figure("ff_over_host"),
-        figure(&format!("fire_and_forget_us_w{widest:.0}")),
-        figure(&format!("host_sync_us_w{widest:.0}")),
+        report.figure_or_nan("ff_over_host"),
+        report.figure_or_nan(&format!("fire_and_forget_us_w{widest:.0}")),
+        report.figure_or_nan(&format!("host_sync_us_w{widest:.0}")),
     )
 }
 
@@ -273,10 +287,7 @@ mod tests {
         assert_eq!(Options::default().widest(), 64);
         chapter_common::assert_options_checked::<Program>(&[
             ("widths", Options { widths: vec![], ..Options::quick() }),
-            ("widths", Options { widths: vec![1, 0], ..Options::quick() }),
             ("widths", Options { widths: vec![MAX_WIDTH + 1], ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
             ("modes", Options { modes: vec![Mode::HostSync], ..Options::quick() }),
             ("modes", Options { modes: vec![Mode::FireAndForget, Mode::Tail], ..Options::quick() }),
             (
@@ -287,6 +298,7 @@ mod tests {
                 },
             ),
         ]);
+        chapter_common::assert_flags_refused::<Program>(&["--widths=1,0", "--iters=0"]);
     }
 
     #[test]

@@ -171,14 +171,12 @@ fn pending_twice(stream: &Stream) -> Result<Probe, ExampleError> {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("dgl_launch_many", super::dgl_launch_many().check_types()),
-            ("dgl_wait_for_release", super::dgl_wait_for_release().check_types()),
-            ("dgl_launch_twice", super::dgl_launch_twice().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
+        chapter_common::assert_kernel_types! {
+            dgl_launch_many, dgl_wait_for_release, dgl_launch_twice
         }
     }
 }

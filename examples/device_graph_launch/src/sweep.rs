@@ -301,13 +301,10 @@ impl Series {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("dgl_work", super::dgl_work().check_types()),
-            ("dgl_scheduler", super::dgl_scheduler().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
-        }
+        chapter_common::assert_kernel_types! { dgl_work, dgl_scheduler }
     }
 }

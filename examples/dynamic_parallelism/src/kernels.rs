@@ -81,19 +81,13 @@ cuda_graph::kernels! {
 /// it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("dp_parent", super::dp_parent().check_types()),
-            ("dp_inspect", super::dp_inspect().check_types()),
-            ("dp_refine", super::dp_refine().check_types()),
-            ("dp_refine_all", super::dp_refine_all().check_types()),
-            ("dp_reduce", super::dp_reduce().check_types()),
-            ("dp_post_total", super::dp_post_total().check_types()),
-            ("dp_post_share", super::dp_post_share().check_types()),
-            ("dp_dispatch", super::dp_dispatch().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
+        chapter_common::assert_kernel_types! {
+            dp_parent, dp_inspect, dp_refine, dp_refine_all, dp_reduce, dp_post_total,
+            dp_post_share, dp_dispatch
         }
     }
 }

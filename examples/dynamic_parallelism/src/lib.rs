@@ -42,9 +42,9 @@ mod device_graph;
 mod kernels;
 pub mod model;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Preset, Report, Rng, Samples};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, Event, PinnedBuffer, Stream};
+use cuda_graph::{CudaError, DeviceBuffer, Event, PinnedBuffer, Stream};
 use device_graph::device_graph_launch;
 use device_launch::limits::LaunchLimits;
 use device_launch::ErrorSlot;
@@ -66,25 +66,35 @@ pub const MAX_POINTS: u32 = 4096;
 /// The most sub-samples per point.
 pub const MAX_REFINE: u32 = 1024;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Cells of the field (each refined or not as a whole).
-    pub cells: u32,
-    /// Points per cell.
-    pub points: u32,
-    /// Sub-samples per point: the refined cells' work, and the coarse value's factor.
-    pub refine: u32,
-    /// A cell is refined when its steepest step exceeds this.
-    pub threshold: u32,
-    /// About this percentage of cells hold a front (a steep jump).
-    pub front_percent: u32,
-    /// Passes per timed run.
-    pub iters: u32,
     /// Timed runs of each way after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the field.
+    #[arg(skip)]
     pub seed: u64,
+    /// Cells of the field, each refined or not as a whole; at most 2000 (default 1024, or 256 with
+    /// --quick).
+    #[arg(long, value_name = "N")]
+    pub cells: u32,
+    /// Points per cell (default 256, or 128 with --quick).
+    #[arg(long, value_name = "N")]
+    pub points: u32,
+    /// Sub-samples per refined point: the refined cells' work, and the coarse value's factor
+    /// (default 64).
+    #[arg(long, value_name = "N")]
+    pub refine: u32,
+    /// A cell is refined when its steepest step exceeds this (default 64).
+    #[arg(long, value_name = "N")]
+    pub threshold: u32,
+    /// About this percentage of cells hold a front, a steep jump (default 12).
+    #[arg(long, value_name = "PCT")]
+    pub front_percent: u32,
+    /// Passes per timed run (default 200, or 10 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
 }
 
 impl Default for Options {
@@ -110,6 +120,14 @@ impl Options {
         Options { cells: 256, points: 128, iters: 10, runs: 2, ..Options::default() }
     }
 
+    /// The sizes of the CDP part of the chapter listing (`dynamic_parallelism.cu`): 10 000
+    /// values as 100 cells of 100 points, fronts in about 2% of the cells (the listing launches
+    /// 2 children of 100 values: glibc's `rand()` puts 2 of its 10 sampled values above 0.5),
+    /// 2 sub-samples per refined point, one pass per timed run.
+    pub fn listing() -> Options {
+        Options { cells: 100, points: 100, refine: 2, front_percent: 2, iters: 1, ..Options::default() }
+    }
+
     /// Refuses what cannot run, before any CUDA call.
     pub fn validate(&self) -> Result<(), ExampleError> {
         OptionCheck::new("dynamic_parallelism")
@@ -125,6 +143,27 @@ impl Options {
             .within("iters", self.iters, 1..=1 << 20)
             .at_least("runs", self.runs, 1)
             .done()
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    let options = Options::listing();
+    Book::Broken {
+        why: "its device graph launch never runs",
+        preset: Some(Preset { quick: Options { runs: 2, ..options.clone() }, options }),
+        note: "dynamic_parallelism.cu: its device graph launch never happens (the graph is \
+               instantiated without the device-launch flag, the launching kernel runs on a plain \
+               stream, where CUDA 13.0 refuses it with error 801, and errors are ignored), and its \
+               CDP part times one parent launch with no host-driven version to compare. The preset \
+               runs that CDP part's sizes: 10 000 values, 100 cells of 100, fronts in ~2% of the \
+               cells (the listing launches 2 children of 100 values: glibc's rand() puts 2 of its \
+               10 sampled values above 0.5; the count here depends on the seed and is reported), \
+               one pass per timed run. Not as listed: a warp per cell decides (the listing: one thread per value, 40 \
+               blocks of 256, every 1000th value checked), a child is 1 block of 128 (the listing: \
+               2 of 64) summing 2 sub-samples per value (the listing: one multiply-add), and a tail \
+               launch reduces. The port's default: 1024 cells of 256, ~12% refined, 200 passes.",
     }
 }
 
@@ -336,9 +375,7 @@ impl Way {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (device, properties) = chapter_common::device_zero()?;
     // Every child of a pass (and the tail launch) may be pending at once.
     let limits = LaunchLimits::of(device)?;
     if limits.pending_launch_count <= options.cells {
@@ -388,42 +425,27 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         options.cells * options.points,
         want.refined
     );
-    let detail = |mismatch: &Option<String>| mismatch.clone().unwrap_or_else(|| ok_detail.clone());
-    report.check(
-        "CDP pass equals the CPU model (children counted)",
-        cdp.mismatch.is_none(),
-        detail(&cdp.mismatch),
-    );
-    report.check(
-        "host-driven pass equals the CPU model (children counted)",
-        host.mismatch.is_none(),
-        detail(&host.mismatch),
-    );
-    report.check(
-        "host-driven per-cell pass equals the CPU model (children counted)",
-        per_cell.mismatch.is_none(),
-        detail(&per_cell.mismatch),
-    );
-    report.check(
+    for (name, mismatch) in [
+        ("CDP pass equals the CPU model (children counted)", &cdp.mismatch),
+        ("host-driven pass equals the CPU model (children counted)", &host.mismatch),
+        ("host-driven per-cell pass equals the CPU model (children counted)", &per_cell.mismatch),
+    ] {
+        report.check_no_problem(name, mismatch.as_ref(), || ok_detail.clone());
+    }
+    report.check_no_problem(
         "no device-side launch refused (children and tail-launched reduction)",
-        cdp.refused.is_none(),
-        cdp.refused.clone().unwrap_or_else(|| "every DL_LAUNCH_KERNEL accepted".into()),
+        cdp.refused.as_ref(),
+        || "every DL_LAUNCH_KERNEL accepted".into(),
     );
-    let text = |r: &Result<String, String>| match r {
-        Ok(s) | Err(s) => s.clone(),
-    };
-    report.check(
-        "the book's way (launcher on a plain stream) launches nothing",
-        launched.book_way.is_ok(),
-        text(&launched.book_way),
-    );
-    report.check(
-        "device graph launch ran, proven by its effect on the data",
-        launched.verified.is_ok(),
-        text(&launched.verified),
-    );
+    for (name, outcome) in [
+        ("the book's way (launcher on a plain stream) launches nothing", &launched.book_way),
+        ("device graph launch ran, proven by its effect on the data", &launched.verified),
+    ] {
+        let (Ok(detail) | Err(detail)) = outcome;
+        report.check(name, outcome.is_ok(), detail.clone());
+    }
 
-    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(chapter_common::device_note(&properties));
     report.note(format!(
         "per pass: CDP = one parent launch (children and the tail-launched reduction launched on the device); \
          host-driven (the baseline) = inspect + one refinement launch over all cells + reduction; \
@@ -436,15 +458,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
          served (counted by the children or refinement blocks themselves); the host's own launch count \
          follows from the checked flags, so it is not checked",
     );
-    let range = |s: &Samples| {
-        let (min, max) = s.range();
-        json!({"median": s.median(), "min": min, "max": max, "runs": s.0})
-    };
     report.data(
         "ms_per_run",
-        json!({"host": range(&host.ms), "host_per_cell": range(&per_cell.ms), "cdp": range(&cdp.ms)}),
+        json!({"host": host.ms.to_json(), "host_per_cell": per_cell.ms.to_json(), "cdp": cdp.ms.to_json()}),
     );
-    report.data("device_launch_us", range(&launched.launch_us));
+    report.data("device_launch_us", launched.launch_us.to_json());
     report.data("checksum", json!({"total": want.total, "refined": want.refined}));
     Ok(report)
 }
@@ -469,17 +487,16 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "CDP {:.2}x over host-driven ({:.1} vs {:.1} µs/pass; {:.2}x over per-cell host launches, {:.1} µs/pass), \
          {:.0} children/pass, device graph launch {}",
-        figure("cdp_over_host"),
-        figure("cdp_us_per_pass"),
-        figure("host_us_per_pass"),
-        figure("cdp_over_host_per_cell"),
-        figure("host_per_cell_us_per_pass"),
-        figure("cdp_children_per_pass"),
-        if figure("device_launch_verified") == 1.0 { "verified" } else { "NOT verified" }
+        report.figure_or_nan("cdp_over_host"),
+        report.figure_or_nan("cdp_us_per_pass"),
+        report.figure_or_nan("host_us_per_pass"),
+        report.figure_or_nan("cdp_over_host_per_cell"),
+        report.figure_or_nan("host_per_cell_us_per_pass"),
+        report.figure_or_nan("cdp_children_per_pass"),
+        if report.figure_or_nan("device_launch_verified") == 1.0 { "verified" } else { "NOT verified" }
     )
 }
 
@@ -490,14 +507,16 @@ mod tests {
     #[test]
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
-        chapter_common::assert_options_checked::<Program>(&[
-            ("cells", Options { cells: 0, ..Options::quick() }),
-            ("cells", Options { cells: MAX_CELLS + 1, ..Options::quick() }),
-            ("points", Options { points: 1, ..Options::quick() }),
-            ("refine", Options { refine: 0, ..Options::quick() }),
-            ("front_percent", Options { front_percent: 101, ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
+        chapter_common::assert_options_checked::<Program>(&[(
+            "cells",
+            Options { cells: MAX_CELLS + 1, ..Options::quick() },
+        )]);
+        chapter_common::assert_flags_refused::<Program>(&[
+            "--cells=0",
+            "--points=1",
+            "--refine=0",
+            "--front-percent=101",
+            "--iters=0",
         ]);
     }
 
@@ -508,6 +527,15 @@ mod tests {
             let want = model::reference(&field, o.cells, o.points, o.refine, o.threshold);
             assert!(want.refined > o.cells / 20 && want.refined < o.cells / 5, "{} refined", want.refined);
         }
+    }
+
+    #[test]
+    fn the_listing_preset_refines_a_few_of_its_100_cells() {
+        let o = Options::listing();
+        let field = model::field(&mut Rng::new(o.seed), o.cells, o.points, o.front_percent);
+        assert_eq!(field.len(), 10_000, "the listing's 10 000 values");
+        let want = model::reference(&field, o.cells, o.points, o.refine, o.threshold);
+        assert!((1..=5).contains(&want.refined), "{} refined", want.refined);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The kernels, and the two graphs of one size: a chain of memcpy or memset nodes, each group
 //! ending with the counting kernel node, and the check of what a graph holds.
 
-use cuda_graph::graph::{Graph, MemcpyNode, MemsetNode, NodeKind};
+use cuda_graph::graph::{AsNode, Graph, NodeKind};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DevicePtr};
 
@@ -28,18 +28,7 @@ pub(crate) fn copy_graph(
     counter: &DeviceBuffer<u32>,
     chain: u32,
 ) -> cuda_graph::Result<Graph> {
-    let graph = Graph::new()?;
-    let mut prev: Option<MemcpyNode> = None;
-    for _ in 0..chain {
-        let node = match &prev {
-            Some(p) => graph.add_memcpy(&dst.ptr(), &src.ptr(), dst.len(), &[p])?,
-            None => graph.add_memcpy(&dst.ptr(), &src.ptr(), dst.len(), &[])?,
-        };
-        prev = Some(node);
-    }
-    let last = prev.expect("chain is at least 1 (validated)");
-    graph.add_kernel(gb_count(), count_config(), (counter.ptr(),), &[&last])?;
-    Ok(graph)
+    counted_chain(counter, chain, |graph, after| graph.add_memcpy(&dst.ptr(), &src.ptr(), dst.len(), after))
 }
 
 /// A graph of `chain` memset nodes writing `byte` over all of `dst`, each after the one before,
@@ -50,13 +39,21 @@ pub(crate) fn memset_graph(
     counter: &DeviceBuffer<u32>,
     chain: u32,
 ) -> cuda_graph::Result<Graph> {
+    counted_chain(counter, chain, |graph, after| graph.add_memset(&dst.ptr(), byte, dst.len(), after))
+}
+
+/// A graph of `chain` nodes that `add` makes (given the node before, none for the first), then
+/// the kernel node that counts the group on `counter`.
+fn counted_chain<N: AsNode>(
+    counter: &DeviceBuffer<u32>,
+    chain: u32,
+    add: impl Fn(&Graph, &[&dyn AsNode]) -> cuda_graph::Result<N>,
+) -> cuda_graph::Result<Graph> {
     let graph = Graph::new()?;
-    let mut prev: Option<MemsetNode> = None;
+    let mut prev: Option<N> = None;
     for _ in 0..chain {
-        let node = match &prev {
-            Some(p) => graph.add_memset(&dst.ptr(), byte, dst.len(), &[p])?,
-            None => graph.add_memset(&dst.ptr(), byte, dst.len(), &[])?,
-        };
+        let after: Vec<&dyn AsNode> = prev.iter().map(|p| p as &dyn AsNode).collect();
+        let node = add(&graph, &after)?;
         prev = Some(node);
     }
     let last = prev.expect("chain is at least 1 (validated)");

@@ -31,38 +31,45 @@ mod program;
 pub use program::Program;
 
 mod graphs;
+mod sizes;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{GraphExec, HostLaunch, NodeKind};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{Device, DeviceBuffer, Event, Stream};
+use cuda_graph::{DeviceBuffer, Event, Stream};
 use serde_json::json;
 
 use graphs::{copy_graph, count_config, graph_nodes_are, memset_graph};
 use graphs::{gb_count, gb_fill};
-
-const KIB: u64 = 1 << 10;
-const MIB: u64 = 1 << 20;
+pub use sizes::human;
+use sizes::{parse_size, KIB, MIB};
 
 /// The largest size accepted (1 GiB: a 1-D memcpy node is a 3-D copy whose pitch is its size,
 /// and CUDA caps pitches at `cudaDevAttrMaxPitch`, 2 GiB - 1 on current GPUs).
 pub const MAX_BYTES: u64 = 1 << 30;
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Sizes of one copy or memset, in bytes (multiples of 4).
-    pub sizes: Vec<u64>,
-    /// Operations per graph, and per group queued on the stream.
-    pub chain: u32,
-    /// Bytes each timed run aims to move (sets how many operations a run has).
-    pub bytes_per_run: u64,
-    /// The most operations in one timed run.
-    pub max_ops: u32,
     /// Timed runs after one warm-up run; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the source pattern and the memset values.
+    #[arg(skip)]
     pub seed: u64,
+    /// Sizes of one copy or memset, comma-separated, in bytes or with a K, M or G suffix (KiB, MiB,
+    /// GiB); multiples of 4 (default: 4K,16K,..,256M, or 4K,64K,1M with --quick).
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_size)]
+    pub sizes: Vec<u64>,
+    /// Operations per graph, and per group queued on the stream (default: 16, or 8 with --quick).
+    #[arg(long, value_name = "N")]
+    pub chain: u32,
+    /// Bytes each timed run aims to move (sets how many operations a run has).
+    #[arg(skip)]
+    pub bytes_per_run: u64,
+    /// The most operations in one timed run.
+    #[arg(skip)]
+    pub max_ops: u32,
 }
 
 impl Default for Options {
@@ -130,6 +137,16 @@ impl Options {
     }
 }
 
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter gives no program for this: it says in text that a graph can overlap \
+               independent copies and compute but won't make any single op faster. The copies, \
+               memsets and sizes are the port's.",
+    }
+}
+
 /// Word `i` of the copy source; `gb_pattern` in `kernels/fill.cu` computes the same.
 ///
 /// ```
@@ -143,21 +160,6 @@ pub fn pattern(i: u32, seed: u32) -> u32 {
     x ^= x >> 13;
     x = x.wrapping_mul(0xc2b2_ae35);
     x ^ (x >> 16)
-}
-
-/// `bytes` as "4 KiB", "256 MiB", or "1000 B".
-///
-/// ```
-/// assert_eq!(graph_bandwidth::human(4096), "4 KiB");
-/// assert_eq!(graph_bandwidth::human(256 << 20), "256 MiB");
-/// assert_eq!(graph_bandwidth::human(1000), "1000 B");
-/// ```
-pub fn human(bytes: u64) -> String {
-    match bytes {
-        b if b >= MIB && b % MIB == 0 => format!("{} MiB", b / MIB),
-        b if b >= KIB && b % KIB == 0 => format!("{} KiB", b / KIB),
-        b => format!("{b} B"),
-    }
 }
 
 /// The four variants, in the order they run.
@@ -388,9 +390,7 @@ fn measure_size(
 /// is not an error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
     gb_fill().function()?;
     gb_count().function()?;
 
@@ -426,22 +426,14 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let memsets: Vec<&String> =
         results.iter().flat_map(|r| &r.mismatches).filter(|m| m.contains(" memset_")).collect();
     let checked: usize = results.iter().map(|r| r.checked).sum::<usize>() / 2;
-    report.check(
-        "copies match the source",
-        copies.is_empty(),
-        match copies.first() {
-            None => format!("{checked} destinations equal the seeded source, every size, stream and graph"),
-            Some(first) => format!("{} wrong; first: {first}", copies.len()),
-        },
-    );
-    report.check(
-        "memsets wrote the value",
-        memsets.is_empty(),
-        match memsets.first() {
-            None => format!("{checked} destinations hold the value set, every size, stream and graph"),
-            Some(first) => format!("{} wrong; first: {first}", memsets.len()),
-        },
-    );
+    for (name, wrong, ok) in [
+        ("copies match the source", copies, "destinations equal the seeded source"),
+        ("memsets wrote the value", memsets, "destinations hold the value set"),
+    ] {
+        let first_wrong = wrong.first().map(|first| format!("{} wrong; first: {first}", wrong.len()));
+        report
+            .check_no_problem(name, first_wrong, || format!("{checked} {ok}, every size, stream and graph"));
+    }
     let miscounts: Vec<&String> = results.iter().flat_map(|r| &r.miscounts).collect();
     let counted: usize = results.iter().map(|r| r.counted).sum();
     report.check(
@@ -517,14 +509,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "{} copy: graph {:.0} vs stream {:.0} GB/s; {}: graph {:.2}x",
-        human(figure("largest_bytes") as u64),
-        figure("largest_copy_graph_gbps"),
-        figure("largest_copy_stream_gbps"),
-        human(figure("smallest_bytes") as u64),
-        figure("smallest_copy_graph_speedup")
+        human(report.figure_or_nan("largest_bytes") as u64),
+        report.figure_or_nan("largest_copy_graph_gbps"),
+        report.figure_or_nan("largest_copy_stream_gbps"),
+        human(report.figure_or_nan("smallest_bytes") as u64),
+        report.figure_or_nan("smallest_copy_graph_speedup")
     )
 }
 
@@ -540,12 +531,9 @@ mod tests {
         assert_eq!(options.sizes.last(), Some(&(256 * MIB)));
         chapter_common::assert_options_checked::<Program>(&[
             ("sizes", Options { sizes: vec![], ..Options::quick() }),
-            ("sizes", Options { sizes: vec![6], ..Options::quick() }),
-            ("sizes", Options { sizes: vec![0], ..Options::quick() }),
-            ("chain", Options { chain: 0, ..Options::quick() }),
             ("max_ops", Options { max_ops: 4, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
         ]);
+        chapter_common::assert_flags_refused::<Program>(&["--sizes=6", "--sizes=0", "--chain=0"]);
     }
 
     #[test]
@@ -574,9 +562,10 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        assert_eq!(super::gb_fill().check_types(), Ok(()), "gb_fill");
-        assert_eq!(super::gb_count().check_types(), Ok(()), "gb_count");
+        chapter_common::assert_kernel_types! { gb_fill, gb_count }
     }
 }

@@ -22,12 +22,10 @@ pub use program::Program;
 
 pub mod model;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Preset, Report, Rng, Samples};
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{
-    ConditionalHandle, CudaError, Device, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream,
-};
+use cuda_graph::{ConditionalHandle, CudaError, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream};
 use serde_json::json;
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
@@ -44,21 +42,27 @@ cuda_graph::kernels! {
     unsafe fn gcr_light(data: DevicePtr<u32>, n: u32, trace: DevicePtr<u32>, step: DevicePtr<u32>);
 }
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Iterations (decisions) per run.
-    pub iters: u32,
-    /// Elements of the data.
-    pub size: u32,
-    /// LCG rounds per element of the heavy update.
-    pub rounds: u32,
-    /// Threads per block of the updates.
-    pub threads_per_block: u32,
     /// Timed runs of each way after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the data.
+    #[arg(skip)]
     pub seed: u64,
+    /// Iterations (decisions) per run (default 1000, or 100 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
+    /// Elements of the data (default 16384, or 4096 with --quick).
+    #[arg(long, value_name = "N")]
+    pub size: u32,
+    /// LCG rounds per element of the heavy update (default 16).
+    #[arg(long, value_name = "N")]
+    pub rounds: u32,
+    /// Threads per block of the updates.
+    #[arg(skip)]
+    pub threads_per_block: u32,
 }
 
 impl Default for Options {
@@ -84,6 +88,24 @@ impl Options {
             .threads_per_block(self.threads_per_block)
             .at_least("runs", self.runs, 1)
             .done()
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    let options =
+        Options { iters: 5000, size: 1 << 16, rounds: 32, threads_per_block: 256, ..Options::default() };
+    Book::Preset {
+        preset: Preset { quick: Options { iters: 100, size: 1 << 12, runs: 2, ..options.clone() }, options },
+        note: "optimized_graph_conditional_runtime.cu: 64 Ki values in blocks of 256; a one-thread \
+               predicate sets an IF/ELSE node whose bodies are an update of 32 rounds per value and \
+               a one-multiply update; 10 warm-up launches, then 5000 launches between CUDA events. Its \
+               baseline is a PyTorch program that makes no decision, so the host-branching way here \
+               is the port's. Not as listed: the predicate is one warp folding 32 samples and its \
+               decision changes with the data (the listing's mean of 1024 values always picks the \
+               32-round body), rounds are integer LCG steps, and the figure is a median of runs. \
+               The port's default: 16 Ki values, 16 rounds, 1000 iterations.",
     }
 }
 
@@ -215,9 +237,7 @@ impl Bench {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let mut rng = Rng::new(options.seed);
     let initial: Vec<u32> = (0..options.size).map(|_| rng.next_u64() as u32 | 1).collect();
@@ -268,17 +288,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     report.check("host branching equals the CPU model", host_mismatch.is_none(), detail(&host_mismatch));
     report.check("conditional node equals the CPU model", graph_mismatch.is_none(), detail(&graph_mismatch));
 
-    report.note(format!("{} ({} SMs)", properties.name, properties.multiprocessors));
+    report.note(chapter_common::device_note(&properties));
     report.note(format!(
         "per iteration: host = predicate launch + async flag copy + wait + update launch; graph = one launch of \
          predicate -> IF/ELSE {{heavy ({} rounds) | light}} over {} elements",
         options.rounds, options.size
     ));
-    let range = |s: &Samples| {
-        let (min, max) = s.range();
-        json!({"median": s.median(), "min": min, "max": max, "runs": s.0})
-    };
-    report.data("ms_per_iter", json!({"host_branch": range(&host_ms), "conditional": range(&graph_ms)}));
+    report.data("ms_per_iter", json!({"host_branch": host_ms.to_json(), "conditional": graph_ms.to_json()}));
     Ok(report)
 }
 
@@ -296,12 +312,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "conditional node {:.2}x over host branching ({:.4} vs {:.4} ms/iter)",
-        figure("conditional_over_host"),
-        figure("conditional_ms_per_iter"),
-        figure("host_branch_ms_per_iter")
+        report.figure_or_nan("conditional_over_host"),
+        report.figure_or_nan("conditional_ms_per_iter"),
+        report.figure_or_nan("host_branch_ms_per_iter")
     )
 }
 
@@ -312,13 +327,11 @@ mod tests {
     #[test]
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
-        chapter_common::assert_options_checked::<Program>(&[
-            ("iters", Options { iters: 0, ..Options::quick() }),
-            ("size", Options { size: 0, ..Options::quick() }),
-            ("rounds", Options { rounds: 5000, ..Options::quick() }),
-            ("threads_per_block", Options { threads_per_block: 48, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
-        ]);
+        chapter_common::assert_options_checked::<Program>(&[(
+            "threads_per_block",
+            Options { threads_per_block: 48, ..Options::quick() },
+        )]);
+        chapter_common::assert_flags_refused::<Program>(&["--iters=0", "--size=0", "--rounds=5000"]);
     }
 
     #[test]
@@ -336,15 +349,12 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("gcr_predicate_graph", super::gcr_predicate_graph().check_types()),
-            ("gcr_predicate_host", super::gcr_predicate_host().check_types()),
-            ("gcr_heavy", super::gcr_heavy().check_types()),
-            ("gcr_light", super::gcr_light().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
+        chapter_common::assert_kernel_types! {
+            gcr_predicate_graph, gcr_predicate_host, gcr_heavy, gcr_light
         }
     }
 }

@@ -31,32 +31,38 @@ mod pipeline;
 
 use std::collections::BTreeSet;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::HostLaunch;
-use cuda_graph::{
-    CudaError, Device, DeviceBuffer, Event, GraphMemoryUsage, MemoryPool, MemoryPoolOptions, Stream,
-};
+use cuda_graph::{CudaError, DeviceBuffer, Event, GraphMemoryUsage, MemoryPool, MemoryPoolOptions, Stream};
 use serde_json::json;
 
 pub use graph_alloc::mem_node_graph;
-pub use pipeline::{mix, pool_pass, random_stages, reference, static_graph, Stage, THREADS_PER_BLOCK};
+pub use pipeline::{pool_pass, reference, static_graph, Stage, THREADS_PER_BLOCK};
 
 /// The largest buffer accepted (256 MiB of `u32`).
 pub const MAX_ELEMENTS: u32 = 1 << 26;
 
 /// What to run: the pipeline's size and length, and how long to time it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Elements per buffer.
-    pub size: u32,
-    /// Stages of the pipeline (it has one scratch buffer fewer).
-    pub stages: u32,
-    /// Passes (graph replays) per timed run.
-    pub iters: u32,
     /// Timed runs of each variant after one warm-up pass; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the input and of the stages' constants.
+    #[arg(skip)]
     pub seed: u64,
+    /// Elements per buffer (default: 4194304, or 65536 with --quick).
+    #[arg(long, value_name = "N")]
+    pub size: u32,
+    /// Stages of the pipeline, 2 to 16; it has one scratch buffer fewer (default: 6, or 4 with
+    /// --quick).
+    #[arg(long, value_name = "K")]
+    pub stages: u32,
+    /// Passes (graph replays) per timed run (default: 50, or 5 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
 }
 
 impl Default for Options {
@@ -88,6 +94,16 @@ impl Options {
     /// Passes each variant makes: one warm-up, then `runs` x `iters`.
     pub fn passes(&self) -> u64 {
         1 + self.runs as u64 * u64::from(self.iters)
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter gives no program for this: its text advises pre-allocating outside \
+               the graph (static pools, fixed addresses). The pipeline, its sizes and the \
+               memory-node variant are the port's.",
     }
 }
 
@@ -153,11 +169,9 @@ fn mib(bytes: u64) -> f64 {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (device, properties) = chapter_common::device_zero()?;
     let mut rng = Rng::new(options.seed);
-    let stages = random_stages(&mut rng, options.stages);
+    let stages = Stage::random(&mut rng, options.stages);
     let n = options.size;
     let input: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
     let want = reference(&input, &stages);
@@ -358,19 +372,18 @@ fn stats_json(stats: &GraphMemoryUsage) -> serde_json::Value {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     let flat = report.to_json()["checks"]
         .as_array()
         .and_then(|checks| checks.iter().find(|c| c["name"] == "graph memory flat across replays"))
         .is_some_and(|c| c["held"] == true);
     format!(
         "graph scratch peak {:.0} MiB vs {:.0} MiB preallocated; {:.3} vs {:.3} ms/pass; {} over {:.0} replays",
-        figure("graph_peak_mib"),
-        figure("static_scratch_mib"),
-        figure("mem_nodes_graph_ms"),
-        figure("static_graph_ms"),
+        report.figure_or_nan("graph_peak_mib"),
+        report.figure_or_nan("static_scratch_mib"),
+        report.figure_or_nan("mem_nodes_graph_ms"),
+        report.figure_or_nan("static_graph_ms"),
         if flat { "flat" } else { "GROWING" },
-        figure("replays"),
+        report.figure_or_nan("replays"),
     )
 }
 
@@ -382,12 +395,12 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().size < Options::default().size);
         assert_eq!(Options::default().passes(), 251);
-        chapter_common::assert_options_checked::<Program>(&[
-            ("size", Options { size: 0, ..Options::quick() }),
-            ("stages", Options { stages: 1, ..Options::quick() }),
-            ("stages", Options { stages: 17, ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
+        chapter_common::assert_options_checked::<Program>(&[]);
+        chapter_common::assert_flags_refused::<Program>(&[
+            "--size=0",
+            "--stages=1",
+            "--stages=17",
+            "--iters=0",
         ]);
     }
 

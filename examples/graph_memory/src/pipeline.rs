@@ -2,7 +2,6 @@
 //! graph memory nodes (a graph over preallocated scratch buffers, and stream launches with
 //! scratch from a stream-ordered memory pool).
 
-use chapter_common::Rng;
 use cuda_graph::graph::{AsNode, Graph, KernelNode};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DevicePtr, MemoryPool, Result, Stream};
@@ -11,41 +10,20 @@ use cuda_graph::{DeviceBuffer, DevicePtr, MemoryPool, Result, Stream};
 // (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
 // no larger than the buffers they point into.
 cuda_graph::kernels! {
-    /// One stage: `dst[i] = mix(src[i], mul, add)` for `i < n`.
+    /// One stage: `dst[i] = Stage { mul, add }.apply(src[i])` for `i < n`.
     pub unsafe fn gm_stage(src: DevicePtr<u32>, dst: DevicePtr<u32>, n: u32, mul: u32, add: u32);
 }
 
 /// Threads per block of every launch.
 pub const THREADS_PER_BLOCK: u32 = 256;
 
-/// The constants of one stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stage {
-    /// Multiplier (odd).
-    pub mul: u32,
-    /// Addend.
-    pub add: u32,
-}
-
-/// What one stage does to one element; `gm_stage` in `kernels/pipeline.cu` does the same.
-///
-/// ```
-/// assert_eq!(graph_memory::mix(0, 3, 7), 7);
-/// assert_eq!(graph_memory::mix(1 << 15, 1, 0), (1 << 15) ^ 1);
-/// ```
-pub fn mix(x: u32, mul: u32, add: u32) -> u32 {
-    let x = x.wrapping_mul(mul).wrapping_add(add);
-    x ^ (x >> 15)
-}
-
-/// `count` stages with seeded constants.
-pub fn random_stages(rng: &mut Rng, count: u32) -> Vec<Stage> {
-    (0..count).map(|_| Stage { mul: rng.next_u64() as u32 | 1, add: rng.next_u64() as u32 }).collect()
-}
+/// The constants of one stage; [`Stage::apply`] is what `gm_stage` in `kernels/pipeline.cu`
+/// does to one element, [`Stage::random`] draws a pipeline's constants.
+pub type Stage = chapter_common::MulAdd;
 
 /// The pipeline's output for `input`: every stage in order.
 pub fn reference(input: &[u32], stages: &[Stage]) -> Vec<u32> {
-    input.iter().map(|&x| stages.iter().fold(x, |x, s| mix(x, s.mul, s.add))).collect()
+    input.iter().map(|&x| chapter_common::apply_all(x, stages)).collect()
 }
 
 /// The launch of `gm_stage` over `n` elements.
@@ -103,33 +81,14 @@ pub fn pool_pass(
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stages_are_seeded_with_odd_multipliers() {
-        let stages = random_stages(&mut Rng::new(1), 10);
-        assert!(stages.iter().all(|s| s.mul % 2 == 1));
-        assert_eq!(stages, random_stages(&mut Rng::new(1), 10));
-        assert_ne!(stages, random_stages(&mut Rng::new(2), 10));
-    }
-
-    #[test]
-    fn the_reference_applies_every_stage_in_order() {
-        let stages = [Stage { mul: 3, add: 1 }, Stage { mul: 5, add: 0x8000_0000 }];
-        let out = reference(&[2, 9], &stages);
-        assert_eq!(out, [mix(mix(2, 3, 1), 5, 0x8000_0000), mix(mix(9, 3, 1), 5, 0x8000_0000)]);
-        assert_ne!(out, reference(&[2, 9], &[stages[1], stages[0]]));
-    }
-}
-
 /// The kernels declared in this file against their C++ parameter types (`check_types` needs
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        assert_eq!(super::gm_stage().check_types(), Ok(()), "gm_stage");
+        chapter_common::assert_kernel_types! { gm_stage }
     }
 }

@@ -391,18 +391,12 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("kf_scale", super::kf_scale().check_types()),
-            ("kf_add", super::kf_add().check_types()),
-            ("kf_clamp", super::kf_clamp().check_types()),
-            ("kf_shift", super::kf_shift().check_types()),
-            ("kf_sqrt", super::kf_sqrt().check_types()),
-            ("kf_affine", super::kf_affine().check_types()),
-            ("kf_fused", super::kf_fused().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
+        chapter_common::assert_kernel_types! {
+            kf_scale, kf_add, kf_clamp, kf_shift, kf_sqrt, kf_affine, kf_fused
         }
     }
 }

@@ -27,8 +27,8 @@ pub use program::Program;
 
 mod chain;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
-use cuda_graph::{CudaError, Device, Event};
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Rng, Samples};
+use cuda_graph::{CudaError, Event};
 use serde_json::json;
 
 pub use chain::{
@@ -39,19 +39,29 @@ pub use chain::{
 pub const MAX_ELEMENTS: u32 = 1 << 28;
 
 /// What to run: the array sizes, how many passes a timed run makes, and how many runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Elements per array at the chapter's scale: the size of the headline figures.
-    pub size: u32,
-    /// Smaller sizes also timed (where launch cost, not memory, decides).
-    pub sweep: Vec<u32>,
-    /// Passes of the chain per timed run.
-    pub iters: u32,
     /// Timed runs of each variant after one warm-up pass; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the inputs and of the chain's constants.
+    #[arg(skip)]
     pub seed: u64,
+    /// Elements per array at the chapter's scale, the size of the headline figures (default:
+    /// 33554432, or 1048576 with --quick).
+    #[arg(long, value_name = "N")]
+    pub size: u32,
+    /// Smaller sizes also timed, where launch cost, not memory, decides; comma-separated (default:
+    /// 4096,65536,1048576).
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
+    pub sweep: Vec<u32>,
+    /// Passes of the chain per timed run (default: 20, or 5 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
     /// Threads per block of every kernel.
+    #[arg(skip)]
     pub threads_per_block: u32,
 }
 
@@ -91,6 +101,16 @@ impl Options {
             .at_least("runs", self.runs, 1)
             .threads_per_block(self.threads_per_block)
             .done()
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter gives no program for this: its roofline section says in text that \
+               fusion raises FLOPs per byte and removes global-memory round trips, and helps \
+               memory-bound kernels modestly. The elementwise chain and its sizes are the port's.",
     }
 }
 
@@ -195,9 +215,7 @@ pub fn gbps(bytes: f64, ms: f64) -> f64 {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
     let chain = Chain::random(&mut Rng::new(options.seed));
 
     let main = measure_size(chain, options.size, options)?;
@@ -314,14 +332,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "fused {:.2}x over unfused ({:.3} vs {:.3} ms; {:.0} vs {:.0} GB/s)",
-        figure("fused_over_unfused"),
-        figure("fused_ms"),
-        figure("unfused_ms"),
-        figure("fused_gbps"),
-        figure("unfused_gbps"),
+        report.figure_or_nan("fused_over_unfused"),
+        report.figure_or_nan("fused_ms"),
+        report.figure_or_nan("unfused_ms"),
+        report.figure_or_nan("fused_gbps"),
+        report.figure_or_nan("unfused_gbps"),
     )
 }
 
@@ -333,12 +350,10 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().size < Options::default().size);
         chapter_common::assert_options_checked::<Program>(&[
-            ("size", Options { size: 0, ..Options::quick() }),
             ("sweep", Options { sweep: vec![16, MAX_ELEMENTS + 1], ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
             ("threads_per_block", Options { threads_per_block: 100, ..Options::quick() }),
         ]);
+        chapter_common::assert_flags_refused::<Program>(&["--size=0", "--iters=0"]);
     }
 
     #[test]

@@ -57,16 +57,12 @@ cuda_graph::kernels! {
 /// it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("moe_route", super::moe_route().check_types()),
-            ("moe_route_dispatch", super::moe_route_dispatch().check_types()),
-            ("moe_expert", super::moe_expert().check_types()),
-            ("moe_combine", super::moe_combine().check_types()),
-            ("moe_finalize", super::moe_finalize().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
+        chapter_common::assert_kernel_types! {
+            moe_route, moe_route_dispatch, moe_expert, moe_combine, moe_finalize
         }
     }
 }

@@ -30,10 +30,10 @@ pub use program::Program;
 mod kernels;
 pub mod model;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Samples};
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Samples};
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, Device, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream};
+use cuda_graph::{CudaError, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream};
 use device_launch::{
     instantiate_for_device, DeviceGraphArg, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher,
     RawErrorSlot, UploadedGraphExec,
@@ -74,23 +74,31 @@ mod counters {
     pub const LEN: usize = TICKET + 3;
 }
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Tokens routed per step.
-    pub tokens: u32,
-    /// Features per token (each expert is a `hidden x hidden` transform).
-    pub hidden: u32,
-    /// Experts (each its own device graph).
-    pub experts: u32,
-    /// Experts per token: 1 or 2.
-    pub top_k: u32,
-    /// Routing steps per timed run.
-    pub iters: u32,
     /// Timed runs of each way after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the tokens and weights.
+    #[arg(skip)]
     pub seed: u64,
+    /// Tokens routed per step (default: 2048, or 256 with --quick).
+    #[arg(long, value_name = "N")]
+    pub tokens: u32,
+    /// Features per token; each expert is a `hidden x hidden` transform (default: 64, or 32 with
+    /// --quick).
+    #[arg(long, value_name = "D")]
+    pub hidden: u32,
+    /// Experts, each its own device graph (default: 8; at most 64).
+    #[arg(long, value_name = "E")]
+    pub experts: u32,
+    /// Experts per token, 1 or 2 (default: 2).
+    #[arg(long, value_name = "K")]
+    pub top_k: u32,
+    /// Routing steps per timed run (default: 200, or 10 with --quick).
+    #[arg(long, value_name = "N")]
+    pub iters: u32,
 }
 
 impl Default for Options {
@@ -124,6 +132,18 @@ impl Options {
             .at_least("iters", self.iters, 1)
             .at_least("runs", self.runs, 1)
             .done()
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The device-launch guide's sketch (route: from thread 0 of block 0, a \
+               fire-and-forget process_expert grid of 256-thread blocks sized (count + 255) / 256 per \
+               expert with tokens, then a 1 x 256 reduce_results tail launch) states no token, expert \
+               or hidden sizes and times nothing. The sizes, expert graphs and host-driven way are \
+               the port's.",
     }
 }
 
@@ -164,6 +184,10 @@ struct Outcome {
 /// The argument list of `moe_expert`.
 type ExpertArgs =
     (DevicePtr<u32>, DevicePtr<u32>, DevicePtr<u32>, DevicePtr<u32>, u32, u32, u32, u32, DevicePtr<u32>);
+
+/// The argument list of `moe_route`: the first nine of `moe_route_dispatch`'s.
+type RouteArgs =
+    (DevicePtr<u32>, DevicePtr<u32>, u32, u32, u32, u32, DevicePtr<u32>, DevicePtr<u32>, DevicePtr<u32>);
 
 /// The argument list of `moe_route_dispatch`.
 type DispatchArgs = (
@@ -220,6 +244,12 @@ impl Bench {
         LaunchConfig::new(blocks(self.options.tokens * self.options.hidden, WORK_THREADS), WORK_THREADS)
     }
 
+    fn route_args(&self) -> RouteArgs {
+        let Options { tokens, hidden, experts, top_k, .. } = self.options;
+        let (counters, lists, gates) = (self.counters.ptr(), self.lists.ptr(), self.gates.ptr());
+        (self.x.ptr(), self.gate.ptr(), tokens, hidden, experts, top_k, counters, lists, gates)
+    }
+
     fn expert_args(&self, expert: u32) -> ExpertArgs {
         let Options { tokens, hidden, top_k, .. } = self.options;
         (
@@ -265,16 +295,18 @@ impl Bench {
         let combine = instantiate_for_device(&graph)?.upload(&self.stream)?;
         let handles: Vec<_> = execs.iter().map(UploadedGraphExec::handle).collect();
         let table = DeviceGraphTable::new(&handles)?;
+        // The host router's arguments, then what the device router launches with.
+        let (x, gate, tokens, hidden, experts, top_k, counters, lists, gates) = self.route_args();
         let args = (
-            self.x.ptr(),
-            self.gate.ptr(),
+            x,
+            gate,
             tokens,
             hidden,
             experts,
             top_k,
-            self.counters.ptr(),
-            self.lists.ptr(),
-            self.gates.ptr(),
+            counters,
+            lists,
+            gates,
             table.arg(),
             combine.handle().arg(),
             self.slot.ptr(),
@@ -293,7 +325,7 @@ impl Bench {
     /// `iters` steps one way, timed with events; then what they left.
     fn run(&mut self, device: Option<&DeviceWay>) -> Result<Outcome, ExampleError> {
         self.reset()?;
-        let Options { tokens, hidden, experts, top_k, iters, .. } = self.options;
+        let Options { hidden, experts, iters, .. } = self.options;
         let mut host_launched = 0u64;
         self.start.record(&self.stream)?;
         for _ in 0..iters {
@@ -302,18 +334,7 @@ impl Bench {
                 way.router.launch(&self.stream)?;
                 continue;
             }
-            let args = (
-                self.x.ptr(),
-                self.gate.ptr(),
-                tokens,
-                hidden,
-                experts,
-                top_k,
-                self.counters.ptr(),
-                self.lists.ptr(),
-                self.gates.ptr(),
-            );
-            moe_route().launch(&self.stream, self.route_config(), args)?;
+            moe_route().launch(&self.stream, self.route_config(), self.route_args())?;
             self.counters.copy_to_pinned_async(&mut self.counters_host, &self.stream)?;
             // Waits for the copy: the host's round trip.
             let mut counts = [0u32; MAX_EXPERTS as usize];
@@ -404,9 +425,7 @@ impl Way {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let inputs =
         model::Inputs::new(options.seed, options.tokens, options.hidden, options.experts, options.top_k);
@@ -497,12 +516,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// assert_eq!(moe_router::headline(&report), "device routing 2.41x over host-driven (15.2 vs 36.6 µs/step)");
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "device routing {:.2}x over host-driven ({:.1} vs {:.1} µs/step)",
-        figure("speedup"),
-        figure("device_us_per_step"),
-        figure("host_us_per_step")
+        report.figure_or_nan("speedup"),
+        report.figure_or_nan("device_us_per_step"),
+        report.figure_or_nan("host_us_per_step")
     )
 }
 
@@ -514,13 +532,14 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().iters < Options::default().iters);
         chapter_common::assert_options_checked::<Program>(&[
-            ("tokens", Options { tokens: 0, ..Options::quick() }),
             ("hidden", Options { hidden: MAX_HIDDEN + 1, ..Options::quick() }),
-            ("experts", Options { experts: 1, ..Options::quick() }),
             ("experts", Options { experts: MAX_EXPERTS + 1, ..Options::quick() }),
-            ("top_k", Options { top_k: 3, ..Options::quick() }),
-            ("iters", Options { iters: 0, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
+        ]);
+        chapter_common::assert_flags_refused::<Program>(&[
+            "--tokens=0",
+            "--experts=1",
+            "--top-k=3",
+            "--iters=0",
         ]);
     }
 

@@ -39,13 +39,10 @@ cuda_graph::kernels! {
 /// it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        for (name, outcome) in [
-            ("ps_item", super::ps_item().check_types()),
-            ("ps_scheduler", super::ps_scheduler().check_types()),
-        ] {
-            assert_eq!(outcome, Ok(()), "{name}");
-        }
+        chapter_common::assert_kernel_types! { ps_item, ps_scheduler }
     }
 }

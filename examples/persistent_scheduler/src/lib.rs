@@ -37,11 +37,11 @@ pub mod model;
 
 use std::time::Instant;
 
-use chapter_common::{ExampleError, OptionCheck, Report};
+use chapter_common::{Book, ExampleError, OptionCheck, Report};
 use checks::{Expected, Way};
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{Device, DeviceBuffer, DevicePtr, Event, Stream};
+use cuda_graph::{DeviceBuffer, DevicePtr, Event, Stream};
 use device_launch::limits::FIRE_AND_FORGET_LIMIT;
 use device_launch::{
     instantiate_for_device, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher, RawErrorSlot,
@@ -79,29 +79,39 @@ mod counters {
     pub const LEN: usize = LAUNCHED + 2;
 }
 
-/// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What to run; the fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
-    /// Work items pushed onto the queue.
-    pub items: u32,
-    /// Kinds of item, each its own graph.
-    pub kinds: u32,
-    /// Elements per item (threads of its one block).
-    pub width: u32,
-    /// Rounds of work per element.
-    pub rounds: u32,
-    /// Items per scheduler run (at most 120), and replicas of every kind's graph.
-    pub batch: u32,
-    /// Scheduler threads that make the launches: 0 for one per item, 1 for one thread
-    /// launching them all in order.
-    pub launch_threads: u32,
-    /// Streams of the multi-stream host loop (round-robin, one copy of each kind's graph per
-    /// stream).
-    pub host_streams: u32,
     /// Timed runs of each way after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the items.
+    #[arg(skip)]
     pub seed: u64,
+    /// Work items pushed onto the queue (default: 10000, or 1000 with --quick).
+    #[arg(long, value_name = "N")]
+    pub items: u32,
+    /// Kinds of item, each its own graph (default: 4; at most 16).
+    #[arg(long, value_name = "K")]
+    pub kinds: u32,
+    /// Elements per item, the threads of its one block (default: 128).
+    #[arg(long, value_name = "W")]
+    pub width: u32,
+    /// Rounds of work per element (default: 16).
+    #[arg(long, value_name = "R")]
+    pub rounds: u32,
+    /// Items per scheduler run, at most 120; also the replicas of each kind's graph (default: 120,
+    /// or 32 with --quick).
+    #[arg(long, value_name = "B")]
+    pub batch: u32,
+    /// Scheduler threads that make the launches: 0 for one per item (default), 1 for one thread
+    /// launching them all in order.
+    #[arg(long, value_name = "T")]
+    pub launch_threads: u32,
+    /// Streams of the multi-stream host loop, round-robin, one copy of each kind's graph per stream
+    /// (default: 8, CUDA's default number of hardware work queues; at most 64).
+    #[arg(long, value_name = "N")]
+    pub host_streams: u32,
 }
 
 impl Default for Options {
@@ -162,6 +172,18 @@ impl Options {
         } else {
             self.launch_threads
         }
+    }
+}
+
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter describes this program without listing it: a persistent kernel \
+               that pulls work from a queue, and a scheduler sketch that fire-and-forgets one graph \
+               and tail-launches itself while should_continue(state), with no sizes or timing; its \
+               \"up to ~3x\" is the summary of queues and graphs combined. Items, kinds and batches \
+               are the port's.",
     }
 }
 
@@ -356,9 +378,7 @@ impl Bench {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
 
     let items = model::Items::new(options.seed, options.items, options.kinds, options.width, options.rounds);
     let want = Expected {
@@ -512,15 +532,14 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "persistent scheduler {:.2}x over the faster host loop, {:.0} stream{} ({:.2} vs {:.2} µs/item; 1 stream {:.2})",
-        figure("speedup"),
-        figure("host_loop_streams"),
-        if figure("host_loop_streams") == 1.0 { "" } else { "s" },
-        figure("scheduler_us_per_item"),
-        figure("host_loop_us_per_item"),
-        figure("host_one_stream_us_per_item")
+        report.figure_or_nan("speedup"),
+        report.figure_or_nan("host_loop_streams"),
+        if report.figure_or_nan("host_loop_streams") == 1.0 { "" } else { "s" },
+        report.figure_or_nan("scheduler_us_per_item"),
+        report.figure_or_nan("host_loop_us_per_item"),
+        report.figure_or_nan("host_one_stream_us_per_item")
     )
 }
 
@@ -534,15 +553,16 @@ mod tests {
         assert_eq!(Options::default().launchers(), 120);
         assert_eq!(Options { launch_threads: 1, ..Options::default() }.launchers(), 1);
         chapter_common::assert_options_checked::<Program>(&[
-            ("items", Options { items: 0, ..Options::quick() }),
             ("kinds", Options { kinds: MAX_KINDS + 1, ..Options::quick() }),
-            ("width", Options { width: 0, ..Options::quick() }),
             ("rounds", Options { rounds: MAX_ROUNDS + 1, ..Options::quick() }),
-            ("batch", Options { batch: 121, ..Options::quick() }),
-            ("launch_threads", Options { launch_threads: 33, ..Options::quick() }),
-            ("host_streams", Options { host_streams: 0, ..Options::quick() }),
             ("host_streams", Options { host_streams: MAX_HOST_STREAMS + 1, ..Options::quick() }),
-            ("runs", Options { runs: 0, ..Options::quick() }),
+        ]);
+        chapter_common::assert_flags_refused::<Program>(&[
+            "--items=0",
+            "--width=0",
+            "--batch=121",
+            "--launch-threads=33",
+            "--host-streams=0",
         ]);
     }
 

@@ -30,8 +30,7 @@ mod priority;
 mod stealing;
 mod work;
 
-use chapter_common::{ExampleError, OptionCheck, Report, Rng, Samples};
-use cuda_graph::Device;
+use chapter_common::{Book, ExampleError, OptionCheck, Report, Rng, Samples};
 use serde_json::json;
 
 pub use overlap::{overlap_bound, rounds_to_match, Overlap, StageTimes};
@@ -49,48 +48,72 @@ pub const MAX_ELEMENTS: u64 = 1 << 28;
 const PROBE_ROUNDS: u32 = 64;
 
 /// What to run: sizes and parameters of the three experiments.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The fields marked `#[arg(long)]` are also the binary's flags (see `--help`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Options {
     /// Timed runs of everything after one warm-up; figures are their medians.
+    #[arg(skip)]
     pub runs: usize,
     /// Seed of the inputs, the salt and the hot span.
+    #[arg(skip)]
     pub seed: u64,
-    /// Overlap: elements copied in, computed and copied out.
+    /// Overlap: elements copied in, computed and copied out (default: 16777216, or 1048576 with
+    /// --quick).
+    #[arg(long = "size", value_name = "N")]
     pub elements: u32,
-    /// Overlap: chunks the elements are split into.
+    /// Overlap: chunks the elements are split into (default: 16, or 8 with --quick).
+    #[arg(long, value_name = "N")]
     pub chunks: u32,
-    /// Overlap: worker streams of the headline figure.
+    /// Overlap: worker streams of the headline figure (default: 4).
+    #[arg(long, value_name = "N")]
     pub streams: u32,
-    /// Overlap: other stream counts timed too (the headline's is added if missing).
+    /// Overlap: other stream counts timed too, comma-separated; the headline's is added if missing
+    /// (default: 2,3,4,8, or 2 with --quick).
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
     pub stream_sweep: Vec<u32>,
-    /// Overlap: rounds of work per element; `None` calibrates them so that the kernels take
-    /// about as long as the copies in.
+    /// Overlap: rounds of work per element (default: calibrated so that the kernels take about as
+    /// long as the copies in).
+    #[arg(long, value_name = "N")]
     pub rounds: Option<u32>,
+    /// Stealing: worker streams (default: 4).
+    #[arg(long, value_name = "N")]
+    pub steal_streams: u32,
     /// Priorities: kernels in the flood.
+    #[arg(skip)]
     pub flood_kernels: u32,
     /// Priorities: full waves of blocks (8 per SM) in each flood kernel.
+    #[arg(skip)]
     pub flood_waves: u32,
     /// Priorities: rounds per element of the flood (sets how long a flood block runs).
+    #[arg(skip)]
     pub flood_rounds: u32,
     /// Priorities: elements of the urgent job.
+    #[arg(skip)]
     pub urgent_elements: u32,
     /// Priorities: rounds per element of the urgent job.
+    #[arg(skip)]
     pub urgent_rounds: u32,
-    /// Stealing: worker streams.
-    pub steal_streams: u32,
     /// Stealing: chunks.
+    #[arg(skip)]
     pub steal_chunks: u32,
     /// Stealing: elements per chunk.
+    #[arg(skip)]
     pub steal_chunk_len: u32,
     /// Stealing: rounds per element of a light chunk.
+    #[arg(skip)]
     pub light_rounds: u32,
     /// Stealing: how many times costlier a hot chunk is.
+    #[arg(skip)]
     pub heavy_factor: u32,
     /// Stealing: chunks per span (a span is hot or light as a whole).
+    #[arg(skip)]
     pub hot_span: u32,
     /// Stealing: one span in this many is hot (at least one is).
+    #[arg(skip)]
     pub hot_one_in: u32,
     /// Stealing: chunks the dispatcher keeps queued per stream.
+    #[arg(skip)]
     pub depth: u32,
 }
 
@@ -200,6 +223,17 @@ impl Options {
     }
 }
 
+/// The chapter's own listing for this program: what `--book` runs, or why it runs nothing
+/// (see [`Book`]).
+pub fn book() -> Book<Options> {
+    Book::NoListing {
+        note: "The chapter's note on streams and events gives API fragments (creating streams, \
+               timing with events, cudaStreamWaitEvent dependencies, a persistent-thread queue) \
+               without sizes or a program, and quotes NVIDIA's 40-60% for three or more streams. The \
+               stages, sizes and the stealing dispatcher are the port's.",
+    }
+}
+
 /// Median, min and max of some samples, as JSON.
 fn stats(samples: &Samples) -> serde_json::Value {
     let (min, max) = samples.range();
@@ -235,9 +269,7 @@ impl FirstFailure {
 /// error but a failed check in the report.
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
-    let device = Device::get(0)?;
-    device.set_current()?;
-    let properties = device.properties()?;
+    let (_, properties) = chapter_common::device_zero()?;
     let sms = properties.multiprocessors.max(1) as u32;
     let flood_len = flood_elements(sms, options.flood_waves);
     if u64::from(flood_len) * u64::from(options.flood_kernels) > MAX_ELEMENTS {
@@ -490,14 +522,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    let figure = |name| report.figure_value(name).unwrap_or(f64::NAN);
     format!(
         "overlap {:.2}x ({:.2} vs {:.2} ms); priority {:.1}x; stealing {:.2}x",
-        figure("overlap"),
-        figure("serialized_ms"),
-        figure("overlapped_ms"),
-        figure("priority_gain"),
-        figure("stealing_over_static"),
+        report.figure_or_nan("overlap"),
+        report.figure_or_nan("serialized_ms"),
+        report.figure_or_nan("overlapped_ms"),
+        report.figure_or_nan("priority_gain"),
+        report.figure_or_nan("stealing_over_static"),
     )
 }
 
@@ -515,15 +546,12 @@ mod tests {
     fn defaults_and_quick_are_valid_and_bad_options_are_refused_by_name() {
         assert!(Options::quick().elements < Options::default().elements);
         chapter_common::assert_options_checked::<Program>(&[
-            ("runs", Options { runs: 0, ..Options::quick() }),
-            ("elements", Options { elements: 0, ..Options::quick() }),
-            ("chunks", Options { chunks: 1, ..Options::quick() }),
-            ("streams", Options { streams: 0, ..Options::quick() }),
             ("rounds", Options { rounds: Some(0), ..Options::quick() }),
             ("flood_kernels", Options { flood_kernels: 0, ..Options::quick() }),
             ("steal_streams", Options { steal_chunks: 2, steal_streams: 4, ..Options::quick() }),
             ("light_rounds", Options { light_rounds: MAX_ROUNDS, heavy_factor: 2, ..Options::quick() }),
             ("depth", Options { depth: 0, ..Options::quick() }),
         ]);
+        chapter_common::assert_flags_refused::<Program>(&["--size=0", "--chunks=1", "--streams=0"]);
     }
 }

@@ -59,15 +59,7 @@ impl Costs {
         let span = span.max(1);
         let spans = chunks.div_ceil(span);
         let hot_spans = (spans / hot_one_in.max(1)).clamp(1, spans.max(1));
-        let mut order: Vec<usize> = (0..spans).collect();
-        for k in 0..hot_spans {
-            let pick = k + rng.below((spans - k) as u32) as usize;
-            order.swap(k, pick);
-        }
-        let mut hot = vec![false; spans];
-        for &s in &order[..hot_spans] {
-            hot[s] = true;
-        }
+        let hot = rng.flags(spans, hot_spans);
         let rounds = (0..chunks).map(|c| if hot[c / span] { light * heavy_factor } else { light }).collect();
         Costs { rounds, spans, hot_spans }
     }

@@ -20,7 +20,7 @@ pub const THREADS_PER_BLOCK: u32 = 256;
 pub const VALUES: u32 = 4096;
 
 /// What `se_work` computes for one element: `rounds` LCG steps and xorshifts from the value
-/// and the salt. `se_mix` in `kernels/streams.cu` does the same in the same 32-bit arithmetic.
+/// and the salt ([`chapter_common::lcg_rounds`]; the kernel calls its CUDA twin).
 ///
 /// ```
 /// use streams_events::mix;
@@ -28,12 +28,7 @@ pub const VALUES: u32 = 4096;
 /// assert_ne!(mix(3, 7, 5), mix(3, 8, 5));
 /// ```
 pub fn mix(value: u32, rounds: u32, salt: u32) -> u32 {
-    let mut x = value.wrapping_mul(0x9e37_79b9) ^ salt;
-    for _ in 0..rounds {
-        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        x ^= x >> 15;
-    }
-    x
+    chapter_common::lcg_rounds(value, rounds, salt)
 }
 
 /// The expected output for every input value, for one `(rounds, salt)`.
@@ -158,8 +153,10 @@ mod tests {
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
 mod kernel_declarations {
+    use super::*;
+
     #[test]
     fn match_the_cpp_parameter_types() {
-        assert_eq!(super::se_work().check_types(), Ok(()), "se_work");
+        chapter_common::assert_kernel_types! { se_work }
     }
 }
