@@ -34,6 +34,12 @@ struct Shape {
     root: Option<usize>,
 }
 
+impl Shape {
+    fn of<T: NcclType>(kind: Kind, count: usize, op: Option<ReduceOp>, root: Option<usize>) -> Shape {
+        Shape { kind, count, dtype: T::NAME, op, root }
+    }
+}
+
 /// One collective of a group, its buffers' addresses and their owners.
 struct Op<'a> {
     comm: &'a Communicator,
@@ -106,8 +112,7 @@ impl<'a> Group<'a> {
         op: ReduceOp,
         stream: &'a Stream,
     ) -> Result<()> {
-        let shape =
-            Shape { kind: Kind::AllReduce, count: send.len(), dtype: T::NAME, op: Some(op), root: None };
+        let shape = Shape::of::<T>(Kind::AllReduce, send.len(), Some(op), None);
         self.push::<T>(comm, stream, shape, (send, send.len()), Some((&*recv, send.len())))
     }
 
@@ -119,8 +124,7 @@ impl<'a> Group<'a> {
         op: ReduceOp,
         stream: &'a Stream,
     ) -> Result<()> {
-        let shape =
-            Shape { kind: Kind::AllReduce, count: data.len(), dtype: T::NAME, op: Some(op), root: None };
+        let shape = Shape::of::<T>(Kind::AllReduce, data.len(), Some(op), None);
         self.push::<T>(comm, stream, shape, (&*data, data.len()), None)
     }
 
@@ -133,8 +137,7 @@ impl<'a> Group<'a> {
         root: usize,
         stream: &'a Stream,
     ) -> Result<()> {
-        let shape =
-            Shape { kind: Kind::Broadcast, count: data.len(), dtype: T::NAME, op: None, root: Some(root) };
+        let shape = Shape::of::<T>(Kind::Broadcast, data.len(), None, Some(root));
         self.push::<T>(comm, stream, shape, (&*data, data.len()), None)
     }
 
@@ -149,8 +152,7 @@ impl<'a> Group<'a> {
         root: usize,
         stream: &'a Stream,
     ) -> Result<()> {
-        let shape =
-            Shape { kind: Kind::Reduce, count: send.len(), dtype: T::NAME, op: Some(op), root: Some(root) };
+        let shape = Shape::of::<T>(Kind::Reduce, send.len(), Some(op), Some(root));
         self.push::<T>(comm, stream, shape, (send, send.len()), Some((&*recv, send.len())))
     }
 
@@ -163,7 +165,7 @@ impl<'a> Group<'a> {
         recv: &'a mut DeviceBuffer<T>,
         stream: &'a Stream,
     ) -> Result<()> {
-        let shape = Shape { kind: Kind::AllGather, count: send.len(), dtype: T::NAME, op: None, root: None };
+        let shape = Shape::of::<T>(Kind::AllGather, send.len(), None, None);
         let total = send.len().saturating_mul(comm.size());
         self.push::<T>(comm, stream, shape, (send, send.len()), Some((&*recv, total)))
     }
@@ -178,8 +180,7 @@ impl<'a> Group<'a> {
         op: ReduceOp,
         stream: &'a Stream,
     ) -> Result<()> {
-        let shape =
-            Shape { kind: Kind::ReduceScatter, count: recv.len(), dtype: T::NAME, op: Some(op), root: None };
+        let shape = Shape::of::<T>(Kind::ReduceScatter, recv.len(), Some(op), None);
         let total = recv.len().saturating_mul(comm.size());
         self.push::<T>(comm, stream, shape, (send, total), Some((&*recv, recv.len())))
     }

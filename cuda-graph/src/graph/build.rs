@@ -36,30 +36,22 @@ impl GraphBuilder {
     ) -> Result<NodeRef> {
         let deps = raw_deps(call, self.id, deps)?;
         // Kernel nodes take the function of the current device: the graph's.
-        self.core.device().with_current(|| {
-            self.core.locked(call, |state| {
-                let mut node = ptr::null_mut();
-                check(
-                    // SAFETY: the graph is alive (the family owns it) and locked; `deps` are nodes
-                    // of this graph (checked by id). Every caller passes `params` zero-initialised
-                    // but for its node type's fields, whose pointers reach memory that `keep`
-                    // (kept below, with the family) owns or values CUDA copies during the call.
-                    unsafe {
-                        sys::cudaGraphAddNode(
-                            &mut node,
-                            self.raw,
-                            deps.as_ptr(),
-                            ptr::null(),
-                            deps.len(),
-                            params,
-                        )
-                    },
-                    "cudaGraphAddNode",
-                )?;
-                state.keep_alive.extend(keep);
-                state.host_work |= host_work;
-                Ok(self.node_ref(node))
-            })
+        let _on_device = crate::device::CurrentFor::new(self.core.device())?;
+        self.core.locked(call, |state| {
+            let mut node = ptr::null_mut();
+            check(
+                // SAFETY: the graph is alive (the family owns it) and locked; `deps` are nodes
+                // of this graph (checked by id). Every caller passes `params` zero-initialised
+                // but for its node type's fields, whose pointers reach memory that `keep`
+                // (kept below, with the family) owns or values CUDA copies during the call.
+                unsafe {
+                    sys::cudaGraphAddNode(&mut node, self.raw, deps.as_ptr(), ptr::null(), deps.len(), params)
+                },
+                "cudaGraphAddNode",
+            )?;
+            state.keep_alive.extend(keep);
+            state.host_work |= host_work;
+            Ok(self.node_ref(node))
         })
     }
 

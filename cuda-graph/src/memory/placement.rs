@@ -100,23 +100,25 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let _gate = retain_if_capturing(stream, CALL, || vec![self.keep_alive(), src.keep_alive()])?;
         self.note_use_on(stream);
         src.note_use_on(stream);
-        check(
-            // SAFETY: both allocations hold `bytes()` bytes (lengths checked) on the devices
-            // named, and live until the copy is done: each noted its use on `stream`, so
-            // its drop waits for `stream`'s device (or, captured, the graph keeps both);
-            // `&mut self` and `&src` are distinct allocations; any bit pattern is a valid T.
-            unsafe {
-                sys::cudaMemcpyPeerAsync(
-                    self.as_raw(),
-                    to.ordinal(),
-                    src.as_raw(),
-                    from.ordinal(),
-                    self.bytes(),
-                    stream.as_raw(),
-                )
-            },
-            "cudaMemcpyPeerAsync",
-        )
+        // CUDA does not capture cudaMemcpyPeerAsync (seen on CUDA 13.0): captured, the copy is
+        // queued as a unified-address copy, which becomes a memcpy node between the devices.
+        let captured = crate::capture_gate::capture_id(stream.as_raw())?.is_some();
+        let (dst, source, bytes) = (self.as_raw(), src.as_raw(), self.bytes());
+        // Both calls: both allocations hold `bytes` bytes (lengths checked) on the devices
+        // named, and live until the copy is done: each noted its use on `stream`, so its drop
+        // waits for `stream`'s device (or, captured, the graph keeps both); `&mut self` and
+        // `&src` are distinct allocations; any bit pattern is a valid T.
+        if captured {
+            let kind = sys::cudaMemcpyKind::cudaMemcpyDefault;
+            // SAFETY: see above.
+            let status = unsafe { sys::cudaMemcpyAsync(dst, source, bytes, kind, stream.as_raw()) };
+            return check(status, "cudaMemcpyAsync");
+        }
+        // SAFETY: see above.
+        let status = unsafe {
+            sys::cudaMemcpyPeerAsync(dst, to.ordinal(), source, from.ordinal(), bytes, stream.as_raw())
+        };
+        check(status, "cudaMemcpyPeerAsync")
     }
 }
 
