@@ -196,6 +196,7 @@ impl Device {
     /// device.with_current(|| device.synchronize())?; // waits for device 0, then restores
     /// assert_eq!(Device::current()?, Device::get(0)?);
     /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
     ///
     /// Whether this device is current already is read from the crate's memory of it (see
     /// [`Device::current`]): that case costs no CUDA call.

@@ -321,6 +321,17 @@ impl MemoryPool {
         pool_accessible_from(self.handle.raw, device)
     }
 
+    /// The device whose memory the pool holds.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Device, MemoryPool};
+    /// assert_eq!(MemoryPool::device_default(Device::get(1)?)?.device(), Device::get(1)?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn device(&self) -> Device {
+        Device::from_ordinal(self.handle.device)
+    }
+
     /// The device ordinal whose memory the pool holds.
     ///
     /// ```no_run
