@@ -6,6 +6,9 @@
 
 extern "C" __global__ void bench_empty();
 extern "C" __global__ void bench_chain_step(uint32_t* counter, uint32_t value);
+extern "C" __global__ void bench_rmw(uint32_t* counter);
+extern "C" __global__ void bench_pdl_empty();
+extern "C" __global__ void bench_pdl_rmw(uint32_t* counter);
 extern "C" __global__ void bench_host_step(uint32_t* counter, uint32_t limit, uint32_t* keep_going);
 extern "C" __global__ void bench_while_step(cudaGraphConditionalHandle handle, uint32_t* counter, uint32_t limit);
 extern "C" __global__ void bench_count(uint32_t* counter);

@@ -5,6 +5,7 @@
 #include <device_launch.cuh>
 
 #include "bench_kernels.cuh"
+#include "cuda_graph_pdl.cuh"
 
 // Does nothing: the stream-launch benchmark.
 extern "C" __global__ void bench_empty() {}
@@ -12,6 +13,22 @@ extern "C" __global__ void bench_empty() {}
 // One node of a chain: *counter += value (one thread).
 extern "C" __global__ void bench_chain_step(uint32_t* counter, uint32_t value) {
     if (blockIdx.x == 0 && threadIdx.x == 0) *counter += value;
+}
+
+// The chains of programmatic dependent launch (issue 24), one thread each: without PDL, an
+// empty kernel and `*counter += 1`; with it, the same after letting the next kernel launch
+// and waiting for the one before (cuda_graph_pdl.cuh), which a chain joined by programmatic
+// edges needs. Triggering first lets the next kernel launch as early as possible; the wait
+// still covers this kernel's whole run.
+extern "C" __global__ void bench_rmw(uint32_t* counter) { *counter += 1u; }
+extern "C" __global__ void bench_pdl_empty() {
+    cuda_graph::pdl::launch_dependents();
+    cuda_graph::pdl::wait_upstream();
+}
+extern "C" __global__ void bench_pdl_rmw(uint32_t* counter) {
+    cuda_graph::pdl::launch_dependents();
+    cuda_graph::pdl::wait_upstream();
+    *counter += 1u;
 }
 
 // One step of the host-driven loop: *counter += 1; *keep_going = (*counter < limit). The host

@@ -19,30 +19,12 @@
 #include <new>
 #include <stdint.h>
 
-#include "bench_kernels.cuh"
+#include "twin.cuh"
 
-namespace {
-
+// The call that failed last on this thread (twin_failed_call()).
 thread_local const char* g_failed_call = "";
 
-#define TWIN_CHECK(call)                                  \
-    do {                                                  \
-        cudaError_t twin_status_ = (call);                \
-        if (twin_status_ != cudaSuccess) {                \
-            g_failed_call = #call;                        \
-            return static_cast<int>(twin_status_);        \
-        }                                                 \
-    } while (0)
-
-// Calls that must run even after an earlier failure (releasing), keeping the first error.
-#define TWIN_RELEASE(status, call)                        \
-    do {                                                  \
-        cudaError_t twin_status_ = (call);                \
-        if (twin_status_ != cudaSuccess && (status) == 0) { \
-            g_failed_call = #call;                        \
-            (status) = static_cast<int>(twin_status_);    \
-        }                                                 \
-    } while (0)
+namespace {
 
 double elapsed_us(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
@@ -88,23 +70,6 @@ extern "C" __global__ void twin_relaunch_step(uint32_t* counter, uint32_t limit,
     *counter = next;
     if (next < limit) record_launch(error, cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));
 }
-
-struct TwinSession {
-    cudaStream_t stream = nullptr;
-    cudaEvent_t start = nullptr;
-    cudaEvent_t end = nullptr;
-    uint32_t* counter = nullptr;     // device, 1 element
-    uint32_t* keep_going = nullptr;  // device, 1 element (host-driven loop)
-    uint32_t* keep_going_host = nullptr;  // pinned, 1 element
-    uint32_t* steps = nullptr;       // device, 1 element (device schedulers' step count)
-    int* device_error = nullptr;     // device, 1 element (first failed device-side launch)
-};
-
-struct TwinChain {
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    int nodes = 0;
-};
 
 // A loop that one graph launch runs to the end: a WHILE node (d) or a self-relaunching
 // kernel (g).
@@ -223,23 +188,12 @@ int build_chain(TwinSession* s, TwinChain* c, int nodes, uint32_t value, int nod
         if (node_api == 0) {
             TWIN_CHECK(cudaGraphAddKernelNode(&node, c->graph, previous ? &previous : nullptr, previous ? 1 : 0, &params));
         } else {
-            cudaGraphNodeParams generic = {};
-            generic.type = cudaGraphNodeTypeKernel;
-            generic.kernel.func = params.func;
-            generic.kernel.gridDim = params.gridDim;
-            generic.kernel.blockDim = params.blockDim;
-            generic.kernel.sharedMemBytes = params.sharedMemBytes;
-            generic.kernel.kernelParams = params.kernelParams;
-            generic.kernel.extra = params.extra;
+            cudaGraphNodeParams generic = one_thread_kernel_node(params.func, args);
             TWIN_CHECK(cudaGraphAddNode(&node, c->graph, previous ? &previous : nullptr, nullptr, previous ? 1 : 0, &generic));
         }
         previous = node;
     }
-    TWIN_CHECK(cudaGraphInstantiate(&c->exec, c->graph, 0));
-    TWIN_CHECK(cudaGraphUpload(c->exec, s->stream));
-    TWIN_CHECK(cudaStreamSynchronize(s->stream));
-    c->nodes = nodes;
-    return 0;
+    return finish_chain(s, c, nodes);
 }
 
 int build_while(TwinSession* s, TwinLoop* w, int steps) {
@@ -325,6 +279,7 @@ int twin_session_destroy(TwinSession* s) {
     if (s->stream) TWIN_RELEASE(status, cudaStreamSynchronize(s->stream));
     if (s->device_error) TWIN_RELEASE(status, cudaFree(s->device_error));
     if (s->steps) TWIN_RELEASE(status, cudaFree(s->steps));
+    if (s->keep_going_mapped) TWIN_RELEASE(status, cudaFreeHost(s->keep_going_mapped));
     if (s->keep_going_host) TWIN_RELEASE(status, cudaFreeHost(s->keep_going_host));
     if (s->keep_going) TWIN_RELEASE(status, cudaFree(s->keep_going));
     if (s->counter) TWIN_RELEASE(status, cudaFree(s->counter));
@@ -343,6 +298,10 @@ int twin_session_create(TwinSession** out) {
         TWIN_CHECK(cudaMalloc(&s->counter, sizeof(uint32_t)));
         TWIN_CHECK(cudaMalloc(&s->keep_going, sizeof(uint32_t)));
         TWIN_CHECK(cudaMallocHost(&s->keep_going_host, sizeof(uint32_t)));
+        TWIN_CHECK(cudaHostAlloc(&s->keep_going_mapped, sizeof(uint32_t), cudaHostAllocMapped));
+        *s->keep_going_mapped = 0;
+        TWIN_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&s->keep_going_mapped_device),
+                                            s->keep_going_mapped, 0));
         TWIN_CHECK(cudaMalloc(&s->steps, sizeof(uint32_t)));
         TWIN_CHECK(cudaMalloc(&s->device_error, sizeof(int)));
         TWIN_CHECK(cudaMemset(s->counter, 0, sizeof(uint32_t)));
@@ -423,22 +382,28 @@ int twin_chain_update(TwinChain* c, const TwinChain* from, double* us) {
     return 0;
 }
 
-// (d) The host-driven loop: launch one step, copy the continue flag back, wait, decide.
-// µs per step over `steps` steps.
-int twin_loop_host(TwinSession* s, int steps, double* us_per_step, uint32_t* counter_out) {
+// (d) The host-driven loop: launch one step, then either copy the continue flag back and wait
+// (`mapped` 0), or wait for the step, which wrote the flag straight into mapped host memory
+// (`mapped` 1: no copy); decide. µs per step over `steps` steps.
+int twin_loop_host(TwinSession* s, int steps, int mapped, double* us_per_step, uint32_t* counter_out) {
     int status = begin_sample(s);
     if (status != 0) return status;
     uint32_t limit = static_cast<uint32_t>(steps);
+    uint32_t* flag = mapped ? s->keep_going_mapped_device : s->keep_going;
     int done = 0;
     for (;;) {
-        void* args[] = {&s->counter, &limit, &s->keep_going};
+        void* args[] = {&s->counter, &limit, &flag};
         TWIN_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(bench_host_step), dim3(1), dim3(1), args, 0,
                                     s->stream));
-        TWIN_CHECK(cudaMemcpyAsync(s->keep_going_host, s->keep_going, sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                                   s->stream));
+        if (!mapped) {
+            TWIN_CHECK(cudaMemcpyAsync(s->keep_going_host, s->keep_going, sizeof(uint32_t),
+                                       cudaMemcpyDeviceToHost, s->stream));
+        }
         TWIN_CHECK(cudaStreamSynchronize(s->stream));
         ++done;
-        if (*s->keep_going_host == 0) break;
+        const uint32_t go_on =
+            mapped ? *static_cast<volatile uint32_t*>(s->keep_going_mapped) : *s->keep_going_host;
+        if (go_on == 0) break;
         if (done > steps) {
             g_failed_call = "twin_loop_host (the loop did not stop)";
             return static_cast<int>(cudaErrorUnknown);

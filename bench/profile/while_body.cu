@@ -5,8 +5,8 @@
 // Bodies: a kernel that only counts the step and sets the condition; the example's sweep
 // (cgc_relax_while, one block of 256 threads, two barriers); the same sweep done by one warp
 // (8 values per lane, neighbours by shuffle, no barrier), which must leave the same bits. The
-// host loop is the example's: launch cgc_relax_host, copy the state to pinned memory,
-// synchronize, read the flag. Every loop runs 2000 steps of a 256-unknown system (tolerance
+// host loop is the example's copy loop: launch cgc_relax_host (its flag pointed at state[2]),
+// copy the state to pinned memory, synchronize, read the flag. Every loop runs 2000 steps of a 256-unknown system (tolerance
 // -1, so the step limit ends it); each figure is the median over 5 timed launches after one
 // warm-up, in µs per step. Exit status 0 when every loop ran its steps and both sweeps agree,
 // 1 when not, 2 on a CUDA error.
@@ -97,7 +97,9 @@ static double run_host(Ctx& c, cudaStream_t s, const std::vector<float>& x0, int
     CK(cudaEventRecord(t0, s));
     uint32_t steps = 0;
     for (uint32_t guard = 0; guard < c.max_steps; ++guard) {
-      cgc_relax_host<<<1, threads, 0, s>>>(c.x, c.b, c.n, c.w, c.tol, c.max_steps, c.state); CK(cudaGetLastError());
+      // The flag argument is state[2], as in the example's copy loop.
+      cgc_relax_host<<<1, threads, 0, s>>>(c.x, c.b, c.n, c.w, c.tol, c.max_steps, c.state, c.state + 2);
+      CK(cudaGetLastError());
       CK(cudaMemcpyAsync(pinned, c.state, 12, cudaMemcpyDeviceToHost, s)); CK(cudaStreamSynchronize(s));
       steps = pinned[0];
       if (pinned[2] == 0) break;

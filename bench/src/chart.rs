@@ -7,6 +7,10 @@
 //! - (f) graph launch, host + sync; device fire-and-forget; device tail: µs per launch of the
 //!   work graph, by width.
 //!
+//! A second chart, [`CHAIN_FILE_NAME`], draws graph replay of kernel chains per node by chain
+//! length: the (b) chain and the (h) chains of empty and read-modify-write kernels with plain
+//! and with programmatic edges (issue 24), whose values the first chart's scale would flatten.
+//!
 //! Text needs a font. Nothing is embedded: a TrueType font is read at run time from
 //! `BENCH_FONT` or a usual system place; where there is none (a bare GPU machine), the chart is
 //! drawn without any text (axes, grid and lines only) and the caller says so.
@@ -18,10 +22,13 @@ use plotters::prelude::*;
 
 use crate::error::{BenchError, Result};
 use crate::harness::Row;
-use crate::{device_launch_width, graph_replay, stream_launch};
+use crate::{device_launch_width, graph_replay, pdl_chain, stream_launch};
 
 /// The chart's file name in a results folder.
 pub const FILE_NAME: &str = "launch_latency.png";
+
+/// The chain chart's file name in a results folder.
+pub const CHAIN_FILE_NAME: &str = "chain_replay.png";
 
 /// What the results README says after the chart's name when the chart has no text.
 pub const NO_TEXT_NOTE: &str =
@@ -35,6 +42,33 @@ pub const NO_TEXT_NOTE: &str =
 pub fn caption(device_name: &str) -> String {
     format!("Launch latency by mode and width: {device_name}")
 }
+
+/// The chain chart's caption for a device.
+///
+/// ```
+/// assert_eq!(cuda_graph_bench::chart::chain_caption("X"), "Kernel chain replay, plain and programmatic edges: X");
+/// ```
+pub fn chain_caption(device_name: &str) -> String {
+    format!("Kernel chain replay, plain and programmatic edges: {device_name}")
+}
+
+/// The axis descriptions of a chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Axes {
+    /// Under the x axis.
+    pub x: &'static str,
+    /// Beside the y axis.
+    pub y: &'static str,
+}
+
+/// The launch-latency chart's axes.
+pub const LAUNCH_AXES: Axes = Axes {
+    x: "graph width (nodes): chain length for replay, independent nodes for host/device launch",
+    y: "µs per launch (replay: per node)",
+};
+
+/// The chain chart's axes.
+pub const CHAIN_AXES: Axes = Axes { x: "chain length (kernel nodes)", y: "µs per node" };
 
 /// Where fonts usually are (Debian/Ubuntu, Fedora/RHEL, Arch, SUSE).
 const FONT_PLACES: &[&str] = &[
@@ -89,11 +123,26 @@ const BY_WIDTH: [(&str, &str, &str); 4] = [
     (device_launch_width::DEVICE_TAIL, "width=", "graph launch, device tail"),
 ];
 
+/// The chains drawn by length on the chain chart, in colour order.
+const CHAINS: [(&str, &str, &str); 5] = [
+    (graph_replay::OPERATION, "nodes=", "kernel chain, *c += v (b)"),
+    (pdl_chain::EMPTY_PLAIN, "nodes=", "empty, plain edges"),
+    (pdl_chain::EMPTY_PROGRAMMATIC, "nodes=", "empty, programmatic edges"),
+    (pdl_chain::RMW_PLAIN, "nodes=", "*c += 1, plain edges"),
+    (pdl_chain::RMW_PROGRAMMATIC, "nodes=", "*c += 1, programmatic edges"),
+];
+
+/// The chain chart's series: each chain of [`CHAINS`] that has rows, by length, for Rust and
+/// C++.
+pub fn chain_series(rows: &[Row]) -> Vec<Series> {
+    by_width(rows, &CHAINS, 0)
+}
+
 /// The series from the rows: stream launch (flat over the widths measured), then graph replay
 /// by chain length and the three (f) modes by width, those that have rows; each for Rust and
 /// C++.
 pub fn series(rows: &[Row]) -> Vec<Series> {
-    let widths: Vec<f64> = rows.iter().filter_map(width_of).collect();
+    let widths: Vec<f64> = rows.iter().filter_map(|row| width_of(row, &BY_WIDTH)).collect();
     let mut out = Vec::new();
     let side = |rust: bool| if rust { "Rust" } else { "C++, dashed" };
     if let Some(stream) = rows.iter().find(|row| row.operation == stream_launch::OPERATION) {
@@ -107,7 +156,16 @@ pub fn series(rows: &[Row]) -> Vec<Series> {
             });
         }
     }
-    for (index, (operation, _, label)) in BY_WIDTH.iter().enumerate() {
+    out.extend(by_width(rows, &BY_WIDTH, 1));
+    out
+}
+
+/// For each of `modes` (operation, parameter prefix, legend) that has rows, its Rust and C++
+/// series by width; colours from `first_mode` on.
+fn by_width(rows: &[Row], modes: &[(&str, &str, &str)], first_mode: usize) -> Vec<Series> {
+    let side = |rust: bool| if rust { "Rust" } else { "C++, dashed" };
+    let mut out = Vec::new();
+    for (index, (operation, _, label)) in modes.iter().enumerate() {
         let mode_rows: Vec<&Row> = rows.iter().filter(|row| row.operation == *operation).collect();
         if mode_rows.is_empty() {
             continue;
@@ -115,17 +173,24 @@ pub fn series(rows: &[Row]) -> Vec<Series> {
         for rust in [true, false] {
             let points = mode_rows
                 .iter()
-                .filter_map(|row| width_of(row).map(|n| (n, if rust { row.rust() } else { row.cpp() })))
+                .filter_map(|row| {
+                    width_of(row, modes).map(|n| (n, if rust { row.rust() } else { row.cpp() }))
+                })
                 .collect();
-            out.push(Series { label: format!("{label} ({})", side(rust)), points, rust, mode: index + 1 });
+            out.push(Series {
+                label: format!("{label} ({})", side(rust)),
+                points,
+                rust,
+                mode: index + first_mode,
+            });
         }
     }
     out
 }
 
-/// The width of a row of a [`BY_WIDTH`] mode, from its parameter.
-fn width_of(row: &Row) -> Option<f64> {
-    let (_, prefix, _) = BY_WIDTH.iter().find(|(operation, ..)| *operation == row.operation)?;
+/// The width of a row of one of `modes`, from its parameter.
+fn width_of(row: &Row, modes: &[(&str, &str, &str)]) -> Option<f64> {
+    let (_, prefix, _) = modes.iter().find(|(operation, ..)| *operation == row.operation)?;
     row.parameter.strip_prefix(prefix)?.parse().ok()
 }
 
@@ -151,9 +216,9 @@ fn chart_error(err: impl std::fmt::Display) -> BenchError {
     BenchError::Chart(err.to_string())
 }
 
-/// Draws `series` into a PNG at `path` (1000 × 600); with `text`, a caption, axis labels and a
-/// legend, else lines and grid only.
-pub fn draw(path: &Path, caption: &str, series: &[Series], text: bool) -> Result<()> {
+/// Draws `series` into a PNG at `path` (1000 × 600); with `text`, a caption, axis labels
+/// (`axes`) and a legend, else lines and grid only.
+pub fn draw(path: &Path, caption: &str, axes: Axes, series: &[Series], text: bool) -> Result<()> {
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (x_lo, x_hi) = span(&xs.collect::<Vec<_>>());
     let y_max = series
@@ -175,8 +240,8 @@ pub fn draw(path: &Path, caption: &str, series: &[Series], text: bool) -> Result
     if text {
         chart
             .configure_mesh()
-            .x_desc("graph width (nodes): chain length for replay, independent nodes for host/device launch")
-            .y_desc("µs per launch (replay: per node)")
+            .x_desc(axes.x)
+            .y_desc(axes.y)
             .x_label_formatter(&|x| format!("{x:.0}"))
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 17))
@@ -292,15 +357,33 @@ mod tests {
     }
 
     #[test]
+    fn the_chain_chart_draws_every_chain_by_length() {
+        let mut rows = rows();
+        for (operation, base) in [(pdl_chain::EMPTY_PLAIN, 0.8), (pdl_chain::EMPTY_PROGRAMMATIC, 0.5)] {
+            for n in [10u32, 100, 1000] {
+                rows.push(Row::new(operation, format!("nodes={n}"), "µs/node", pair(base, base)));
+            }
+        }
+        let s = chain_series(&rows);
+        let labels: Vec<&str> = s.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels[0], "kernel chain, *c += v (b) (Rust)");
+        assert_eq!(labels[4], "empty, programmatic edges (Rust)");
+        assert_eq!(s[4].points, [(10.0, 0.5), (100.0, 0.5), (1000.0, 0.5)]);
+        assert_eq!((s[2].mode, s[4].mode), (1, 2));
+        assert_eq!(s.len(), 6, "chains without rows are left out");
+    }
+
+    #[test]
     fn the_chart_is_drawn_with_and_without_text() {
         let dir = std::env::temp_dir().join(format!("cuda-graph-bench-chart-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let plain = dir.join("plain.png");
-        draw(&plain, "test", &series(&rows_with_widths()), false).unwrap();
+        draw(&plain, "test", LAUNCH_AXES, &series(&rows_with_widths()), false).unwrap();
         assert!(std::fs::metadata(&plain).unwrap().len() > 1000);
         if load_font() {
             let labelled = dir.join("labelled.png");
-            draw(&labelled, "launch latency (test data)", &series(&rows_with_widths()), true).unwrap();
+            draw(&labelled, "launch latency (test data)", LAUNCH_AXES, &series(&rows_with_widths()), true)
+                .unwrap();
             assert!(std::fs::metadata(&labelled).unwrap().len() > 1000);
         }
         std::fs::remove_dir_all(&dir).unwrap();

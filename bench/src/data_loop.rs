@@ -4,6 +4,11 @@
 //!   it, launch the next (Rust: `Kernel::launch`, `copy_to_pinned_async`,
 //!   `PinnedBuffer::as_slice`; C++: `cudaLaunchKernel`, `cudaMemcpyAsync`,
 //!   `cudaStreamSynchronize`);
+//! - (d) host sync, mapped flag: the same step writes the flag straight into mapped host
+//!   memory; launch it, wait for the stream, read the flag in place, no copy (Rust:
+//!   `Kernel::launch`, `Stream::synchronize`, `MappedBuffer::load`; C++: `cudaLaunchKernel`,
+//!   `cudaStreamSynchronize`, a volatile read of `cudaHostAlloc(…, cudaHostAllocMapped)`
+//!   memory);
 //! - (d) WHILE node: one graph launch whose WHILE node runs a one-kernel body that increments
 //!   the counter and sets the condition with `cudaGraphSetConditional`;
 //! - (g) device self-relaunch: one host launch of a device-launch graph of one kernel that
@@ -27,6 +32,8 @@ use crate::twin::{Twin, TwinLoop};
 
 /// The host-driven row's name.
 pub const HOST_SYNC: &str = "loop, host sync per step";
+/// The host-driven row's name when the flag is read from mapped host memory.
+pub const HOST_SYNC_MAPPED: &str = "loop, host sync per step, mapped flag";
 /// The WHILE row's name.
 pub const WHILE_NODE: &str = "loop, WHILE node";
 /// The device self-relaunch row's name.
@@ -42,26 +49,39 @@ fn build_while(rust: &RustSide, steps: u32) -> Result<Graph> {
     Ok(graph)
 }
 
-/// One sample of the Rust host-driven loop: µs per step.
-fn rust_host_loop(rust: &mut RustSide, steps: u32) -> Result<f64> {
-    let config = LaunchConfig::new(1, 1);
+/// One sample of the Rust host-driven loop, the flag copied back or (`mapped`) read in place
+/// from mapped host memory: µs per step.
+fn rust_host_loop(rust: &mut RustSide, steps: u32, mapped: bool) -> Result<f64> {
+    let (config, name) = (LaunchConfig::new(1, 1), if mapped { HOST_SYNC_MAPPED } else { HOST_SYNC });
     rust.begin_sample()?;
     let mut done = 0u32;
     loop {
-        bench_host_step().launch(&rust.stream, config, (rust.counter.ptr(), steps, rust.keep_going.ptr()))?;
-        rust.keep_going.copy_to_pinned_async(&mut rust.keep_going_host, &rust.stream)?;
+        let go_on = if mapped {
+            let args = (rust.counter.ptr(), steps, rust.keep_going_mapped.ptr());
+            bench_host_step().launch(&rust.stream, config, args)?;
+            rust.stream.synchronize()?;
+            rust.keep_going_mapped.load(0)
+        } else {
+            bench_host_step().launch(
+                &rust.stream,
+                config,
+                (rust.counter.ptr(), steps, rust.keep_going.ptr()),
+            )?;
+            rust.keep_going.copy_to_pinned_async(&mut rust.keep_going_host, &rust.stream)?;
+            rust.keep_going_host.as_slice()?[0]
+        };
         done += 1;
-        if rust.keep_going_host.as_slice()?[0] == 0 {
+        if go_on == 0 {
             break;
         }
         if done > steps {
             return Err(BenchError::WrongResult(format!(
-                "{HOST_SYNC} (Rust): the loop did not stop after {steps} steps"
+                "{name} (Rust): the loop did not stop after {steps} steps"
             )));
         }
     }
     let ms = rust.end_sample()?;
-    expect_count(HOST_SYNC, "Rust", rust.counter()?, steps)?;
+    expect_count(name, "Rust", rust.counter()?, steps)?;
     Ok(ms * 1e3 / f64::from(done))
 }
 
@@ -95,18 +115,22 @@ fn one_launch_loop(
     Ok(Row::new(name, format!("steps={steps}"), "µs/step", pair))
 }
 
-/// Measures (d): both sides, both ways.
+/// Measures (d): both sides, each way.
 pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, steps: u32) -> Result<Vec<Row>> {
     bench_host_step().function()?;
-    let host = interleave(
-        plan,
-        || rust_host_loop(rust, steps),
-        || {
-            let (us, counter) = twin.loop_host(steps)?;
-            expect_count(HOST_SYNC, "C++", counter, steps)?;
-            Ok(us)
-        },
-    )?;
+    let mut rows = Vec::new();
+    for (name, mapped) in [(HOST_SYNC, false), (HOST_SYNC_MAPPED, true)] {
+        let pair = interleave(
+            plan,
+            || rust_host_loop(rust, steps, mapped),
+            || {
+                let (us, counter) = twin.loop_host(steps, mapped)?;
+                expect_count(name, "C++", counter, steps)?;
+                Ok(us)
+            },
+        )?;
+        rows.push(Row::new(name, format!("steps={steps}"), "µs/step", pair));
+    }
 
     let graph = build_while(rust, steps)?;
     let exec: GraphExec<HostLaunch> = graph.instantiate(Default::default())?;
@@ -116,7 +140,8 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, steps: u32) -> Res
     let while_node =
         one_launch_loop(rust, plan, WHILE_NODE, steps, |stream| Ok(exec.launch(stream)?), &cpp_graph)?;
 
-    Ok(vec![Row::new(HOST_SYNC, format!("steps={steps}"), "µs/step", host), while_node])
+    rows.push(while_node);
+    Ok(rows)
 }
 
 /// (g) Both sides' self-relaunching loop graphs: made before measuring and meant to be kept

@@ -1,7 +1,7 @@
-//! Issue 8's goals, checked against a run.
+//! Issue 8's goals, and issue 24's for programmatic dependent launch, checked against a run.
 
 use crate::harness::Row;
-use crate::{data_loop, device_launch_width, graph_replay};
+use crate::{data_loop, device_launch_width, graph_replay, pdl_chain};
 
 /// The most a Rust/C++ ratio may be.
 pub const MAX_RATIO: f64 = 1.03;
@@ -14,6 +14,16 @@ pub const MAX_WHILE_US_PER_STEP: f64 = 4.5;
 pub const MIN_FIRE_AND_FORGET_SPEEDUP: f64 = 2.3;
 /// The width that speed-up is taken at.
 pub const SPEEDUP_WIDTH: u32 = 64;
+/// Issue 24: the 100-node chain of empty kernels with programmatic edges, µs per node (Rust).
+pub const MAX_PDL_EMPTY_US_PER_NODE: f64 = 0.52;
+/// Issue 24: the same chain of read-modify-write kernels, µs per node (Rust).
+pub const MAX_PDL_RMW_US_PER_NODE: f64 = 0.68;
+/// Issue 24: plain over programmatic edges, 100-node empty chain (Rust): the least gain.
+pub const MIN_PDL_EMPTY_GAIN: f64 = 1.45;
+/// Issue 24: the same for the read-modify-write chain.
+pub const MIN_PDL_RMW_GAIN: f64 = 1.35;
+/// The chain length issue 24's goals are taken at.
+pub const PDL_GOAL_NODES: u32 = 100;
 
 /// How a run fares against one goal.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,7 +55,7 @@ impl Bound {
     }
 }
 
-/// One goal of issue 8 and its verdict.
+/// One goal (issue 8 or 24) and its verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Goal {
     /// The goal, as the issue states it.
@@ -136,7 +146,24 @@ fn speedup_at_least(text: &'static str, rows: &[Row], width: u32, least: f64) ->
     Goal { text, verdict, figure, bound: Bound::AtLeast(least) }
 }
 
-/// The goals of issue 8 against `rows`.
+/// Plain over programmatic edges for the 100-node chain (Rust path), at least `least`.
+fn gain_at_least(text: &'static str, rows: &[Row], rmw: bool, least: f64) -> Goal {
+    let figure = pdl_chain::gain(rows, rmw, PDL_GOAL_NODES);
+    let verdict = match figure {
+        None => Verdict::NotMeasured,
+        Some(gain) => {
+            let text = format!("{gain:.2}x");
+            if gain >= least {
+                Verdict::Met(text)
+            } else {
+                Verdict::Missed(format!("{text}, {:.0}% short of {least}x", (1.0 - gain / least) * 100.0))
+            }
+        }
+    };
+    Goal { text, verdict, figure, bound: Bound::AtLeast(least) }
+}
+
+/// The goals of issue 8, then issue 24's, against `rows`.
 pub fn check(rows: &[Row], while_steps: u32) -> Vec<Goal> {
     let worst =
         rows.iter().filter(|row| row.ratio().is_finite()).max_by(|a, b| a.ratio().total_cmp(&b.ratio()));
@@ -191,6 +218,28 @@ pub fn check(rows: &[Row], while_steps: u32) -> Vec<Goal> {
             rows,
             SPEEDUP_WIDTH,
             MIN_FIRE_AND_FORGET_SPEEDUP,
+        ),
+        at_most(
+            "(issue 24) 100-node empty chain, programmatic edges <= 0.52 µs per node",
+            find(rows, pdl_chain::EMPTY_PROGRAMMATIC, "nodes=100"),
+            MAX_PDL_EMPTY_US_PER_NODE,
+        ),
+        at_most(
+            "(issue 24) 100-node read-modify-write chain, programmatic edges <= 0.68 µs per node",
+            find(rows, pdl_chain::RMW_PROGRAMMATIC, "nodes=100"),
+            MAX_PDL_RMW_US_PER_NODE,
+        ),
+        gain_at_least(
+            "(issue 24) programmatic edges >= 1.45x faster than plain, 100-node empty chain",
+            rows,
+            false,
+            MIN_PDL_EMPTY_GAIN,
+        ),
+        gain_at_least(
+            "(issue 24) programmatic edges >= 1.35x faster than plain, 100-node read-modify-write chain",
+            rows,
+            true,
+            MIN_PDL_RMW_GAIN,
         ),
     ]
 }
@@ -281,6 +330,27 @@ mod tests {
         assert!(goals[3].to_string().starts_with("MISSED"), "{}", goals[3]);
         let exactly = check(&width_rows(2.3, 1.0), 5000);
         assert!(matches!(exactly[3].verdict, Verdict::Met(_)), "{:?}", exactly[3]);
+        let gains = check(
+            &[
+                row(pdl_chain::RMW_PLAIN, "nodes=100", 0.9, 0.9),
+                row(pdl_chain::RMW_PROGRAMMATIC, "nodes=100", 0.6, 0.6),
+                row(pdl_chain::EMPTY_PLAIN, "nodes=100", 0.7, 0.7),
+                row(pdl_chain::EMPTY_PROGRAMMATIC, "nodes=100", 0.56, 0.56),
+            ],
+            5000,
+        );
+        assert!(matches!(&gains[5].verdict, Verdict::Met(why) if why.starts_with("0.600")), "{:?}", gains[5]);
+        assert!(
+            matches!(&gains[4].verdict, Verdict::Missed(why) if why.contains("8% over")),
+            "{:?}",
+            gains[4]
+        );
+        assert!(
+            matches!(&gains[6].verdict, Verdict::Missed(why) if why == "1.25x, 14% short of 1.45x"),
+            "{:?}",
+            gains[6]
+        );
+        assert!(matches!(&gains[7].verdict, Verdict::Met(why) if why == "1.50x"), "{:?}", gains[7]);
         let without_64: Vec<Row> =
             width_rows(12.0, 4.0).into_iter().filter(|row| row.parameter != "width=64").collect();
         assert_eq!(check(&without_64, 5000)[3].verdict, Verdict::NotMeasured);

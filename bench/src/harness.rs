@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use chapter_common::Samples;
-use cuda_graph::{CudaError, DeviceBuffer, Event, PinnedBuffer, Stream};
+use cuda_graph::{CudaError, DeviceBuffer, Event, MappedBuffer, PinnedBuffer, Stream};
 use device_launch::ErrorSlot;
 
 use crate::error::{BenchError, Result};
@@ -99,6 +99,8 @@ pub struct RustSide {
     pub keep_going: DeviceBuffer<u32>,
     /// Its pinned host copy.
     pub keep_going_host: PinnedBuffer<u32>,
+    /// The mapped-flag loop's "go on" flag, in mapped host memory the step writes directly.
+    pub keep_going_mapped: MappedBuffer<u32>,
     /// The device schedulers' step count (one element).
     pub steps: DeviceBuffer<u32>,
     /// The first `cudaError_t` a device-side launch of a plain-CUDA kernel failed with (the
@@ -119,6 +121,7 @@ impl RustSide {
             counter: DeviceBuffer::zeroed(1)?,
             keep_going: DeviceBuffer::zeroed(1)?,
             keep_going_host: PinnedBuffer::zeroed(1)?,
+            keep_going_mapped: MappedBuffer::zeroed(1)?,
             steps: DeviceBuffer::zeroed(1)?,
             device_error: DeviceBuffer::zeroed(1)?,
             slot: ErrorSlot::new()?,

@@ -14,6 +14,15 @@ cuda_graph::kernels! {
     pub unsafe fn bench_empty();
     /// `bench_chain_step(uint32_t* counter, uint32_t value)`: `*counter += value`.
     pub unsafe fn bench_chain_step(counter: DevicePtr<u32>, value: u32);
+    /// `bench_rmw(uint32_t* counter)`: `*counter += 1` (one thread): the plain
+    /// read-modify-write chain's node (issue 24).
+    pub unsafe fn bench_rmw(counter: DevicePtr<u32>);
+    /// `bench_pdl_empty()`: lets the next kernel launch, waits for the one before
+    /// (`cuda_graph_pdl.cuh`), nothing else: the empty chain's node with programmatic edges.
+    pub unsafe fn bench_pdl_empty();
+    /// `bench_pdl_rmw(uint32_t* counter)`: lets the next kernel launch, waits for the one
+    /// before, then `*counter += 1`: the read-modify-write chain's node with programmatic edges.
+    pub unsafe fn bench_pdl_rmw(counter: DevicePtr<u32>);
     /// `bench_host_step(uint32_t* counter, uint32_t limit, uint32_t* keep_going)`:
     /// `*counter += 1; *keep_going = *counter < limit`.
     pub unsafe fn bench_host_step(counter: DevicePtr<u32>, limit: u32, keep_going: DevicePtr<u32>);
@@ -60,6 +69,9 @@ mod kernel_declarations {
         for (name, outcome) in [
             ("bench_empty", super::bench_empty().check_types()),
             ("bench_chain_step", super::bench_chain_step().check_types()),
+            ("bench_rmw", super::bench_rmw().check_types()),
+            ("bench_pdl_empty", super::bench_pdl_empty().check_types()),
+            ("bench_pdl_rmw", super::bench_pdl_rmw().check_types()),
             ("bench_host_step", super::bench_host_step().check_types()),
             ("bench_while_step", super::bench_while_step().check_types()),
             ("bench_count", super::bench_count().check_types()),

@@ -8,14 +8,16 @@
 //! - (a) [`stream_launch`]: empty-kernel stream launch, µs per launch;
 //! - (b) [`graph_replay`]: graph replay of a chain of 1, 10, 100, 1000 kernel nodes, µs per node;
 //! - (c) [`instantiate_update`]: instantiate and whole-graph update of a 100-node chain, µs;
-//! - (d) [`data_loop`]: a data-dependent loop of 5000 steps driven by host sync and by a WHILE
-//!   node, µs per step;
+//! - (d) [`data_loop`]: a data-dependent loop of 5000 steps driven by host sync (the flag
+//!   copied back, or read in place from mapped host memory) and by a WHILE node, µs per step;
 //! - (e) [`cdp`]: CDP child launch vs host launch of the same child kernel, µs per child;
 //! - (f) [`device_launch_width`]: host launch + sync vs device fire-and-forget and device tail
 //!   launch (from a self-relaunching scheduler kernel) of a graph of 1, 8, 32, 64 independent
 //!   nodes, µs per launch;
 //! - (g) [`data_loop`]: the data-dependent loop of (d) driven by a kernel that relaunches its
-//!   own graph from the device, µs per step.
+//!   own graph from the device, µs per step;
+//! - (h) [`pdl_chain`]: graph replay of chains of 10, 100, 1000 empty and read-modify-write
+//!   kernel nodes, plain edges against programmatic edges (issue 24), µs per node.
 //!
 //! `--runs N` repeats all of it N times in one process ([`over_runs`]): every run's rows are
 //! kept, each figure is reported as the median over the runs, and each goal is decided per run
@@ -39,6 +41,7 @@ pub mod instantiate_update;
 pub mod kernels;
 pub mod output;
 pub mod over_runs;
+pub mod pdl_chain;
 pub mod redraw;
 pub mod root_table;
 pub mod stream_launch;
@@ -250,6 +253,8 @@ fn measure_all<'t>(
     done("(a) stream launch", stream_launch::measure(rust, twin, plan, options.launches)?, &mut rows);
     let replay = graph_replay::measure(rust, twin, plan, &options.chain_lengths, options.chain_target_nodes)?;
     done("(b) graph replay", replay, &mut rows);
+    let pdl = pdl_chain::measure(rust, twin, plan, options.chain_target_nodes)?;
+    done("(h) plain and programmatic edges", pdl, &mut rows);
     let update = instantiate_update::measure(rust, twin, plan, options.update_nodes)?;
     done("(c) instantiate and update", update, &mut rows);
     done("(d) data-dependent loop", data_loop::measure(rust, twin, plan, options.loop_steps)?, &mut rows);
@@ -308,28 +313,43 @@ fn measure_all<'t>(
 pub struct Written {
     /// The CSV.
     pub csv: PathBuf,
-    /// The PNG chart.
+    /// The PNG chart of launch latency.
     pub chart: PathBuf,
-    /// Whether the chart has text (a font was found).
+    /// The PNG chart of the kernel chains (plain and programmatic edges).
+    pub chain_chart: PathBuf,
+    /// Whether the charts have text (a font was found).
     pub chart_has_text: bool,
     /// The results README.
     pub readme: PathBuf,
 }
 
-/// Writes `bench.csv`, `launch_latency.png` and `README.md` into `dir`.
+/// Writes `bench.csv`, `launch_latency.png`, `chain_replay.png` and `README.md` into `dir`.
 pub fn write_outputs(report: &Report, dir: &Path) -> Result<Written> {
     let csv = output::write_file(dir, "bench.csv", &output::csv(&report.info, &report.runs))?;
+    let merged = report.merged();
+    let device = &report.info.device.name;
     let chart = dir.join(chart::FILE_NAME);
-    let caption = chart::caption(&report.info.device.name);
-    let series = chart::series(&report.merged());
-    // A font that registers but does not render must not cost the run its chart: retry plain.
-    let text = chart::load_font() && chart::draw(&chart, &caption, &series, true).is_ok();
+    let launch = (chart.as_path(), chart::caption(device), chart::LAUNCH_AXES, chart::series(&merged));
+    let chain_chart = dir.join(chart::CHAIN_FILE_NAME);
+    let chains = (
+        chain_chart.as_path(),
+        chart::chain_caption(device),
+        chart::CHAIN_AXES,
+        chart::chain_series(&merged),
+    );
+    let mut text = chart::load_font();
+    for (path, caption, axes, series) in [&launch, &chains] {
+        // A font that registers but does not render must not cost the run its chart: retry plain.
+        text = text && chart::draw(path, caption, *axes, series, true).is_ok();
+    }
     if !text {
-        chart::draw(&chart, &caption, &series, false)?;
+        for (path, caption, axes, series) in [&launch, &chains] {
+            chart::draw(path, caption, *axes, series, false)?;
+        }
     }
     let note = if text { "" } else { chart::NO_TEXT_NOTE };
     let readme = output::write_file(dir, "README.md", &output::results_readme(report, note))?;
-    Ok(Written { csv, chart, chart_has_text: text, readme })
+    Ok(Written { csv, chart, chain_chart, chart_has_text: text, readme })
 }
 
 /// The results folder when `--out` is not given: `results/` of this package (from the package

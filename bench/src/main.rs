@@ -87,7 +87,7 @@ fn bench(cli: &Cli) -> Result<(), BenchError> {
     let written = write_outputs(&report, &out);
 
     println!(
-        "\ngoals (issue 8, set for an H100; {} run(s) on {}; met over the runs only if the median meets it and at least half the runs did):",
+        "\ngoals (issues 8 and 24, set for an H100; {} run(s) on {}; met over the runs only if the median meets it and at least half the runs did):",
         report.runs.len(),
         report.info.device.name
     );
@@ -103,6 +103,7 @@ fn bench(cli: &Cli) -> Result<(), BenchError> {
                 " (without text: no font found; BENCH_FONT=path.ttf adds labels, or --redraw DIR on a machine with a font)"
             };
             println!("wrote {}{note}", written.chart.display());
+            println!("wrote {}{note}", written.chain_chart.display());
             println!("wrote {}", written.readme.display());
         }
         Err(err) => println!("\nwriting the results failed: {err}"),

@@ -196,11 +196,11 @@ pub fn results_readme(report: &Report, chart_note: &str) -> String {
     );
     let _ = writeln!(
         out,
-        "Written by `cargo xtask bench` (bench/); the numbers are in `bench.csv`, the chart in"
+        "Written by `cargo xtask bench` (bench/); the numbers are in `bench.csv`, the charts in"
     );
-    let _ = writeln!(out, "`launch_latency.png`{chart_note}.\n");
+    let _ = writeln!(out, "`launch_latency.png` and `chain_replay.png`{chart_note}.\n");
     out.push_str(&markdown_table(&report.runs));
-    let _ = writeln!(out, "\n## Goals (issue 8, for an H100)\n");
+    let _ = writeln!(out, "\n## Goals (issues 8 and 24, for an H100)\n");
     if report.runs.len() > 1 {
         let _ = writeln!(
             out,

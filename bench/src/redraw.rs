@@ -1,4 +1,4 @@
-//! Redraws a results folder's chart from its `bench.csv`. A bare GPU machine often has no
+//! Redraws a results folder's charts from its `bench.csv`. A bare GPU machine often has no
 //! font, so its chart has no text; `cuda-graph-bench --redraw bench/results` on a machine that
 //! has one draws the same lines with caption, axis labels and legend, and drops the README's
 //! note that the chart has no text. No GPU is needed. A `bench.csv` of several runs (its `run`
@@ -10,19 +10,25 @@ use crate::chart;
 use crate::error::{BenchError, Result};
 use crate::harness::{Pair, Row};
 use crate::{
-    cdp, data_loop, device_launch_width, graph_replay, instantiate_update, over_runs, stream_launch,
+    cdp, data_loop, device_launch_width, graph_replay, instantiate_update, over_runs, pdl_chain,
+    stream_launch,
 };
 
-/// The operations the chart draws: only their rows are read back.
-const CHARTED: [&str; 5] = [
+/// The operations the charts draw: only their rows are read back.
+const CHARTED: [&str; 9] = [
     stream_launch::OPERATION,
     graph_replay::OPERATION,
     device_launch_width::HOST_SYNC,
     device_launch_width::DEVICE_FIRE_AND_FORGET,
     device_launch_width::DEVICE_TAIL,
+    pdl_chain::EMPTY_PLAIN,
+    pdl_chain::EMPTY_PROGRAMMATIC,
+    pdl_chain::RMW_PLAIN,
+    pdl_chain::RMW_PROGRAMMATIC,
 ];
 
-/// Redraws `dir/launch_latency.png` with text from `dir/bench.csv` and returns its path.
+/// Redraws `dir/launch_latency.png` (and `dir/chain_replay.png`, when the CSV has chain rows)
+/// with text from `dir/bench.csv` and returns the first one's path.
 ///
 /// ```no_run
 /// let chart = cuda_graph_bench::redraw::redraw(std::path::Path::new("bench/results"))?;
@@ -39,7 +45,17 @@ pub fn redraw(dir: &Path) -> Result<PathBuf> {
         ));
     }
     let path = dir.join(chart::FILE_NAME);
-    chart::draw(&path, &chart::caption(&device), &chart::series(&rows), true)?;
+    chart::draw(&path, &chart::caption(&device), chart::LAUNCH_AXES, &chart::series(&rows), true)?;
+    let chains = chart::chain_series(&rows);
+    if !chains.is_empty() {
+        chart::draw(
+            &dir.join(chart::CHAIN_FILE_NAME),
+            &chart::chain_caption(&device),
+            chart::CHAIN_AXES,
+            &chains,
+            true,
+        )?;
+    }
     let readme_path = dir.join("README.md");
     if let Ok(readme) = std::fs::read_to_string(&readme_path) {
         let updated = readme.replace(chart::NO_TEXT_NOTE, "");
@@ -64,7 +80,7 @@ fn parse(csv: &str) -> Result<(String, Vec<Row>)> {
 }
 
 /// Every operation the bench measures: only their rows are read back.
-const KNOWN: [&str; 14] = [
+const KNOWN: [&str; 19] = [
     stream_launch::OPERATION,
     graph_replay::OPERATION,
     instantiate_update::INSTANTIATE,
@@ -72,6 +88,7 @@ const KNOWN: [&str; 14] = [
     instantiate_update::UPDATE_ADD_NODE,
     instantiate_update::UPDATE_RAW,
     data_loop::HOST_SYNC,
+    data_loop::HOST_SYNC_MAPPED,
     data_loop::WHILE_NODE,
     data_loop::SELF_RELAUNCH,
     cdp::FROM_DEVICE,
@@ -79,6 +96,10 @@ const KNOWN: [&str; 14] = [
     device_launch_width::HOST_SYNC,
     device_launch_width::DEVICE_FIRE_AND_FORGET,
     device_launch_width::DEVICE_TAIL,
+    pdl_chain::EMPTY_PLAIN,
+    pdl_chain::EMPTY_PROGRAMMATIC,
+    pdl_chain::RMW_PLAIN,
+    pdl_chain::RMW_PROGRAMMATIC,
 ];
 
 /// The device name and each run's rows of a `bench.csv` (one sample a side: the run's median).

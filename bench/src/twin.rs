@@ -57,6 +57,13 @@ extern "C" {
         out: *mut *mut RawChain,
     ) -> c_int;
     fn twin_chain_destroy(chain: *mut RawChain) -> c_int;
+    fn twin_pdl_chain_create(
+        session: *mut RawSession,
+        rmw: c_int,
+        programmatic: c_int,
+        nodes: c_int,
+        out: *mut *mut RawChain,
+    ) -> c_int;
     fn twin_chain_replay(
         session: *mut RawSession,
         chain: *mut RawChain,
@@ -69,6 +76,7 @@ extern "C" {
     fn twin_loop_host(
         session: *mut RawSession,
         steps: c_int,
+        mapped: c_int,
         us_per_step: *mut f64,
         counter: *mut u32,
     ) -> c_int;
@@ -186,6 +194,30 @@ impl Twin {
         self.chain_through(nodes, value, NodeApi::AddNode)
     }
 
+    /// The chains of programmatic dependent launch (`twin_pdl.cu`): `nodes` one-thread nodes,
+    /// empty or `*counter += 1` (`rmw`), joined by plain or programmatic edges, added with
+    /// `cudaGraphAddNode` and edge data; replayed like [`chain`](Self::chain)'s.
+    pub fn pdl_chain(&self, rmw: bool, programmatic: bool, nodes: u32) -> Result<TwinChain<'_>> {
+        let nodes = c_count("nodes", nodes)?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: the session is alive and outlives the chain (borrowed by it); `raw` is a
+        // valid out-pointer; the flags are 0 or 1.
+        check(
+            unsafe {
+                twin_pdl_chain_create(
+                    self.raw.as_ptr(),
+                    c_int::from(rmw),
+                    c_int::from(programmatic),
+                    nodes,
+                    &mut raw,
+                )
+            },
+            "twin_pdl_chain_create",
+        )?;
+        let raw = non_null(raw, "twin_pdl_chain_create")?;
+        Ok(TwinChain { raw, session: self })
+    }
+
     fn chain_through(&self, nodes: u32, value: u32, api: NodeApi) -> Result<TwinChain<'_>> {
         let nodes = c_count("nodes", nodes)?;
         let mut raw = ptr::null_mut();
@@ -199,12 +231,16 @@ impl Twin {
         Ok(TwinChain { raw, session: self })
     }
 
-    /// (d) One sample of the host-driven loop of `steps` steps: (µs per step, counter).
-    pub fn loop_host(&self, steps: u32) -> Result<(f64, u32)> {
+    /// (d) One sample of the host-driven loop of `steps` steps: (µs per step, counter). The
+    /// flag comes back by a copy, or, `mapped`, is read in place from mapped host memory.
+    pub fn loop_host(&self, steps: u32, mapped: bool) -> Result<(f64, u32)> {
         let steps = c_count("steps", steps)?;
         let (mut us, mut counter) = (0.0, 0);
-        // SAFETY: the session is alive; both out-pointers are valid.
-        check(unsafe { twin_loop_host(self.raw.as_ptr(), steps, &mut us, &mut counter) }, "twin_loop_host")?;
+        check(
+            // SAFETY: the session is alive; both out-pointers are valid.
+            unsafe { twin_loop_host(self.raw.as_ptr(), steps, c_int::from(mapped), &mut us, &mut counter) },
+            "twin_loop_host",
+        )?;
         Ok((us, counter))
     }
 

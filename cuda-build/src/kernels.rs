@@ -21,7 +21,9 @@ use crate::toolkit::{Toolkit, ToolkitNotFound};
 /// `extern "C" __global__ void name(...) { ... }` (specifiers like `__launch_bounds__(256)`
 /// and `extern "C" { ... }` blocks are fine), not through a macro. The same folder, on the
 /// include path, holds `cuda_graph.cuh` (`cuda_graph::slice<T>`, a pointer and its length as
-/// one parameter: the C++ side of `cuda_graph::DeviceSlice<T>`).
+/// one parameter: the C++ side of `cuda_graph::DeviceSlice<T>`) and `cuda_graph_pdl.cuh`
+/// (`cuda_graph::pdl::wait_upstream()` and `launch_dependents()`, for kernels joined by
+/// programmatic edges).
 ///
 /// Environment it reads: `CUDA_ARCHS` (default `80;90`; SASS for each, PTX for the last),
 /// `CUDA_DEVICE_DEBUG=1` (adds `-G`, off by default because it makes kernels very slow), and

@@ -25,8 +25,8 @@ pub use arch::{gencode_flags, Arch, BadArch, DEFAULT_ARCHS};
 pub use kernels::{emit_device_runtime_link, BuildError, Compiled, KernelBuild};
 pub use link::{link_cudart, Cudart};
 pub use signature::{
-    kernel_definitions, SIGNATURE_HEADER, SIGNATURE_HEADER_NAME, SIGNATURE_SUFFIX, SLICE_HEADER,
-    SLICE_HEADER_NAME,
+    kernel_definitions, PDL_HEADER, PDL_HEADER_NAME, SIGNATURE_HEADER, SIGNATURE_HEADER_NAME,
+    SIGNATURE_SUFFIX, SLICE_HEADER, SLICE_HEADER_NAME,
 };
 pub use toolkit::{find_local_toolkit_dir, CudaVersion, Source, Toolkit, ToolkitNotFound, LOCAL_TOOLKIT_DIR};
 

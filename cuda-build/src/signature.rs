@@ -20,6 +20,16 @@ pub const SLICE_HEADER: &str = include_str!("cuda_graph.cuh");
 /// The slice header's file name.
 pub const SLICE_HEADER_NAME: &str = "cuda_graph.cuh";
 
+/// The header kernels include for programmatic dependent launch
+/// (`#include "cuda_graph_pdl.cuh"`): `cuda_graph::pdl::wait_upstream()` and
+/// `cuda_graph::pdl::launch_dependents()`, the device half of programmatic edges and of
+/// launches with programmatic stream serialization, with what a kernel may touch before the
+/// wait. It is on the include path of every build.
+pub const PDL_HEADER: &str = include_str!("cuda_graph_pdl.cuh");
+
+/// The programmatic-dependent-launch header's file name.
+pub const PDL_HEADER_NAME: &str = "cuda_graph_pdl.cuh";
+
 /// The header's file name (include it as `#include "cuda_graph_signature.cuh"`).
 pub const SIGNATURE_HEADER_NAME: &str = "cuda_graph_signature.cuh";
 
@@ -240,6 +250,7 @@ pub fn write_wrappers(dir: &Path, sources: &[PathBuf]) -> std::io::Result<Vec<Pa
     std::fs::create_dir_all(dir)?;
     write_if_changed(&dir.join(SIGNATURE_HEADER_NAME), SIGNATURE_HEADER)?;
     write_if_changed(&dir.join(SLICE_HEADER_NAME), SLICE_HEADER)?;
+    write_if_changed(&dir.join(PDL_HEADER_NAME), PDL_HEADER)?;
     let mut wrappers = Vec::with_capacity(sources.len());
     for source in sources {
         let absolute = std::path::absolute(source)?;
@@ -325,5 +336,7 @@ mod tests {
         assert!(SIGNATURE_HEADER.contains("#define CUDA_GRAPH_SIGNATURE(name)"));
         assert!(SIGNATURE_HEADER.contains(SIGNATURE_SUFFIX));
         assert!(SLICE_HEADER.contains("struct slice"));
+        assert!(PDL_HEADER.contains("cudaGridDependencySynchronize()"));
+        assert!(PDL_HEADER.contains("cudaTriggerProgrammaticLaunchCompletion()"));
     }
 }

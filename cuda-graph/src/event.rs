@@ -60,6 +60,8 @@ impl Default for EventOptions {
 pub struct Event {
     raw: sys::cudaEvent_t,
     device: Device,
+    /// Created with timing (not `cudaEventDisableTiming`).
+    timing: bool,
 }
 
 // SAFETY: CUDA events may be recorded, queried, waited for and destroyed from any host thread;
@@ -99,7 +101,7 @@ impl Event {
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; the flags are valid event flags.
         check(unsafe { sys::cudaEventCreateWithFlags(&mut raw, flags) }, "cudaEventCreateWithFlags")?;
-        Ok(Event { raw, device })
+        Ok(Event { raw, device, timing: options.timing })
     }
 
     /// An event with the given options on `device`, whatever the thread's current device is.
@@ -242,6 +244,20 @@ impl Event {
     pub fn as_raw(&self) -> sys::cudaEvent_t {
         self.raw
     }
+
+    /// Whether the event records timestamps (created with `timing: true`, the default).
+    /// Events that launches record programmatically must not
+    /// ([`LaunchAttributes`](crate::kernel::LaunchAttributes) checks it).
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Event, EventOptions};
+    /// assert!(Event::new()?.records_timing());
+    /// assert!(!Event::with_options(EventOptions { timing: false, ..Default::default() })?.records_timing());
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn records_timing(&self) -> bool {
+        self.timing
+    }
 }
 
 impl Drop for Event {
@@ -250,8 +266,12 @@ impl Drop for Event {
             return;
         }
         // CUDA calls are not allowed inside a host function: destroy it elsewhere.
-        let device = self.device;
-        if deferred_in_host_fn(|| Event { raw: std::mem::replace(&mut self.raw, ptr::null_mut()), device }) {
+        let (device, timing) = (self.device, self.timing);
+        if deferred_in_host_fn(|| Event {
+            raw: std::mem::replace(&mut self.raw, ptr::null_mut()),
+            device,
+            timing,
+        }) {
             return;
         }
         // SAFETY: the handle is owned and destroyed once. An event still pending in a stream

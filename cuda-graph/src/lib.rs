@@ -33,14 +33,15 @@
 //! (re-exports here aside); `tests/layers.rs` reads this list and the sources and fails on an
 //! upward import. Lowest first:
 //! 1. `error` — [`CudaError`], [`Result`], the `check` of CUDA statuses, [`UpdateRefusal`].
-//! 2. `release` — releasing resources: [`KeepAlive`], destructor errors
-//!    ([`take_drop_errors`]), drops deferred out of host functions ([`drop_outside_host_fn`]).
+//! 2. `release`, `driver` — releasing resources: [`KeepAlive`], destructor errors
+//!    ([`take_drop_errors`]), drops deferred out of host functions ([`drop_outside_host_fn`]);
+//!    the driver functions the runtime hands out (parameter layouts, active contexts).
 //! 3. `device` — [`Device`] and its properties, the thread's current device, peer access.
 //! 4. `stream` — [`Stream`], which belongs to a device.
 //! 5. `capture_gate`, `graph_memory` — the gate between queuing stream work and beginning or
 //!    ending a capture, and the registry of captures in progress; [`GraphMemoryUsage`].
 //! 6. `event`, `host_fn` — [`Event`]; host functions on streams and graph host nodes.
-//! 7. `memory` — device and pinned buffers, typed device pointers, pools, async copies,
+//! 7. `memory` — device, pinned and mapped buffers, typed device pointers, pools, async copies,
 //!    the device memory lives on and copies between devices.
 //! 8. `kernel` — typed kernels, their arguments, launch configuration and stream launches.
 //! 9. `graph` — graphs, nodes, capture, execs, updates, and the device-launch exec pool.
@@ -49,6 +50,7 @@
 
 mod capture_gate;
 mod device;
+mod driver;
 mod error;
 mod event;
 pub mod graph;
@@ -70,7 +72,7 @@ pub use graph_memory::GraphMemoryUsage;
 pub use host_fn::take_host_fn_errors;
 pub use kernel::{Kernel, KernelArgs, KernelParam, LaunchConfig, ParamLayout};
 pub use memory::{
-    DeviceBuffer, DeviceConstPtr, DevicePtr, DeviceRepr, DeviceSlice, KeepAlive, MemoryPool,
+    DeviceBuffer, DeviceConstPtr, DevicePtr, DeviceRepr, DeviceSlice, KeepAlive, MappedBuffer, MemoryPool,
     MemoryPoolOptions, PinnedBuffer, PinnedSlice, PinnedSliceMut,
 };
 pub use release::{drop_outside_host_fn, take_drop_errors};

@@ -24,9 +24,14 @@ static DROP_ERRORS: std::sync::Mutex<Vec<CudaError>> = std::sync::Mutex::new(Vec
 /// [`take_drop_errors`] hands the records out.
 pub(crate) fn record_drop_error(status: sys::cudaError_t, call: &'static str) {
     if let Err(err) = check(status, call) {
-        let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        errors.push(err);
+        record_drop_failure(err);
     }
+}
+
+/// Records an error met in `Drop` that is not one CUDA status (see [`record_drop_error`]).
+pub(crate) fn record_drop_failure(err: CudaError) {
+    let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    errors.push(err);
 }
 
 /// Takes the errors that destructors met since the last call (a `cudaFree` or

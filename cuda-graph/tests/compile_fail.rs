@@ -1,7 +1,9 @@
 //! Misuses of typed kernels that must not compile: arguments of the wrong type or number,
 //! a pointer to the wrong element type, host memory where device memory is declared, a
 //! read-only pointer where the kernel writes, a kernel declared without `unsafe`, the raw
-//! value of a conditional handle taken by safe code.
+//! value of a conditional handle taken by safe code, mapped memory of a type the host cannot
+//! read atomically, a programmatic edge from a node that is not a kernel, and stream-launch-only
+//! attributes on a kernel node.
 //! The expected compiler output is in `tests/compile_fail/*.stderr`
 //! (regenerate with `TRYBUILD=overwrite cargo test -p cuda-graph --test compile_fail`).
 

@@ -100,6 +100,7 @@ fn every_test_kernel_declaration_matches_its_cpp_types() {
         ("const_x::saxpy", const_x::saxpy().check_types()),
         ("fill_slice", test_kernels::fill_slice().check_types()),
         ("sum_slice", test_kernels::sum_slice().check_types()),
+        ("mapped_handshake", test_kernels::mapped_handshake().check_types()),
     ];
     for (name, outcome) in checks {
         assert_eq!(outcome, Ok(()), "{name}");

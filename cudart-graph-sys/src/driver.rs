@@ -25,3 +25,30 @@ pub type PFN_cuFuncGetParamInfo = unsafe extern "C" fn(
 
 /// `CUDA_ERROR_INVALID_VALUE`.
 pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
+
+/// `CUdevice`: the driver's device handle (an ordinal).
+pub type CUdevice = ::core::ffi::c_int;
+
+/// The driver symbol name of [`PFN_cuDeviceGet`], NUL-terminated.
+pub const CU_DEVICE_GET: &[u8] = b"cuDeviceGet\0";
+
+/// The driver version (2.0) of the `cuDeviceGet` signature below.
+pub const CU_DEVICE_GET_VERSION: ::core::ffi::c_uint = 2000;
+
+/// `CUresult cuDeviceGet(CUdevice* device, int ordinal)`: the handle of device `ordinal`.
+pub type PFN_cuDeviceGet =
+    unsafe extern "C" fn(device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult;
+
+/// The driver symbol name of [`PFN_cuDevicePrimaryCtxGetState`], NUL-terminated.
+pub const CU_DEVICE_PRIMARY_CTX_GET_STATE: &[u8] = b"cuDevicePrimaryCtxGetState\0";
+
+/// The driver version (7.0) that introduced `cuDevicePrimaryCtxGetState`.
+pub const CU_DEVICE_PRIMARY_CTX_GET_STATE_VERSION: ::core::ffi::c_uint = 7000;
+
+/// `CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active)`:
+/// whether the device's primary context (the one the runtime uses) is active, and its flags.
+pub type PFN_cuDevicePrimaryCtxGetState = unsafe extern "C" fn(
+    dev: CUdevice,
+    flags: *mut ::core::ffi::c_uint,
+    active: *mut ::core::ffi::c_int,
+) -> CUresult;

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use cuda_graph::graph::NodeKind;
+use cuda_graph::graph::{Edge, NodeKind};
 use cuda_graph::CudaError;
 
 use crate::error_slot::DeviceLaunchError;
@@ -74,6 +74,21 @@ pub enum Error {
         index: usize,
         /// What it copies that is not allowed.
         problem: String,
+    },
+    /// A kernel node depends on another through a programmatic (or launch-completion) edge,
+    /// which a device-launched graph may not hold (only when
+    /// [`PROGRAMMATIC_EDGES_ALLOWED`](crate::PROGRAMMATIC_EDGES_ALLOWED) is false).
+    #[error(
+        "device-launch graphs may not hold programmatic edges on this driver (PROGRAMMATIC_EDGES_ALLOWED); \
+         node {index} (kernel) depends on node {from} through a {edge:?} edge: use a plain edge"
+    )]
+    UnsupportedEdge {
+        /// The dependent node's position in [`GraphBuilder::nodes`](cuda_graph::graph::GraphBuilder::nodes).
+        index: usize,
+        /// The position of the node it depends on.
+        from: usize,
+        /// The edge.
+        edge: Edge,
     },
     /// A kernel that launches graphs from the device was launched on a plain stream: CUDA
     /// 13.0 refuses that launch with `cudaErrorNotSupported` (801) and the kernel never runs.

@@ -100,7 +100,7 @@ pub use exec::{
 pub use launcher::{launch_from_graph, run_on_plain_stream, Launcher};
 pub use queue::{RawQueue, WorkQueue, WorkQueueArg, MAX_CAPACITY as MAX_QUEUE_CAPACITY};
 pub use table::{DeviceGraphTable, DeviceGraphTableArg};
-pub use validate::{validate, CHILD_GRAPH_NODES_ALLOWED};
+pub use validate::{validate, CHILD_GRAPH_NODES_ALLOWED, PROGRAMMATIC_EDGES_ALLOWED};
 
 /// The folder holding `device_launch.cuh` (this crate's `include/`).
 pub const INCLUDE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/include");

@@ -11,6 +11,23 @@
 //! memset, a kernel + memset + memcpy chain, a nested child, or nothing, and every node ran
 //! (`device-launch/repro/child_graph_device_launch.h100.txt`). So [`validate`] accepts child
 //! graphs and applies its checks inside them, to any depth.
+//!
+//! Programmatic edges (programmatic dependent launch between kernel nodes,
+//! [`Dependency::programmatic`](cuda_graph::graph::Dependency::programmatic)): CUDA 13.0
+//! instantiated a two-kernel graph joined by one for device launch, and a kernel launched it
+//! fire-and-forget with both kernels run, on an H200 (`bench/profile/chain_shape.cu`, run by
+//! `bash scripts/run-standalone profile-chain-shape`, issue 24) and in the H100 run of
+//! `device-launch/tests/validate.rs`. So [`validate`] accepts them
+//! ([`PROGRAMMATIC_EDGES_ALLOWED`]).
+
+/// Whether [`validate`] accepts programmatic and launch-completion edges between kernel nodes:
+/// `true`, as measured on CUDA 13.0 (see the module docs). When it is `false` (a driver that
+/// refuses them), the first kernel node with such a dependency is [`Error::UnsupportedEdge`].
+///
+/// ```
+/// assert!(device_launch::PROGRAMMATIC_EDGES_ALLOWED);
+/// ```
+pub const PROGRAMMATIC_EDGES_ALLOWED: bool = true;
 
 /// Whether [`validate`] accepts child-graph nodes whose own nodes it would accept (checked
 /// inside, to any depth): `true`, as measured on CUDA 13.0 (see the module docs). When it is
@@ -21,7 +38,7 @@
 /// ```
 pub const CHILD_GRAPH_NODES_ALLOWED: bool = true;
 
-use cuda_graph::graph::{ChildGraph, Graph, MemcpyEndpoint, MemcpyParams, NodeKind};
+use cuda_graph::graph::{AsNode, ChildGraph, Edge, Graph, MemcpyEndpoint, MemcpyParams, NodeKind};
 use cuda_graph::memory::MemoryKind;
 
 use crate::error::{Error, Result};
@@ -29,6 +46,8 @@ use crate::error::{Error, Result};
 /// Checks that `graph` may be instantiated for device launch: only kernel, memcpy and memset
 /// nodes (and child graphs of such nodes when [`CHILD_GRAPH_NODES_ALLOWED`]), and memcpy
 /// nodes only between device (or managed) memory.
+///
+/// Programmatic edges between kernel nodes are accepted ([`PROGRAMMATIC_EDGES_ALLOWED`]).
 ///
 /// Refused, each with [`Error::UnsupportedNode`] naming the first offending node: host,
 /// empty, event record and wait, child graph (unless allowed), memory alloc and free,
@@ -64,6 +83,15 @@ pub fn validate(graph: &Graph) -> Result<()> {
     for info in nodes.iter().filter(|info| info.kind() == NodeKind::Memcpy) {
         if let Some(problem) = memcpy_problem(&graph.memcpy_params(info)?) {
             return Err(Error::UnsupportedMemcpy { index: info.index(), problem });
+        }
+    }
+    if !PROGRAMMATIC_EDGES_ALLOWED {
+        for info in nodes.iter().filter(|info| info.kind() == NodeKind::Kernel) {
+            let dependencies = graph.dependencies(info)?;
+            if let Some(dep) = dependencies.iter().find(|dep| dep.edge() != Edge::Full) {
+                let from = nodes.iter().position(|n| n.as_node() == dep.node()).unwrap_or(usize::MAX);
+                return Err(Error::UnsupportedEdge { index: info.index(), from, edge: dep.edge() });
+            }
         }
     }
     if CHILD_GRAPH_NODES_ALLOWED {

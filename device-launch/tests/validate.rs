@@ -7,11 +7,15 @@ mod support;
 use std::sync::Arc;
 
 use cuda_graph::graph::{AsNode, DeviceLaunch, Graph, NodeKind};
+use cuda_graph::graph::{Dependency, KernelNode};
+use cuda_graph::kernel::KernelAttributes;
+use cuda_graph::Device;
 use cuda_graph::{DeviceBuffer, Event, PinnedBuffer, Stream};
 use device_launch::{
     instantiate_for_device, validate, DeviceGraphExec, Error, ErrorSlot, Launcher, CHILD_GRAPH_NODES_ALLOWED,
+    PROGRAMMATIC_EDGES_ALLOWED,
 };
-use device_launch_kernels::{dl_fire_and_forget_one, dl_mark};
+use device_launch_kernels::{dl_fire_and_forget_one, dl_mark, dl_pdl_count};
 use gpu_test_support::require_gpu;
 use support::{one, run, stream};
 
@@ -232,6 +236,46 @@ fn a_child_graph_node_is_handled_as_the_probe_decided() {
                 assert!(problem.contains("host node"), "{problem}");
             }
             other => panic!("{other}"),
+        }
+        Ok(())
+    });
+}
+
+/// A chain of kernels joined by programmatic edges, launched from the device: what the crate
+/// does follows `PROGRAMMATIC_EDGES_ALLOWED` (issue 24), and what CUDA itself does is pinned
+/// beside it. Allowed: validated, instantiated, uploaded, fire-and-forgotten by a kernel, and
+/// every node counted once (non-atomic counts, in order only if every wait held). Refused:
+/// the second node is named.
+#[test]
+fn programmatic_edges_in_a_device_launched_graph_are_handled_as_measured() {
+    require_gpu!();
+    run(|| {
+        if Device::current()?.properties()?.major < 9 {
+            eprintln!("skipped: programmatic dependent launch needs sm_90");
+            return Ok(());
+        }
+        const NODES: u32 = 32;
+        let stream = stream()?;
+        let counters = DeviceBuffer::<u32>::zeroed(1)?;
+        let graph = Graph::new()?;
+        let none = KernelAttributes::default();
+        let mut previous: Option<KernelNode> = None;
+        for _ in 0..NODES {
+            let deps: Vec<Dependency> = previous.iter().map(Dependency::programmatic).collect();
+            previous =
+                Some(graph.add_kernel_with(dl_pdl_count(), one(), (counters.ptr(), 0), &none, &deps)?);
+        }
+        let by_cuda = graph.instantiate::<DeviceLaunch>(Default::default());
+        assert_eq!(by_cuda.is_ok(), PROGRAMMATIC_EDGES_ALLOWED, "CUDA itself: {:?}", by_cuda.err());
+        drop(by_cuda);
+        if PROGRAMMATIC_EDGES_ALLOWED {
+            validate(&graph)?;
+            launch_from_device(instantiate_for_device(&graph)?, &stream)?;
+            stream.synchronize()?;
+            assert_eq!(counters.to_vec()?, [NODES]);
+        } else {
+            let err = instantiate_for_device(&graph).unwrap_err();
+            assert!(matches!(err, Error::UnsupportedEdge { .. }), "{err}");
         }
         Ok(())
     });

@@ -1,6 +1,7 @@
 //! `cuda_graphs_conditional` on a real GPU: the bodies of the IF, IF/ELSE, nested IF and
 //! SWITCH nodes run exactly as the CPU model says for every input, and the WHILE loop and the
-//! host-driven loop both stop where the model does with its values. Speed is not asserted.
+//! two host-driven loops (mapped flag, copied flag) all stop where the model does with its
+//! values. Speed is not asserted: the WHILE step's goal is reported, not checked.
 
 use cuda_graphs_conditional::{run, Options};
 
@@ -15,14 +16,24 @@ fn quick_run_passes_and_reports_every_figure() {
     chapter_tests::assert_positive_figures(
         &report,
         &[
-            "while_ms_per_step",
-            "host_loop_ms_per_step",
-            "while_over_host_per_step",
+            "while_over_mapped_per_step",
+            "while_us_per_step",
+            "mapped_loop_us_per_step",
+            "copy_loop_us_per_step",
+            "while_over_copy_per_step",
             "while_ms",
-            "host_loop_ms",
+            "mapped_loop_ms",
+            "copy_loop_ms",
             "routing_ms_per_launch",
         ],
     );
+    // The headline ratio is the mapped-flag loop's step over the WHILE step, of the same run.
+    let ratio = figure("mapped_loop_us_per_step") / figure("while_us_per_step");
+    assert!((figure("while_over_mapped_per_step") - ratio).abs() <= 1e-9 * ratio, "{ratio}");
+    let goal = &json["data"]["while_step_goal"];
+    assert_eq!(goal["at_most_us"], 4.5);
+    assert_eq!(goal["met"], figure("while_us_per_step") <= 4.5, "{goal}");
+    assert!(cuda_graphs_conditional::headline(&report).contains("over mapped-flag host loop"));
     assert!(figure("while_steps") >= 2.0);
     assert_eq!(figure("routing_inputs"), f64::from(options.inputs));
     // Every body ran at least once (the first 64 inputs cover every path).
@@ -34,7 +45,8 @@ fn quick_run_passes_and_reports_every_figure() {
         &[
             "bodies that ran equal the CPU model",
             "WHILE loop equals the CPU model",
-            "host-driven loop equals the CPU model",
+            "mapped-flag host loop equals the CPU model",
+            "copy host loop equals the CPU model",
         ],
     );
 }

@@ -1,6 +1,6 @@
-//! `kernel_launches` on a real GPU: every launch, on the stream and in graphs of every size,
-//! ran once and in order, and the report carries the chapter's figures. Speed is not asserted
-//! here.
+//! `kernel_launches` on a real GPU: every launch, on the stream and in graphs of every size
+//! (with programmatic dependent launch too, on sm_90 and later), ran once and in order, and
+//! the report carries the chapter's figures. Speed is not asserted here.
 
 use kernel_launches::{run, Options};
 
@@ -35,7 +35,22 @@ fn quick_run_passes_and_reports_every_figure() {
         ],
     );
     let variants = json["data"]["variants"].as_array().expect("variants");
-    assert_eq!(variants.len(), 1 + options.graph_sizes().len());
+    let plain = variants.iter().filter(|v| v["programmatic"] == false).count();
+    assert_eq!(plain, 1 + options.graph_sizes().len());
+    // Programmatic dependent launch (issue 24), on devices that run it.
+    let sm90 = cuda_graph::Device::get(0).and_then(|d| d.properties()).map(|p| p.major >= 9).unwrap_or(false);
+    assert_eq!(variants.len() - plain, if sm90 { 2 } else { 0 });
+    if sm90 {
+        chapter_tests::assert_positive_figures(
+            &report,
+            &["stream_pdl_us_per_kernel", "graph_pdl_us_per_kernel", "graph_over_graph_pdl"],
+        );
+        chapter_tests::assert_checks_held(
+            &report,
+            &["every programmatic launch and node ran once, in order"],
+        );
+        assert!(kernel_launches::headline(&report).contains("programmatic edges"));
+    }
 }
 
 #[test]

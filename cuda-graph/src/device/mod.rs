@@ -268,6 +268,48 @@ impl Device {
         Ok(value)
     }
 
+    /// Whether this device's primary context, the one the runtime and this crate use, is
+    /// active: work of this process runs on the device only then. Asks the driver
+    /// (`cuDeviceGet`, `cuDevicePrimaryCtxGetState`), which makes no context, so unlike
+    /// [`set_current`](Self::set_current) this leaves an unused device untouched.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Device, Stream};
+    /// let device = Device::get(0)?;
+    /// device.set_current()?;
+    /// let _stream = Stream::new()?; // the runtime's context exists from the first call on
+    /// assert!(device.has_active_context()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn has_active_context(self) -> Result<bool> {
+        use crate::driver::function;
+        const GET: &str = "cudaGetDriverEntryPointByVersion(cuDeviceGet)";
+        const STATE: &str = "cudaGetDriverEntryPointByVersion(cuDevicePrimaryCtxGetState)";
+        // SAFETY: PFN_cuDeviceGet transcribes cuDeviceGet's C signature at 2.0.
+        let get: sys::PFN_cuDeviceGet =
+            unsafe { function(sys::CU_DEVICE_GET, sys::CU_DEVICE_GET_VERSION, GET) }?;
+        // SAFETY: PFN_cuDevicePrimaryCtxGetState transcribes cuDevicePrimaryCtxGetState's C
+        // signature at 7.0.
+        let state: sys::PFN_cuDevicePrimaryCtxGetState = unsafe {
+            function(
+                sys::CU_DEVICE_PRIMARY_CTX_GET_STATE,
+                sys::CU_DEVICE_PRIMARY_CTX_GET_STATE_VERSION,
+                STATE,
+            )
+        }?;
+        let mut handle: sys::CUdevice = 0;
+        // SAFETY: `handle` is a valid, writable CUdevice; the driver checks the ordinal (the
+        // runtime's ordinals are the driver's: both count the devices visible to the process).
+        crate::driver::check_driver(unsafe { get(&mut handle, self.ordinal) }, "cuDeviceGet")?;
+        let (mut flags, mut active) = (0, 0);
+        crate::driver::check_driver(
+            // SAFETY: `handle` came from cuDeviceGet; both out-pointers are valid and writable.
+            unsafe { state(handle, &mut flags, &mut active) },
+            "cuDevicePrimaryCtxGetState",
+        )?;
+        Ok(active != 0)
+    }
+
     /// Reads a limit of this device (current for the call; the thread's device is restored).
     pub fn limit(self, limit: Limit) -> Result<usize> {
         self.with_current(|| {
@@ -312,6 +354,19 @@ impl Drop for CurrentFor {
             }
         }
     }
+}
+
+/// The devices whose primary context is active ([`Device::has_active_context`]): those any
+/// work of this process (through the runtime) may still be running on.
+pub(crate) fn devices_with_context() -> Result<Vec<Device>> {
+    let mut active = Vec::new();
+    for ordinal in 0..Device::count()? {
+        let device = Device { ordinal };
+        if device.has_active_context()? {
+            active.push(device);
+        }
+    }
+    Ok(active)
 }
 
 /// Makes the device it holds current again when dropped: only while unwinding out of

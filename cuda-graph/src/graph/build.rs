@@ -35,20 +35,47 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<NodeRef> {
         let deps = raw_deps(call, self.id, deps)?;
+        self.insert_node(call, params, keep, host_work, &deps, None, |_| Ok(()))
+    }
+
+    /// Adds a node after the raw `deps` (nodes of this graph, checked by the caller), with
+    /// `edges` (one per dependency; plain edges when `None`), then runs `finish` on it under
+    /// the same lock (setting attributes, say): if `finish` fails, the node is removed again
+    /// and nothing is kept. `params` must point only at memory `keep` owns (or CUDA copies).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn insert_node(
+        &self,
+        call: &'static str,
+        params: &mut sys::cudaGraphNodeParams,
+        keep: Vec<KeepAlive>,
+        host_work: bool,
+        deps: &[sys::cudaGraphNode_t],
+        edges: Option<&[sys::cudaGraphEdgeData]>,
+        finish: impl FnOnce(sys::cudaGraphNode_t) -> Result<()>,
+    ) -> Result<NodeRef> {
+        debug_assert!(edges.map_or(true, |edges| edges.len() == deps.len()));
+        let edge_data = edges.map_or(ptr::null(), <[_]>::as_ptr);
         // Kernel nodes take the function of the current device: the graph's.
         let _on_device = crate::device::CurrentFor::new(self.core.device())?;
         self.core.locked(call, |state| {
             let mut node = ptr::null_mut();
             check(
                 // SAFETY: the graph is alive (the family owns it) and locked; `deps` are nodes
-                // of this graph (checked by id). Every caller passes `params` zero-initialised
-                // but for its node type's fields, whose pointers reach memory that `keep`
-                // (kept below, with the family) owns or values CUDA copies during the call.
+                // of this graph (checked by id) and `edge_data` is null or one entry per
+                // dependency. Every caller passes `params` zero-initialised but for its node
+                // type's fields, whose pointers reach memory that `keep` (kept below, with the
+                // family) owns or values CUDA copies during the call.
                 unsafe {
-                    sys::cudaGraphAddNode(&mut node, self.raw, deps.as_ptr(), ptr::null(), deps.len(), params)
+                    sys::cudaGraphAddNode(&mut node, self.raw, deps.as_ptr(), edge_data, deps.len(), params)
                 },
                 "cudaGraphAddNode",
             )?;
+            if let Err(err) = finish(node) {
+                // SAFETY: `node` was just added to this locked graph and nothing else names it.
+                let status = unsafe { sys::cudaGraphDestroyNode(node) };
+                check(status, "cudaGraphDestroyNode")?;
+                return Err(err);
+            }
             state.keep_alive.extend(keep);
             state.host_work |= host_work;
             Ok(self.node_ref(node))

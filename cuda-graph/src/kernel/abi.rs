@@ -160,30 +160,14 @@ fn compiled_slots(stub: *const c_void) -> Result<Vec<ParamSlot>> {
 
 /// The driver's `cuFuncGetParamInfo`.
 fn param_info_entry_point() -> Result<sys::PFN_cuFuncGetParamInfo> {
-    const CALL: &str = "cudaGetDriverEntryPointByVersion(cuFuncGetParamInfo)";
-    let mut entry: *mut c_void = ptr::null_mut();
-    let mut found = sys::cudaDriverEntryPointQueryResult::cudaDriverEntryPointSymbolNotFound;
-    check(
-        // SAFETY: the symbol is a NUL-terminated C string, `entry` and `found` are valid
-        // out-pointers, and the flags value is a defined one (default search).
-        unsafe {
-            sys::cudaGetDriverEntryPointByVersion(
-                sys::CU_FUNC_GET_PARAM_INFO.as_ptr().cast(),
-                &mut entry,
-                sys::CU_FUNC_GET_PARAM_INFO_VERSION,
-                sys::cudaGetDriverEntryPointFlags::cudaEnableDefault.0 as u64,
-                &mut found,
-            )
-        },
-        CALL,
-    )?;
-    if found != sys::cudaDriverEntryPointQueryResult::cudaDriverEntryPointSuccess || entry.is_null() {
-        // The driver lacks the symbol (older than 12.4): report it as CUDA's "symbol not found".
-        return Err(CudaError::from_code(sys::cudaError::cudaErrorSymbolNotFound.0 as i32, CALL));
+    // SAFETY: PFN_cuFuncGetParamInfo transcribes cuFuncGetParamInfo's C signature at 12.4.
+    unsafe {
+        crate::driver::function(
+            sys::CU_FUNC_GET_PARAM_INFO,
+            sys::CU_FUNC_GET_PARAM_INFO_VERSION,
+            "cudaGetDriverEntryPointByVersion(cuFuncGetParamInfo)",
+        )
     }
-    // SAFETY: the driver returned the address of cuFuncGetParamInfo at the 12.4 version,
-    // whose C signature PFN_cuFuncGetParamInfo transcribes; the pointer is non-null.
-    Ok(unsafe { std::mem::transmute::<*mut c_void, sys::PFN_cuFuncGetParamInfo>(entry) })
 }
 
 #[cfg(test)]

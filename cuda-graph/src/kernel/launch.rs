@@ -1,11 +1,15 @@
-//! Launching a typed kernel on a stream.
+//! Launching a typed kernel on a stream, with or without launch attributes.
+
+use std::ffi::c_void;
+use std::ptr;
 
 use cudart_graph_sys as sys;
 
 use super::check_launch_handles;
-use super::{Kernel, KernelArgs, LaunchConfig};
+use super::{Kernel, KernelArgs, LaunchAttributes, LaunchConfig};
 use crate::capture_gate::{any_capture_active, enter_queue, with_capture_sink, QueueGuard, Sink};
 use crate::error::{check, Result};
+use crate::memory::KeepAlive;
 use crate::stream::Stream;
 
 impl<A: KernelArgs> Kernel<A> {
@@ -51,60 +55,143 @@ impl<A: KernelArgs> Kernel<A> {
     /// another one is (a thread-local read when it is current already). While streams or
     /// memory of more than one device exist, buffers among `args` on another device than the
     /// stream's are refused, naming both devices, unless that device was given peer access
-    /// to theirs ([`Device::enable_peer_access`](crate::Device::enable_peer_access)).
+    /// to theirs ([`Device::enable_peer_access`](crate::Device::enable_peer_access); pool
+    /// memory: [`MemoryPool::enable_access_from`](crate::MemoryPool::enable_access_from)).
     pub fn launch(&self, stream: &Stream, config: LaunchConfig, args: A) -> Result<()> {
-        let device = stream.device();
-        if !device.is_current() {
-            return device.with_current(|| self.launch(stream, config, args));
-        }
+        // The stream's device, current for the call (a thread-local read when it is already).
+        let _on_device = crate::device::CurrentFor::new(stream.device())?;
         config.validate()?;
         let function = self.function()?;
+        self.queue("Kernel::launch", stream, &args, &[], |pointers| {
+            // SAFETY: `function` is the host stub of a kernel whose parameter list was checked
+            // against `A` (count, sizes, offsets) by `function()`. `pointers` holds one pointer
+            // per parameter, each to a raw value of that parameter's size that lives, unmoved,
+            // until `queue` returns (CUDA copies the values before returning). The stream is
+            // alive for the call (borrowed). Pointer arguments are device addresses of live
+            // allocations (or promised valid by `DevicePtr::from_raw`'s caller), freed only
+            // after this kernel (see `queue`).
+            let status = unsafe {
+                sys::cudaLaunchKernel(
+                    function,
+                    config.grid.into(),
+                    config.block.into(),
+                    pointers.as_mut_ptr(),
+                    config.shared_mem_bytes as usize,
+                    stream.as_raw(),
+                )
+            };
+            (status, "cudaLaunchKernel")
+        })
+    }
+
+    /// [`launch`](Self::launch) with launch attributes (`cudaLaunchKernelExC`): programmatic
+    /// dependent launch, clusters, a cooperative grid, priority, memory synchronization
+    /// domains (see [`LaunchAttributes`]). What the device cannot do, or what contradicts
+    /// `config` (a cluster that does not divide the grid, a cooperative grid larger than the
+    /// device holds at once), is refused before CUDA is called, naming the attribute.
+    ///
+    /// Captured into a graph, a launch with
+    /// [`programmatic_serialization`](LaunchAttributes::programmatic_serialization) becomes a
+    /// kernel node joined to the kernel captured before it by a programmatic edge; the graph
+    /// keeps the events of the attributes alive, as it keeps the arguments' buffers.
+    ///
+    /// ```no_run
+    /// use cuda_graph::kernel::{LaunchAttributes, LaunchConfig};
+    /// use cuda_graph::{DeviceBuffer, DevicePtr, Stream};
+    /// cuda_graph::kernels! {
+    ///     // SAFETY: bump adds 1 to counter[0] (one thread) after waiting for the kernel before it.
+    ///     unsafe fn bump(counter: DevicePtr<u32>);
+    /// }
+    /// let stream = Stream::new()?;
+    /// let counter = DeviceBuffer::<u32>::zeroed(1)?;
+    /// let config = LaunchConfig::new(1, 1);
+    /// bump().launch(&stream, config, (counter.ptr(),))?;
+    /// // May start while the first one still runs; waits in `cuda_graph::pdl::wait_upstream()`.
+    /// bump().launch_with(&stream, config, &LaunchAttributes::programmatic(), (counter.ptr(),))?;
+    /// stream.synchronize()?;
+    /// assert_eq!(counter.to_vec()?, [2]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn launch_with(
+        &self,
+        stream: &Stream,
+        config: LaunchConfig,
+        attributes: &LaunchAttributes,
+        args: A,
+    ) -> Result<()> {
+        const CALL: &str = "Kernel::launch_with";
+        // The stream's device, current for the call and for the attributes' device checks.
+        let _on_device = crate::device::CurrentFor::new(stream.device())?;
+        config.validate()?;
+        let function = self.function()?;
+        attributes.check(CALL, &config, function)?;
+        let mut raw = attributes.raw();
+        let owners = attributes.owners();
+        self.queue(CALL, stream, &args, &owners, |pointers| {
+            let entries = raw.as_mut_slice();
+            let launch = sys::cudaLaunchConfig_t {
+                gridDim: config.grid.into(),
+                blockDim: config.block.into(),
+                dynamicSmemBytes: config.shared_mem_bytes as usize,
+                stream: stream.as_raw(),
+                attrs: if entries.is_empty() { ptr::null_mut() } else { entries.as_mut_ptr() },
+                numAttrs: entries.len() as u32,
+            };
+            // SAFETY: as in `launch` for `function`, `pointers`, the stream and the memory the
+            // arguments reach. `launch.attrs` points at `entries.len()` initialized attributes
+            // that live until this call returns; the events among them are alive (held by
+            // `attributes`, borrowed for this call; CUDA keeps a recorded event's resources
+            // until it completes, even if it is destroyed after).
+            let status = unsafe { sys::cudaLaunchKernelExC(&launch, function, pointers.as_mut_ptr()) };
+            (status, "cudaLaunchKernelExC")
+        })
+    }
+
+    /// Queues a launch of this kernel with `args` through `launch` (handed the argument
+    /// pointers; it returns CUDA's status and the call's name), under the capture gate:
+    /// - while a capture may run (or a conditional handle is among the arguments), the
+    ///   capture and handle checks of [`prepare_kernel_launch`], whose captured graph then
+    ///   keeps the arguments' owners and `owners`;
+    /// - on a non-blocking stream while stream-ordered buffers exist, those among the
+    ///   arguments are marked, so that their drop waits for the device first.
+    #[inline(always)]
+    fn queue(
+        &self,
+        call: &'static str,
+        stream: &Stream,
+        args: &A,
+        owners: &[KeepAlive],
+        launch: impl FnOnce(&mut [*mut c_void]) -> (sys::cudaError_t, &'static str),
+    ) -> Result<()> {
         // From the capture check until CUDA has the launch, no capture begins, ends or joins
         // this stream (see `capture_gate`): what the check sees is what the launch meets.
-        let gate = enter_queue("Kernel::launch")?;
+        let gate = enter_queue(call)?;
         // A launch recorded by stream capture runs whenever the graph runs, long after this
         // call: the captured graph must then own the buffers the arguments point into. A
         // conditional handle is allowed only when captured into its own graph. Both are
         // compile-time or one-atomic-load checks while no capture runs.
         if A::HAS_CONDITIONAL_HANDLE || any_capture_active() {
-            prepare_kernel_launch(&gate, stream, &args)?;
+            prepare_kernel_launch(&gate, stream, args, owners)?;
         }
         // A free queued on the legacy stream is not ordered after this launch on a
         // non-blocking stream: mark the stream-ordered buffers it uses, whose drop then waits
         // for the device. One branch (and a relaxed load on non-blocking streams) when no
-        // such buffer exists.
-        // Buffers of another device: one relaxed load while all are on one device.
+        // such buffer exists. (The parameters' `keep_alive` hand out the allocations' own
+        // owners, as `DevicePtr`'s does: `cudaMalloc` memory is freed after the device is
+        // idle, stream-ordered memory behind the launch on the legacy stream or, marked here,
+        // after the device is idle.) Buffers of another device than the stream's: one relaxed
+        // load while all streams and memory are on one device.
         if crate::device::several_in_use() {
-            check_argument_devices(stream, &args)?;
+            check_argument_devices(call, stream, args)?;
         }
         if crate::memory::unordered_use_possible(stream) {
-            let mut owners = Vec::new();
-            args.keep_alive(&mut owners);
-            crate::memory::note_unordered_uses(&owners, stream);
+            let mut used = Vec::new();
+            args.keep_alive(&mut used);
+            crate::memory::note_unordered_uses(&used, stream);
         }
         let mut packed = args.pack();
         let mut pointers = A::pointers(&mut packed);
-        let pointers = pointers.as_mut();
-        // SAFETY: `function` is the host stub of a kernel whose parameter list was checked
-        // against `A` (count, sizes, offsets) by `function()`. `pointers` holds one pointer
-        // per parameter, each to a raw value of that parameter's size inside `packed`, which
-        // lives, unmoved, to the end of this function (CUDA copies the values before returning).
-        // The stream is alive for the call (borrowed). Pointer arguments are device addresses
-        // of live allocations (or promised valid by `DevicePtr::from_raw`'s caller), which
-        // are freed only after this kernel: `cudaMalloc` memory after the device is idle,
-        // stream-ordered memory behind it on the legacy stream or, for this launch on a
-        // non-blocking stream, after the device is idle (marked just above: the parameters'
-        // `keep_alive` hand out the allocations' own owners, as `DevicePtr`'s does).
-        let status = unsafe {
-            sys::cudaLaunchKernel(
-                function,
-                config.grid.into(),
-                config.block.into(),
-                pointers.as_mut_ptr(),
-                config.shared_mem_bytes as usize,
-                stream.as_raw(),
-            )
-        };
+        let (status, cuda_call) = launch(pointers.as_mut());
         if status != sys::cudaError::cudaSuccess {
             // The runtime also stored this error as the thread's last error. Take it out
             // (non-sticky launch errors clear; sticky ones stay, as CUDA intends) so that no
@@ -114,7 +201,7 @@ impl<A: KernelArgs> Kernel<A> {
             let _previous = unsafe { sys::cudaGetLastError() };
         }
         drop(gate);
-        check(status, "cudaLaunchKernel")
+        check(status, cuda_call)
     }
 }
 
@@ -123,10 +210,10 @@ impl<A: KernelArgs> Kernel<A> {
 /// then waits for `stream`'s device too.
 #[cold]
 #[inline(never)]
-fn check_argument_devices<A: KernelArgs>(stream: &Stream, args: &A) -> Result<()> {
+fn check_argument_devices<A: KernelArgs>(call: &'static str, stream: &Stream, args: &A) -> Result<()> {
     let mut owners = Vec::new();
     args.keep_alive(&mut owners);
-    crate::memory::check_owners_on(&owners, stream.device(), "Kernel::launch")?;
+    crate::memory::check_owners_on(&owners, stream.device(), call)?;
     if crate::memory::any_foreign(&owners, stream.device()) {
         crate::memory::note_unordered_uses(&owners, stream);
     }
@@ -139,10 +226,16 @@ fn check_argument_devices<A: KernelArgs>(stream: &Stream, args: &A) -> Result<()
 /// - a conditional handle is allowed only when the launch is captured into the graph that
 ///   created it or a body inside that graph (`begin_capture_to_graph`); anywhere else
 ///   (a plain stream launch, a capture into a new graph or another graph) it is refused;
-/// - when captured, the captured graph keeps what the arguments point into.
+/// - when captured, the captured graph keeps what the arguments point into, and `extra`
+///   (the events a launch attribute records).
 #[cold]
 #[inline(never)]
-fn prepare_kernel_launch<A: KernelArgs>(_gate: &QueueGuard, stream: &Stream, args: &A) -> Result<()> {
+fn prepare_kernel_launch<A: KernelArgs>(
+    _gate: &QueueGuard,
+    stream: &Stream,
+    args: &A,
+    extra: &[KeepAlive],
+) -> Result<()> {
     with_capture_sink(stream.as_raw(), |sink| {
         if A::HAS_CONDITIONAL_HANDLE {
             let lineage = match &sink {
@@ -152,7 +245,7 @@ fn prepare_kernel_launch<A: KernelArgs>(_gate: &QueueGuard, stream: &Stream, arg
             check_launch_handles(lineage, args)?;
         }
         if let Some(sink) = sink {
-            let mut owners = Vec::new();
+            let mut owners = extra.to_vec();
             args.keep_alive(&mut owners);
             sink.retain(owners, false);
         }

@@ -22,6 +22,7 @@
 
 mod abi;
 mod args;
+mod attributes;
 mod config;
 mod launch;
 mod macros;
@@ -33,10 +34,14 @@ use std::marker::PhantomData;
 use std::sync::OnceLock;
 
 pub use args::{KernelArgs, KernelParam, ParamLayout};
+pub use attributes::{
+    ClusterScheduling, KernelAttributes, LaunchAttributes, MemSyncDomain, MemSyncDomainMap, ProgrammaticEvent,
+};
 pub use config::{Dim3, LaunchConfig, MAX_THREADS_PER_BLOCK};
 pub use types::SignatureFn;
 
 pub(crate) use args::{check_launch_handles, check_node_handles};
+pub(crate) use attributes::require_programmatic_launch;
 
 use crate::error::{CudaError, Result};
 

@@ -354,20 +354,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.allocation.note_use_on(stream);
     }
 
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True when the buffer has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Size in bytes.
-    pub fn bytes(&self) -> usize {
-        self.len * size_of::<T>()
-    }
+    element_counts!("DeviceBuffer");
 
     /// Copies `data` into the buffer. Lengths must match. Synchronous: the copy has landed
     /// before this returns, so work queued next on any stream reads the new values.
@@ -433,12 +420,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     /// A typed pointer to the first element, sharing ownership of the memory.
     pub fn ptr(&self) -> DevicePtr<T> {
-        DevicePtr {
-            addr: self.allocation.ptr as u64,
-            len: self.len,
-            owner: Some(self.allocation.clone()),
-            _element: PhantomData,
-        }
+        DevicePtr::owned(self.allocation.ptr as u64, self.len, self.allocation.clone())
     }
 
     /// The raw device address. The buffer still owns the memory.
@@ -472,7 +454,9 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 pub struct DevicePtr<T> {
     addr: u64,
     len: usize,
-    pub(super) owner: Option<Arc<Allocation>>,
+    /// The allocation itself (an [`Allocation`], or the mapped host memory of a
+    /// [`MappedBuffer`](crate::memory::MappedBuffer)), as `keep_alive` hands it out.
+    pub(super) owner: Option<KeepAlive>,
     _element: PhantomData<fn() -> T>,
 }
 
@@ -532,7 +516,14 @@ impl<T> DevicePtr<T> {
 
     /// What keeps the memory alive, if this crate owns it.
     pub fn keep_alive(&self) -> Option<KeepAlive> {
-        self.owner.clone().map(|owner| owner as KeepAlive)
+        self.owner.clone()
+    }
+
+    /// A pointer to `len` elements at device address `addr` of the allocation `owner`, which
+    /// must hold them and free them only once every owner is gone and no work queued so far
+    /// uses them.
+    pub(crate) fn owned(addr: u64, len: usize, owner: KeepAlive) -> DevicePtr<T> {
+        DevicePtr { addr, len, owner: Some(owner), _element: PhantomData }
     }
 }
 

@@ -1,12 +1,49 @@
 //! Memory: owned device buffers, the typed pointers kernels receive, what may live there,
-//! page-locked host buffers, memory pools with stream-ordered allocation, and asynchronous
-//! copies and memsets.
+//! page-locked host buffers, mapped (zero-copy) host memory that kernels write in place,
+//! memory pools with stream-ordered allocation, and asynchronous copies and memsets.
+
+/// `len`, `is_empty` and `bytes` for the buffer type `$name`, whose `len` field counts
+/// elements of `T`, documented with examples of that type.
+macro_rules! element_counts {
+    ($name:literal) => {
+        /// Number of elements.
+        ///
+        /// ```no_run
+        #[doc = concat!("assert_eq!(cuda_graph::", $name, "::<u32>::zeroed(10)?.len(), 10);")]
+        /// # Ok::<(), cuda_graph::CudaError>(())
+        /// ```
+        pub fn len(&self) -> usize {
+            self.len
+        }
+
+        /// True when the buffer has no elements (zero elements need no CUDA call).
+        ///
+        /// ```
+        #[doc = concat!("assert!(cuda_graph::", $name, "::<u32>::zeroed(0)?.is_empty());")]
+        /// # Ok::<(), cuda_graph::CudaError>(())
+        /// ```
+        pub fn is_empty(&self) -> bool {
+            self.len == 0
+        }
+
+        /// Size in bytes.
+        ///
+        /// ```no_run
+        #[doc = concat!("assert_eq!(cuda_graph::", $name, "::<u32>::zeroed(10)?.bytes(), 40);")]
+        /// # Ok::<(), cuda_graph::CudaError>(())
+        /// ```
+        pub fn bytes(&self) -> usize {
+            self.len * size_of::<T>()
+        }
+    };
+}
 
 mod async_ops;
 mod buffer;
 mod buffer_range;
 mod const_ptr;
 mod free;
+mod mapped;
 mod pinned;
 mod pinned_slice;
 mod placement;
@@ -18,6 +55,7 @@ mod slice;
 
 pub use buffer::{DeviceBuffer, DevicePtr};
 pub use const_ptr::DeviceConstPtr;
+pub use mapped::{MappedBuffer, MappedWord};
 pub use pinned::PinnedBuffer;
 pub use pinned_slice::{PinnedSlice, PinnedSliceMut};
 pub use pointer::MemoryKind;

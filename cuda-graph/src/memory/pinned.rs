@@ -313,35 +313,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         Ok(buffer)
     }
 
-    /// Number of elements.
-    ///
-    /// ```no_run
-    /// assert_eq!(cuda_graph::PinnedBuffer::<u8>::zeroed(10)?.len(), 10);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True when the buffer has no elements.
-    ///
-    /// ```
-    /// assert!(cuda_graph::PinnedBuffer::<u8>::zeroed(0)?.is_empty());
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Size in bytes.
-    ///
-    /// ```no_run
-    /// assert_eq!(cuda_graph::PinnedBuffer::<u32>::zeroed(10)?.bytes(), 40);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn bytes(&self) -> usize {
-        self.len * size_of::<T>()
-    }
+    element_counts!("PinnedBuffer");
 
     /// The contents, once the asynchronous copies that write into the buffer have finished
     /// (waits for them; `cudaEventSynchronize`). Copies that only read it may go on.

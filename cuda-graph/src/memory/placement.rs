@@ -124,7 +124,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
 impl<T> DevicePtr<T> {
     /// The device whose memory the pointer points into, when this crate owns that memory
-    /// (`None` for [`DevicePtr::from_raw`]).
+    /// (`None` for [`DevicePtr::from_raw`], and for mapped host memory, which every device
+    /// reaches).
     ///
     /// ```no_run
     /// let buffer = cuda_graph::DeviceBuffer::<u8>::zeroed(16)?;
@@ -132,7 +133,7 @@ impl<T> DevicePtr<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn device(&self) -> Option<Device> {
-        self.owner.as_ref().map(|owner| owner.device())
+        self.owner.as_ref().and_then(|owner| owner.downcast_ref::<Allocation>()).map(Allocation::device)
     }
 }
 

@@ -25,3 +25,13 @@ pub fn one() -> cuda_graph::kernel::LaunchConfig {
 pub fn per_element(n: u32) -> cuda_graph::kernel::LaunchConfig {
     cuda_graph::kernel::LaunchConfig::for_elements(n, 256)
 }
+
+/// Whether the current device is sm_90 or later (programmatic dependent launch, clusters);
+/// when not, prints that the test was skipped for lack of `what`.
+pub fn sm90_or_skip(what: &str) -> Result<bool, CudaError> {
+    let sm90 = cuda_graph::Device::current()?.properties()?.major >= 9;
+    if !sm90 {
+        eprintln!("skipped: {what} needs sm_90");
+    }
+    Ok(sm90)
+}

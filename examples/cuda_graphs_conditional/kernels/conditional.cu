@@ -11,7 +11,8 @@
 // - relaxation (WHILE): one damped Jacobi sweep of a small tridiagonal system per step, in one
 //   block; thread 0 counts the step, stores the residual (the largest change of any value) and
 //   decides whether to go on. cgc_relax_while sets the WHILE node's condition with it;
-//   cgc_relax_host stores it for a host-driven loop to read. The arithmetic is the CPU model's
+//   cgc_relax_host also writes it where a host loop looks: back into the state, which the
+//   host copies back, or into mapped host memory, which the host reads in place. The arithmetic is the CPU model's
 //   (src/relax.rs), operation for operation (explicit _rn intrinsics: no FMA contraction) and
 //   the reduction is a max, which does not depend on order, so results match bit for bit.
 #include <cuda_runtime.h>
@@ -122,8 +123,14 @@ extern "C" __global__ void cgc_relax_while(cudaGraphConditionalHandle handle, fl
     }
 }
 
-// The host-driven loop's step: one sweep; the host reads state[2] to decide.
+// A host-driven loop's step: one sweep, then thread 0 writes the decision to *flag. The copy
+// loop passes &state[2] (device memory, copied back with the state); the mapped-flag loop a
+// word of mapped (zero-copy) host memory, which the host reads in place once the stream is
+// done, with no copy per step.
 extern "C" __global__ void cgc_relax_host(float* x, const float* b, uint32_t n, float w, float tol,
-                                          uint32_t max_steps, uint32_t* state) {
-    (void)cgc_relax_sweep(x, b, n, w, tol, max_steps, state);
+                                          uint32_t max_steps, uint32_t* state, uint32_t* flag) {
+    const uint32_t go_on = cgc_relax_sweep(x, b, n, w, tol, max_steps, state);
+    if (threadIdx.x == 0) {
+        *flag = go_on;
+    }
 }

@@ -1,11 +1,14 @@
 //! The WHILE loop: damped Jacobi sweeps of a small tridiagonal system until the largest change
 //! of any value drops to the tolerance, run as a WHILE node whose body kernel sets the loop's
-//! condition, and as a host-driven loop that reads a flag back after every step.
+//! condition, and as two host-driven loops that learn the decision after every step: one reads
+//! a flag the kernel wrote into mapped host memory (no copy), one copies the flag back.
 
 use chapter_common::Rng;
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Result, Stream};
+use cuda_graph::{
+    ConditionalHandle, DeviceBuffer, DevicePtr, Event, MappedBuffer, PinnedBuffer, Result, Stream,
+};
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
 // (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
@@ -22,7 +25,8 @@ cuda_graph::kernels! {
         max_steps: u32,
         state: DevicePtr<u32>,
     );
-    /// The host-driven loop's step: one sweep; `state[2]` says whether to go on.
+    /// A host-driven loop's step: one sweep, then `*flag` = whether to go on (`state[2]` for
+    /// the copy loop, a word of mapped host memory for the mapped-flag loop).
     unsafe fn cgc_relax_host(
         x: DevicePtr<f32>,
         b: DevicePtr<f32>,
@@ -31,6 +35,7 @@ cuda_graph::kernels! {
         tol: f32,
         max_steps: u32,
         state: DevicePtr<u32>,
+        flag: DevicePtr<u32>,
     );
 }
 
@@ -135,7 +140,10 @@ fn sweep_config(n: u32) -> LaunchConfig {
     LaunchConfig::new(1u32, n.div_ceil(32).max(1) * 32)
 }
 
-/// A problem on the device, with a WHILE graph over it and what a host loop needs.
+/// `cgc_relax_host`'s arguments: `x`, `b`, `n`, `w`, `tol`, `max_steps`, `state`, `flag`.
+type HostStepArgs = (DevicePtr<f32>, DevicePtr<f32>, u32, f32, f32, u32, DevicePtr<u32>, DevicePtr<u32>);
+
+/// A problem on the device, with a WHILE graph over it and what the host loops need.
 pub struct RelaxBench {
     stream: Stream,
     x0: DeviceBuffer<f32>,
@@ -143,6 +151,7 @@ pub struct RelaxBench {
     b: DeviceBuffer<f32>,
     state: DeviceBuffer<u32>,
     readback: PinnedBuffer<u32>,
+    flag: MappedBuffer<u32>,
     start: Event,
     end: Event,
     exec: GraphExec<HostLaunch>,
@@ -174,6 +183,7 @@ impl RelaxBench {
             b,
             state,
             readback: PinnedBuffer::zeroed(3)?,
+            flag: MappedBuffer::zeroed(1)?,
             start: Event::new()?,
             end: Event::new()?,
             exec,
@@ -190,32 +200,66 @@ impl RelaxBench {
     /// Runs the WHILE graph once (one launch, every step on the device) and returns the
     /// solution and the time between events around the launch, in ms.
     pub fn run_while(&mut self) -> Result<(Solution, f64)> {
-        self.reset()?;
-        self.start.record(&self.stream)?;
-        self.exec.launch(&self.stream)?;
-        self.end.record(&self.stream)?;
-        self.end.synchronize()?;
-        let ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?);
-        Ok((self.solution()?, ms))
+        self.timed(|bench| bench.exec.launch(&bench.stream))
     }
 
-    /// Runs the host-driven loop: launch one sweep, copy the state to pinned memory, wait for
-    /// it, read the flag, repeat while it says so. Returns the solution and the time between
+    /// Runs the copy loop: launch one sweep, copy the state to pinned memory, wait for the
+    /// copy, read the flag, repeat while it says so. Returns the solution and the time between
     /// events around the whole loop, in ms.
-    pub fn run_host_loop(&mut self) -> Result<(Solution, f64)> {
-        self.reset()?;
+    pub fn run_copy_loop(&mut self) -> Result<(Solution, f64)> {
+        let args = self.host_step_args(self.state.ptr().offset(2)?);
+        let config = sweep_config(self.problem.n());
+        self.host_driven(|bench| {
+            cgc_relax_host().launch(&bench.stream, config, args.clone())?;
+            bench.state.copy_to_pinned_async(&mut bench.readback, &bench.stream)?;
+            Ok(bench.readback.as_slice()?[2] != 0)
+        })
+    }
+
+    /// Runs the mapped-flag loop, the cheapest host-driven one: launch one sweep, which
+    /// writes its decision straight into mapped host memory, wait for the stream, read the
+    /// flag in place (no copy), repeat while it says so. Returns the solution and the time
+    /// between events around the whole loop, in ms.
+    pub fn run_mapped_loop(&mut self) -> Result<(Solution, f64)> {
+        let args = self.host_step_args(self.flag.ptr());
+        let config = sweep_config(self.problem.n());
+        self.host_driven(|bench| {
+            cgc_relax_host().launch(&bench.stream, config, args.clone())?;
+            bench.stream.synchronize()?;
+            Ok(bench.flag.load(0) != 0)
+        })
+    }
+
+    /// The arguments of `cgc_relax_host`, its decision going to `flag`.
+    fn host_step_args(&self, flag: DevicePtr<u32>) -> HostStepArgs {
         let p = &self.problem;
-        let args = (self.x.ptr(), self.b.ptr(), p.n(), p.w, p.tol, p.max_steps, self.state.ptr());
-        let config = sweep_config(p.n());
-        self.start.record(&self.stream)?;
-        // The kernel stops by itself at max_steps; the bound only guards against a broken flag.
-        for _ in 0..p.max_steps {
-            cgc_relax_host().launch(&self.stream, config, args.clone())?;
-            self.state.copy_to_pinned_async(&mut self.readback, &self.stream)?;
-            if self.readback.as_slice()?[2] == 0 {
-                break;
+        (self.x.ptr(), self.b.ptr(), p.n(), p.w, p.tol, p.max_steps, self.state.ptr(), flag)
+    }
+
+    /// A host-driven loop: `step` (queue one sweep, wait for its decision, return it) until it
+    /// says stop, timed by [`timed`](Self::timed). The kernels stop by themselves at
+    /// `max_steps`; the bound here only guards against a broken flag.
+    fn host_driven(
+        &mut self,
+        mut step: impl FnMut(&mut RelaxBench) -> Result<bool>,
+    ) -> Result<(Solution, f64)> {
+        let max_steps = self.problem.max_steps;
+        self.timed(|bench| {
+            for _ in 0..max_steps {
+                if !step(bench)? {
+                    break;
+                }
             }
-        }
+            Ok(())
+        })
+    }
+
+    /// Puts the start values back, then runs `work` between two events on the stream and
+    /// returns the solution and the time between the events, in ms.
+    fn timed(&mut self, work: impl FnOnce(&mut RelaxBench) -> Result<()>) -> Result<(Solution, f64)> {
+        self.reset()?;
+        self.start.record(&self.stream)?;
+        work(self)?;
         self.end.record(&self.stream)?;
         self.end.synchronize()?;
         let ms = f64::from(Event::elapsed_ms(&self.start, &self.end)?);

@@ -6,7 +6,11 @@
 //! 2. **graph**: one launch of a graph holding the same `kernels` kernel nodes in a chain.
 //!
 //! and, to show how a graph's own launch is amortized, as graphs of fewer nodes (`sweep`, e.g.
-//! 1, 10, 100) each launched `kernels / nodes` times per iteration.
+//! 1, 10, 100) each launched `kernels / nodes` times per iteration. On sm_90 and later, two more
+//! with programmatic dependent launch (issue 24; `kl_tick_pdl` waits on the device for the
+//! kernel before it):
+//! 3. **stream, programmatic**: `kernels` launches with programmatic stream serialization;
+//! 4. **graph, programmatic edges**: one launch of the same chain joined by programmatic edges.
 //!
 //! The fold is order-dependent, so the accumulator after a run proves that every launch ran
 //! exactly once and in order; it is compared with the CPU model after every run. The figures
@@ -15,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+mod pdl;
 mod program;
 
 pub use program::Program;
@@ -23,7 +28,7 @@ use std::time::Instant;
 
 use chapter_common::{Book, ExampleError, OptionCheck, Report, Rng, Samples};
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch, KernelNode};
-use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::kernel::{LaunchAttributes, LaunchConfig};
 use cuda_graph::{DeviceBuffer, DevicePtr, Event, Stream};
 use serde_json::json;
 
@@ -160,6 +165,9 @@ struct Variant {
     host_ms: Samples,
     mismatch: Option<String>,
     last: u32,
+    /// Programmatic dependent launch: `kl_tick_pdl`, with programmatic serialization on the
+    /// stream (a graph's edges are in its exec).
+    pdl: bool,
 }
 
 impl Variant {
@@ -178,7 +186,13 @@ impl Variant {
             host_ms: Samples::default(),
             mismatch: None,
             last: 0,
+            pdl: false,
         }
+    }
+
+    /// The same, with programmatic dependent launch.
+    fn programmatic(self) -> Variant {
+        Variant { pdl: true, ..self }
     }
 
     /// Median GPU µs per kernel.
@@ -220,6 +234,17 @@ impl Bench {
         let host = Instant::now();
         for _ in 0..iters {
             match &variant.graph {
+                None if variant.pdl => {
+                    let attributes = LaunchAttributes::programmatic();
+                    for &value in values {
+                        pdl::kl_tick_pdl().launch_with(
+                            &self.stream,
+                            tiny(),
+                            &attributes,
+                            (self.acc.ptr(), value),
+                        )?;
+                    }
+                }
                 None => {
                     for &value in values {
                         kl_tick().launch(&self.stream, tiny(), (self.acc.ptr(), value))?;
@@ -297,9 +322,24 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         ));
     }
 
+    // Programmatic dependent launch, where the device runs it: the stream and the main graph.
+    let mut programmatic = Vec::new();
+    if pdl::supported(&properties) {
+        pdl::kl_tick_pdl().function()?;
+        let want = expected(start_value, &values, iters);
+        programmatic.push(Variant::new("stream_pdl".into(), None, options.kernels, want).programmatic());
+        let exec =
+            pdl::build_chain(&bench.acc, &values, tiny())?.instantiate::<HostLaunch>(Default::default())?;
+        exec.upload(&bench.stream)?;
+        let label = format!("graph_pdl_{}", options.kernels);
+        programmatic.push(
+            Variant::new(label, Some((exec, options.kernels, 1)), options.kernels, want).programmatic(),
+        );
+    }
+
     // Run 0 is the warm-up; the variants take turns within each run.
     for run in 0..=options.runs {
-        for variant in &mut variants {
+        for variant in variants.iter_mut().chain(&mut programmatic) {
             bench.run(variant, &values, options.iters, run)?;
         }
     }
@@ -334,6 +374,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         "iterations",
     );
     report.figure("kernels", f64::from(options.kernels), "kernels");
+    pdl_figures(&mut report, &programmatic, graph_us, options);
 
     let stream_bad = stream.mismatch.clone();
     report.check(
@@ -378,11 +419,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         "variants",
         json!(variants
             .iter()
+            .chain(&programmatic)
             .map(|v| {
                 let (min, max) = v.gpu_ms.range();
                 let per_kernel = 1e3 / (f64::from(options.iters) * f64::from(v.kernels_per_iter));
                 json!({
                     "variant": v.label,
+                    "programmatic": v.pdl,
                     "nodes": v.graph.as_ref().map(|(_, nodes, _)| *nodes),
                     "launches_per_iter": v.graph.as_ref().map_or(options.kernels, |(_, _, l)| *l),
                     "kernels_per_iter": v.kernels_per_iter,
@@ -397,8 +440,35 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     Ok(report)
 }
 
+/// The programmatic variants' figures and check (none where the device has no PDL, with a note):
+/// µs per kernel each, and the gain of programmatic edges over the plain graph (`graph_us`).
+fn pdl_figures(report: &mut Report, programmatic: &[Variant], graph_us: f64, options: &Options) {
+    let [stream, graph] = programmatic else {
+        report.note("programmatic dependent launch needs sm_90 or later: its variants were not run");
+        return;
+    };
+    let graph_pdl_us = graph.us_per_kernel(options.iters);
+    report.figure("stream_pdl_us_per_kernel", stream.us_per_kernel(options.iters), "us");
+    report.figure("graph_pdl_us_per_kernel", graph_pdl_us, "us");
+    report.figure("graph_over_graph_pdl", graph_us / graph_pdl_us, "x");
+    let bad: Vec<&str> = programmatic.iter().filter_map(|v| v.mismatch.as_deref()).collect();
+    report.check(
+        "every programmatic launch and node ran once, in order",
+        bad.is_empty(),
+        match bad.first() {
+            None => format!(
+                "stream with programmatic serialization and a {}-node graph with programmatic edges, every \
+                 run equal to the CPU model",
+                options.kernels
+            ),
+            Some(first) => format!("{} of 2 differ; first: {first}", bad.len()),
+        },
+    );
+}
+
 /// The one-line summary for the chapter table, e.g.
-/// `graph 0.92 vs stream 2.61 µs per kernel (2.84x)`.
+/// `graph 0.92 vs stream 2.61 µs per kernel (2.84x)`, followed where it was measured by the
+/// gain of programmatic edges: `; programmatic edges 0.60 (1.53x over the graph)`.
 ///
 /// ```
 /// let mut report = chapter_common::Report::new("kernel_launches");
@@ -406,14 +476,27 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
 /// report.figure("graph_us_per_kernel", 0.92, "us");
 /// report.figure("stream_over_graph", 2.61 / 0.92, "x");
 /// assert_eq!(kernel_launches::headline(&report), "graph 0.92 vs stream 2.61 µs per kernel (2.84x)");
+/// report.figure("graph_pdl_us_per_kernel", 0.60, "us");
+/// report.figure("graph_over_graph_pdl", 0.92 / 0.60, "x");
+/// assert_eq!(
+///     kernel_launches::headline(&report),
+///     "graph 0.92 vs stream 2.61 µs per kernel (2.84x); programmatic edges 0.60 (1.53x over the graph)"
+/// );
 /// ```
 pub fn headline(report: &Report) -> String {
-    format!(
+    let plain = format!(
         "graph {:.2} vs stream {:.2} µs per kernel ({:.2}x)",
         report.figure_or_nan("graph_us_per_kernel"),
         report.figure_or_nan("stream_us_per_kernel"),
         report.figure_or_nan("stream_over_graph")
-    )
+    );
+    match report.figure_value("graph_pdl_us_per_kernel") {
+        Some(pdl) => format!(
+            "{plain}; programmatic edges {pdl:.2} ({:.2}x over the graph)",
+            report.figure_or_nan("graph_over_graph_pdl")
+        ),
+        None => plain,
+    }
 }
 
 #[cfg(test)]

@@ -152,6 +152,16 @@ pub enum QueueMode {
     PerBlock = 2,
 }
 
+// kernels/pdl.cu
+// SAFETY: dl_pdl_count writes counters[index] only; the tests that launch it pass an index
+// inside the buffer.
+cuda_graph::kernels! {
+    /// `dl_pdl_count(uint32_t* counters, uint32_t index)`: lets its dependents launch, waits
+    /// for the kernels before it (`cuda_graph::pdl`), then `counters[index] += 1` without
+    /// atomics: a chain joined by programmatic edges counts every node only if every wait holds.
+    pub unsafe fn dl_pdl_count(counters: DevicePtr<u32>, index: u32);
+}
+
 /// The kernels declared in this file against their C++ parameter types (`check_types` needs
 /// no GPU: it reads the signature functions cuda-build compiled next to the kernels).
 #[cfg(test)]
@@ -160,6 +170,7 @@ mod kernel_declarations {
     fn match_the_cpp_parameter_types() {
         for (name, outcome) in [
             ("dl_mark", super::dl_mark().check_types()),
+            ("dl_pdl_count", super::dl_pdl_count().check_types()),
             ("dl_append", super::dl_append().check_types()),
             ("dl_wait_for_release", super::dl_wait_for_release().check_types()),
             ("dl_fire_and_forget_all", super::dl_fire_and_forget_all().check_types()),

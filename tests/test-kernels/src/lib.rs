@@ -266,3 +266,62 @@ cuda_graph::kernels! {
     /// ```
     pub unsafe fn write_past_end(data: DevicePtr<u32>, n: u32, past: u32);
 }
+
+// kernels/mapped.cu
+// SAFETY: the kernel below touches only flags[0..3], and only when the slice holds them.
+cuda_graph::kernels! {
+    /// `mapped_handshake(cuda_graph::slice<uint32_t> flags, uint64_t timeout_cycles)`, for
+    /// mapped host memory ([`MappedBuffer`](cuda_graph::MappedBuffer)): sets `flags[0] = 1`,
+    /// waits up to `timeout_cycles` clock cycles for the host to make `flags[1]` non-zero
+    /// (volatile reads), then sets `flags[2]` to 2 if it saw that, 3 if it timed out. One
+    /// thread; nothing happens for a slice of fewer than 3 elements.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{LaunchConfig, MappedBuffer, Stream};
+    /// # let stream = Stream::new()?;
+    /// let flags = MappedBuffer::<u32>::zeroed(3)?;
+    /// test_kernels::mapped_handshake().launch(&stream, LaunchConfig::new(1, 1), (flags.ptr().into_slice(), 1 << 30))?;
+    /// while flags.load(0) == 0 {} // the kernel runs
+    /// flags.store(1, 1);
+    /// stream.synchronize()?;
+    /// assert_eq!(flags.load(2), 2);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn mapped_handshake(flags: DeviceSlice<u32>, timeout_cycles: u64);
+}
+
+// kernels/pdl.cu
+// SAFETY: each kernel below writes only inside the slice it is given (`cuda_graph::slice`
+// bounds every index; see kernels/pdl.cu).
+cuda_graph::kernels! {
+    /// `pdl_append(cuda_graph::slice<uint32_t> log, uint32_t value)`: lets its dependents
+    /// launch, waits for the kernels before it (`cuda_graph::pdl`), then appends `value`
+    /// without atomics: `log[0]` counts entries, entry `k` is `log[1 + k]`. A chain joined by
+    /// programmatic edges fills the log in chain order only if every wait holds.
+    ///
+    /// ```no_run
+    /// test_kernels::pdl_append().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn pdl_append(log: DeviceSlice<u32>, value: u32);
+
+    /// `cluster_blocks(cuda_graph::slice<uint32_t> out)`: `out[b]` = the blocks in block `b`'s
+    /// thread-block cluster (1 without clusters).
+    ///
+    /// ```no_run
+    /// test_kernels::cluster_blocks().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn cluster_blocks(out: DeviceSlice<u32>);
+
+    /// `grid_sync_sum(cuda_graph::slice<uint32_t> out)`: block `b` writes `out[b] = b + 1`,
+    /// the grid meets at a grid-wide barrier, then `out[gridDim.x]` = their sum. Launch it only
+    /// as a cooperative grid (`KernelAttributes::cooperative`): the barrier needs every block
+    /// resident, and without that it may never return.
+    ///
+    /// ```no_run
+    /// test_kernels::grid_sync_sum().function()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn grid_sync_sum(out: DeviceSlice<u32>);
+}

@@ -1,0 +1,81 @@
+//! Driver functions the runtime hands out (`cudaGetDriverEntryPointByVersion`), for what the
+//! runtime API lacks: a kernel's parameter layout (`kernel::abi`) and whether a device's
+//! primary context is active (`device`).
+
+use std::ffi::{c_void, CStr};
+use std::ptr;
+
+use cudart_graph_sys as sys;
+
+use crate::error::{check, CudaError, Result};
+
+/// The driver function `symbol` (a NUL-terminated name) with the C signature it had at driver
+/// version `version`, as the function pointer type `F` (`cudaGetDriverEntryPointByVersion`,
+/// default search); `call` names the lookup in errors. A driver without the function gives
+/// CUDA's "symbol not found" (`cudaErrorSymbolNotFound`).
+///
+/// # Safety
+/// `F` is the `unsafe extern "C" fn` type of that C signature.
+pub(crate) unsafe fn function<F: Copy>(symbol: &'static [u8], version: u32, call: &'static str) -> Result<F> {
+    assert_eq!(size_of::<F>(), size_of::<*mut c_void>(), "{call}: a driver function is one pointer");
+    let entry = entry_point(symbol, version, call)?;
+    // SAFETY: `entry` is the function's non-null address and `F`, of the same size (checked),
+    // is its function pointer type (the caller's promise).
+    Ok(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&entry) })
+}
+
+/// The address of the driver function `symbol` at `version` (see [`function`]).
+fn entry_point(symbol: &'static [u8], version: u32, call: &'static str) -> Result<*mut c_void> {
+    let symbol = CStr::from_bytes_with_nul(symbol)
+        .map_err(|_| CudaError::invalid(call, "the driver symbol name is not one NUL-terminated string"))?;
+    let mut entry: *mut c_void = ptr::null_mut();
+    let mut found = sys::cudaDriverEntryPointQueryResult::cudaDriverEntryPointSymbolNotFound;
+    check(
+        // SAFETY: `symbol` is a NUL-terminated C string, `entry` and `found` are valid
+        // out-pointers, and the flags value is a defined one (default search).
+        unsafe {
+            sys::cudaGetDriverEntryPointByVersion(
+                symbol.as_ptr(),
+                &mut entry,
+                version,
+                sys::cudaGetDriverEntryPointFlags::cudaEnableDefault.0 as u64,
+                &mut found,
+            )
+        },
+        call,
+    )?;
+    if found != sys::cudaDriverEntryPointQueryResult::cudaDriverEntryPointSuccess || entry.is_null() {
+        return Err(CudaError::from_code(sys::cudaError::cudaErrorSymbolNotFound.0 as i32, call));
+    }
+    Ok(entry)
+}
+
+/// Turns a driver status (`CUresult`) into `Ok(())` or the error naming `call`. The driver's
+/// codes share the runtime's numbering for the errors the functions used here return
+/// (invalid value 1, not initialized 3, invalid device 101).
+pub(crate) fn check_driver(status: sys::CUresult, call: &'static str) -> Result<()> {
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(CudaError::from_code(status, call))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_symbol_without_its_nul_is_refused_before_cuda() {
+        let err = entry_point(b"cuDeviceGet", 2000, "lookup").unwrap_err();
+        assert!(matches!(err, CudaError::InvalidArgument { call: "lookup", .. }), "{err}");
+    }
+
+    #[test]
+    fn driver_statuses_become_errors_naming_the_call() {
+        assert_eq!(check_driver(0, "cuDeviceGet"), Ok(()));
+        let err = check_driver(101, "cuDeviceGet").unwrap_err();
+        assert_eq!(err.code(), Some(101));
+        assert!(err.to_string().contains("cuDeviceGet"), "{err}");
+    }
+}

@@ -1,0 +1,64 @@
+//! What the current device can do with launch attributes, read once per device.
+
+use std::sync::{Mutex, PoisonError};
+
+use cudart_graph_sys as sys;
+
+use crate::device::Device;
+use crate::error::Result;
+use crate::stream::Stream;
+
+/// The device facts the attribute checks need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Caps {
+    /// Compute capability.
+    pub(super) major: i32,
+    pub(super) minor: i32,
+    /// `cudaDevAttrClusterLaunch`.
+    pub(super) cluster_launch: bool,
+    /// `cudaDevAttrCooperativeLaunch`.
+    pub(super) cooperative_launch: bool,
+    /// `cudaDevAttrMultiProcessorCount`.
+    pub(super) multiprocessors: i32,
+    /// `cudaDeviceGetStreamPriorityRange`: (least, greatest); greatest is numerically lower.
+    pub(super) priorities: (i32, i32),
+    /// `cudaDevAttrMemSyncDomainCount`.
+    pub(super) sync_domains: i32,
+}
+
+/// Devices already read, by ordinal.
+static CACHE: Mutex<Vec<(i32, Caps)>> = Mutex::new(Vec::new());
+
+impl Caps {
+    /// The current device's (read from CUDA the first time for each device).
+    pub(super) fn current() -> Result<Caps> {
+        let device = Device::current()?;
+        let cached = CACHE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|(d, _)| *d == device.ordinal())
+            .map(|(_, caps)| *caps);
+        if let Some(caps) = cached {
+            return Ok(caps);
+        }
+        let attribute = |a| device.attribute_raw(a);
+        use sys::cudaDeviceAttr as A;
+        let caps = Caps {
+            major: attribute(A::cudaDevAttrComputeCapabilityMajor)?,
+            minor: attribute(A::cudaDevAttrComputeCapabilityMinor)?,
+            cluster_launch: attribute(A::cudaDevAttrClusterLaunch)? != 0,
+            cooperative_launch: attribute(A::cudaDevAttrCooperativeLaunch)? != 0,
+            multiprocessors: attribute(A::cudaDevAttrMultiProcessorCount)?,
+            priorities: Stream::priority_range()?,
+            sync_domains: attribute(A::cudaDevAttrMemSyncDomainCount)?,
+        };
+        CACHE.lock().unwrap_or_else(PoisonError::into_inner).push((device.ordinal(), caps));
+        Ok(caps)
+    }
+
+    /// Whether the device runs programmatic dependent launch (sm_90 and later).
+    pub(super) fn programmatic_launch(&self) -> bool {
+        self.major >= 9
+    }
+}
