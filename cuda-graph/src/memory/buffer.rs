@@ -69,8 +69,12 @@ static QUEUED_FREES_ALIVE: AtomicUsize = AtomicUsize::new(0);
 impl Allocation {
     pub(crate) fn new(bytes: usize) -> Result<Allocation> {
         let mut ptr = ptr::null_mut();
-        // The device CUDA allocates on, asked (not remembered): the free waits for it.
-        let device = Device::current()?.ordinal();
+        // The device CUDA allocates on, asked (not remembered): the free waits for it. An
+        // empty buffer allocates nothing, needs no device and works without one (device 0).
+        let device = match bytes {
+            0 => Device::current().map_or(0, Device::ordinal),
+            _ => Device::current()?.ordinal(),
+        };
         if bytes > 0 {
             // SAFETY: `ptr` is a valid out-pointer.
             check(unsafe { sys::cudaMalloc(&mut ptr, bytes) }, "cudaMalloc")?;
