@@ -51,10 +51,14 @@ pub enum CudaError {
         problem: String,
     },
     /// `cudaGraphExecUpdate` refused the new graph.
-    #[error("cudaGraphExecUpdate refused the update: {reason}")]
+    #[error("cudaGraphExecUpdate refused the update: {reason}{}", .node.as_ref().map(|node| format!(", at {node}")).unwrap_or_default())]
     UpdateRefused {
         /// Why CUDA refused it.
         reason: UpdateRefusal,
+        /// The node of the new graph CUDA named (`errorNode`, and for a changed edge the
+        /// node it comes from), as the graph's `nodes()` lists it: e.g. ``node 2 (kernel
+        /// `fill`)``. `None` when CUDA named none (a refusal of the whole graph).
+        node: Option<String>,
     },
     /// A library built on CUDA (NCCL, say, through `cuda-graph-nccl`) returned an error.
     ///

@@ -2,8 +2,8 @@
 //! a pointer to the wrong element type, host memory where device memory is declared, a
 //! read-only pointer where the kernel writes, a kernel declared without `unsafe`, the raw
 //! value of a conditional handle taken by safe code, mapped memory of a type the host cannot
-//! read atomically, a programmatic edge from a node that is not a kernel, and stream-launch-only
-//! attributes on a kernel node.
+//! read atomically, a programmatic edge from a node that is not a kernel, stream-launch-only
+//! attributes on a kernel node, and mapping a memory node into a clone (no clone holds one).
 //! The expected compiler output is in `tests/compile_fail/*.stderr`
 //! (regenerate with `TRYBUILD=overwrite cargo test -p cuda-graph --test compile_fail`).
 

@@ -60,7 +60,7 @@ fn an_update_with_a_changed_topology_is_refused_with_the_reason() {
         let (bigger, last) = fill_then_add(&data, 1, 5)?;
         bigger.add_kernel(add_scalar(), per_element(N), (data.ptr(), N, 1), &[&last])?;
         match exec.update(&bigger) {
-            Err(CudaError::UpdateRefused { reason: UpdateRefusal::TopologyChanged }) => {}
+            Err(CudaError::UpdateRefused { reason: UpdateRefusal::TopologyChanged, .. }) => {}
             other => panic!("expected UpdateRefused(TopologyChanged), got {other:?}"),
         }
         assert_eq!(launch_and_read(&exec, &data)?, expected(1, 5), "the exec still runs the old graph");

@@ -49,7 +49,7 @@ impl GraphBuilder {
         params: &mut sys::cudaGraphNodeParams,
         keep: Vec<KeepAlive>,
         host_work: bool,
-        deps: &[sys::cudaGraphNode_t],
+        deps: &[NodeRef],
         edges: Option<&[sys::cudaGraphEdgeData]>,
         finish: impl FnOnce(sys::cudaGraphNode_t) -> Result<()>,
     ) -> Result<NodeRef> {
@@ -58,10 +58,11 @@ impl GraphBuilder {
         // Kernel nodes take the function of the current device: the graph's.
         let _on_device = crate::device::CurrentFor::new(self.core.device())?;
         self.core.locked(call, |state| {
+            let deps = state.live(call, deps)?;
             let mut node = ptr::null_mut();
             check(
-                // SAFETY: the graph is alive (the family owns it) and locked; `deps` are nodes
-                // of this graph (checked by id) and `edge_data` is null or one entry per
+                // SAFETY: the graph is alive (the family owns it) and locked; `deps` are live
+                // nodes of this graph (checked by id and epoch) and `edge_data` is null or one entry per
                 // dependency. Every caller passes `params` zero-initialised but for its node
                 // type's fields, whose pointers reach memory that `keep` (kept below, with the
                 // family) owns or values CUDA copies during the call.
@@ -209,6 +210,7 @@ impl GraphBuilder {
         let deps = raw_deps(CALL, self.id, deps)?;
         let _on_device = crate::device::CurrentFor::new(self.device())?;
         let (mut mine, theirs) = lock_pair(CALL, &self.core, child.core())?;
+        let deps = mine.live(CALL, &deps)?;
         let inherited: Vec<KeepAlive> = theirs.iter().flat_map(|t| t.keep_alive.iter().cloned()).collect();
         let host_work = theirs.as_ref().is_some_and(|t| t.host_work);
         let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeGraph);

@@ -121,6 +121,8 @@ impl Stream {
         const CALL: &str = "Stream::begin_capture_to_graph";
         let deps = raw_deps(CALL, graph.id, deps)?;
         graph.expect_device(self.device(), CALL, "the stream")?;
+        // Only `graph`'s builder (borrowed here, not `Sync`) removes its nodes: they stay live.
+        let deps = graph.core.locked(CALL, |state| state.live(CALL, &deps))?;
         graph.core.set_capturing(CALL)?;
         // The family is ours alone now (other threads wait), so this list stays exact.
         let (status, before) = list_nodes(graph.raw);

@@ -380,8 +380,27 @@ impl GraphBuilder {
         for body in &bodies {
             state.body_lineages.insert(body.id, body.lineage.clone());
         }
+        let recorded =
+            Recorded { kind, handle: handle.raw, bodies: raw_bodies.iter().map(|&b| b as usize).collect() };
+        state.conditionals.insert(node.as_raw() as usize, recorded);
         drop(state);
         Ok((ConditionalNode { node, kind, bodies: size }, bodies))
+    }
+}
+
+/// What a conditional node was made with, kept for reading it back.
+pub(crate) struct Recorded {
+    pub(crate) kind: ConditionalKind,
+    /// The raw handle it tests.
+    pub(crate) handle: u64,
+    /// Its bodies' graphs (CUDA's, alive as long as the node), by address.
+    pub(crate) bodies: Vec<usize>,
+}
+
+impl ConditionalHandle {
+    /// The raw value, for comparing with a recorded one (never handed out).
+    pub(crate) fn raw_value(&self) -> u64 {
+        self.raw
     }
 }
 

@@ -61,7 +61,7 @@ pub enum Edge {
 }
 
 impl Edge {
-    fn raw(self) -> sys::cudaGraphEdgeData {
+    pub(super) fn raw(self) -> sys::cudaGraphEdgeData {
         let programmatic = sys::cudaGraphDependencyType::cudaGraphDependencyTypeProgrammatic.0 as u8;
         let (from_port, to_port, type_) = match self {
             Edge::Full => (0, 0, 0),
@@ -98,6 +98,10 @@ pub struct Dependency {
 }
 
 impl Dependency {
+    pub(super) fn new(node: NodeRef, edge: Edge) -> Dependency {
+        Dependency { node, edge }
+    }
+
     /// A plain edge from `node`: the dependent waits for its completion.
     pub fn full(node: &dyn AsNode) -> Dependency {
         Dependency { node: node.as_node(), edge: Edge::Full }
@@ -223,38 +227,46 @@ impl GraphBuilder {
     pub fn dependencies(&self, node: &dyn AsNode) -> Result<Vec<Dependency>> {
         const CALL: &str = "GraphBuilder::dependencies";
         let node = node.as_node();
-        let raw = raw_deps(CALL, self.id, &[&node])?[0];
-        self.core.locked(CALL, |_| {
-            let mut count = 0;
-            check(
-                // SAFETY: `raw` is a node of this graph (checked by id), alive and locked; null
-                // arrays ask for the count.
-                unsafe {
-                    sys::cudaGraphNodeGetDependencies(raw, ptr::null_mut(), ptr::null_mut(), &mut count)
-                },
-                "cudaGraphNodeGetDependencies",
-            )?;
-            if count == 0 {
-                return Ok(Vec::new());
-            }
-            let mut nodes = vec![ptr::null_mut(); count];
-            let mut edges = vec![sys::cudaGraphEdgeData::default(); count];
-            check(
-                // SAFETY: as above; both arrays have room for `count` entries and CUDA writes at
-                // most that many.
-                unsafe {
-                    sys::cudaGraphNodeGetDependencies(raw, nodes.as_mut_ptr(), edges.as_mut_ptr(), &mut count)
-                },
-                "cudaGraphNodeGetDependencies",
-            )?;
-            Ok(nodes
-                .iter()
-                .zip(&edges)
-                .take(count)
-                .map(|(&from, edge)| Dependency { node: self.node_ref(from), edge: Edge::from_raw(edge) })
-                .collect())
+        let node = raw_deps(CALL, self.id, &[&node])?[0];
+        self.core.locked(CALL, |state| {
+            let raw = state.live(CALL, &[node])?[0];
+            // SAFETY: `raw` is a live node of this graph (checked by id and epoch), locked.
+            let list =
+                unsafe { edge_list(raw, sys::cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependencies") }?;
+            Ok(list.into_iter().map(|(from, edge)| Dependency::new(self.node_ref(from), edge)).collect())
         })
     }
+}
+
+/// `cudaGraphNodeGetDependencies` or `cudaGraphNodeGetDependentNodes`.
+pub(super) type EdgeQuery = unsafe extern "C" fn(
+    sys::cudaGraphNode_t,
+    *mut sys::cudaGraphNode_t,
+    *mut sys::cudaGraphEdgeData,
+    *mut usize,
+) -> sys::cudaError_t;
+
+/// The nodes `query` lists for `node`, each with its edge.
+///
+/// # Safety
+/// `node` is a live node of a graph whose family the caller holds.
+pub(super) unsafe fn edge_list(
+    node: sys::cudaGraphNode_t,
+    query: EdgeQuery,
+    name: &'static str,
+) -> Result<Vec<(sys::cudaGraphNode_t, Edge)>> {
+    let mut count = 0;
+    // SAFETY: `node` is live and held (the caller's promise); null arrays ask for the count.
+    check(unsafe { query(node, ptr::null_mut(), ptr::null_mut(), &mut count) }, name)?;
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let mut nodes = vec![ptr::null_mut(); count];
+    let mut edges = vec![sys::cudaGraphEdgeData::default(); count];
+    // SAFETY: as above; both arrays have room for `count` entries and CUDA writes at most that
+    // many (fewer if edges went meanwhile, which the lock rules out).
+    check(unsafe { query(node, nodes.as_mut_ptr(), edges.as_mut_ptr(), &mut count) }, name)?;
+    Ok(nodes.into_iter().zip(&edges).take(count).map(|(node, edge)| (node, Edge::from_raw(edge))).collect())
 }
 
 #[cfg(test)]
@@ -277,7 +289,7 @@ mod tests {
 
     #[test]
     fn dependencies_name_their_node_and_edge() {
-        let node = NodeRef::new(ptr::null_mut(), 3, 3);
+        let node = NodeRef::new(ptr::null_mut(), 3, 3, 0);
         let kernel = KernelNode(node);
         assert_eq!(Dependency::programmatic(&kernel).edge(), Edge::Programmatic);
         assert_eq!(Dependency::launch_completion(&kernel).edge(), Edge::LaunchCompletion);

@@ -28,7 +28,7 @@ use std::ptr;
 use cudart_graph_sys as sys;
 
 use super::node::kind_of;
-use super::{list_nodes, next_id, AsNode, GraphBuilder, GraphCore, NodeInfo, NodeKind, NodeRef};
+use super::{list_nodes, next_id, AsNode, CoreState, GraphBuilder, GraphCore, NodeInfo, NodeKind, NodeRef};
 use crate::error::{check, CudaError, Result};
 use crate::memory::MemoryKind;
 
@@ -199,7 +199,7 @@ impl MemcpyDirection {
 
 /// A graph as the readers see it: a graph or body of a family, or a child graph inside one.
 #[derive(Clone, Copy)]
-struct View<'a> {
+pub(super) struct View<'a> {
     raw: sys::cudaGraph_t,
     /// The id its nodes carry (a child graph's view has a fresh one).
     id: u64,
@@ -207,16 +207,37 @@ struct View<'a> {
     /// builder of the family takes them).
     root: u64,
     core: &'a GraphCore,
+    /// For a child graph's view, the family's removal epoch when it was made: after a node
+    /// removal (maybe of the child-graph node, destroying the graph viewed) it reads nothing.
+    epoch: Option<u64>,
 }
 
 impl<'a> View<'a> {
     fn node_ref(&self, raw: sys::cudaGraphNode_t) -> NodeRef {
-        NodeRef::new(raw, self.id, self.root)
+        NodeRef::new(raw, self.id, self.root, self.core.epoch())
     }
 
-    /// `node` as a raw handle, once checked to be a node of this graph; the caller holds
-    /// the family.
-    fn own(&self, call: &'static str, node: &dyn AsNode) -> Result<sys::cudaGraphNode_t> {
+    /// Runs `f` under the family's lock, once the viewed graph is known to be alive.
+    pub(super) fn locked<R>(&self, call: &'static str, f: impl FnOnce(&CoreState) -> Result<R>) -> Result<R> {
+        self.core.locked(call, |state| {
+            if self.epoch.is_some_and(|epoch| epoch != self.core.epoch()) {
+                return Err(CudaError::invalid(
+                    call,
+                    "a node was removed from the graph since this child-graph view was made: read it again",
+                ));
+            }
+            f(state)
+        })
+    }
+
+    /// `node` as a raw handle, once checked to be a live node of this graph; `state` is the
+    /// family's, locked.
+    pub(super) fn own(
+        &self,
+        state: &CoreState,
+        call: &'static str,
+        node: &dyn AsNode,
+    ) -> Result<sys::cudaGraphNode_t> {
         let node = node.as_node();
         if node.graph_id() != self.id {
             return Err(CudaError::invalid(
@@ -224,17 +245,19 @@ impl<'a> View<'a> {
                 format!("the node belongs to another graph (#{}, not #{})", node.graph_id(), self.id),
             ));
         }
-        Ok(node.as_raw())
+        Ok(state.live(call, &[node])?[0])
     }
 
-    /// `node`, checked to be a node of this graph of kind `want`; the caller holds the family.
-    fn own_kind(
+    /// `node`, checked to be a live node of this graph of kind `want`; `state` is the
+    /// family's, locked.
+    pub(super) fn own_kind(
         &self,
+        state: &CoreState,
         call: &'static str,
         node: &dyn AsNode,
         want: NodeKind,
     ) -> Result<sys::cudaGraphNode_t> {
-        let raw = self.own(call, node)?;
+        let raw = self.own(state, call, node)?;
         let kind = kind_of(raw)?;
         if kind != want {
             return Err(CudaError::invalid(call, format!("the node is a {kind} node, not a {want} node")));
@@ -243,7 +266,7 @@ impl<'a> View<'a> {
     }
 
     fn nodes(&self, call: &'static str) -> Result<Vec<NodeInfo>> {
-        self.core.locked(call, |_| {
+        self.locked(call, |_| {
             let (status, raw) = list_nodes(self.raw);
             check(status, "cudaGraphGetNodes")?;
             raw.iter().enumerate().map(|(index, &node)| NodeInfo::query(self.node_ref(node), index)).collect()
@@ -251,34 +274,41 @@ impl<'a> View<'a> {
     }
 
     fn node_kind(&self, call: &'static str, node: &dyn AsNode) -> Result<NodeKind> {
-        self.core.locked(call, |_| kind_of(self.own(call, node)?))
+        self.locked(call, |state| kind_of(self.own(state, call, node)?))
     }
 
     fn memcpy_params(&self, call: &'static str, node: &dyn AsNode) -> Result<MemcpyParams> {
-        self.core.locked(call, |_| MemcpyParams::read(self.own_kind(call, node, NodeKind::Memcpy)?))
+        self.locked(call, |state| MemcpyParams::read(self.own_kind(state, call, node, NodeKind::Memcpy)?))
     }
 
     fn child_graph(&self, call: &'static str, node: &dyn AsNode) -> Result<ChildGraph<'a>> {
-        let raw = self.core.locked(call, |_| {
-            let node = self.own_kind(call, node, NodeKind::ChildGraph)?;
+        let raw = self.locked(call, |state| {
+            let node = self.own_kind(state, call, node, NodeKind::ChildGraph)?;
             let mut graph = ptr::null_mut();
             check(
                 // SAFETY: `node` is a live child-graph node of a family held here; `graph` is
-                // writable. The graph CUDA returns belongs to the node, which lives as long
-                // as the family (nodes are never removed from a graph others can see).
+                // writable. The graph CUDA returns belongs to the node; the view made of it
+                // reads nothing once a node of the family was removed (`View::locked`).
                 unsafe { sys::cudaGraphChildGraphNodeGetGraph(node, &mut graph) },
                 "cudaGraphChildGraphNodeGetGraph",
             )?;
             Ok(graph)
         })?;
+        Ok(self.child(raw))
+    }
+
+    /// A read-only view of `raw`, a graph inside a node of this family (a child graph or a
+    /// conditional body), valid until a node of the family is removed.
+    pub(super) fn child(&self, raw: sys::cudaGraph_t) -> ChildGraph<'a> {
         let id = next_id();
-        Ok(ChildGraph { view: View { raw, id, root: id, core: self.core }, _not_send: PhantomData })
+        let epoch = Some(self.core.epoch());
+        ChildGraph { view: View { raw, id, root: id, core: self.core, epoch }, _not_send: PhantomData }
     }
 }
 
 impl GraphBuilder {
-    fn view(&self) -> View<'_> {
-        View { raw: self.raw, id: self.id, root: self.core.id(), core: &self.core }
+    pub(super) fn view(&self) -> View<'_> {
+        View { raw: self.raw, id: self.id, root: self.core.id(), core: &self.core, epoch: None }
     }
 
     /// The kind of `node`, a node of this graph (`cudaGraphNodeGetType`).
@@ -352,7 +382,7 @@ impl GraphBuilder {
 /// ```
 #[derive(Clone, Copy)]
 pub struct ChildGraph<'a> {
-    view: View<'a>,
+    pub(super) view: View<'a>,
     /// Like the builder it borrows: one thread at a time.
     _not_send: PhantomData<*const ()>,
 }
@@ -372,7 +402,7 @@ impl<'a> ChildGraph<'a> {
 
     /// How many nodes the child graph has.
     pub fn node_count(&self) -> Result<usize> {
-        self.view.core.locked("ChildGraph::node_count", |_| {
+        self.view.locked("ChildGraph::node_count", |_| {
             let (status, raw) = list_nodes(self.view.raw);
             check(status, "cudaGraphGetNodes")?;
             Ok(raw.len())

@@ -36,9 +36,11 @@
 
 mod build;
 mod capture;
+mod clone;
 mod conditional;
 mod dot;
 mod edges;
+mod edit;
 mod event;
 mod exec;
 mod exec_pool;
@@ -47,6 +49,7 @@ mod inspect;
 mod keep_list;
 mod node;
 mod params;
+mod readback;
 
 mod retired;
 mod update;
@@ -66,6 +69,7 @@ use crate::release::{defer_drop, in_host_fn, record_drop_error, KeepAlive};
 
 pub use crate::error::UpdateRefusal;
 pub use capture::{CaptureGuard, CaptureMode, CaptureToGraphGuard};
+pub use clone::CloneableNode;
 pub use conditional::{ConditionalHandle, ConditionalKind, ConditionalNode, RawConditionalHandle};
 pub use edges::{Dependency, Edge};
 pub use event::{EventRecordNode, EventWaitNode};
@@ -78,6 +82,7 @@ pub use node::{
     NodeInfo, NodeKind, NodeRef,
 };
 pub use params::MemsetElement;
+pub use readback::{ConditionalParams, KernelNodeParams, MemsetParams};
 
 /// Ids for graph definitions (roots and bodies); never reused, so a stale node is refused.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -95,6 +100,8 @@ pub(crate) struct GraphCore {
     device: Device,
     /// How many of the references are `exec_pool::OriginRef`s (kept only to name exec nodes).
     name_refs: std::sync::atomic::AtomicUsize,
+    /// How many nodes were removed from the family: the epoch a node handle is made in.
+    removals: AtomicU64,
     state: Mutex<CoreState>,
     idle: Condvar,
 }
@@ -109,6 +116,17 @@ pub(crate) struct CoreState {
     /// Per conditional body of the family, its lineage (ids from the root down): the graphs
     /// whose conditional handles its kernel nodes may receive.
     pub(crate) body_lineages: std::collections::HashMap<u64, Arc<[u64]>>,
+    /// Per address of a node removed from the family, the epoch its removal began (see
+    /// `edit`): a handle made before it names a node that is gone.
+    pub(crate) removed: std::collections::HashMap<usize, u64>,
+    /// Whether an exec was instantiated from the family: CUDA names that exec's nodes by
+    /// the family's nodes, so none may be removed any more (see `edit`).
+    pub(crate) instantiated: bool,
+    /// For a clone, which graph it was cloned from and how its nodes map (see `clone`).
+    pub(crate) clone_of: Option<clone::CloneOrigin>,
+    /// Per conditional node this crate added (by address), what it was made with: CUDA 13.0's
+    /// runtime has no call that reads a conditional node back (see `readback`).
+    pub(crate) conditionals: std::collections::HashMap<usize, conditional::Recorded>,
 }
 
 impl CoreState {
@@ -147,11 +165,16 @@ impl GraphCore {
             id: next_id(),
             device,
             name_refs: std::sync::atomic::AtomicUsize::new(0),
+            removals: AtomicU64::new(0),
             state: Mutex::new(CoreState {
                 keep_alive: keep_alive.into(),
                 host_work,
                 capturing_on: None,
                 body_lineages: Default::default(),
+                removed: Default::default(),
+                instantiated: false,
+                clone_of: None,
+                conditionals: Default::default(),
             }),
             idle: Condvar::new(),
         })
@@ -164,6 +187,11 @@ impl GraphCore {
     /// The device the family's nodes run on.
     pub(crate) fn device(&self) -> Device {
         self.device
+    }
+
+    /// The removal epoch node handles are made in now (read under the family's lock).
+    pub(crate) fn epoch(&self) -> u64 {
+        self.removals.load(Ordering::Acquire)
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, CoreState> {
@@ -439,7 +467,7 @@ impl GraphBuilder {
     }
 
     fn node_ref(&self, raw: sys::cudaGraphNode_t) -> NodeRef {
-        NodeRef::new(raw, self.id, self.core.id)
+        NodeRef::new(raw, self.id, self.core.id, self.core.epoch())
     }
 }
 

@@ -26,6 +26,9 @@ pub struct NodeRef {
     raw: sys::cudaGraphNode_t,
     graph: u64,
     root: u64,
+    /// The family's removal epoch when the handle was made: a removal of `raw` in a later
+    /// epoch means the node this handle named is gone (see `edit`).
+    epoch: u64,
 }
 
 // SAFETY: a node handle is an identifier; it is only passed to CUDA after its graph id is
@@ -41,8 +44,8 @@ impl fmt::Debug for NodeRef {
 }
 
 impl NodeRef {
-    pub(crate) fn new(raw: sys::cudaGraphNode_t, graph: u64, root: u64) -> NodeRef {
-        NodeRef { raw, graph, root }
+    pub(crate) fn new(raw: sys::cudaGraphNode_t, graph: u64, root: u64, epoch: u64) -> NodeRef {
+        NodeRef { raw, graph, root, epoch }
     }
 
     /// The raw node handle, for calls this crate does not wrap. Its graph still owns it.
@@ -65,6 +68,11 @@ impl NodeRef {
     /// The id of the graph (root or body) this node was added to.
     pub(crate) fn graph_id(&self) -> u64 {
         self.graph
+    }
+
+    /// The family's removal epoch when this handle was made.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch
     }
 }
 
@@ -322,7 +330,7 @@ pub(crate) fn kind_of(node: sys::cudaGraphNode_t) -> Result<NodeKind> {
     Ok(NodeKind::from_raw(raw))
 }
 
-fn kernel_name(node: sys::cudaGraphNode_t) -> Result<Option<String>> {
+pub(crate) fn kernel_name(node: sys::cudaGraphNode_t) -> Result<Option<String>> {
     let mut params = sys::cudaKernelNodeParams::default();
     // SAFETY: `node` is a live kernel node; `params` is writable.
     let status = unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut params) };
@@ -348,18 +356,15 @@ fn kernel_name(node: sys::cudaGraphNode_t) -> Result<Option<String>> {
     Ok(Some(unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()))
 }
 
-/// Checks that every dependency belongs to the graph `graph_id` and returns the raw nodes.
-pub(crate) fn raw_deps(
-    call: &'static str,
-    graph_id: u64,
-    deps: &[&dyn AsNode],
-) -> Result<Vec<sys::cudaGraphNode_t>> {
+/// Checks that every dependency belongs to the graph `graph_id` and returns them; whether
+/// they are still in it is checked under the family's lock (`CoreState::live`).
+pub(crate) fn raw_deps(call: &'static str, graph_id: u64, deps: &[&dyn AsNode]) -> Result<Vec<NodeRef>> {
     deps.iter()
         .enumerate()
         .map(|(i, dep)| {
             let node = dep.as_node();
             if node.graph == graph_id {
-                Ok(node.raw)
+                Ok(node)
             } else {
                 Err(CudaError::invalid(
                     call,
@@ -448,8 +453,8 @@ mod tests {
 
     #[test]
     fn dependencies_of_another_graph_are_refused() {
-        let mine = NodeRef::new(ptr::null_mut(), 7, 7);
-        let theirs = NodeRef::new(ptr::null_mut(), 8, 8);
+        let mine = NodeRef::new(ptr::null_mut(), 7, 7, 0);
+        let theirs = NodeRef::new(ptr::null_mut(), 8, 8, 0);
         assert_eq!(raw_deps("add", 7, &[&mine]).unwrap().len(), 1);
         let err = raw_deps("add", 7, &[&mine, &theirs]).unwrap_err();
         assert!(err.to_string().contains("dependency 1 is a node of another graph (#8, not #7)"), "{err}");
@@ -458,7 +463,7 @@ mod tests {
     #[test]
     fn node_info_names_the_node() {
         let info = NodeInfo {
-            node: NodeRef::new(ptr::null_mut(), 1, 1),
+            node: NodeRef::new(ptr::null_mut(), 1, 1, 0),
             kind: NodeKind::Kernel,
             index: 3,
             kernel_name: None,

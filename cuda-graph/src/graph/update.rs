@@ -12,7 +12,9 @@ use crate::memory::{DevicePtr, DeviceRepr, KeepAlive};
 impl<M: LaunchMode> GraphExec<M> {
     /// Updates every node's parameters from `graph`, which must have the same topology as
     /// the graph instantiated (`cudaGraphExecUpdate`). A refusal is
-    /// [`CudaError::UpdateRefused`] with CUDA's reason, e.g. [`UpdateRefusal::TopologyChanged`].
+    /// [`CudaError::UpdateRefused`] with CUDA's reason, e.g. [`UpdateRefusal::TopologyChanged`],
+    /// and the node of `graph` CUDA named (`cudaGraphExecUpdateResultInfo::errorNode`, with
+    /// `errorFromNode` for a changed edge) as `graph.nodes()` lists it.
     /// The exec then keeps `graph`'s resources alive too; per-node setters still name nodes of
     /// the graph instantiated. Launches queued before the update still run with the earlier
     /// parameters (CUDA's rule): what they use (an earlier graph's host functions and
@@ -34,7 +36,9 @@ impl<M: LaunchMode> GraphExec<M> {
     /// let bigger = build(3)?;
     /// bigger.add_empty(&[])?;
     /// match exec.update(&bigger) {
-    ///     Err(CudaError::UpdateRefused { reason: UpdateRefusal::TopologyChanged }) => {}
+    ///     Err(CudaError::UpdateRefused { reason: UpdateRefusal::TopologyChanged, node }) => {
+    ///         println!("refused at {node:?}"); // the node CUDA named, e.g. "node 1 (empty)"
+    ///     }
     ///     other => panic!("{other:?}"),
     /// }
     /// # Ok::<(), cuda_graph::CudaError>(())
@@ -51,9 +55,12 @@ impl<M: LaunchMode> GraphExec<M> {
                 // Before any node may use what needs it, so that no launch goes unfenced.
                 self.ensure_fence(state.execs_need_fence(device))?;
                 // SAFETY: exec and graph are alive, the graph's family locked; `info` is writable.
-                Ok(unsafe { sys::cudaGraphExecUpdate(self.raw, graph.as_raw(), &mut info) })
+                let status = unsafe { sys::cudaGraphExecUpdate(self.raw, graph.as_raw(), &mut info) };
+                // Named while the nodes CUDA points at are surely still the graph's.
+                Ok((status, (status != sys::cudaError::cudaSuccess).then(|| name_error_node(graph, &info))))
             })
         })?;
+        let (status, node) = status;
         // Even a refused update may have changed some nodes: keep what they may point at.
         if !self.params_from.iter().any(|core| core.id() == graph.core().id()) {
             self.params_from.push(graph.core().clone());
@@ -79,7 +86,7 @@ impl<M: LaunchMode> GraphExec<M> {
             return Ok(());
         }
         match UpdateRefusal::from_raw(info.result) {
-            Some(reason) => Err(CudaError::UpdateRefused { reason }),
+            Some(reason) => Err(CudaError::UpdateRefused { reason, node: node.flatten() }),
             None => check(status, "cudaGraphExecUpdate"),
         }
     }
@@ -111,7 +118,7 @@ impl<M: LaunchMode> GraphExec<M> {
         f: impl FnOnce(sys::cudaGraphNode_t) -> Result<R>,
     ) -> Result<R> {
         let Some(alias) = &self.alias else {
-            return self.source.locked(call, |_| f(node.as_raw()));
+            return self.source.locked(call, |state| f(state.live(call, &[node])?[0]));
         };
         let origin_node = alias.origin_node(node.as_raw()).ok_or_else(|| {
             CudaError::invalid(call, "the node was added to its graph after this exec was instantiated")
@@ -119,6 +126,7 @@ impl<M: LaunchMode> GraphExec<M> {
         let origin = alias.origin.graph();
         loop {
             let source_state = self.source.acquire(call)?;
+            source_state.live(call, &[node])?;
             if let Some(_origin_state) = origin.try_acquire_idle() {
                 return f(origin_node);
             }
@@ -304,6 +312,31 @@ impl<M: LaunchMode> GraphExec<M> {
             Ok(enabled != 0)
         })
     }
+}
+
+/// Names the node (or edge) CUDA's update result points at, as `graph.nodes()` lists it; the
+/// caller holds `graph`'s family, and `info` came from an update from it just now.
+fn name_error_node(graph: &Graph, info: &sys::cudaGraphExecUpdateResultInfo) -> Option<String> {
+    if info.errorNode.is_null() {
+        return None;
+    }
+    let (status, nodes) = super::list_nodes(graph.as_raw());
+    let name = |raw: sys::cudaGraphNode_t| -> String {
+        let position = nodes.iter().position(|&node| node == raw);
+        let info = position.map(|index| super::NodeInfo::query(graph.node_ref(raw), index));
+        match (status, info) {
+            (sys::cudaError::cudaSuccess, Some(Ok(info))) => info.to_string(),
+            // Not a node of the graph itself (one inside a conditional body): its kind.
+            _ => match super::node::kind_of(raw) {
+                Ok(kind) => format!("a {kind} node inside a conditional body"),
+                Err(_) => "a node CUDA named but could not describe".to_string(),
+            },
+        }
+    };
+    Some(match info.errorFromNode.is_null() {
+        true => name(info.errorNode),
+        false => format!("the edge from {} to {}", name(info.errorFromNode), name(info.errorNode)),
+    })
 }
 
 #[cfg(test)]

@@ -96,6 +96,11 @@ impl Graph {
 
     fn instantiate_here<M: LaunchMode>(&self, options: InstantiateOptions<'_>) -> Result<GraphExec<M>> {
         let flags = options.flags::<M>();
+        // From here on the exec names its nodes by this graph's: none may be removed (`edit`).
+        self.core().locked("Graph::instantiate", |state| {
+            state.instantiated = true;
+            Ok(())
+        })?;
         // Device-launch execs are reused rather than destroyed (see `exec_pool`): find one of
         // this graph's shape first.
         let shape = if M::DEVICE_LAUNCH {

@@ -1,0 +1,223 @@
+//! Reading node parameters back by kind, beside `inspect`'s memcpy reader: a memset node's
+//! fill, a kernel node's function and launch configuration, a conditional node's handle and
+//! bodies (as read-only views). Each reader refuses a node of another graph, a removed node
+//! and a node of another kind before CUDA sees it.
+
+use std::ffi::c_void;
+
+use cudart_graph_sys as sys;
+
+use super::inspect::View;
+use super::{AsNode, ChildGraph, ConditionalHandle, ConditionalKind, GraphBuilder, NodeKind};
+use crate::error::{check, CudaError, Result};
+use crate::kernel::{Dim3, Kernel, KernelArgs, LaunchConfig};
+use crate::memory::MemoryKind;
+
+/// What a memset node fills (`cudaGraphMemsetNodeGetParams`).
+///
+/// ```no_run
+/// use cuda_graph::{graph::Graph, DeviceBuffer};
+/// let data = DeviceBuffer::<u32>::zeroed(64)?;
+/// let graph = Graph::new()?;
+/// let fill = graph.add_memset(&data.ptr(), 7u32, 64, &[])?;
+/// let params = graph.memset_params(&fill)?;
+/// assert_eq!((params.value, params.element_size, params.width), (7, 4, 64));
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MemsetParams {
+    /// The address filled.
+    pub addr: u64,
+    /// What kind of memory `addr` is.
+    pub memory: MemoryKind,
+    /// The value's bits (zero-extended to 32).
+    pub value: u32,
+    /// Bytes per element: 1, 2 or 4.
+    pub element_size: u32,
+    /// Elements per row.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// Bytes from one row to the next (unused for one row).
+    pub pitch: usize,
+}
+
+/// What a kernel node launches (`cudaGraphKernelNodeGetParams`): the function, its name and
+/// the launch configuration. The argument values are not read back (CUDA hands out only
+/// untyped pointers to them).
+///
+/// ```no_run
+/// use cuda_graph::graph::Graph;
+/// use cuda_graph::kernel::{Kernel, LaunchConfig};
+/// use cuda_graph::DevicePtr;
+/// fn check(fill: &Kernel<(DevicePtr<u32>, u32)>, out: DevicePtr<u32>) -> cuda_graph::Result<()> {
+///     let graph = Graph::new()?;
+///     let node = graph.add_kernel(fill, LaunchConfig::new(4, 256), (out, 9), &[])?;
+///     let params = graph.kernel_params(&node)?;
+///     assert_eq!(params.config, LaunchConfig::new(4, 256));
+///     assert!(params.launches(fill)?);
+///     Ok(())
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KernelNodeParams {
+    /// Grid, block and dynamic shared memory.
+    pub config: LaunchConfig,
+    /// The kernel's name (`cudaFuncGetName`), when CUDA knows it.
+    pub name: Option<String>,
+    function: usize,
+}
+
+impl KernelNodeParams {
+    /// Whether the node launches `kernel`.
+    pub fn launches<A: KernelArgs>(&self, kernel: &Kernel<A>) -> Result<bool> {
+        Ok(kernel.function()? as usize == self.function)
+    }
+}
+
+/// What a conditional node was made with: its kind, the handle it tests and its bodies, each
+/// as a read-only [`ChildGraph`] view (nodes are added to bodies through the builders
+/// `add_if` and friends returned).
+///
+/// ```no_run
+/// use cuda_graph::graph::{ConditionalKind, Graph};
+/// let graph = Graph::new()?;
+/// let handle = graph.conditional_handle(Some(1))?;
+/// let (node, body) = graph.add_while(&handle, &[])?;
+/// body.add_empty(&[])?;
+/// let params = graph.conditional_params(&node)?;
+/// assert_eq!((params.kind, params.tests(&handle)), (ConditionalKind::While, true));
+/// assert_eq!(params.bodies[0].node_count()?, 1);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ConditionalParams<'a> {
+    /// IF, IF/ELSE, WHILE or SWITCH.
+    pub kind: ConditionalKind,
+    /// Its bodies, in CUDA's order (IF/ELSE: the IF body first).
+    pub bodies: Vec<ChildGraph<'a>>,
+    handle: u64,
+}
+
+impl ConditionalParams<'_> {
+    /// Whether the node tests `handle`.
+    pub fn tests(&self, handle: &ConditionalHandle) -> bool {
+        handle.raw_value() == self.handle
+    }
+}
+
+impl<'a> View<'a> {
+    fn memset_params(&self, call: &'static str, node: &dyn AsNode) -> Result<MemsetParams> {
+        self.locked(call, |state| {
+            let node = self.own_kind(state, call, node, NodeKind::Memset)?;
+            let mut raw = sys::cudaMemsetParams::default();
+            check(
+                // SAFETY: a live memset node of a family held here (checked); `raw` writable.
+                unsafe { sys::cudaGraphMemsetNodeGetParams(node, &mut raw) },
+                "cudaGraphMemsetNodeGetParams",
+            )?;
+            Ok(MemsetParams {
+                addr: raw.dst as u64,
+                memory: MemoryKind::of(raw.dst as u64)?,
+                value: raw.value,
+                element_size: raw.elementSize,
+                width: raw.width,
+                height: raw.height,
+                pitch: raw.pitch,
+            })
+        })
+    }
+
+    fn kernel_params(&self, call: &'static str, node: &dyn AsNode) -> Result<KernelNodeParams> {
+        self.locked(call, |state| {
+            let node = self.own_kind(state, call, node, NodeKind::Kernel)?;
+            let mut raw = sys::cudaKernelNodeParams::default();
+            check(
+                // SAFETY: a live kernel node of a family held here (checked); `raw` writable.
+                unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut raw) },
+                "cudaGraphKernelNodeGetParams",
+            )?;
+            let dim = |d: sys::dim3| Dim3 { x: d.x, y: d.y, z: d.z };
+            let config = LaunchConfig {
+                grid: dim(raw.gridDim),
+                block: dim(raw.blockDim),
+                shared_mem_bytes: raw.sharedMemBytes,
+            };
+            let name = super::node::kernel_name(node)?;
+            Ok(KernelNodeParams { config, name, function: raw.func as *const c_void as usize })
+        })
+    }
+
+    fn conditional_params(&self, call: &'static str, node: &dyn AsNode) -> Result<ConditionalParams<'a>> {
+        let (kind, handle, bodies) = self.locked(call, |state| {
+            let node = self.own_kind(state, call, node, NodeKind::Conditional)?;
+            let recorded = state.conditionals.get(&(node as usize)).ok_or_else(|| {
+                CudaError::invalid(
+                    call,
+                    "the conditional node was not added by this crate, so its parameters are unknown",
+                )
+            })?;
+            Ok((recorded.kind, recorded.handle, recorded.bodies.clone()))
+        })?;
+        let bodies = bodies.into_iter().map(|raw| self.child(raw as sys::cudaGraph_t)).collect();
+        Ok(ConditionalParams { kind, bodies, handle })
+    }
+}
+
+impl GraphBuilder {
+    /// What the memset node `node` of this graph fills. Refused for a node of another graph
+    /// or of another kind.
+    ///
+    /// ```no_run
+    /// # fn f(graph: &cuda_graph::graph::Graph, node: cuda_graph::graph::MemsetNode) -> cuda_graph::Result<()> {
+    /// println!("fills {} elements", graph.memset_params(&node)?.width);
+    /// # Ok(()) }
+    /// ```
+    pub fn memset_params(&self, node: &dyn AsNode) -> Result<MemsetParams> {
+        self.view().memset_params("GraphBuilder::memset_params", node)
+    }
+
+    /// What the kernel node `node` of this graph launches and how (see [`KernelNodeParams`]).
+    ///
+    /// ```no_run
+    /// # fn f(graph: &cuda_graph::graph::Graph, node: cuda_graph::graph::KernelNode) -> cuda_graph::Result<()> {
+    /// println!("{:?}", graph.kernel_params(&node)?.config);
+    /// # Ok(()) }
+    /// ```
+    pub fn kernel_params(&self, node: &dyn AsNode) -> Result<KernelNodeParams> {
+        self.view().kernel_params("GraphBuilder::kernel_params", node)
+    }
+
+    /// The kind, handle and bodies of the conditional node `node` of this graph (see
+    /// [`ConditionalParams`]). The body views read nothing once a node of the family was
+    /// removed.
+    ///
+    /// ```no_run
+    /// # fn f(graph: &cuda_graph::graph::Graph, node: cuda_graph::graph::ConditionalNode) -> cuda_graph::Result<()> {
+    /// println!("{} bodies", graph.conditional_params(&node)?.bodies.len());
+    /// # Ok(()) }
+    /// ```
+    pub fn conditional_params(&self, node: &dyn AsNode) -> Result<ConditionalParams<'_>> {
+        self.view().conditional_params("GraphBuilder::conditional_params", node)
+    }
+}
+
+impl<'a> ChildGraph<'a> {
+    /// What the memset node `node` of this view fills (see [`GraphBuilder::memset_params`]).
+    pub fn memset_params(&self, node: &dyn AsNode) -> Result<MemsetParams> {
+        self.view.memset_params("ChildGraph::memset_params", node)
+    }
+
+    /// What the kernel node `node` of this view launches (see [`GraphBuilder::kernel_params`]).
+    pub fn kernel_params(&self, node: &dyn AsNode) -> Result<KernelNodeParams> {
+        self.view.kernel_params("ChildGraph::kernel_params", node)
+    }
+
+    /// The conditional node `node` of this view (a conditional body's nested conditional).
+    pub fn conditional_params(&self, node: &dyn AsNode) -> Result<ConditionalParams<'a>> {
+        self.view.conditional_params("ChildGraph::conditional_params", node)
+    }
+}
