@@ -60,6 +60,28 @@ pub enum CudaError {
         /// `fill`)``. `None` when CUDA named none (a refusal of the whole graph).
         node: Option<String>,
     },
+    /// A library built on CUDA (NCCL, say, through `cuda-graph-nccl`) returned an error.
+    ///
+    /// ```
+    /// let err = cuda_graph::CudaError::Library {
+    ///     library: "NCCL",
+    ///     call: "ncclAllReduce",
+    ///     code: 4,
+    ///     message: "invalid argument".into(),
+    /// };
+    /// assert_eq!(err.to_string(), "ncclAllReduce failed: NCCL error 4: invalid argument");
+    /// ```
+    #[error("{call} failed: {library} error {code}: {message}")]
+    Library {
+        /// The library's name, e.g. `NCCL`.
+        library: &'static str,
+        /// The library function that returned the error.
+        call: &'static str,
+        /// The library's status code.
+        code: i32,
+        /// The library's description of it (and of the last error, where it keeps one).
+        message: String,
+    },
     /// A host function (host node or stream callback) panicked; the panic was caught at the
     /// FFI boundary.
     #[error("a host function panicked: {message}")]

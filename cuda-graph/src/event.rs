@@ -5,7 +5,8 @@ use std::ptr;
 
 use cudart_graph_sys as sys;
 
-use crate::error::{check, check_done, Result};
+use crate::device::Device;
+use crate::error::{check, check_done, CudaError, Result};
 use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
 
@@ -37,7 +38,9 @@ impl Default for EventOptions {
     }
 }
 
-/// A CUDA event (`cudaEvent_t`) of the device current when it was created, destroyed on drop.
+/// A CUDA event (`cudaEvent_t`) of the device current when it was created (or the one given
+/// to [`Event::with_options_on`]), destroyed on drop. It records only into streams of its
+/// device; any stream may wait for it.
 ///
 /// An event completes when the stream it was last recorded into reaches it. Use it to wait
 /// on the host ([`Event::synchronize`], [`Event::is_complete`]), to make another stream wait
@@ -60,6 +63,7 @@ impl Default for EventOptions {
 #[derive(Debug)]
 pub struct Event {
     raw: sys::cudaEvent_t,
+    device: Device,
     /// Created with timing (not `cudaEventDisableTiming`).
     timing: bool,
 }
@@ -90,6 +94,7 @@ impl Event {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn with_options(options: EventOptions) -> Result<Event> {
+        let device = Device::current()?;
         let mut flags = sys::cudaEventDefault;
         if !options.timing {
             flags |= sys::cudaEventDisableTiming;
@@ -100,13 +105,39 @@ impl Event {
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; the flags are valid event flags.
         check(unsafe { sys::cudaEventCreateWithFlags(&mut raw, flags) }, "cudaEventCreateWithFlags")?;
-        Ok(Event { raw, timing: options.timing })
+        Ok(Event { raw, device, timing: options.timing })
+    }
+
+    /// An event with the given options on `device`, whatever the thread's current device is.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Device, Event, EventOptions, Stream};
+    /// let second = Device::get(1)?;
+    /// let event = Event::with_options_on(second, EventOptions::default())?;
+    /// event.record(&Stream::new_on(second)?)?;
+    /// assert_eq!(event.device(), second);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn with_options_on(device: Device, options: EventOptions) -> Result<Event> {
+        device.with_current(|| Event::with_options(options))
+    }
+
+    /// The device the event belongs to.
+    ///
+    /// ```no_run
+    /// let event = cuda_graph::Event::new()?;
+    /// assert_eq!(event.device(), cuda_graph::Device::current()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn device(&self) -> Device {
+        self.device
     }
 
     /// An event without timing, already recorded into `stream`: a fence that completes when
     /// `stream` has finished the work queued so far.
     pub(crate) fn fence(stream: &Stream) -> Result<Event> {
-        let event = Event::with_options(EventOptions { timing: false, blocking_sync: false })?;
+        let event =
+            Event::with_options_on(stream.device(), EventOptions { timing: false, blocking_sync: false })?;
         event.record(stream)?;
         Ok(event)
     }
@@ -121,7 +152,19 @@ impl Event {
     /// event.synchronize()?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Refused, naming both devices, when `stream` belongs to another device than the event.
     pub fn record(&self, stream: &Stream) -> Result<()> {
+        if stream.device() != self.device {
+            return Err(CudaError::invalid(
+                "Event::record",
+                format!(
+                    "the event belongs to device {} and the stream to device {}: record it on a                      stream of its own device (another device's stream may wait for it)",
+                    self.device.ordinal(),
+                    stream.device().ordinal()
+                ),
+            ));
+        }
         // SAFETY: the event and the stream are alive.
         check(unsafe { sys::cudaEventRecord(self.raw, stream.as_raw()) }, "cudaEventRecord")
     }
@@ -175,7 +218,19 @@ impl Event {
     /// assert!(ms >= 0.0);
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Refused, naming both devices, for events of two devices (their clocks differ).
     pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32> {
+        if start.device != end.device {
+            return Err(CudaError::invalid(
+                "Event::elapsed_ms",
+                format!(
+                    "the start event belongs to device {} and the end event to device {}",
+                    start.device.ordinal(),
+                    end.device.ordinal()
+                ),
+            ));
+        }
         let mut ms = 0.0f32;
         // SAFETY: both events are alive; `ms` is a valid, writable f32.
         check(unsafe { sys::cudaEventElapsedTime(&mut ms, start.raw, end.raw) }, "cudaEventElapsedTime")?;
@@ -215,8 +270,12 @@ impl Drop for Event {
             return;
         }
         // CUDA calls are not allowed inside a host function: destroy it elsewhere.
-        let timing = self.timing;
-        if deferred_in_host_fn(|| Event { raw: std::mem::replace(&mut self.raw, ptr::null_mut()), timing }) {
+        let (device, timing) = (self.device, self.timing);
+        if deferred_in_host_fn(|| Event {
+            raw: std::mem::replace(&mut self.raw, ptr::null_mut()),
+            device,
+            timing,
+        }) {
             return;
         }
         // SAFETY: the handle is owned and destroyed once. An event still pending in a stream

@@ -55,15 +55,17 @@
 //! 2. `release`, `driver` — releasing resources: [`KeepAlive`], destructor errors
 //!    ([`take_drop_errors`]), drops deferred out of host functions ([`drop_outside_host_fn`]);
 //!    the driver functions the runtime hands out (parameter layouts, active contexts).
-//! 3. `device`, `stream` — [`Device`] and its properties; [`Stream`].
-//! 4. `capture_gate`, `graph_memory` — the gate between queuing stream work and beginning or
+//! 3. `device` — [`Device`] and its properties, the thread's current device, peer access.
+//! 4. `stream` — [`Stream`], which belongs to a device.
+//! 5. `capture_gate`, `graph_memory` — the gate between queuing stream work and beginning or
 //!    ending a capture, and the registry of captures in progress; [`GraphMemoryUsage`].
-//! 5. `event`, `host_fn` — [`Event`]; host functions on streams and graph host nodes.
-//! 6. `memory`, `completion` — device, pinned and mapped buffers, typed device pointers, pools,
-//!    async copies; [`Completion`], futures of stream work, events and exec launches.
-//! 7. `kernel` — typed kernels, their arguments, launch configuration and stream launches.
-//! 8. `graph` — graphs, nodes, capture, execs, updates, and the device-launch exec pool.
-//! 9. `interop` — other Rust CUDA crates (cudarc, with the `cudarc` feature) on this one.
+//! 6. `event`, `host_fn` — [`Event`]; host functions on streams and graph host nodes.
+//! 7. `memory`, `completion` — device, pinned and mapped buffers, typed device pointers, pools,
+//!    async copies, the device memory lives on and copies between devices; [`Completion`],
+//!    futures of stream work, events and exec launches.
+//! 8. `kernel` — typed kernels, their arguments, launch configuration and stream launches.
+//! 9. `graph` — graphs, nodes, capture, execs, updates, and the device-launch exec pool.
+//! 10. `interop` — other Rust CUDA crates (cudarc, with the `cudarc` feature) on this one.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 

@@ -4,6 +4,7 @@ use std::ptr;
 
 use cudart_graph_sys as sys;
 
+use crate::device::{note_in_use, Device};
 use crate::error::{check, check_done, Result};
 
 mod raw;
@@ -25,7 +26,11 @@ pub struct StreamOptions {
     pub priority: Option<i32>,
 }
 
-/// A CUDA stream, destroyed on drop.
+/// A CUDA stream of one device, destroyed on drop.
+///
+/// The stream belongs to the device current when it was made ([`Stream::new`]) or to the one
+/// named ([`Stream::new_on`]); work queued on it runs there, and launches switch to that
+/// device for the call when another one is current (see [`Device`], "Several devices").
 ///
 /// Dropping a stream does not wait: work already queued still runs to completion
 /// (`cudaStreamDestroy` semantics). Buffers and graphs used by that work must outlive it,
@@ -43,6 +48,8 @@ pub struct Stream {
     raw: sys::cudaStream_t,
     /// Created with `cudaStreamNonBlocking`: not ordered with the legacy default stream.
     non_blocking: bool,
+    /// The device it was created on (`cudaStreamGetDevice`).
+    device: Device,
 }
 
 // SAFETY: CUDA streams may be used from any host thread; the runtime serializes access.
@@ -54,6 +61,32 @@ impl Stream {
     /// A blocking stream of default priority on the current device.
     pub fn new() -> Result<Stream> {
         Stream::with_options(StreamOptions::default())
+    }
+
+    /// A blocking stream of default priority on `device`, whatever the thread's current
+    /// device is (it stays current).
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Device, Stream};
+    /// let second = Device::get(1)?;
+    /// let stream = Stream::new_on(second)?;
+    /// assert_eq!(stream.device(), second);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn new_on(device: Device) -> Result<Stream> {
+        Stream::with_options_on(device, StreamOptions::default())
+    }
+
+    /// A stream with the given flags and priority on `device` (see [`Stream::new_on`]).
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Device, Stream, StreamOptions};
+    /// let options = StreamOptions { non_blocking: true, priority: None };
+    /// let stream = Stream::with_options_on(Device::get(0)?, options)?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn with_options_on(device: Device, options: StreamOptions) -> Result<Stream> {
+        device.with_current(|| Stream::with_options(options))
     }
 
     /// A stream with the given flags and priority on the current device.
@@ -72,7 +105,27 @@ impl Stream {
                 "cudaStreamCreateWithFlags",
             )?,
         }
-        Ok(Stream { raw, non_blocking: options.non_blocking })
+        let mut ordinal = 0;
+        // SAFETY: the stream was just created; `ordinal` is a valid, writable int.
+        let status = unsafe { sys::cudaStreamGetDevice(raw, &mut ordinal) };
+        // Owned from here: dropped (destroyed) if asking for its device failed.
+        let mut stream = Stream { raw, non_blocking: options.non_blocking, device: Device::from_ordinal(0) };
+        check(status, "cudaStreamGetDevice")?;
+        stream.device = Device::from_ordinal(ordinal);
+        note_in_use(stream.device);
+        Ok(stream)
+    }
+
+    /// The device the stream belongs to.
+    ///
+    /// ```no_run
+    /// let stream = cuda_graph::Stream::new()?;
+    /// assert_eq!(stream.device(), cuda_graph::Device::current()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    #[inline]
+    pub fn device(&self) -> Device {
+        self.device
     }
 
     /// The (least, greatest) priorities the current device supports; numerically lower is

@@ -33,12 +33,10 @@ pub fn bench(args: &[String]) -> Result<(), Fail> {
 /// Runs `cargo <fixed> <extra>` from the workspace root, with the Cargo that runs xtask.
 fn cargo(fixed: &[&str], extra: &[String]) -> Result<(), Fail> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let status = Command::new(&cargo)
-        .args(fixed)
-        .args(extra)
-        .current_dir(root())
-        .status()
-        .map_err(|err| Fail::new(format!("cannot run {cargo}: {err}")))?;
+    let mut command = Command::new(&cargo);
+    command.args(fixed).args(extra).current_dir(root());
+    crate::nccl::child_env(&mut command);
+    let status = command.status().map_err(|err| Fail::new(format!("cannot run {cargo}: {err}")))?;
     if status.success() {
         Ok(())
     } else {

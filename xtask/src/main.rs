@@ -6,6 +6,7 @@
 mod bindings;
 mod cargo;
 mod libclang;
+mod nccl;
 mod panics;
 mod setup_cuda;
 mod wheels;
@@ -18,15 +19,18 @@ const USAGE: &str = "\
 usage: cargo xtask <task> [args]
 
 tasks:
-  setup-cuda       install what is missing from PyPI wheels (idempotent): the CUDA 13.0
-                   toolkit into .cuda/, libclang for the bindings check into .libclang/
+  setup-cuda [--nccl]  install what is missing from PyPI wheels (idempotent): the CUDA 13.0
+                   toolkit into .cuda/, libclang for the bindings check into .libclang/;
+                   with --nccl also NCCL (nvidia-nccl-cu13) into .nccl/ for cuda-graph-nccl
   ch12 [args]      build and run every chapter program, then print the summary table
   bench [args]     Rust path vs the C++ twin on the GPU: table, CSV, PNG (`bench --help`)
   test [args]      check the bindings, then run every test (`cargo test --workspace [args]`)
   bindgen [--check]  regenerate cudart-graph-sys's bindings (or check they are current)
 
 ch12, test and bench install the toolkit first when none is found; test and bindgen
-install libclang first when none is found (LIBCLANG_PATH, the system's, .libclang/).";
+install libclang first when none is found (LIBCLANG_PATH, the system's, .libclang/).
+test and bench put .nccl/lib first on LD_LIBRARY_PATH when it is installed, and run with
+NCCL_NVLS_ENABLE=0 (NVLink multicast off) unless it is set.";
 
 /// Why a task failed: printed once, then the process exits non-zero.
 #[derive(Debug)]

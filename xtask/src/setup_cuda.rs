@@ -3,7 +3,8 @@
 //! - the CUDA 13.0 toolkit pieces into `.cuda/`, unless a toolkit is found elsewhere by the
 //!   tasks that build (they call [`ensure_toolkit`](crate::workspace::ensure_toolkit));
 //! - libclang (for the bindings check) into `.libclang/`, unless one is found
-//!   ([`crate::libclang`]).
+//!   ([`crate::libclang`]);
+//! - with `--nccl`, NCCL for `cuda-graph-nccl` into `.nccl/` ([`crate::nccl`]).
 //!
 //! Idempotent: a complete install of the pinned versions is left alone.
 
@@ -13,7 +14,7 @@ use cuda_build::{Toolkit, LOCAL_TOOLKIT_DIR};
 
 use crate::wheels::{self, io_fail, Pin};
 use crate::workspace::root;
-use crate::{libclang, Fail};
+use crate::{libclang, nccl, Fail};
 
 /// The wheels, pinned: compiler, front end, NVVM, runtime libraries, CCCL headers, NVRTC.
 const WHEELS: &[Pin] = &[
@@ -28,12 +29,17 @@ const WHEELS: &[Pin] = &[
 
 /// `cargo xtask setup-cuda`: the toolkit into `.cuda/`, then libclang where none is found.
 pub fn run(args: &[String]) -> Result<(), Fail> {
-    if !args.is_empty() {
-        return Err(Fail::usage("cargo xtask setup-cuda"));
-    }
+    let with_nccl = match args {
+        [] => false,
+        [flag] if flag == "--nccl" => true,
+        _ => return Err(Fail::usage("cargo xtask setup-cuda [--nccl]")),
+    };
     install_toolkit()?;
     let found = libclang::ensure()?;
     println!("setup-cuda: {found}");
+    if with_nccl {
+        nccl::install()?;
+    }
     Ok(())
 }
 

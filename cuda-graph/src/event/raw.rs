@@ -9,6 +9,7 @@ use std::ops::Deref;
 use cudart_graph_sys as sys;
 
 use super::Event;
+use crate::device::Device;
 use crate::error::{CudaError, Result};
 
 impl Event {
@@ -37,7 +38,8 @@ impl Event {
         // Whether it records timing cannot be asked of CUDA: taken as not, so that this crate's
         // early refusal of timed events where CUDA needs untimed ones (launch attributes)
         // leaves the verdict to CUDA, which checks the event itself.
-        Ok(Event { raw, timing: false })
+        // Its device cannot be asked of CUDA either: the caller promises the current one.
+        Ok(Event { raw, timing: false, device: Device::current()? })
     }
 
     /// Borrows an event this crate does not own, for as long as `'a`: the returned value

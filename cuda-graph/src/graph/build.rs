@@ -55,6 +55,8 @@ impl GraphBuilder {
     ) -> Result<NodeRef> {
         debug_assert!(edges.map_or(true, |edges| edges.len() == deps.len()));
         let edge_data = edges.map_or(ptr::null(), <[_]>::as_ptr);
+        // Kernel nodes take the function of the current device: the graph's.
+        let _on_device = crate::device::CurrentFor::new(self.core.device())?;
         self.core.locked(call, |state| {
             let deps = state.live(call, deps)?;
             let mut node = ptr::null_mut();
@@ -126,6 +128,7 @@ impl GraphBuilder {
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);
         keep.extend(kernel.owner());
+        crate::memory::check_owners_on(&keep, self.device(), CALL)?;
         with_kernel_params(kernel, &config, &args, |raw| {
             let mut params = kernel_node_params(raw);
             self.add_node(CALL, &mut params, keep, deps)
@@ -180,6 +183,7 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemsetNode> {
         let fill = Fill::new("GraphBuilder::add_memset", dst, value, len)?;
+        crate::memory::check_owners_on(&fill.keep, self.device(), "GraphBuilder::add_memset")?;
         let mut params = fill.node_params();
         self.add_node("GraphBuilder::add_memset", &mut params, fill.keep, deps).map(MemsetNode)
     }
@@ -203,7 +207,9 @@ impl GraphBuilder {
                 "a graph cannot contain itself (or its own family) as a child",
             ));
         }
+        self.expect_device(child.device(), CALL, "the child graph")?;
         let deps = raw_deps(CALL, self.id, deps)?;
+        let _on_device = crate::device::CurrentFor::new(self.device())?;
         let (mut mine, theirs) = lock_pair(CALL, &self.core, child.core())?;
         let deps = mine.live(CALL, &deps)?;
         let inherited: Vec<KeepAlive> = theirs.iter().flat_map(|t| t.keep_alive.iter().cloned()).collect();
@@ -235,7 +241,7 @@ impl GraphBuilder {
         Ok(ChildGraphNode(self.node_ref(node)))
     }
 
-    /// Adds a node that allocates `len` elements of `T` from the current device's graph
+    /// Adds a node that allocates `len` elements of `T` from the graph's device's graph
     /// memory pool (`cudaGraphNodeTypeMemAlloc`). Free it with [`add_mem_free`](Self::add_mem_free)
     /// in this graph, or instantiate with `auto_free_on_launch`. CUDA refuses these in
     /// conditional bodies.
@@ -249,9 +255,7 @@ impl GraphBuilder {
     pub fn add_mem_alloc<T: DeviceRepr>(&self, len: usize, deps: &[&dyn AsNode]) -> Result<MemAllocNode> {
         const CALL: &str = "GraphBuilder::add_mem_alloc";
         let bytes = super::params::checked_bytes(CALL, len, size_of::<T>(), &[])?;
-        let mut device = 0;
-        // SAFETY: `device` is a valid, writable i32.
-        check(unsafe { sys::cudaGetDevice(&mut device) }, "cudaGetDevice")?;
+        let device = self.device().ordinal();
         let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeMemAlloc);
         params.__bindgen_anon_1.alloc = sys::cudaMemAllocNodeParamsV2 {
             poolProps: sys::cudaMemPoolProps {

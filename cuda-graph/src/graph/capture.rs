@@ -120,6 +120,7 @@ impl Stream {
     ) -> Result<CaptureToGraphGuard<'a>> {
         const CALL: &str = "Stream::begin_capture_to_graph";
         let deps = raw_deps(CALL, graph.id, deps)?;
+        graph.expect_device(self.device(), CALL, "the stream")?;
         // Only `graph`'s builder (borrowed here, not `Sync`) removes its nodes: they stay live.
         let deps = graph.core.locked(CALL, |state| state.live(CALL, &deps))?;
         graph.core.set_capturing(CALL)?;
@@ -242,7 +243,7 @@ impl CaptureGuard<'_> {
             }
             return Err(err);
         }
-        Ok(Graph::from_parts(raw, owners, host_work))
+        Ok(Graph::from_parts(raw, owners, host_work, self.stream.device()))
     }
 }
 

@@ -90,7 +90,8 @@ impl Graph {
             // SAFETY: the graph is alive and locked; `raw` is a valid out-pointer.
             check(unsafe { sys::cudaGraphClone(&mut raw, self.as_raw()) }, "cudaGraphClone")?;
             // Owned from here on: dropping `clone` destroys it if the mapping below fails.
-            let clone = Graph::from_parts(raw, state.keep_alive.iter().cloned().collect(), state.host_work);
+            let owners = state.keep_alive.iter().cloned().collect();
+            let clone = Graph::from_parts(raw, owners, state.host_work, self.device());
             let (status, originals) = list_nodes(self.as_raw());
             check(status, "cudaGraphGetNodes")?;
             let mut nodes = HashMap::with_capacity(originals.len());

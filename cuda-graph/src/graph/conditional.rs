@@ -232,6 +232,7 @@ impl GraphBuilder {
         } else {
             0
         };
+        let _on_device = crate::device::CurrentFor::new(self.device())?;
         self.core.locked("GraphBuilder::conditional_handle", |_| {
             let mut raw = 0;
             check(

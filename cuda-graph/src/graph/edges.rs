@@ -191,6 +191,7 @@ impl GraphBuilder {
         let all_full = deps.iter().all(|dep| dep.edge == Edge::Full);
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);
+        crate::memory::check_owners_on(&keep, self.device(), CALL)?;
         let entries = attributes.raw();
         with_kernel_params(kernel, &config, &args, |params| {
             let mut params = kernel_node_params(params);

@@ -55,7 +55,11 @@ impl GraphBuilder {
     /// graph.add_event_record(&done, &[&work])?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Refused, naming both devices, for an event of another device than the graph's (any
+    /// device's event may be waited for: [`add_event_wait`](Self::add_event_wait)).
     pub fn add_event_record(&self, event: &Arc<Event>, deps: &[&dyn AsNode]) -> Result<EventRecordNode> {
+        self.expect_device(event.device(), "GraphBuilder::add_event_record", "the event")?;
         let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeEventRecord);
         params.__bindgen_anon_1.eventRecord = sys::cudaEventRecordNodeParams { event: event.as_raw() };
         let keep: Vec<KeepAlive> = vec![event.clone()];

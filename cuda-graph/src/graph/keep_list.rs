@@ -26,6 +26,10 @@ impl KeepList {
         self.owners.iter()
     }
 
+    pub(crate) fn as_slice(&self) -> &[KeepAlive] {
+        &self.owners
+    }
+
     /// Gives up every owner (to drop them elsewhere).
     pub(crate) fn take(&mut self) -> Vec<KeepAlive> {
         self.seen.clear();

@@ -63,6 +63,7 @@ use std::thread::{self, ThreadId};
 
 use cudart_graph_sys as sys;
 
+use crate::device::Device;
 use crate::error::{check, CudaError, Result};
 use crate::release::{defer_drop, in_host_fn, record_drop_error, KeepAlive};
 
@@ -95,6 +96,8 @@ fn next_id() -> u64 {
 pub(crate) struct GraphCore {
     raw: sys::cudaGraph_t,
     id: u64,
+    /// The device the family's nodes run on: where it was created or captured.
+    device: Device,
     /// How many of the references are `exec_pool::OriginRef`s (kept only to name exec nodes).
     name_refs: std::sync::atomic::AtomicUsize,
     /// How many nodes were removed from the family: the epoch a node handle is made in.
@@ -131,12 +134,16 @@ impl CoreState {
     /// they keep: host functions the launch may still call, events it may still record or
     /// wait for, or stream-ordered memory whose free would not be ordered after a launch on
     /// a non-blocking stream.
-    pub(crate) fn execs_need_fence(&self) -> bool {
+    ///
+    /// Also memory of another device than `device` (the family's): no drop of it is ordered
+    /// after a launch on this device otherwise.
+    pub(crate) fn execs_need_fence(&self, device: Device) -> bool {
         self.host_work
             || self
                 .keep_alive
                 .iter()
                 .any(|owner| crate::memory::free_is_queued(owner) || owner.is::<crate::Event>())
+            || crate::memory::any_foreign(self.keep_alive.as_slice(), device)
     }
 }
 
@@ -147,10 +154,16 @@ unsafe impl Send for GraphCore {}
 unsafe impl Sync for GraphCore {}
 
 impl GraphCore {
-    fn new(raw: sys::cudaGraph_t, keep_alive: Vec<KeepAlive>, host_work: bool) -> Arc<GraphCore> {
+    fn new(
+        raw: sys::cudaGraph_t,
+        keep_alive: Vec<KeepAlive>,
+        host_work: bool,
+        device: Device,
+    ) -> Arc<GraphCore> {
         Arc::new(GraphCore {
             raw,
             id: next_id(),
+            device,
             name_refs: std::sync::atomic::AtomicUsize::new(0),
             removals: AtomicU64::new(0),
             state: Mutex::new(CoreState {
@@ -169,6 +182,11 @@ impl GraphCore {
 
     pub(crate) fn id(&self) -> u64 {
         self.id
+    }
+
+    /// The device the family's nodes run on.
+    pub(crate) fn device(&self) -> Device {
+        self.device
     }
 
     /// The removal epoch node handles are made in now (read under the family's lock).
@@ -416,6 +434,38 @@ impl GraphBuilder {
         })
     }
 
+    /// The device this graph's nodes run on: the one current when its [`Graph`] was created
+    /// (or named to [`Graph::new_on`]), or the capturing stream's. Instantiation happens
+    /// there, its execs launch only on that device's streams, and its kernel and memset
+    /// nodes refuse memory of other devices without peer access (memcpy nodes may copy
+    /// between devices).
+    ///
+    /// ```no_run
+    /// use cuda_graph::{graph::Graph, Device};
+    /// let graph = Graph::new_on(Device::get(1)?)?;
+    /// assert_eq!(graph.device(), Device::get(1)?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn device(&self) -> Device {
+        self.core.device
+    }
+
+    /// `Ok` when `other` (what `what` names) is this graph's device; else the error for
+    /// `call` naming both.
+    pub(crate) fn expect_device(&self, other: Device, call: &'static str, what: &str) -> Result<()> {
+        if other == self.core.device {
+            return Ok(());
+        }
+        Err(CudaError::invalid(
+            call,
+            format!(
+                "the graph's nodes run on device {} and {what} belongs to device {}",
+                self.core.device.ordinal(),
+                other.ordinal()
+            ),
+        ))
+    }
+
     fn node_ref(&self, raw: sys::cudaGraphNode_t) -> NodeRef {
         NodeRef::new(raw, self.id, self.core.id, self.core.epoch())
     }
@@ -462,12 +512,25 @@ impl Drop for Graph {
 }
 
 impl Graph {
-    /// An empty graph (`cudaGraphCreate`).
+    /// An empty graph (`cudaGraphCreate`) of the current device (see
+    /// [`GraphBuilder::device`]).
     pub fn new() -> Result<Graph> {
+        let device = Device::current()?;
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; 0 is the only defined flag value.
         check(unsafe { sys::cudaGraphCreate(&mut raw, 0) }, "cudaGraphCreate")?;
-        Ok(Graph::from_parts(raw, Vec::new(), false))
+        Ok(Graph::from_parts(raw, Vec::new(), false, device))
+    }
+
+    /// An empty graph whose nodes run on `device`, whatever the thread's current device is.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{graph::Graph, Device};
+    /// let graphs = Device::all()?.into_iter().map(Graph::new_on).collect::<Result<Vec<_>, _>>()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn new_on(device: Device) -> Result<Graph> {
+        device.with_current(Graph::new)
     }
 
     /// Takes ownership of a raw graph (made by calls this crate does not wrap).
@@ -488,11 +551,18 @@ impl Graph {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub unsafe fn from_raw(raw: sys::cudaGraph_t) -> Graph {
-        Graph::from_parts(raw, Vec::new(), true)
+        // Its nodes run on the current device (device 0 if CUDA cannot say).
+        let device = Device::current().unwrap_or(Device::from_ordinal(0));
+        Graph::from_parts(raw, Vec::new(), true, device)
     }
 
-    pub(crate) fn from_parts(raw: sys::cudaGraph_t, keep_alive: Vec<KeepAlive>, host_work: bool) -> Graph {
-        Graph { builder: GraphBuilder::root(GraphCore::new(raw, keep_alive, host_work)) }
+    pub(crate) fn from_parts(
+        raw: sys::cudaGraph_t,
+        keep_alive: Vec<KeepAlive>,
+        host_work: bool,
+        device: Device,
+    ) -> Graph {
+        Graph { builder: GraphBuilder::root(GraphCore::new(raw, keep_alive, host_work, device)) }
     }
 
     pub(crate) fn core(&self) -> &Arc<GraphCore> {

@@ -335,9 +335,10 @@ pub(crate) fn kernel_name(node: sys::cudaGraphNode_t) -> Result<Option<String>> 
     // SAFETY: `node` is a live kernel node; `params` is writable.
     let status = unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut params) };
     if status == sys::cudaError::cudaErrorInvalidDeviceFunction {
-        // A kernel of a module loaded at run time (`kernel::Module`) has no entry function
-        // this call can return (CUDA 13.0): go on without its name, clearing the last error.
-        // SAFETY: plain call; returns and clears the last error, which is the failure above.
+        // A kernel of a module loaded at run time (`kernel::Module`), or of the driver API (a
+        // library's, such as NCCL's, recorded by capture): the runtime has no entry function
+        // this call can return (CUDA 13.0), so no name. Clear the last error (as below).
+        // SAFETY: plain call; returns and clears the last error, which is this refusal.
         let _ = unsafe { sys::cudaGetLastError() };
         return Ok(None);
     }

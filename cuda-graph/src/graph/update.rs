@@ -43,16 +43,22 @@ impl<M: LaunchMode> GraphExec<M> {
     /// }
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Refused, naming both devices, for a graph of another device than the exec's.
     pub fn update(&mut self, graph: &Graph) -> Result<()> {
+        let device = self.source.device();
+        graph.expect_device(device, "GraphExec::update", "the exec")?;
         let mut info = sys::cudaGraphExecUpdateResultInfo::default();
-        let status = graph.core().locked("GraphExec::update", |state| {
-            super::exec::refuse_pinned_for_device_launch::<M>(state, "GraphExec::update")?;
-            // Before any node may use what needs it, so that no launch goes unfenced.
-            self.ensure_fence(state.execs_need_fence())?;
-            // SAFETY: exec and graph are alive, the graph's family locked; `info` is writable.
-            let status = unsafe { sys::cudaGraphExecUpdate(self.raw, graph.as_raw(), &mut info) };
-            // Named while the nodes CUDA points at are surely still the graph's.
-            Ok((status, (status != sys::cudaError::cudaSuccess).then(|| name_error_node(graph, &info))))
+        let status = device.with_current(|| {
+            graph.core().locked("GraphExec::update", |state| {
+                super::exec::refuse_pinned_for_device_launch::<M>(state, "GraphExec::update")?;
+                // Before any node may use what needs it, so that no launch goes unfenced.
+                self.ensure_fence(state.execs_need_fence(device))?;
+                // SAFETY: exec and graph are alive, the graph's family locked; `info` is writable.
+                let status = unsafe { sys::cudaGraphExecUpdate(self.raw, graph.as_raw(), &mut info) };
+                // Named while the nodes CUDA points at are surely still the graph's.
+                Ok((status, (status != sys::cudaError::cudaSuccess).then(|| name_error_node(graph, &info))))
+            })
         })?;
         let (status, node) = status;
         // Even a refused update may have changed some nodes: keep what they may point at.
@@ -141,9 +147,12 @@ impl<M: LaunchMode> GraphExec<M> {
         keep: Vec<KeepAlive>,
         f: impl FnOnce(sys::cudaGraphExec_t, sys::cudaGraphNode_t) -> Result<()>,
     ) -> Result<()> {
-        self.ensure_fence(keep.iter().any(crate::memory::free_is_queued))?;
+        let device = self.source.device();
+        crate::memory::check_owners_on(&keep, device, call)?;
+        let foreign = crate::memory::any_foreign(&keep, device);
+        self.ensure_fence(foreign || keep.iter().any(crate::memory::free_is_queued))?;
         let raw = self.raw;
-        self.with_exec_node(call, node, |exec_node| f(raw, exec_node))?;
+        device.with_current(|| self.with_exec_node(call, node, |exec_node| f(raw, exec_node)))?;
         if let Some(replaced) = self.overrides.insert(node, keep) {
             self.retired.push_overrides(replaced);
         }

@@ -50,7 +50,16 @@ impl<A: KernelArgs> Kernel<A> {
     /// assert_eq!(data.to_vec()?, [11, 12, 13]);
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Several devices: the launch runs on `stream`'s device, made current for the call when
+    /// another one is (a thread-local read when it is current already). While streams or
+    /// memory of more than one device exist, buffers among `args` on another device than the
+    /// stream's are refused, naming both devices, unless that device was given peer access
+    /// to theirs ([`Device::enable_peer_access`](crate::Device::enable_peer_access); pool
+    /// memory: [`MemoryPool::enable_access_from`](crate::MemoryPool::enable_access_from)).
     pub fn launch(&self, stream: &Stream, config: LaunchConfig, args: A) -> Result<()> {
+        // The stream's device, current for the call (a thread-local read when it is already).
+        let _on_device = crate::device::CurrentFor::new(stream.device())?;
         config.validate()?;
         let function = self.function()?;
         self.queue("Kernel::launch", stream, &args, &[], |pointers| {
@@ -111,6 +120,8 @@ impl<A: KernelArgs> Kernel<A> {
         args: A,
     ) -> Result<()> {
         const CALL: &str = "Kernel::launch_with";
+        // The stream's device, current for the call and for the attributes' device checks.
+        let _on_device = crate::device::CurrentFor::new(stream.device())?;
         config.validate()?;
         let function = self.function()?;
         attributes.check(CALL, &config, function)?;
@@ -168,7 +179,11 @@ impl<A: KernelArgs> Kernel<A> {
         // such buffer exists. (The parameters' `keep_alive` hand out the allocations' own
         // owners, as `DevicePtr`'s does: `cudaMalloc` memory is freed after the device is
         // idle, stream-ordered memory behind the launch on the legacy stream or, marked here,
-        // after the device is idle.)
+        // after the device is idle.) Buffers of another device than the stream's: one relaxed
+        // load while all streams and memory are on one device.
+        if crate::device::several_in_use() {
+            check_argument_devices(call, stream, args)?;
+        }
         if crate::memory::unordered_use_possible(stream) {
             let mut used = Vec::new();
             args.keep_alive(&mut used);
@@ -188,6 +203,21 @@ impl<A: KernelArgs> Kernel<A> {
         drop(gate);
         check(status, cuda_call)
     }
+}
+
+/// Refuses arguments in memory that `stream`'s device cannot reach (another device's, without
+/// peer access), naming both devices; notes the uses of other devices' memory, whose drop
+/// then waits for `stream`'s device too.
+#[cold]
+#[inline(never)]
+fn check_argument_devices<A: KernelArgs>(call: &'static str, stream: &Stream, args: &A) -> Result<()> {
+    let mut owners = Vec::new();
+    args.keep_alive(&mut owners);
+    crate::memory::check_owners_on(&owners, stream.device(), call)?;
+    if crate::memory::any_foreign(&owners, stream.device()) {
+        crate::memory::note_unordered_uses(&owners, stream);
+    }
+    Ok(())
 }
 
 /// The checks and bookkeeping of a kernel launched on `stream` while a capture of this crate

@@ -52,7 +52,7 @@ use crate::stream::Stream;
 /// Lets device-only work be queued on `stream`: at once when it is not capturing; when it
 /// captures through this crate, after handing `owners` to the captured graph; refused under a
 /// capture started by raw calls. Returns the capture gate: hold it until the work is queued.
-fn retain_if_capturing(
+pub(super) fn retain_if_capturing(
     stream: &Stream,
     call: &'static str,
     owners: impl FnOnce() -> Vec<KeepAlive>,
@@ -64,7 +64,7 @@ fn retain_if_capturing(
     Ok(gate)
 }
 
-fn expect_same_len(target: usize, source: usize, call: &'static str) -> Result<()> {
+pub(super) fn expect_same_len(target: usize, source: usize, call: &'static str) -> Result<()> {
     if target == source {
         Ok(())
     } else {
@@ -133,6 +133,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if self.bytes() == 0 {
             return Ok(());
         }
+        super::placement::check_allocation_on(&self.allocation, stream.device(), call)?;
         let _gate = refuse_during_capture(stream, call)?;
         self.note_use_on(stream);
         let (dst, src, kind) = match access {
@@ -209,6 +210,11 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if self.bytes() == 0 {
             return Ok(());
         }
+        super::placement::check_allocation_on(
+            &self.allocation,
+            stream.device(),
+            "DeviceBuffer::memset_async",
+        )?;
         let _gate = retain_if_capturing(stream, "DeviceBuffer::memset_async", || vec![self.keep_alive()])?;
         self.note_use_on(stream);
         // SAFETY: the allocation holds `bytes()` bytes and lives until the memset is done, or

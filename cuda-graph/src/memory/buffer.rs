@@ -4,12 +4,14 @@ use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use cudart_graph_sys as sys;
 
+use crate::device::{note_in_use, Device};
 use crate::error::{check, CudaError, Result};
+use crate::memory::free::{device_idle, devices_idle, free_stream_ordered, on_device};
 use crate::memory::{DeviceRepr, KeepAlive};
 use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
@@ -26,6 +28,10 @@ pub(crate) struct Allocation {
     /// Set when work on a non-blocking stream used this memory ([`note_unordered_uses`]):
     /// a free queued on the legacy default stream would not be ordered after that work.
     unordered_use: AtomicBool,
+    /// Devices other than its own whose streams queued work on this memory (bit = ordinal;
+    /// bit 63 stands for 63 and above): the drop waits for each before freeing, since
+    /// nothing on the memory's own device is ordered after their work.
+    foreign_use: AtomicU64,
 }
 
 /// How an [`Allocation`] gives its memory back.
@@ -43,6 +49,9 @@ pub(crate) enum FreeKind {
         /// Whether the allocating stream was a blocking stream, so that the legacy default
         /// stream is ordered after all of its work.
         blocking_stream: bool,
+        /// The pool's handle (null for an empty allocation): other devices reach pool memory
+        /// only where the pool grants it (`cudaMemPoolSetAccess`), not through peer access.
+        pool: sys::cudaMemPool_t,
         /// The pool it came from, kept alive until the memory is back in it.
         _pool: Option<KeepAlive>,
     },
@@ -54,9 +63,6 @@ unsafe impl Send for Allocation {}
 // SAFETY: as above; `&Allocation` exposes only the address, the size and an atomic flag.
 unsafe impl Sync for Allocation {}
 
-/// The legacy default stream (`cudaStreamLegacy`), ordered after all work on blocking streams.
-const LEGACY_STREAM: sys::cudaStream_t = 1 as sys::cudaStream_t;
-
 /// How many allocations are alive whose free is queued on the legacy default stream
 /// ([`Allocation::free_is_queued`]). While there are none, no launch needs to look at its
 /// arguments for them ([`unordered_use_possible`]).
@@ -64,29 +70,56 @@ static QUEUED_FREES_ALIVE: AtomicUsize = AtomicUsize::new(0);
 
 impl Allocation {
     pub(crate) fn new(bytes: usize) -> Result<Allocation> {
-        let (mut ptr, mut device) = (ptr::null_mut(), 0);
+        let mut ptr = ptr::null_mut();
+        // The device CUDA allocates on, asked (not remembered): the free waits for it. An
+        // empty buffer allocates nothing, needs no device and works without one (device 0).
+        let device = match bytes {
+            0 => Device::current().map_or(0, Device::ordinal),
+            _ => Device::current()?.ordinal(),
+        };
         if bytes > 0 {
-            // SAFETY: `device` is a valid, writable i32.
-            check(unsafe { sys::cudaGetDevice(&mut device) }, "cudaGetDevice")?;
             // SAFETY: `ptr` is a valid out-pointer.
             check(unsafe { sys::cudaMalloc(&mut ptr, bytes) }, "cudaMalloc")?;
+            note_in_use(Device::from_ordinal(device));
         }
         Ok(Allocation {
             ptr,
             bytes,
             free: FreeKind::Synchronous { device },
             unordered_use: AtomicBool::new(false),
+            foreign_use: AtomicU64::new(0),
         })
     }
 
     /// Takes ownership of `ptr`, which `cudaMallocAsync`/`cudaMallocFromPoolAsync` returned
     /// for `bytes` bytes (or null for zero bytes); it is freed as `free` says.
     pub(crate) fn from_stream_ordered(ptr: *mut c_void, bytes: usize, free: FreeKind) -> Allocation {
-        let allocation = Allocation { ptr, bytes, free, unordered_use: AtomicBool::new(false) };
+        let (unordered_use, foreign_use) = (AtomicBool::new(false), AtomicU64::new(0));
+        let allocation = Allocation { ptr, bytes, free, unordered_use, foreign_use };
         if allocation.free_is_queued() {
             QUEUED_FREES_ALIVE.fetch_add(1, Ordering::Relaxed);
         }
+        if !ptr.is_null() {
+            note_in_use(allocation.device());
+        }
         allocation
+    }
+
+    /// The device the memory lives on.
+    pub(crate) fn device(&self) -> Device {
+        match self.free {
+            FreeKind::Synchronous { device } | FreeKind::StreamOrdered { device, .. } => {
+                Device::from_ordinal(device)
+            }
+        }
+    }
+
+    /// The pool of stream-ordered memory (`None` for `cudaMalloc` memory).
+    pub(crate) fn pool(&self) -> Option<sys::cudaMemPool_t> {
+        match self.free {
+            FreeKind::StreamOrdered { pool, .. } if !pool.is_null() => Some(pool),
+            _ => None,
+        }
     }
 
     #[allow(dead_code)] // for graph nodes
@@ -110,13 +143,20 @@ impl Allocation {
     }
 
     /// Notes that work queued on `stream` uses this memory, when the free would not be
-    /// ordered after it otherwise (a non-blocking stream and a free queued on the legacy
-    /// stream): the drop then waits for the device before freeing.
+    /// ordered after it otherwise: a non-blocking stream and a free queued on the legacy
+    /// stream (the drop then waits for the device before freeing), or a stream of another
+    /// device (the drop then waits for that device too).
     pub(crate) fn note_use_on(&self, stream: &Stream) {
+        // Relaxed is enough: the last owner's drop comes after this owner's (`Arc`'s
+        // release/acquire), and these stores come before that.
         if stream.is_non_blocking() && self.free_is_queued() {
-            // Relaxed is enough: the last owner's drop comes after this owner's (`Arc`'s
-            // release/acquire), and this store comes before that.
             self.unordered_use.store(true, Ordering::Relaxed);
+        }
+        if !self.ptr.is_null() && stream.device() != self.device() {
+            let bit = 1u64 << stream.device().ordinal().clamp(0, 63);
+            if self.foreign_use.load(Ordering::Relaxed) & bit == 0 {
+                self.foreign_use.fetch_or(bit, Ordering::Relaxed);
+            }
         }
     }
 }
@@ -158,6 +198,7 @@ impl Drop for Allocation {
             bytes: self.bytes,
             free: std::mem::replace(&mut self.free, FreeKind::Synchronous { device: 0 }),
             unordered_use: AtomicBool::new(self.unordered_use.load(Ordering::Relaxed)),
+            foreign_use: AtomicU64::new(self.foreign_use.load(Ordering::Relaxed)),
         }) {
             return;
         }
@@ -165,6 +206,11 @@ impl Drop for Allocation {
             QUEUED_FREES_ALIVE.fetch_sub(1, Ordering::Relaxed);
         }
         let unordered_use = self.unordered_use.load(Ordering::Relaxed);
+        if !devices_idle(self.foreign_use.load(Ordering::Relaxed)) {
+            // Work of another device may still use the memory: leaked rather than freed
+            // under it (the error is recorded).
+            return;
+        }
         match &self.free {
             FreeKind::Synchronous { device } => on_device(*device, || {
                 // CUDA documents only that `cudaFree` *may* synchronize: wait for the device
@@ -183,67 +229,6 @@ impl Drop for Allocation {
     }
 }
 
-/// Runs `f` with `device` current, restoring the caller's current device afterwards. When
-/// `device` cannot be made current, `f` does not run (the error is recorded): waiting for
-/// another device would not make freeing this memory safe, so it is leaked.
-pub(super) fn on_device(device: i32, f: impl FnOnce()) {
-    let mut current = device;
-    // SAFETY: `current` is a valid, writable i32.
-    let got = unsafe { sys::cudaGetDevice(&mut current) };
-    if got != sys::cudaError::cudaSuccess {
-        record_drop_error(got, "cudaGetDevice");
-        return;
-    }
-    if current != device {
-        // SAFETY: plain call; `device` is the ordinal the memory was allocated on.
-        let set = unsafe { sys::cudaSetDevice(device) };
-        if set != sys::cudaError::cudaSuccess {
-            record_drop_error(set, "cudaSetDevice");
-            return;
-        }
-    }
-    f();
-    if current != device {
-        // SAFETY: plain call; restores the caller's current device.
-        record_drop_error(unsafe { sys::cudaSetDevice(current) }, "cudaSetDevice");
-    }
-}
-
-/// Waits for all work of the current device (`cudaDeviceSynchronize`). False (the error
-/// recorded) when that failed: work may then still use memory, which must be leaked.
-pub(super) fn device_idle() -> bool {
-    // SAFETY: plain call; it touches no memory of ours.
-    let synced = unsafe { sys::cudaDeviceSynchronize() };
-    if synced == sys::cudaError::cudaSuccess {
-        return true;
-    }
-    record_drop_error(synced, "cudaDeviceSynchronize");
-    false
-}
-
-/// Frees stream-ordered memory without a stream handle (the allocating stream may be gone):
-/// on the legacy default stream when that is ordered after every use (`ordered_by_legacy`:
-/// allocated on a blocking stream and used on no non-blocking one), else after waiting for
-/// the whole device. Runs on `device`, restoring the caller's current device.
-fn free_stream_ordered(ptr: *mut c_void, device: i32, ordered_by_legacy: bool) {
-    on_device(device, || {
-        if ordered_by_legacy {
-            // SAFETY: `ptr` came from the stream-ordered allocator and is freed once. The
-            // legacy default stream runs this free after all work already queued on every
-            // blocking stream of the device, the allocating stream included; no work on a
-            // non-blocking stream used it (`Allocation::note_use_on`, and graph execs wait
-            // for their launches before they release it).
-            record_drop_error(unsafe { sys::cudaFreeAsync(ptr, LEGACY_STREAM) }, "cudaFreeAsync");
-        } else if device_idle() {
-            // SAFETY: all work that could use `ptr` has finished (the device is idle); it is
-            // freed once, through the pool (a plain cudaFree of pool memory leaves it counted
-            // as used, measured on CUDA 13.0).
-            record_drop_error(unsafe { sys::cudaFreeAsync(ptr, LEGACY_STREAM) }, "cudaFreeAsync");
-        }
-        // Else work may still use the memory: it is leaked rather than freed under that work.
-    });
-}
-
 /// The number of bytes `len` elements of `T` take, or the error naming `call` on overflow.
 pub(crate) fn bytes_for<T>(len: usize, call: &'static str) -> Result<usize> {
     len.checked_mul(size_of::<T>()).ok_or_else(|| {
@@ -255,10 +240,14 @@ pub(crate) fn bytes_for<T>(len: usize, call: &'static str) -> Result<usize> {
 /// `kind`); nothing at all for zero bytes. It has completed when this returns, so work queued
 /// afterwards on any stream sees it (see [`finish_on_legacy_stream`]).
 ///
+/// Runs with `device`, where the device side lives, current: its legacy stream is the one
+/// ordered with its blocking streams.
+///
 /// # Safety
 /// `dst` must be valid for writing and `src` for reading `bytes` bytes, each in the memory
 /// (host or device) that `kind` names, and whatever lands in `dst` must be valid there.
 pub(super) unsafe fn memcpy_sync(
+    device: Device,
     dst: *mut c_void,
     src: *const c_void,
     bytes: usize,
@@ -267,12 +256,14 @@ pub(super) unsafe fn memcpy_sync(
     if bytes == 0 {
         return Ok(());
     }
-    // SAFETY: the caller's promise.
-    check(unsafe { sys::cudaMemcpy(dst, src, bytes, kind) }, "cudaMemcpy")?;
-    if kind != sys::cudaMemcpyKind::cudaMemcpyDeviceToHost {
-        finish_on_legacy_stream("cudaStreamSynchronize after cudaMemcpy")?;
-    }
-    Ok(())
+    device.with_current(|| {
+        // SAFETY: the caller's promise.
+        check(unsafe { sys::cudaMemcpy(dst, src, bytes, kind) }, "cudaMemcpy")?;
+        if kind != sys::cudaMemcpyKind::cudaMemcpyDeviceToHost {
+            finish_on_legacy_stream("cudaStreamSynchronize after cudaMemcpy")?;
+        }
+        Ok(())
+    })
 }
 
 /// Waits until the legacy default stream, where `cudaMemcpy` and `cudaMemset` run, has done
@@ -321,7 +312,7 @@ fn finish_on_legacy_stream(call: &'static str) -> Result<()> {
 /// # Ok::<(), cuda_graph::CudaError>(())
 /// ```
 pub struct DeviceBuffer<T: DeviceRepr> {
-    allocation: Arc<Allocation>,
+    pub(super) allocation: Arc<Allocation>,
     len: usize,
     _element: PhantomData<T>,
 }
@@ -383,6 +374,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         // SAFETY: both sides hold `bytes()` bytes (lengths checked); T is plain data.
         unsafe {
             memcpy_sync(
+                self.allocation.device(),
                 self.allocation.ptr,
                 data.as_ptr().cast(),
                 self.bytes(),
@@ -423,6 +415,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         // SAFETY: the allocation holds `bytes()` readable bytes; the caller promises `out`.
         unsafe {
             memcpy_sync(
+                self.allocation.device(),
                 out.cast(),
                 self.allocation.ptr,
                 self.bytes(),
@@ -470,7 +463,7 @@ pub struct DevicePtr<T> {
     /// The allocation itself (an [`Allocation`], the mapped host memory of a
     /// [`MappedBuffer`](crate::memory::MappedBuffer), or another owner given to
     /// [`DevicePtr::from_raw_with_owner`]), as `keep_alive` hands it out.
-    owner: Option<KeepAlive>,
+    pub(super) owner: Option<KeepAlive>,
     _element: PhantomData<fn() -> T>,
 }
 
@@ -546,7 +539,7 @@ mod tests {
     use super::*;
 
     fn stream_ordered(ptr: usize, blocking_stream: bool) -> Arc<Allocation> {
-        let free = FreeKind::StreamOrdered { device: 0, blocking_stream, _pool: None };
+        let free = FreeKind::StreamOrdered { device: 0, blocking_stream, pool: ptr::null_mut(), _pool: None };
         Arc::new(Allocation::from_stream_ordered(ptr as *mut c_void, 4, free))
     }
 

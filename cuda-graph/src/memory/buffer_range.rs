@@ -64,7 +64,9 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let dst = unsafe { self.as_raw().cast::<u8>().add(byte_offset) };
         // SAFETY: `dst` is device memory this buffer owns, valid for writing `len` bytes (see
         // above); `src` is host memory valid for reading them (the caller's promise).
-        unsafe { memcpy_sync(dst.cast(), src, len, sys::cudaMemcpyKind::cudaMemcpyHostToDevice) }
+        unsafe {
+            memcpy_sync(self.device(), dst.cast(), src, len, sys::cudaMemcpyKind::cudaMemcpyHostToDevice)
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use cudart_graph_sys as sys;
 
-use super::buffer::{device_idle, on_device};
+use super::free::{device_idle, on_device};
 use crate::device::{devices_with_context, Device};
 use crate::error::{check, CudaError, Result};
 use crate::memory::{bytes_for, DevicePtr, DeviceRepr, KeepAlive};

@@ -42,11 +42,14 @@ mod async_ops;
 mod buffer;
 mod buffer_range;
 mod const_ptr;
+mod free;
 mod mapped;
 mod pinned;
 mod pinned_slice;
+mod placement;
 mod pointer;
 mod pool;
+mod raw_work;
 mod repr;
 mod slice;
 
@@ -57,6 +60,7 @@ pub use pinned::PinnedBuffer;
 pub use pinned_slice::{PinnedSlice, PinnedSliceMut};
 pub use pointer::MemoryKind;
 pub use pool::{MemoryPool, MemoryPoolOptions};
+pub use raw_work::{queue_raw_work, RawWork};
 pub use repr::DeviceRepr;
 pub use slice::{DeviceSlice, RawDeviceSlice};
 
@@ -64,5 +68,6 @@ pub(crate) use buffer::{
     bytes_for, free_is_queued, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
 };
 pub(crate) use pinned::{as_pinned, LaunchLock, PinnedAllocation};
+pub(crate) use placement::{any_foreign, check_owners_on};
 
 pub use crate::release::KeepAlive;

@@ -284,6 +284,54 @@ impl MemoryPool {
         check(unsafe { sys::cudaMemPoolTrimTo(self.handle.raw, min_bytes_to_keep) }, "cudaMemPoolTrimTo")
     }
 
+    /// Lets kernels and copies on `device` read and write this pool's memory
+    /// (`cudaMemPoolSetAccess`, read-write). Peer access
+    /// ([`Device::enable_peer_access`]) does not reach pool memory: launches on another device
+    /// than the pool's refuse its buffers (naming both devices) until this is called. Refused
+    /// by CUDA where the devices have no peer path.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Device, MemoryPool};
+    /// let pool = MemoryPool::device_default(Device::get(1)?)?;
+    /// pool.enable_access_from(Device::get(0)?)?;
+    /// assert!(pool.is_accessible_from(Device::get(0)?)?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn enable_access_from(&self, device: Device) -> Result<()> {
+        if device.ordinal() == self.handle.device {
+            return Ok(());
+        }
+        let desc = sys::cudaMemAccessDesc {
+            location: device_location(device),
+            flags: sys::cudaMemAccessFlags::cudaMemAccessFlagsProtReadWrite,
+        };
+        // SAFETY: the pool is alive; `desc` is one valid, initialized access descriptor.
+        check(unsafe { sys::cudaMemPoolSetAccess(self.handle.raw, &desc, 1) }, "cudaMemPoolSetAccess")
+    }
+
+    /// Whether kernels and copies on `device` may read and write this pool's memory (its own
+    /// device always may).
+    ///
+    /// ```no_run
+    /// let pool = cuda_graph::MemoryPool::device_default(cuda_graph::Device::get(0)?)?;
+    /// assert!(pool.is_accessible_from(cuda_graph::Device::get(0)?)?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn is_accessible_from(&self, device: Device) -> Result<bool> {
+        pool_accessible_from(self.handle.raw, device)
+    }
+
+    /// The device whose memory the pool holds.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Device, MemoryPool};
+    /// assert_eq!(MemoryPool::device_default(Device::get(1)?)?.device(), Device::get(1)?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn device(&self) -> Device {
+        Device::from_ordinal(self.handle.device)
+    }
+
     /// The device ordinal whose memory the pool holds.
     ///
     /// ```no_run
@@ -333,6 +381,22 @@ impl MemoryPool {
         check(unsafe { call(self.handle.raw, attribute, ptr::from_mut(&mut value).cast::<c_void>()) }, name)?;
         Ok(value)
     }
+}
+
+fn device_location(device: Device) -> sys::cudaMemLocation {
+    sys::cudaMemLocation { type_: sys::cudaMemLocationType::cudaMemLocationTypeDevice, id: device.ordinal() }
+}
+
+/// Whether `device` may read and write the memory of `pool`, a live pool (`cudaMemPoolGetAccess`).
+pub(crate) fn pool_accessible_from(pool: sys::cudaMemPool_t, device: Device) -> Result<bool> {
+    let mut flags = sys::cudaMemAccessFlags::cudaMemAccessFlagsProtNone;
+    let mut location = device_location(device);
+    check(
+        // SAFETY: the caller's pool is alive; `flags` and `location` are valid, initialized locals.
+        unsafe { sys::cudaMemPoolGetAccess(&mut flags, pool, &mut location) },
+        "cudaMemPoolGetAccess",
+    )?;
+    Ok(flags == sys::cudaMemAccessFlags::cudaMemAccessFlagsProtReadWrite)
 }
 
 /// The device of `stream` and whether it is a blocking stream (ordered with the legacy one).
@@ -389,13 +453,15 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         call: &'static str,
     ) -> Result<DeviceBuffer<T>> {
         let bytes = crate::memory::bytes_for::<T>(len, call)?;
-        let free = |device, blocking_stream| FreeKind::StreamOrdered {
+        let free = |device, blocking_stream, raw_pool| FreeKind::StreamOrdered {
             device,
             blocking_stream,
+            // The crate's default pools live as long as the process; others are kept here.
+            pool: raw_pool,
             _pool: pool.map(|pool| pool.handle.clone() as KeepAlive),
         };
         if bytes == 0 {
-            let free = free(0, true);
+            let free = free(stream.device().ordinal(), true, ptr::null_mut());
             return Ok(DeviceBuffer::from_allocation(
                 Allocation::from_stream_ordered(ptr::null_mut(), 0, free),
                 len,
@@ -405,6 +471,16 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let (device, blocking_stream) = stream_device_and_blocking(stream)?;
         let own_pool;
         let pool = match pool {
+            Some(pool) if pool.handle.device != device => {
+                return Err(crate::CudaError::invalid(
+                    call,
+                    format!(
+                        "the pool holds memory of device {} and the stream belongs to device {}: \
+                         allocate from a pool of the stream's device",
+                        pool.handle.device, device
+                    ),
+                ))
+            }
             Some(pool) => pool,
             None => {
                 own_pool = MemoryPool::device_default(Device::get(device)?)?;
@@ -417,7 +493,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             unsafe { sys::cudaMallocFromPoolAsync(&mut raw, bytes, pool.handle.raw, stream.as_raw()) },
             "cudaMallocFromPoolAsync",
         )?;
-        let allocation = Allocation::from_stream_ordered(raw, bytes, free(device, blocking_stream));
+        let allocation =
+            Allocation::from_stream_ordered(raw, bytes, free(device, blocking_stream, pool.handle.raw));
         Ok(DeviceBuffer::from_allocation(allocation, len))
     }
 }

@@ -9,6 +9,7 @@ use std::ops::Deref;
 use cudart_graph_sys as sys;
 
 use super::Stream;
+use crate::device::{note_in_use, Device};
 use crate::error::{check, CudaError, Result};
 
 /// The handles that name a default stream rather than a stream of their own: the null
@@ -27,6 +28,21 @@ unsafe fn created_non_blocking(raw: sys::cudaStream_t) -> Result<bool> {
     // SAFETY: the caller promises a live stream handle; `flags` is a writable u32.
     check(unsafe { sys::cudaStreamGetFlags(raw, &mut flags) }, "cudaStreamGetFlags")?;
     Ok(flags & sys::cudaStreamNonBlocking != 0)
+}
+
+/// The device `raw` belongs to (`cudaStreamGetDevice`; a default-stream handle names the
+/// current device's).
+///
+/// # Safety
+/// `raw` must be a live stream or a default-stream handle.
+unsafe fn device_of(raw: sys::cudaStream_t) -> Result<Device> {
+    let mut ordinal = 0;
+    // SAFETY: the caller promises a live stream or a default-stream handle; `ordinal` is a
+    // writable int.
+    check(unsafe { sys::cudaStreamGetDevice(raw, &mut ordinal) }, "cudaStreamGetDevice")?;
+    let device = Device::from_ordinal(ordinal);
+    note_in_use(device);
+    Ok(device)
 }
 
 impl Stream {
@@ -61,7 +77,9 @@ impl Stream {
         }
         // SAFETY: the caller promises a live stream.
         let non_blocking = unsafe { created_non_blocking(raw) }?;
-        Ok(Stream { raw, non_blocking })
+        // SAFETY: as above.
+        let device = unsafe { device_of(raw) }?;
+        Ok(Stream { raw, non_blocking, device })
     }
 
     /// Borrows a stream this crate does not own, for as long as `'a`: the returned value
@@ -89,7 +107,12 @@ impl Stream {
     pub unsafe fn borrow_raw<'a>(raw: sys::cudaStream_t) -> Result<BorrowedStream<'a>> {
         // SAFETY: the caller promises a live stream or a default-stream handle.
         let non_blocking = unsafe { created_non_blocking(raw) }?;
-        Ok(BorrowedStream { stream: ManuallyDrop::new(Stream { raw, non_blocking }), _owner: PhantomData })
+        // SAFETY: as above.
+        let device = unsafe { device_of(raw) }?;
+        Ok(BorrowedStream {
+            stream: ManuallyDrop::new(Stream { raw, non_blocking, device }),
+            _owner: PhantomData,
+        })
     }
 
     /// Hands the stream over: returns the raw handle without destroying it. The caller owns

@@ -11,6 +11,11 @@
 //! Without a device the test prints `skipped: no CUDA device (<why>)` on stderr (past the test
 //! harness's capture, so it shows) and returns, passing. With `REQUIRE_GPU=1` a missing device
 //! fails the test instead, so a GPU run can never pass by skipping.
+//!
+//! Tests that need several GPUs use [`require_gpus!`]`(n)`: with fewer devices they print
+//! `skipped: needs n CUDA devices (found m)` and pass, also under `REQUIRE_GPU=1` (a one-GPU
+//! machine runs the one-GPU tests and skips these visibly). `REQUIRE_GPUS=n` (set on the
+//! multi-GPU run) makes them fail instead, so that run cannot pass by skipping either.
 
 use std::io::Write;
 use std::sync::OnceLock;
@@ -131,6 +136,65 @@ macro_rules! require_gpu {
         fn __here() {}
         let __name = ::std::any::type_name_of_val(&__here);
         if !$crate::gpu_available(__name.strip_suffix("::__here").unwrap_or(__name)) {
+            return;
+        }
+    };
+}
+
+/// The number of GPUs a run must have: `REQUIRE_GPUS=N` (e.g. 2 on a two-GPU machine), else 0.
+/// Under it, a test that needs more devices than there are fails instead of skipping.
+/// `REQUIRE_GPU=1` alone does not fail tests that need several GPUs on a one-GPU machine: it
+/// says a GPU is there, not how many.
+pub fn gpus_required() -> i32 {
+    std::env::var("REQUIRE_GPUS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+}
+
+/// True when at least `needed` devices are there; otherwise prints
+/// `skipped: needs N CUDA devices (found M): test` and returns false, or panics when
+/// `REQUIRE_GPUS` asks for at least `needed` (and, with no device at all, under
+/// `REQUIRE_GPU=1`, as [`gpu_available`] does).
+///
+/// ```no_run
+/// if !gpu_test_support::gpus_available(2, "peer_copies") {
+///     return;
+/// }
+/// ```
+pub fn gpus_available(needed: i32, test: &str) -> bool {
+    if !gpu_available(test) {
+        return false;
+    }
+    let found = match probe() {
+        Probe::Present(count) => *count,
+        Probe::Absent(_) => 0,
+    };
+    if found >= needed {
+        return true;
+    }
+    if gpus_required() >= needed {
+        panic!("REQUIRE_GPUS={} but there are {found} CUDA devices; {test} needs {needed}", gpus_required());
+    }
+    let line = format!("skipped: needs {needed} CUDA devices (found {found}): {test}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    false
+}
+
+/// Returns from the enclosing test (passing, with a visible
+/// `skipped: needs N CUDA devices` line) when fewer than `n` devices are there; fails it
+/// under `REQUIRE_GPUS=N` (or more), and with no device at all under `REQUIRE_GPU=1`.
+///
+/// ```no_run
+/// #[test]
+/// fn copies_between_two_gpus() {
+///     gpu_test_support::require_gpus!(2);
+///     // ... work on devices 0 and 1 ...
+/// }
+/// ```
+#[macro_export]
+macro_rules! require_gpus {
+    ($n:expr) => {
+        fn __here() {}
+        let __name = ::std::any::type_name_of_val(&__here);
+        if !$crate::gpus_available($n, __name.strip_suffix("::__here").unwrap_or(__name)) {
             return;
         }
     };

@@ -83,7 +83,18 @@ impl Graph {
     /// })?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Instantiated on the graph's device ([`GraphBuilder::device`](crate::GraphBuilder::device)),
+    /// whatever the thread's current device is; an upload stream of another device is
+    /// refused, naming both.
     pub fn instantiate<M: LaunchMode>(&self, options: InstantiateOptions<'_>) -> Result<GraphExec<M>> {
+        if let Some(stream) = options.upload_stream {
+            self.expect_device(stream.device(), "Graph::instantiate", "the upload stream")?;
+        }
+        self.device().with_current(|| self.instantiate_here(options))
+    }
+
+    fn instantiate_here<M: LaunchMode>(&self, options: InstantiateOptions<'_>) -> Result<GraphExec<M>> {
         let flags = options.flags::<M>();
         // From here on the exec names its nodes by this graph's: none may be removed (`edit`).
         self.core().locked("Graph::instantiate", |state| {
@@ -120,12 +131,16 @@ impl Graph {
             // stream, if any, is borrowed for the call.
             let status = unsafe { sys::cudaGraphInstantiateWithParams(&mut raw, self.as_raw(), &mut params) };
             if status != sys::cudaError::cudaSuccess {
-                return Err(instantiate_error(status, params.result_out, params.errNode_out));
+                let node = params.errNode_out;
+                // Where the node is: in the root graph, or in a body (or child graph) below it.
+                let in_root = node.is_null() || crate::graph::list_nodes(self.as_raw()).1.contains(&node);
+                let place = Place { device_launch: M::DEVICE_LAUNCH, in_root };
+                return Err(instantiate_error(status, params.result_out, node, place));
             }
             // Read again under this lock: the shape the exec has, should nodes have been
             // added (by a capture on another thread) since the first read.
             let shape = shape.and_then(|first| exec_pool::shape_of(self.as_raw(), first.key_flags()));
-            Ok((raw, state.execs_need_fence(), shape))
+            Ok((raw, state.execs_need_fence(self.device()), shape))
         })?;
         let recycle = shape.map(|shape| Recyclable::new(self.core(), shape));
         let mut exec = self.wrap_exec(raw, recycle, None);
@@ -175,14 +190,24 @@ pub(in crate::graph) fn refuse_pinned_for_device_launch<M: LaunchMode>(
     Ok(())
 }
 
+/// What instantiation was for and where the node CUDA named is, for the reason given.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    /// Instantiated for device launch.
+    device_launch: bool,
+    /// The node is one of the root graph's (not inside a conditional body or child graph).
+    in_root: bool,
+}
+
 /// The instantiation failure, with CUDA's reason and the offending node's kind when given.
 fn instantiate_error(
     status: sys::cudaError_t,
     result: sys::cudaGraphInstantiateResult,
     node: sys::cudaGraphNode_t,
+    place: Place,
 ) -> CudaError {
     let api = CudaError::from_code(status.0 as i32, "cudaGraphInstantiateWithParams");
-    let Some(reason) = instantiate_reason(result) else { return api };
+    let Some(reason) = instantiate_reason(result, place) else { return api };
     let at = if node.is_null() {
         String::new()
     } else {
@@ -196,14 +221,21 @@ fn instantiate_error(
 }
 
 /// Why instantiation failed, for the results that say more than "error".
-fn instantiate_reason(result: sys::cudaGraphInstantiateResult) -> Option<&'static str> {
+fn instantiate_reason(result: sys::cudaGraphInstantiateResult, place: Place) -> Option<&'static str> {
     use sys::cudaGraphInstantiateResult as R;
     Some(match result {
         R::cudaGraphInstantiateInvalidStructure => "the graph's structure is invalid (a cycle, say)",
-        R::cudaGraphInstantiateNodeOperationNotSupported => {
+        R::cudaGraphInstantiateNodeOperationNotSupported if place.device_launch => {
             "a node's operation is not supported for device launch (host, empty, event, child graph, memory \
              and conditional nodes are not)"
         }
+        R::cudaGraphInstantiateNodeOperationNotSupported if !place.in_root => {
+            "a conditional node's body (or a child graph) holds a node CUDA does not allow there: bodies take \
+             kernel, memcpy, memset, empty, child graph and conditional nodes, not event record or wait, host \
+             or memory nodes (a collective captured into a body brings NCCL's event wait node unless \
+             NCCL_GRAPH_MIXING_SUPPORT=0)"
+        }
+        R::cudaGraphInstantiateNodeOperationNotSupported => "a node's operation is not supported here",
         R::cudaGraphInstantiateMultipleDevicesNotSupported => {
             "device launch does not support graphs whose nodes span several devices or contexts"
         }
@@ -231,15 +263,24 @@ mod tests {
     #[test]
     fn informative_results_are_explained_and_others_are_not() {
         use sys::cudaGraphInstantiateResult as R;
-        assert_eq!(instantiate_reason(R::cudaGraphInstantiateSuccess), None);
-        assert_eq!(instantiate_reason(R::cudaGraphInstantiateError), None);
-        assert!(instantiate_reason(R::cudaGraphInstantiateNodeOperationNotSupported)
-            .unwrap()
-            .contains("device launch"));
+        let device = Place { device_launch: true, in_root: true };
+        let body = Place { device_launch: false, in_root: false };
+        let root = Place { device_launch: false, in_root: true };
+        assert_eq!(instantiate_reason(R::cudaGraphInstantiateSuccess, device), None);
+        assert_eq!(instantiate_reason(R::cudaGraphInstantiateError, device), None);
+        let unsupported =
+            |place| instantiate_reason(R::cudaGraphInstantiateNodeOperationNotSupported, place).unwrap();
+        assert!(unsupported(device).contains("device launch"));
+        assert!(
+            unsupported(body).contains("conditional node's body")
+                && !unsupported(body).contains("device launch")
+        );
+        assert!(!unsupported(root).contains("device launch") && !unsupported(root).contains("body"));
         let err = instantiate_error(
             sys::cudaError::cudaErrorInvalidValue,
             R::cudaGraphInstantiateConditionalHandleUnused,
             ptr::null_mut(),
+            root,
         );
         let text = err.to_string();
         assert!(text.contains("cudaErrorInvalidValue (1)") && text.contains("conditional handle"), "{text}");

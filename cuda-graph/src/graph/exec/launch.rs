@@ -19,7 +19,10 @@ impl<M: LaunchMode> GraphExec<M> {
     /// exec.upload(&stream)?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Refused, naming both devices, on a stream of another device than the exec's.
     pub fn upload(&self, stream: &Stream) -> Result<()> {
+        self.expect_stream_device(stream, "GraphExec::upload")?;
         // SAFETY: exec and stream are alive.
         check(unsafe { sys::cudaGraphUpload(self.raw, stream.as_raw()) }, "cudaGraphUpload")
     }
@@ -42,7 +45,19 @@ impl<M: LaunchMode> GraphExec<M> {
     /// launch would race it. Slices taken after the launch wait for it. Refused too on a
     /// stream that a capture of this crate records: add the graph as a child graph node
     /// ([`GraphBuilder::add_child_graph`](crate::graph::GraphBuilder::add_child_graph)) instead.
+    ///
+    /// Several devices: the exec runs on its graph's device
+    /// ([`GraphBuilder::device`](crate::GraphBuilder::device)); a stream of another device is
+    /// refused, naming both. That device is made current for the call when another one is (a
+    /// thread-local read when it is current already).
     pub fn launch(&self, stream: &Stream) -> Result<()> {
+        let device = self.source.device();
+        if stream.device() != device {
+            return Err(self.stream_device_error(stream, "GraphExec::launch"));
+        }
+        if !device.is_current() {
+            return device.with_current(|| self.launch(stream));
+        }
         // Held until the launch is queued: no capture begins on `stream` after the check.
         let _gate = crate::capture_gate::enter_queue("GraphExec::launch")?;
         if crate::capture_gate::any_capture_active() && stream.is_capturing()? {
@@ -78,6 +93,39 @@ impl<M: LaunchMode> GraphExec<M> {
             result = result.and(pinned.fence_after(stream));
         }
         result
+    }
+
+    /// The device the exec runs on: its graph's ([`GraphBuilder::device`](crate::GraphBuilder::device)).
+    ///
+    /// ```no_run
+    /// use cuda_graph::graph::{Graph, HostLaunch};
+    /// let exec = Graph::new()?.instantiate::<HostLaunch>(Default::default())?;
+    /// assert_eq!(exec.device(), cuda_graph::Device::current()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn device(&self) -> crate::Device {
+        self.source.device()
+    }
+
+    fn expect_stream_device(&self, stream: &Stream, call: &'static str) -> Result<()> {
+        if stream.device() == self.source.device() {
+            Ok(())
+        } else {
+            Err(self.stream_device_error(stream, call))
+        }
+    }
+
+    #[cold]
+    fn stream_device_error(&self, stream: &Stream, call: &'static str) -> CudaError {
+        CudaError::invalid(
+            call,
+            format!(
+                "the exec runs on device {} and the stream belongs to device {}: launch it on a \
+                 stream of its own device (Stream::new_on)",
+                self.source.device().ordinal(),
+                stream.device().ordinal()
+            ),
+        )
     }
 
     /// Lists the pinned allocations the exec's nodes may use (after instantiate, update, set),

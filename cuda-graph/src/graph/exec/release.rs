@@ -213,6 +213,8 @@ impl<M: LaunchMode> GraphExec<M> {
     /// [`CoreState::execs_need_fence`](crate::graph::CoreState::execs_need_fence)); call it before the
     /// nodes may use what needs them.
     pub(in crate::graph) fn ensure_fence(&mut self, needed: bool) -> Result<()> {
-        self.release.ensure_fence(needed)
+        // The fence is recorded on the exec's streams: an event of the exec's device.
+        let device = self.source.device();
+        device.with_current(|| self.release.ensure_fence(needed))
     }
 }

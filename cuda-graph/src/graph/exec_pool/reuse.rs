@@ -60,7 +60,7 @@ impl Graph {
                 }
             }
         }
-        let need_fence = state.execs_need_fence();
+        let need_fence = state.execs_need_fence(self.device());
         drop(origin_state);
         drop(state);
         if status != sys::cudaError::cudaSuccess {

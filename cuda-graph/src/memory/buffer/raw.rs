@@ -6,7 +6,7 @@
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
 use cudart_graph_sys as sys;
@@ -46,6 +46,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             bytes,
             free: FreeKind::Synchronous { device },
             unordered_use: AtomicBool::new(false),
+            foreign_use: AtomicU64::new(0),
         };
         Ok(DeviceBuffer::from_allocation(allocation, len))
     }

@@ -1,4 +1,8 @@
-//! CUDA devices: choosing one, reading its properties, and its limits.
+//! CUDA devices: choosing one, reading its properties, and its limits; the thread's current
+//! device (`current`) and peer access between devices (`peer`).
+
+mod current;
+mod peer;
 
 use std::ffi::CStr;
 
@@ -6,8 +10,24 @@ use cudart_graph_sys as sys;
 
 use crate::error::{check, Result};
 
+pub(crate) use current::{note_in_use, several_in_use};
+pub(crate) use peer::check_access;
+
 /// A CUDA device, by ordinal. The runtime's primary context on it is what every stream,
 /// buffer and graph of this crate uses.
+///
+/// # Several devices
+/// Streams, events, buffers, pools and graphs belong to the device current when they were
+/// made (or the one given to their `_on` constructor: [`Stream::new_on`](crate::Stream::new_on),
+/// [`DeviceBuffer::zeroed_on`](crate::DeviceBuffer::zeroed_on), …), and their operations run
+/// on that device whatever the calling thread's current device is. Mixing devices is refused
+/// with an error naming both: a kernel launched on a stream of one device with a buffer of
+/// another (unless [`enable_peer_access`](Device::enable_peer_access) was called for the
+/// pair), an exec launched on another device's stream, an event recorded on another device's
+/// stream. Copies between devices are their own operations
+/// ([`DeviceBuffer::copy_from_peer_async`](crate::DeviceBuffer::copy_from_peer_async), graph
+/// memcpy nodes). The thread's current device is remembered by the crate (see
+/// [`Device::current`]), so that a launch whose device is current already asks CUDA nothing.
 ///
 /// ```no_run
 /// use cuda_graph::Device;
@@ -116,12 +136,13 @@ impl Device {
         Ok(Device { ordinal })
     }
 
-    /// The device current on this thread (device 0 unless changed).
+    /// The device current on this thread (device 0 unless changed), as CUDA says
+    /// (`cudaGetDevice`). This crate remembers it per thread, so that launches on a device
+    /// already current ask CUDA nothing; the memory is updated by [`Device::set_current`],
+    /// [`Device::with_current`] and this call. After a raw `cudaSetDevice` (or a library that
+    /// leaves another device current), call this once so that the crate sees the change.
     pub fn current() -> Result<Device> {
-        let mut ordinal = 0;
-        // SAFETY: `ordinal` is a valid, writable i32.
-        check(unsafe { sys::cudaGetDevice(&mut ordinal) }, "cudaGetDevice")?;
-        Ok(Device { ordinal })
+        current::read().map(|ordinal| Device { ordinal })
     }
 
     /// The ordinal.
@@ -129,10 +150,39 @@ impl Device {
         self.ordinal
     }
 
+    /// Whether this device is the thread's current one, as the crate remembers it (no CUDA
+    /// call once known; see [`Device::current`]).
+    #[inline]
+    pub(crate) fn is_current(self) -> bool {
+        current::cached().is_ok_and(|ordinal| ordinal == self.ordinal)
+    }
+
+    /// The device of an ordinal CUDA reported (not checked against [`Device::count`]).
+    pub(crate) fn from_ordinal(ordinal: i32) -> Device {
+        Device { ordinal }
+    }
+
+    /// Every device of the host, in ordinal order.
+    ///
+    /// ```no_run
+    /// for device in cuda_graph::Device::all()? {
+    ///     println!("{}: {}", device.ordinal(), device.properties()?.name);
+    /// }
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn all() -> Result<Vec<Device>> {
+        Ok((0..Device::count()?).map(|ordinal| Device { ordinal }).collect())
+    }
+
     /// Makes this device current on the calling thread (`cudaSetDevice`).
     pub fn set_current(self) -> Result<()> {
         // SAFETY: plain call; the ordinal was checked by `get` (CUDA checks it again).
-        check(unsafe { sys::cudaSetDevice(self.ordinal) }, "cudaSetDevice")
+        let set = check(unsafe { sys::cudaSetDevice(self.ordinal) }, "cudaSetDevice");
+        match set {
+            Ok(()) => current::remember(self.ordinal),
+            Err(_) => current::forget(),
+        }
+        set
     }
 
     /// Runs `f` with this device current on the calling thread, then makes the device that
@@ -147,11 +197,15 @@ impl Device {
     /// assert_eq!(Device::current()?, Device::get(0)?);
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
+    ///
+    /// Whether this device is current already is read from the crate's memory of it (see
+    /// [`Device::current`]): that case costs no CUDA call.
+    #[inline]
     pub fn with_current<R, E: From<crate::CudaError>>(
         self,
         f: impl FnOnce() -> Result<R, E>,
     ) -> Result<R, E> {
-        let before = Device::current()?;
+        let before = Device { ordinal: current::cached()? };
         if before == self {
             return f();
         }
@@ -163,11 +217,13 @@ impl Device {
         result
     }
 
-    /// Waits for all work on the device (`cudaDeviceSynchronize`; makes it current first).
+    /// Waits for all work on the device (`cudaDeviceSynchronize`, with this device current
+    /// for the call; the thread's current device is restored).
     pub fn synchronize(self) -> Result<()> {
-        self.set_current()?;
-        // SAFETY: plain call.
-        check(unsafe { sys::cudaDeviceSynchronize() }, "cudaDeviceSynchronize")
+        self.with_current(|| {
+            // SAFETY: plain call.
+            check(unsafe { sys::cudaDeviceSynchronize() }, "cudaDeviceSynchronize")
+        })
     }
 
     /// Reads the device's properties (`cudaGetDeviceProperties`).
@@ -254,20 +310,49 @@ impl Device {
         Ok(active != 0)
     }
 
-    /// Reads a limit of this device (made current first).
+    /// Reads a limit of this device (current for the call; the thread's device is restored).
     pub fn limit(self, limit: Limit) -> Result<usize> {
-        self.set_current()?;
-        let mut value = 0usize;
-        // SAFETY: `value` is a valid, writable size_t.
-        check(unsafe { sys::cudaDeviceGetLimit(&mut value, limit.raw()) }, "cudaDeviceGetLimit")?;
-        Ok(value)
+        self.with_current(|| {
+            let mut value = 0usize;
+            // SAFETY: `value` is a valid, writable size_t.
+            check(unsafe { sys::cudaDeviceGetLimit(&mut value, limit.raw()) }, "cudaDeviceGetLimit")?;
+            Ok(value)
+        })
     }
 
-    /// Changes a limit of this device (made current first).
+    /// Changes a limit of this device (current for the call; the thread's device is restored).
     pub fn set_limit(self, limit: Limit, value: usize) -> Result<()> {
-        self.set_current()?;
-        // SAFETY: plain call; CUDA validates the value.
-        check(unsafe { sys::cudaDeviceSetLimit(limit.raw(), value) }, "cudaDeviceSetLimit")
+        self.with_current(|| {
+            // SAFETY: plain call; CUDA validates the value.
+            check(unsafe { sys::cudaDeviceSetLimit(limit.raw(), value) }, "cudaDeviceSetLimit")
+        })
+    }
+}
+
+/// A device made current for a scope, like [`Device::with_current`] where a closure does not
+/// fit: the device current before is made current again on drop (an error doing so is
+/// recorded for [`take_drop_errors`](crate::take_drop_errors)).
+pub(crate) struct CurrentFor(Option<Device>);
+
+impl CurrentFor {
+    /// Makes `device` current until the guard drops (nothing to do when it is already).
+    pub(crate) fn new(device: Device) -> Result<CurrentFor> {
+        let before = Device { ordinal: current::cached()? };
+        if before == device {
+            return Ok(CurrentFor(None));
+        }
+        device.set_current()?;
+        Ok(CurrentFor(Some(before)))
+    }
+}
+
+impl Drop for CurrentFor {
+    fn drop(&mut self) {
+        if let Some(before) = self.0 {
+            if let Err(crate::CudaError::Api { code, .. }) = before.set_current() {
+                crate::release::record_drop_error(sys::cudaError(code as u32), "cudaSetDevice");
+            }
+        }
     }
 }
 

@@ -1,0 +1,181 @@
+//! Communicators: one per device, made together for the GPUs of this host
+//! (`ncclCommInitAll`), destroyed once nothing uses them.
+
+use std::marker::PhantomData;
+use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cuda_graph::{CudaError, Device, Result};
+use cudarc::nccl::sys;
+
+use crate::library::{check, loaded};
+
+/// The NCCL handle, destroyed when the last [`Communicator`] and the last graph or exec whose
+/// captured collectives use it are gone.
+pub(crate) struct CommHandle {
+    pub(crate) raw: sys::ncclComm_t,
+    device: Device,
+}
+
+// SAFETY: the handle is only passed to NCCL by the `Communicator` that owns it (which is not
+// `Sync`: one thread at a time, as NCCL requires) and destroyed once, by the last owner.
+unsafe impl Send for CommHandle {}
+// SAFETY: shared references are only kept alive by graphs (never used through them).
+unsafe impl Sync for CommHandle {}
+
+impl Drop for CommHandle {
+    fn drop(&mut self) {
+        // Work queued with the communicator (on streams, or by launches of execs whose
+        // captured collectives used it) must be over before NCCL frees what it uses.
+        let result = self.device.synchronize().and_then(|()| {
+            // SAFETY: the communicator is alive, owned by this handle alone, destroyed once,
+            // and no work using it is queued any more (the device is idle).
+            check(unsafe { sys::ncclCommDestroy(self.raw) }, "ncclCommDestroy", None)
+        });
+        if let Err(err) = result {
+            drop_errors().push(err);
+        }
+    }
+}
+
+fn drop_errors() -> std::sync::MutexGuard<'static, Vec<CudaError>> {
+    static ERRORS: Mutex<Vec<CudaError>> = Mutex::new(Vec::new());
+    ERRORS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Errors met while dropping communicators (destructors cannot return them), taken out.
+///
+/// ```no_run
+/// for err in cuda_graph_nccl::take_drop_errors() {
+///     eprintln!("while dropping a communicator: {err}");
+/// }
+/// ```
+pub fn take_drop_errors() -> Vec<CudaError> {
+    std::mem::take(&mut *drop_errors())
+}
+
+/// One rank of a group of NCCL communicators made together (a clique), bound to one device.
+///
+/// Collectives are queued through a [`Group`](crate::Group) (or the one-call shorthands
+/// here), on streams of the communicator's device, with buffers of that device. `Send`, not
+/// `Sync`: NCCL allows one thread at a time per communicator.
+///
+/// ```no_run
+/// use cuda_graph_nccl::Communicator;
+/// let comms = Communicator::init_all()?; // one per GPU of the host
+/// for comm in &comms {
+///     println!("rank {} of {} on device {}", comm.rank(), comm.size(), comm.device().ordinal());
+/// }
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+pub struct Communicator {
+    pub(crate) handle: Arc<CommHandle>,
+    rank: usize,
+    size: usize,
+    /// Which `init_on` call made it: ranks of one clique must issue matching collectives.
+    clique: u64,
+    _not_sync: PhantomData<std::cell::Cell<()>>,
+}
+
+impl std::fmt::Debug for Communicator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Communicator")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .field("device", &self.handle.device.ordinal())
+            .finish()
+    }
+}
+
+impl Communicator {
+    /// One communicator per GPU of this host, rank `i` on device `i`
+    /// ([`init_on`](Self::init_on) of [`Device::all`]).
+    ///
+    /// ```no_run
+    /// let comms = cuda_graph_nccl::Communicator::init_all()?;
+    /// assert_eq!(comms.len() as i32, cuda_graph::Device::count()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn init_all() -> Result<Vec<Communicator>> {
+        Communicator::init_on(&Device::all()?)
+    }
+
+    /// One communicator per device of `devices`, rank `i` on `devices[i]`, made together by
+    /// `ncclCommInitAll` from this thread. Devices must be distinct. The thread's current
+    /// device is the same afterwards.
+    ///
+    /// ```no_run
+    /// use cuda_graph::Device;
+    /// let pair = cuda_graph_nccl::Communicator::init_on(&[Device::get(0)?, Device::get(1)?])?;
+    /// assert_eq!(pair[1].rank(), 1);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn init_on(devices: &[Device]) -> Result<Vec<Communicator>> {
+        const CALL: &str = "Communicator::init_on";
+        loaded(CALL)?;
+        if devices.is_empty() {
+            return Err(CudaError::InvalidArgument { call: CALL, problem: "no devices given".into() });
+        }
+        for (i, device) in devices.iter().enumerate() {
+            if devices[..i].contains(device) {
+                return Err(CudaError::InvalidArgument {
+                    call: CALL,
+                    problem: format!("device {} is listed twice: one rank per device", device.ordinal()),
+                });
+            }
+        }
+        let ordinals: Vec<i32> = devices.iter().map(|device| device.ordinal()).collect();
+        let count = i32::try_from(devices.len())
+            .map_err(|_| CudaError::InvalidArgument { call: CALL, problem: "too many devices".into() })?;
+        let mut raw = vec![ptr::null_mut(); devices.len()];
+        let before = Device::current()?;
+        // SAFETY: NCCL is loaded; `raw` has room for `count` handles and `ordinals` holds
+        // `count` device ordinals, both alive for the call.
+        let status = unsafe { sys::ncclCommInitAll(raw.as_mut_ptr(), count, ordinals.as_ptr()) };
+        restore_current(before)?;
+        check(status, "ncclCommInitAll", None)?;
+        static NEXT_CLIQUE: AtomicU64 = AtomicU64::new(1);
+        let clique = NEXT_CLIQUE.fetch_add(1, Ordering::Relaxed);
+        Ok(raw
+            .into_iter()
+            .zip(devices)
+            .enumerate()
+            .map(|(rank, (raw, &device))| Communicator {
+                handle: Arc::new(CommHandle { raw, device }),
+                rank,
+                size: devices.len(),
+                clique,
+                _not_sync: PhantomData,
+            })
+            .collect())
+    }
+
+    /// The device this rank's collectives run on.
+    pub fn device(&self) -> Device {
+        self.handle.device
+    }
+
+    /// This communicator's rank, 0-based.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// How many ranks the clique has.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    pub(crate) fn clique(&self) -> u64 {
+        self.clique
+    }
+}
+
+/// Makes `before` current again if NCCL left another device current, and has the crate
+/// read the current device anew (NCCL switches devices with raw calls).
+pub(crate) fn restore_current(before: Device) -> Result<()> {
+    if Device::current()? != before {
+        before.set_current()?;
+    }
+    Ok(())
+}
