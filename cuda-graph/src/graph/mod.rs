@@ -44,6 +44,7 @@ mod edit;
 mod event;
 mod exec;
 mod exec_pool;
+mod exec_set;
 mod host;
 mod inspect;
 mod keep_list;
