@@ -38,6 +38,7 @@ mod build;
 mod capture;
 mod clone;
 mod conditional;
+mod copy2d;
 mod dot;
 mod edges;
 mod edit;
