@@ -118,6 +118,9 @@ mod tests {
 
     #[test]
     fn handing_out_and_borrowing_never_destroy() {
+        // Adopting an event asks CUDA for the current device (the event's, as the caller
+        // promises), so this needs a device, though CUDA never sees the handle.
+        gpu_test_support::require_gpu!();
         // A fake handle: neither path may call cudaEventDestroy on it.
         let fake = 0x1000 as sys::cudaEvent_t;
         // SAFETY: the fake handle is never used by CUDA: borrowed, then dropped.

@@ -16,6 +16,7 @@ mod report;
 mod rng;
 mod stats;
 mod testing;
+mod wiring;
 mod work;
 
 pub use book::{Book, Preset};
