@@ -92,7 +92,7 @@ impl<M: LaunchMode> GraphExec<M> {
     }
 
     /// Refuses nodes that are not of the graph this exec was instantiated from.
-    fn own_node(&self, call: &'static str, node: &dyn AsNode) -> Result<NodeRef> {
+    pub(super) fn own_node(&self, call: &'static str, node: &dyn AsNode) -> Result<NodeRef> {
         let node = node.as_node();
         if node.root_id() == self.source.id() {
             Ok(node)
@@ -139,20 +139,29 @@ impl<M: LaunchMode> GraphExec<M> {
 
     /// Runs `f` (a CUDA call on this exec's node) under the families' locks, then keeps
     /// `keep` for `node` in place of what its earlier parameters needed, which is retired
-    /// until the launches queued before (which still use it) completed.
-    fn set_node(
+    /// until the launches queued before (which still use it) completed. `fence`: what `keep`
+    /// holds needs the launch fence whatever it is (host functions, events).
+    pub(super) fn set_node(
         &mut self,
         call: &'static str,
         node: NodeRef,
         keep: Vec<KeepAlive>,
+        fence: bool,
         f: impl FnOnce(sys::cudaGraphExec_t, sys::cudaGraphNode_t) -> Result<()>,
     ) -> Result<()> {
         let device = self.source.device();
         crate::memory::check_owners_on(&keep, device, call)?;
         let foreign = crate::memory::any_foreign(&keep, device);
-        self.ensure_fence(foreign || keep.iter().any(crate::memory::free_is_queued))?;
+        self.ensure_fence(fence || foreign || keep.iter().any(crate::memory::free_is_queued))?;
         let raw = self.raw;
-        device.with_current(|| self.with_exec_node(call, node, |exec_node| f(raw, exec_node)))?;
+        if let Err(err) =
+            device.with_current(|| self.with_exec_node(call, node, |exec_node| f(raw, exec_node)))
+        {
+            // A refused set may still have changed part of the node (a child graph's nodes):
+            // keep what it may point at beside what the node kept before.
+            self.overrides.entry(node).or_default().extend(keep);
+            return Err(err);
+        }
         if let Some(replaced) = self.overrides.insert(node, keep) {
             self.retired.push_overrides(replaced);
         }
@@ -194,7 +203,7 @@ impl<M: LaunchMode> GraphExec<M> {
         let mut keep = Vec::new();
         args.keep_alive(&mut keep);
         keep.extend(kernel.owner());
-        self.set_node(CALL, node, keep, |exec, exec_node| {
+        self.set_node(CALL, node, keep, false, |exec, exec_node| {
             with_kernel_params(kernel, &config, &args, |raw| {
                 // SAFETY: exec alive; `exec_node` names a kernel node of it (its source graph's
                 // node checked by id, kept alive and locked, translated for a reused exec);
@@ -227,7 +236,7 @@ impl<M: LaunchMode> GraphExec<M> {
         let node = self.own_node(CALL, node)?;
         let copy = Copy1D::device(CALL, dst, src, len)?;
         let params = copy.params3d();
-        self.set_node(CALL, node, copy.keep, |exec, exec_node| {
+        self.set_node(CALL, node, copy.keep, false, |exec, exec_node| {
             // SAFETY: exec alive; `exec_node` names a memcpy node of it (checked, kept,
             // locked); both sides hold `len` elements and are kept alive by the exec.
             check(
@@ -257,7 +266,7 @@ impl<M: LaunchMode> GraphExec<M> {
         let node = self.own_node(CALL, node)?;
         let fill = Fill::new(CALL, dst, value, len)?;
         let params = fill.raw();
-        self.set_node(CALL, node, fill.keep, |exec, exec_node| {
+        self.set_node(CALL, node, fill.keep, false, |exec, exec_node| {
             // SAFETY: exec alive; `exec_node` names a memset node of it (checked, kept,
             // locked); the destination holds `len` elements and is kept alive by the exec.
             check(

@@ -16,6 +16,7 @@ use crate::memory::{DeviceRepr, KeepAlive};
 use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
 
+mod pitched;
 mod raw;
 
 /// One device allocation, freed when the last owner (buffer, pointer, graph or exec that uses

@@ -42,10 +42,12 @@ mod async_ops;
 mod buffer;
 mod buffer_range;
 mod const_ptr;
+mod copy2d;
 mod free;
 mod mapped;
 mod pinned;
 mod pinned_slice;
+mod pitched;
 mod placement;
 mod pointer;
 mod pool;
@@ -55,9 +57,11 @@ mod slice;
 
 pub use buffer::{DeviceBuffer, DevicePtr};
 pub use const_ptr::DeviceConstPtr;
+pub use copy2d::Extent2D;
 pub use mapped::{MappedBuffer, MappedWord};
 pub use pinned::PinnedBuffer;
 pub use pinned_slice::{PinnedSlice, PinnedSliceMut};
+pub use pitched::PitchedBuffer;
 pub use pointer::MemoryKind;
 pub use pool::{MemoryPool, MemoryPoolOptions};
 pub use raw_work::{queue_raw_work, RawWork};
@@ -67,7 +71,9 @@ pub use slice::{DeviceSlice, RawDeviceSlice};
 pub(crate) use buffer::{
     bytes_for, free_is_queued, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
 };
+pub(crate) use copy2d::{Copy2D, Side};
 pub(crate) use pinned::{as_pinned, LaunchLock, PinnedAllocation};
+pub(crate) use pitched::linear_side;
 pub(crate) use placement::{any_foreign, check_owners_on};
 
 pub use crate::release::KeepAlive;

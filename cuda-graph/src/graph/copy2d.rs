@@ -1,0 +1,105 @@
+//! 2-D memcpy nodes (`cudaMemcpy3DParms` of depth 1): between pitched buffers, and between
+//! a pitched buffer and linear device memory seen as rows of a given pitch. Every rectangle is
+//! checked inside both sides before CUDA sees it (`memory::copy2d`); the node keeps both
+//! sides alive with the graph and its execs.
+
+use cudart_graph_sys as sys;
+
+use super::params::node_params_of;
+use super::{AsNode, GraphBuilder, MemcpyNode};
+use crate::error::{CudaError, Result};
+use crate::memory::{linear_side, Copy2D, DevicePtr, DeviceRepr, Extent2D, PitchedBuffer, Side};
+
+const DEVICE_TO_DEVICE: sys::cudaMemcpyKind = sys::cudaMemcpyKind::cudaMemcpyDeviceToDevice;
+
+impl GraphBuilder {
+    /// Adds a copy of `extent` from `src` at `from` (column, row) into `dst` at `at`. Both
+    /// rectangles must lie inside their buffers, and the extent must not be empty.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::{Extent2D, PitchedBuffer};
+    /// let (dst, src) = (PitchedBuffer::<f32>::zeroed(64, 64)?, PitchedBuffer::<f32>::zeroed(16, 16)?);
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// graph.add_memcpy_2d(&dst, (8, 8), &src, (0, 0), Extent2D { width: 16, height: 16 }, &[])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_memcpy_2d<T: DeviceRepr>(
+        &self,
+        dst: &PitchedBuffer<T>,
+        at: (usize, usize),
+        src: &PitchedBuffer<T>,
+        from: (usize, usize),
+        extent: Extent2D,
+        deps: &[&dyn AsNode],
+    ) -> Result<MemcpyNode> {
+        const CALL: &str = "GraphBuilder::add_memcpy_2d";
+        let dst_side = Side { what: "destination", plane: dst.plane(), origin: at };
+        let src_side = Side { what: "source", plane: src.plane(), origin: from };
+        let keep = vec![dst.keep_alive(), src.keep_alive()];
+        let copy = Copy2D::checked(CALL, dst_side, src_side, extent, size_of::<T>(), DEVICE_TO_DEVICE, keep)?;
+        self.add_copy_2d(CALL, copy, deps)
+    }
+
+    /// Adds a copy of linear device memory `src`, seen as `dst.height()` rows of `src_pitch`
+    /// elements, into all of `dst`. `src` must hold them: `src_pitch >= dst.width()` and
+    /// `(height - 1) * src_pitch + width <= src.len()`.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::PitchedBuffer;
+    /// let linear = cuda_graph::DeviceBuffer::<u32>::zeroed(40)?;
+    /// let rows = PitchedBuffer::<u32>::zeroed(8, 4)?;
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// graph.add_memcpy_2d_from_linear(&rows, &linear.ptr(), 10, &[])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_memcpy_2d_from_linear<T: DeviceRepr>(
+        &self,
+        dst: &PitchedBuffer<T>,
+        src: &DevicePtr<T>,
+        src_pitch: usize,
+        deps: &[&dyn AsNode],
+    ) -> Result<MemcpyNode> {
+        const CALL: &str = "GraphBuilder::add_memcpy_2d_from_linear";
+        let linear = linear_side::<T>(CALL, "source", src.addr() as _, src.len(), src_pitch, dst.width())?;
+        let keep = [dst.keep_alive()].into_iter().chain(src.keep_alive()).collect();
+        let copy = dst.copy_with(CALL, linear, true, DEVICE_TO_DEVICE, keep)?;
+        self.add_copy_2d(CALL, copy, deps)
+    }
+
+    /// Adds a copy of all of `src` into linear device memory `dst`, as `src.height()` rows of
+    /// `dst_pitch` elements; `dst` must hold them.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::PitchedBuffer;
+    /// let rows = PitchedBuffer::<u32>::zeroed(8, 4)?;
+    /// let linear = cuda_graph::DeviceBuffer::<u32>::zeroed(32)?;
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// graph.add_memcpy_2d_to_linear(&linear.ptr(), 8, &rows, &[])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_memcpy_2d_to_linear<T: DeviceRepr>(
+        &self,
+        dst: &DevicePtr<T>,
+        dst_pitch: usize,
+        src: &PitchedBuffer<T>,
+        deps: &[&dyn AsNode],
+    ) -> Result<MemcpyNode> {
+        const CALL: &str = "GraphBuilder::add_memcpy_2d_to_linear";
+        let linear =
+            linear_side::<T>(CALL, "destination", dst.addr() as _, dst.len(), dst_pitch, src.width())?;
+        let keep = [src.keep_alive()].into_iter().chain(dst.keep_alive()).collect();
+        let copy = src.copy_with(CALL, linear, false, DEVICE_TO_DEVICE, keep)?;
+        self.add_copy_2d(CALL, copy, deps)
+    }
+
+    fn add_copy_2d(&self, call: &'static str, copy: Copy2D, deps: &[&dyn AsNode]) -> Result<MemcpyNode> {
+        if copy.is_empty() {
+            return Err(CudaError::invalid(call, "an empty rectangle: CUDA refuses empty copies"));
+        }
+        crate::memory::check_owners_on(&copy.keep, self.device(), call)?;
+        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeMemcpy);
+        params.__bindgen_anon_1.memcpy =
+            sys::cudaMemcpyNodeParams { copyParams: copy.params3d(), ..Default::default() };
+        self.add_node(call, &mut params, copy.keep, deps).map(MemcpyNode)
+    }
+}

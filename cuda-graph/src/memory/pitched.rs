@@ -1,0 +1,384 @@
+//! `PitchedBuffer<T>`: a 2-D device allocation with rows padded by CUDA (`cudaMallocPitch`),
+//! and its 2-D stream copies (`cudaMemcpy2DAsync`) to and from pitched, linear device and
+//! pinned host memory.
+//!
+//! Every copy's rectangle is checked to lie, row by row, inside both sides before CUDA sees it
+//! (`memory::copy2d`). What keeps the copies sound after the borrows end is what keeps the 1-D
+//! copies sound (`memory::async_ops`): device memory is freed only after the work using it,
+//! pinned memory is fenced, and copies of pinned memory are refused while capturing.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use cudart_graph_sys as sys;
+
+use super::async_ops::retain_if_capturing;
+use super::copy2d::{Copy2D, Extent2D, Plane, Side};
+use super::pinned::DeviceAccess;
+use super::{Allocation, DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
+use crate::capture_gate::refuse_during_capture;
+use crate::error::{check, Result};
+use crate::stream::Stream;
+
+/// `height` rows of `width` values of `T` in device memory, each row starting `pitch` bytes
+/// after the one before (`cudaMallocPitch`: CUDA pads rows for aligned access). Shared with
+/// copies and graph nodes like a [`DeviceBuffer`]: freed after the last of them.
+///
+/// ```no_run
+/// use cuda_graph::memory::PitchedBuffer;
+/// let image = PitchedBuffer::<f32>::zeroed(1000, 64)?;
+/// assert!(image.pitch() >= 1000 * 4);
+/// assert_eq!(image.to_vec()?, vec![0.0; 64_000]);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+pub struct PitchedBuffer<T: DeviceRepr> {
+    pub(super) allocation: Arc<Allocation>,
+    width: usize,
+    height: usize,
+    pitch: usize,
+    _element: PhantomData<T>,
+}
+
+impl<T: DeviceRepr> fmt::Debug for PitchedBuffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PitchedBuffer")
+            .field("ptr", &self.allocation.ptr())
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("pitch", &self.pitch)
+            .finish()
+    }
+}
+
+impl<T: DeviceRepr> PitchedBuffer<T> {
+    /// `height` zeroed rows of `width` elements (`cudaMallocPitch`, then `cudaMemset`;
+    /// synchronous like [`DeviceBuffer::zeroed`]). Both must be non-zero.
+    ///
+    /// ```no_run
+    /// let rows = cuda_graph::memory::PitchedBuffer::<u8>::zeroed(3, 2)?;
+    /// assert_eq!((rows.width(), rows.height()), (3, 2));
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn zeroed(width: usize, height: usize) -> Result<PitchedBuffer<T>> {
+        const CALL: &str = "PitchedBuffer::zeroed";
+        let row_bytes = super::bytes_for::<T>(width, CALL)?;
+        let (allocation, pitch) = Allocation::pitched(CALL, row_bytes, height)?;
+        Ok(PitchedBuffer { allocation: Arc::new(allocation), width, height, pitch, _element: PhantomData })
+    }
+
+    /// Elements per row.
+    ///
+    /// ```no_run
+    /// assert_eq!(cuda_graph::memory::PitchedBuffer::<u32>::zeroed(5, 2)?.width(), 5);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Rows.
+    ///
+    /// ```no_run
+    /// assert_eq!(cuda_graph::memory::PitchedBuffer::<u32>::zeroed(5, 2)?.height(), 2);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Bytes from one row's start to the next's (CUDA's choice, at least `width` elements).
+    ///
+    /// ```no_run
+    /// assert!(cuda_graph::memory::PitchedBuffer::<u32>::zeroed(5, 2)?.pitch() >= 20);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn pitch(&self) -> usize {
+        self.pitch
+    }
+
+    /// The device address of element (0, 0), for calls this crate does not wrap.
+    ///
+    /// ```no_run
+    /// assert!(!cuda_graph::memory::PitchedBuffer::<u32>::zeroed(5, 2)?.as_raw().is_null());
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn as_raw(&self) -> *mut c_void {
+        self.allocation.ptr()
+    }
+
+    /// A shared owner of the memory, for keeping it alive elsewhere.
+    ///
+    /// ```no_run
+    /// let owner = cuda_graph::memory::PitchedBuffer::<u32>::zeroed(5, 2)?.keep_alive();
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn keep_alive(&self) -> KeepAlive {
+        self.allocation.clone()
+    }
+
+    /// The plane this buffer's rectangles must lie in.
+    pub(crate) fn plane(&self) -> Plane {
+        Plane {
+            base: self.allocation.ptr() as usize,
+            pitch: self.pitch,
+            width: self.width,
+            rows: self.height,
+        }
+    }
+
+    /// The rows, without their padding, `width * height` values (`cudaMemcpy2D`, synchronous,
+    /// on the legacy stream; ordered as [`DeviceBuffer::to_vec`] is).
+    ///
+    /// ```no_run
+    /// let rows = cuda_graph::memory::PitchedBuffer::<u16>::zeroed(3, 2)?;
+    /// assert_eq!(rows.to_vec()?, [0; 6]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let len = self.width * self.height; // fits: the allocation holds more bytes
+        let mut out = Vec::<T>::with_capacity(len);
+        let row_bytes = self.width * size_of::<T>();
+        self.allocation.device().with_current(|| {
+            check(
+                // SAFETY: `out`'s capacity holds `height` packed rows of `row_bytes`; the allocation holds
+                // `height` rows of `pitch >= row_bytes` bytes and is alive (`&self`); any bit
+                // pattern is a valid T.
+                unsafe {
+                    sys::cudaMemcpy2D(
+                        out.as_mut_ptr().cast(),
+                        row_bytes,
+                        self.allocation.ptr(),
+                        self.pitch,
+                        row_bytes,
+                        self.height,
+                        sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
+                    )
+                },
+                "cudaMemcpy2D",
+            )
+        })?;
+        // SAFETY: cudaMemcpy2D has written all `len` elements, and any bit pattern is a
+        // valid T (DeviceRepr).
+        unsafe { out.set_len(len) };
+        Ok(out)
+    }
+
+    /// Queues a copy of `extent` from `src` at `from` (column, row) into this buffer at `at`
+    /// on `stream` (`cudaMemcpy2DAsync`) and returns at once. Both rectangles must lie inside
+    /// their buffers. May be captured (as [`DeviceBuffer::copy_from_device_async`]).
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::{Extent2D, PitchedBuffer};
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let (mut dst, src) = (PitchedBuffer::<u32>::zeroed(8, 8)?, PitchedBuffer::<u32>::zeroed(4, 4)?);
+    /// dst.copy_rect_from_async((4, 4), &src, (0, 0), Extent2D { width: 4, height: 4 }, &stream)?;
+    /// assert!(dst.copy_rect_from_async((5, 4), &src, (0, 0), Extent2D { width: 4, height: 4 }, &stream).is_err());
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn copy_rect_from_async(
+        &mut self,
+        at: (usize, usize),
+        src: &PitchedBuffer<T>,
+        from: (usize, usize),
+        extent: Extent2D,
+        stream: &Stream,
+    ) -> Result<()> {
+        const CALL: &str = "PitchedBuffer::copy_rect_from_async";
+        let dst = Side { what: "destination", plane: self.plane(), origin: at };
+        let src_side = Side { what: "source", plane: src.plane(), origin: from };
+        let keep = vec![self.keep_alive(), src.keep_alive()];
+        let copy = Copy2D::checked(CALL, dst, src_side, extent, size_of::<T>(), DEVICE_TO_DEVICE, keep)?;
+        queue::<T>(CALL, copy, &[&self.allocation, &src.allocation], None, stream)
+    }
+
+    /// Queues a copy of all of `src`, seen as `height` rows of `src_pitch` elements, into
+    /// this buffer on `stream` (`cudaMemcpy2DAsync`). `src` must hold them: `src_pitch >=
+    /// width` and `(height - 1) * src_pitch + width <= src.len()`. May be captured.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::PitchedBuffer;
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let linear = cuda_graph::DeviceBuffer::from_slice(&[1u32, 2, 3, 4, 5, 6])?;
+    /// let mut rows = PitchedBuffer::<u32>::zeroed(3, 2)?;
+    /// rows.copy_from_device_async(&linear, 3, &stream)?;
+    /// stream.synchronize()?;
+    /// assert_eq!(rows.to_vec()?, [1, 2, 3, 4, 5, 6]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn copy_from_device_async(
+        &mut self,
+        src: &DeviceBuffer<T>,
+        src_pitch: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        const CALL: &str = "PitchedBuffer::copy_from_device_async";
+        let linear = linear_side::<T>(CALL, "source", src.as_raw(), src.len(), src_pitch, self.width)?;
+        let keep = vec![self.keep_alive(), src.keep_alive()];
+        let copy = self.copy_with(CALL, linear, true, DEVICE_TO_DEVICE, keep)?;
+        queue::<T>(CALL, copy, &[&self.allocation, &src.allocation], None, stream)
+    }
+
+    /// Queues a copy of this buffer's rows into `dst`, as `height` rows of `dst_pitch`
+    /// elements, on `stream` (`cudaMemcpy2DAsync`); `dst` must hold them. May be captured.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::PitchedBuffer;
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let rows = PitchedBuffer::<u32>::zeroed(3, 2)?;
+    /// let mut linear = cuda_graph::DeviceBuffer::from_slice(&[9u32; 8])?;
+    /// rows.copy_to_device_async(&mut linear, 4, &stream)?; // rows at 0 and 4
+    /// stream.synchronize()?;
+    /// assert_eq!(linear.to_vec()?, [0, 0, 0, 9, 0, 0, 0, 9]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn copy_to_device_async(
+        &self,
+        dst: &mut DeviceBuffer<T>,
+        dst_pitch: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        const CALL: &str = "PitchedBuffer::copy_to_device_async";
+        let linear = linear_side::<T>(CALL, "destination", dst.as_raw(), dst.len(), dst_pitch, self.width)?;
+        let keep = vec![self.keep_alive(), dst.keep_alive()];
+        let copy = self.copy_with(CALL, linear, false, DEVICE_TO_DEVICE, keep)?;
+        queue::<T>(CALL, copy, &[&self.allocation, &dst.allocation], None, stream)
+    }
+
+    /// Queues a copy of pinned `src`, seen as `height` rows of `src_pitch` elements, into
+    /// this buffer on `stream`. Writing or dropping `src` waits for the copy (a fence, as
+    /// [`DeviceBuffer::copy_from_pinned_async`]). Refused while `stream` is being captured.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::PitchedBuffer;
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let host = cuda_graph::PinnedBuffer::from_slice(&[1u8, 2, 0, 3, 4, 0])?;
+    /// let mut rows = PitchedBuffer::<u8>::zeroed(2, 2)?;
+    /// rows.copy_from_pinned_async(&host, 3, &stream)?;
+    /// stream.synchronize()?;
+    /// assert_eq!(rows.to_vec()?, [1, 2, 3, 4]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn copy_from_pinned_async(
+        &mut self,
+        src: &PinnedBuffer<T>,
+        src_pitch: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        const CALL: &str = "PitchedBuffer::copy_from_pinned_async";
+        let linear = linear_side::<T>(CALL, "source", src.as_raw(), src.len(), src_pitch, self.width)?;
+        let keep = vec![self.keep_alive(), src.keep_alive()];
+        let copy = self.copy_with(CALL, linear, true, sys::cudaMemcpyKind::cudaMemcpyHostToDevice, keep)?;
+        queue(CALL, copy, &[&self.allocation], Some((src, DeviceAccess::Reads)), stream)
+    }
+
+    /// Queues a copy of this buffer's rows into pinned `dst`, as `height` rows of `dst_pitch`
+    /// elements, on `stream`. Reading `dst` waits for the copy. Refused while capturing.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::PitchedBuffer;
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let rows = PitchedBuffer::<u8>::zeroed(2, 2)?;
+    /// let mut host = cuda_graph::PinnedBuffer::from_slice(&[7u8; 6])?;
+    /// rows.copy_to_pinned_async(&mut host, 3, &stream)?;
+    /// assert_eq!(host.as_slice()?, [0, 0, 7, 0, 0, 7]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn copy_to_pinned_async(
+        &self,
+        dst: &mut PinnedBuffer<T>,
+        dst_pitch: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        const CALL: &str = "PitchedBuffer::copy_to_pinned_async";
+        let linear = linear_side::<T>(CALL, "destination", dst.as_raw(), dst.len(), dst_pitch, self.width)?;
+        let keep = vec![self.keep_alive(), dst.keep_alive()];
+        let copy = self.copy_with(CALL, linear, false, sys::cudaMemcpyKind::cudaMemcpyDeviceToHost, keep)?;
+        queue(CALL, copy, &[&self.allocation], Some((dst, DeviceAccess::Writes)), stream)
+    }
+
+    /// The whole buffer copied from `linear` (`into_self`) or into it.
+    pub(crate) fn copy_with(
+        &self,
+        call: &'static str,
+        linear: Side<'static>,
+        into_self: bool,
+        kind: sys::cudaMemcpyKind,
+        keep: Vec<KeepAlive>,
+    ) -> Result<Copy2D> {
+        let me = Side {
+            what: if into_self { "destination" } else { "source" },
+            plane: self.plane(),
+            origin: (0, 0),
+        };
+        let extent = Extent2D { width: self.width, height: self.height };
+        let (dst, src) = if into_self { (me, linear) } else { (linear, me) };
+        Copy2D::checked(call, dst, src, extent, size_of::<T>(), kind, keep)
+    }
+}
+
+const DEVICE_TO_DEVICE: sys::cudaMemcpyKind = sys::cudaMemcpyKind::cudaMemcpyDeviceToDevice;
+
+/// Linear memory at `base` of `len` elements of `T` as rows of `pitch` elements, `width` of
+/// them used: the side of a whole-buffer copy.
+pub(crate) fn linear_side<T>(
+    call: &'static str,
+    what: &'static str,
+    base: *mut c_void,
+    len: usize,
+    pitch: usize,
+    width: usize,
+) -> Result<Side<'static>> {
+    let plane =
+        Plane::linear(call, what, base as usize, len, pitch, size_of::<T>())?.for_width(call, what, width)?;
+    Ok(Side { what, plane, origin: (0, 0) })
+}
+
+/// Queues `copy` on `stream`: device-only copies may be captured (their owners handed to the
+/// graph); a copy with a `pinned` side is refused while capturing and fences that side.
+fn queue<T: DeviceRepr>(
+    call: &'static str,
+    copy: Copy2D,
+    device_sides: &[&Arc<Allocation>],
+    pinned: Option<(&PinnedBuffer<T>, DeviceAccess)>,
+    stream: &Stream,
+) -> Result<()> {
+    if copy.is_empty() {
+        return Ok(());
+    }
+    for allocation in device_sides {
+        super::placement::check_allocation_on(allocation, stream.device(), call)?;
+    }
+    let _gate = match pinned {
+        Some(_) => refuse_during_capture(stream, call)?,
+        None => retain_if_capturing(stream, call, || copy.keep.clone())?,
+    };
+    for allocation in device_sides {
+        allocation.note_use_on(stream);
+    }
+    check(
+        // SAFETY: every row of both rectangles lies inside memory its side owns (checked by
+        // `Copy2D::checked` against the buffers' lengths and planes), of the kinds `kind`
+        // names; any bit pattern is a valid T. The device sides live until the copy is done
+        // (see `memory::async_ops`); a pinned side is fenced below, and when written it is
+        // held by `&mut`, so no slice of it is alive now.
+        unsafe {
+            sys::cudaMemcpy2DAsync(
+                copy.dst as *mut c_void,
+                copy.dst_pitch,
+                copy.src as *const c_void,
+                copy.src_pitch,
+                copy.width_bytes,
+                copy.height,
+                copy.kind,
+                stream.as_raw(),
+            )
+        },
+        "cudaMemcpy2DAsync",
+    )?;
+    match pinned {
+        Some((buffer, access)) => buffer.fence_after(stream, access),
+        None => Ok(()),
+    }
+}
