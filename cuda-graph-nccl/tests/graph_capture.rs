@@ -60,7 +60,9 @@ fn kernels_and_an_all_reduce_captured_replay_as_one_graph_per_gpu() {
         assert_eq!(graph.device(), comm.device());
         let kinds: Vec<NodeKind> = graph.nodes().unwrap().iter().map(|node| node.kind()).collect();
         eprintln!("rank {}: captured nodes {kinds:?}", comm.rank());
-        assert!(kinds.iter().filter(|&&kind| kind == NodeKind::Kernel).count() >= 3, "{kinds:?}");
+        // A lone rank's in-place all-reduce has nothing to move: NCCL records no kernel for it.
+        let want_kernels = if comms.len() > 1 { 3 } else { 2 };
+        assert!(kinds.iter().filter(|&&kind| kind == NodeKind::Kernel).count() >= want_kernels, "{kinds:?}");
     }
     let execs: Vec<_> =
         graphs.iter().map(|g| g.instantiate::<HostLaunch>(Default::default()).unwrap()).collect();

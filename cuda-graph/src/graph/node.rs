@@ -21,7 +21,11 @@ use crate::error::{check, CudaError, Result};
 /// graph.add_empty(&[&node])?;
 /// # Ok::<(), cuda_graph::CudaError>(())
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Two handles are equal when they name the same node of the same graph, whenever each was
+/// made. A handle to a removed node may compare equal to a node CUDA later puts at the same
+/// address; every call still refuses the stale one.
+#[derive(Clone, Copy)]
 pub struct NodeRef {
     raw: sys::cudaGraphNode_t,
     graph: u64,
@@ -36,6 +40,20 @@ pub struct NodeRef {
 unsafe impl Send for NodeRef {}
 // SAFETY: as above; `&NodeRef` exposes only copies of the identifier.
 unsafe impl Sync for NodeRef {}
+
+impl PartialEq for NodeRef {
+    fn eq(&self, other: &NodeRef) -> bool {
+        (self.raw, self.graph) == (other.raw, other.graph)
+    }
+}
+
+impl Eq for NodeRef {}
+
+impl std::hash::Hash for NodeRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.raw, self.graph).hash(state);
+    }
+}
 
 impl fmt::Debug for NodeRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

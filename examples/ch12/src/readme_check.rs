@@ -1,16 +1,16 @@
-//! The top README's table of the chapter's programs holds the committed H100 runs' figures:
-//! each program's "median ratio" and "five runs" columns are recomputed here from the saved
-//! `ch12 --json` outputs under `results/` (the fair-baseline runs for the programs they cover,
-//! the first set for the others), and the test fails where the README says otherwise.
+//! The top README's tables of the chapter's programs hold the committed H100 runs' figures:
+//! each program's "median ratio", "five runs" and headline columns are recomputed here from the
+//! saved `ch12 --json` outputs under `results/`, for the ports' own workloads and for the
+//! chapter listings' (`--book`), and the test fails where the README says otherwise.
 
 use std::path::{Path, PathBuf};
 
 use crate::summary::{collect, Column, ProgramRuns};
 
 /// The committed run sets, the later ones taking precedence for the programs they hold.
-const RUN_SETS: [&str; 2] = ["results/h100-2026-11-24", "results/h100-2026-11-24-fair-baselines"];
+const RUN_SETS: [&str; 1] = ["results/h100-2026-11-26"];
 
-fn runs_of(dir: &Path) -> Vec<ProgramRuns> {
+fn runs_of(dir: &Path, column: Column) -> Vec<ProgramRuns> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
@@ -28,15 +28,15 @@ fn runs_of(dir: &Path) -> Vec<ProgramRuns> {
                 .unwrap_or_else(|| panic!("{}: no JSON line", file.display()))
         })
         .collect();
-    collect(&values, Column::Port).expect("ch12 JSON")
+    collect(&values, column).expect("ch12 JSON")
 }
 
-/// Every program's runs, a later set replacing an earlier one's entry.
-fn committed() -> Vec<ProgramRuns> {
+/// Every program's runs of `column`, a later set replacing an earlier one's entry.
+fn committed(column: Column) -> Vec<ProgramRuns> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut programs: Vec<ProgramRuns> = Vec::new();
     for set in RUN_SETS {
-        for program in runs_of(&here.join(set)) {
+        for program in runs_of(&here.join(set), column) {
             programs.retain(|known| known.program != program.program);
             programs.push(program);
         }
@@ -44,9 +44,15 @@ fn committed() -> Vec<ProgramRuns> {
     programs
 }
 
-/// The README table's rows: program, median ratio cell, five-runs cell, headline cell.
-fn readme_rows(readme: &str) -> Vec<[String; 4]> {
-    let start = readme.find("| program | median ratio | five runs |").expect("the ch12 table in README.md");
+/// The header line of the ports' table and of the listings' table.
+const PORT_HEADER: &str =
+    "| program | median ratio | five runs | the median run's headline | chapter's claim |\n";
+const BOOK_HEADER: &str = "| program | median ratio | five runs | the median run's headline |\n";
+
+/// The rows of the README table under `header`: program, median ratio cell, five-runs cell,
+/// headline cell.
+fn readme_rows(readme: &str, header: &str) -> Vec<[String; 4]> {
+    let start = readme.find(header).unwrap_or_else(|| panic!("README.md has no table headed {header}"));
     readme[start..]
         .lines()
         .skip(2)
@@ -83,8 +89,8 @@ fn expected(program: &ProgramRuns) -> (String, String, String) {
     }
 }
 
-fn mismatches(readme: &str, programs: &[ProgramRuns]) -> Vec<String> {
-    let rows = readme_rows(readme);
+fn mismatches(readme: &str, header: &str, programs: &[ProgramRuns]) -> Vec<String> {
+    let rows = readme_rows(readme, header);
     let mut problems = Vec::new();
     for program in programs {
         let Some(row) = rows.iter().find(|row| row[0] == program.program) else {
@@ -117,23 +123,31 @@ fn mismatches(readme: &str, programs: &[ProgramRuns]) -> Vec<String> {
 fn the_readmes_ch12_table_matches_the_committed_runs() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
         .expect("README.md");
-    let programs = committed();
+    let programs = committed(Column::Port);
     assert_eq!(programs.len(), 14, "every program has committed runs");
-    let problems = mismatches(&readme, &programs);
+    let problems = mismatches(&readme, PORT_HEADER, &programs);
     assert!(problems.is_empty(), "README.md's ch12 table:\n{}", problems.join("\n"));
+    let listings = committed(Column::Book);
+    assert!(listings.len() >= 5, "the five programs with a listing have --book runs");
+    let problems = mismatches(&readme, BOOK_HEADER, &listings);
+    assert!(problems.is_empty(), "README.md's table of the listings' workloads:\n{}", problems.join("\n"));
 }
 
 #[test]
 fn a_changed_figure_is_caught() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
         .expect("README.md");
-    let programs = committed();
+    let programs = committed(Column::Port);
     let kernel_fusion = programs.iter().find(|p| p.program == "kernel_fusion").expect("kernel_fusion");
     let (median, runs, _) = expected(kernel_fusion);
     let row = format!("| kernel_fusion | {median} | {runs} |");
     assert!(readme.contains(&row), "{row}");
     let bad_median = readme.replace(&row, &format!("| kernel_fusion | **9.99x** | {runs} |"));
-    assert!(mismatches(&bad_median, &programs).iter().any(|p| p.starts_with("kernel_fusion median ratio")));
+    assert!(mismatches(&bad_median, PORT_HEADER, &programs)
+        .iter()
+        .any(|p| p.starts_with("kernel_fusion median ratio")));
     let bad_runs = readme.replace(&row, &format!("| kernel_fusion | {median} | 9.99, {runs} |"));
-    assert!(mismatches(&bad_runs, &programs).iter().any(|p| p.starts_with("kernel_fusion five runs")));
+    assert!(mismatches(&bad_runs, PORT_HEADER, &programs)
+        .iter()
+        .any(|p| p.starts_with("kernel_fusion five runs")));
 }
