@@ -12,9 +12,10 @@
 //   block; thread 0 counts the step, stores the residual (the largest change of any value) and
 //   decides whether to go on. cgc_relax_while sets the WHILE node's condition with it;
 //   cgc_relax_host also writes it where a host loop looks: back into the state, which the
-//   host copies back, or into mapped host memory, which the host reads in place. The arithmetic is the CPU model's
-//   (src/relax.rs), operation for operation (explicit _rn intrinsics: no FMA contraction) and
-//   the reduction is a max, which does not depend on order, so results match bit for bit.
+//   host copies back, or into mapped host memory, which the host reads in place. The arithmetic
+//   is the CPU model's (src/relax.rs), operation for operation (explicit _rn intrinsics: no FMA
+//   contraction) and the reduction is a max, which does not depend on order, so results match
+//   bit for bit.
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -53,6 +54,21 @@ extern "C" __global__ void cgc_advance(uint32_t* cursor) {
 // ---------------------------------------------------------------------------------------------
 // Relaxation (WHILE)
 
+// The largest of the 32 lanes' `bits`. The bits are those of non-negative floats, whose order
+// as unsigned integers is their order as floats, so this is their max, and the same value
+// whatever the order. One warp-wide reduction instruction on sm_80 and later (a step is a few
+// microseconds, and five shuffle rounds are a visible part of it); shuffles before.
+static __device__ __forceinline__ uint32_t cgc_warp_max_bits(uint32_t bits) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(CGC_FULL_MASK, bits);
+#else
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        bits = max(bits, __shfl_xor_sync(CGC_FULL_MASK, bits, offset));
+    }
+    return bits;
+#endif
+}
+
 // One sweep x[i] <- ((b[i] + x[i-1]) + x[i+1]) * w with x[-1] = x[n] = 0, in place (the old
 // values are read into shared memory first). state[0] counts steps, state[1] holds the
 // residual's bits, state[2] whether to go on: residual > tol and steps < max_steps. Returns
@@ -61,7 +77,7 @@ extern "C" __global__ void cgc_advance(uint32_t* cursor) {
 static __device__ uint32_t cgc_relax_sweep(float* x, const float* b, uint32_t n, float w, float tol,
                                            uint32_t max_steps, uint32_t* state) {
     __shared__ float s_x[CGC_MAX_N + 2];
-    __shared__ float s_max[32];
+    __shared__ uint32_t s_max[32];
     const uint32_t i = threadIdx.x;
     // Every global load this sweep needs is issued here, before the first barrier, so their
     // latencies overlap instead of adding up (b[i] and the step count do not depend on the
@@ -80,26 +96,23 @@ static __device__ uint32_t cgc_relax_sweep(float* x, const float* b, uint32_t n,
     }
     __syncthreads();
 
-    float change = 0.0f;
+    // |next - old| >= 0, never NaN: with the diagonal above 2 (the options' rule) the sweep
+    // contracts, so every value stays finite.
+    uint32_t change_bits = 0;
     if (i < n) {
         const float next = __fmul_rn(__fadd_rn(__fadd_rn(b_i, s_x[i]), s_x[i + 2]), w);
-        change = fabsf(__fsub_rn(next, s_x[i + 1]));
+        change_bits = __float_as_uint(fabsf(__fsub_rn(next, s_x[i + 1])));
         x[i] = next;
     }
-    for (int offset = 16; offset > 0; offset >>= 1) {
-        change = fmaxf(change, __shfl_xor_sync(CGC_FULL_MASK, change, offset));
-    }
+    change_bits = cgc_warp_max_bits(change_bits);
     if ((i & 31u) == 0) {
-        s_max[i >> 5] = change;
+        s_max[i >> 5] = change_bits;
     }
     __syncthreads();
 
     uint32_t go_on = 0;
     if (i < 32) {
-        float residual = i < (blockDim.x >> 5) ? s_max[i] : 0.0f;
-        for (int offset = 16; offset > 0; offset >>= 1) {
-            residual = fmaxf(residual, __shfl_xor_sync(CGC_FULL_MASK, residual, offset));
-        }
+        const float residual = __uint_as_float(cgc_warp_max_bits(i < (blockDim.x >> 5) ? s_max[i] : 0u));
         if (i == 0) {
             const uint32_t steps = steps_before + 1u;
             go_on = (residual > tol && steps < max_steps) ? 1u : 0u;
