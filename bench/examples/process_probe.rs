@@ -67,7 +67,61 @@ fn probe() -> Result<()> {
     launch_empty(&streams[1], 30)?;
     report("+ 30 stream launches on a second new stream", &mut rust, &chains)?;
     drop(streams);
-    report("+ both streams destroyed", &mut rust, &chains)
+    report("+ both streams destroyed", &mut rust, &chains)?;
+    enqueue_cost(&rust)
+}
+
+/// Host time per launch of a 10-node chain with programmatic edges, through `GraphExec::launch`
+/// and through `cudaGraphLaunch` on the same exec, against the GPU time per replay: where the
+/// first is not below the last, the row is bound by the host, and what the wrapper adds shows.
+fn enqueue_cost(rust: &RustSide) -> Result<()> {
+    const LAUNCHES: u32 = 2000;
+    let exec = build(&rust.counter, false, true, 10)?.instantiate::<HostLaunch>(Default::default())?;
+    exec.upload(&rust.stream)?;
+    let mut wrapped = Vec::new();
+    let mut raw = Vec::new();
+    let mut gpu = Vec::new();
+    for sample in 0..12 {
+        for through_wrapper in [true, false] {
+            rust.stream.synchronize()?;
+            rust.start.record(&rust.stream)?;
+            let started = std::time::Instant::now();
+            for _ in 0..LAUNCHES {
+                if through_wrapper {
+                    exec.launch(&rust.stream)?;
+                } else {
+                    // SAFETY: exec and stream are alive; the chain uses no memory, and the
+                    // stream is waited for below, before the exec can be dropped.
+                    let status =
+                        unsafe { cuda_graph::sys::cudaGraphLaunch(exec.as_raw(), rust.stream.as_raw()) };
+                    if status != cuda_graph::sys::cudaError::cudaSuccess {
+                        return Err(cuda_graph::CudaError::from_code(status.0 as i32, "cudaGraphLaunch").into());
+                    }
+                }
+            }
+            let host_us = started.elapsed().as_secs_f64() * 1e6 / f64::from(LAUNCHES);
+            let gpu_us = rust.end_sample()? * 1e3 / f64::from(LAUNCHES);
+            if sample >= 2 {
+                if through_wrapper {
+                    wrapped.push(host_us)
+                } else {
+                    raw.push(host_us)
+                }
+                gpu.push(gpu_us);
+            }
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "10-node chain, programmatic edges: host time per launch {:.3} µs (GraphExec::launch), {:.3} µs (cudaGraphLaunch); GPU time per replay {:.3} µs",
+        median(&mut wrapped),
+        median(&mut raw),
+        median(&mut gpu)
+    );
+    Ok(())
 }
 
 /// `count` launches of the empty kernel on `stream`, waited for.
