@@ -39,6 +39,7 @@ mod capture;
 mod clone;
 mod conditional;
 mod copy2d;
+mod copy3d;
 mod dot;
 mod edges;
 mod edit;

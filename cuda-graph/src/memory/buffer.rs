@@ -275,7 +275,7 @@ pub(super) unsafe fn memcpy_sync(
 /// streams. Without this wait a kernel launched next on such a stream can run first: on a GPU
 /// shared with other processes, buffers were seen to be zeroed after a graph had written them.
 /// `call` names the wait in an error, e.g. "cudaStreamSynchronize after cudaMemset".
-fn finish_on_legacy_stream(call: &'static str) -> Result<()> {
+pub(super) fn finish_on_legacy_stream(call: &'static str) -> Result<()> {
     // SAFETY: the null stream is the legacy default stream of the current device; waiting on
     // it touches no memory of ours.
     check(unsafe { sys::cudaStreamSynchronize(ptr::null_mut()) }, call)
