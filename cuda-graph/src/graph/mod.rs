@@ -55,6 +55,7 @@ mod params;
 mod raw;
 mod readback;
 mod retired;
+mod symbol;
 mod update;
 
 use std::marker::PhantomData;

@@ -72,11 +72,11 @@ pub use slice::{DeviceSlice, RawDeviceSlice};
 pub use volume::PitchedVolume;
 
 pub(crate) use buffer::{
-    bytes_for, free_is_queued, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
+    bytes_for, free_is_queued, memcpy_sync, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
 };
-pub(crate) use copy_bounds::{CheckedCopy, Side};
-pub(crate) use copy_queue::{linear_side, DEVICE_TO_DEVICE};
-pub(crate) use pinned::{as_pinned, LaunchLock, PinnedAllocation};
+pub(crate) use copy_bounds::{CheckedCopy, Side, Volume};
+pub(crate) use copy_queue::{linear_side, queue_copy, DEVICE_TO_DEVICE};
+pub(crate) use pinned::{as_pinned, DeviceAccess, LaunchLock, PinnedAllocation};
 pub(crate) use placement::{any_foreign, check_owners_on};
 
 pub use crate::release::KeepAlive;
