@@ -28,21 +28,34 @@ impl Allocation {
         let (mut raw, mut pitch) = (ptr::null_mut(), 0usize);
         // SAFETY: `raw` and `pitch` are valid out-pointers.
         check(unsafe { sys::cudaMallocPitch(&mut raw, &mut pitch, row_bytes, height) }, "cudaMallocPitch")?;
+        Allocation::zeroed_rows(call, device, raw, (row_bytes, pitch), Some(height))
+    }
+
+    /// Takes ownership of `raw`, `rows` rows (`None`: too many to count) of `pitch` bytes
+    /// that CUDA allocated on `device` for rows of `row_bytes`, checks the pitch and zeroes it.
+    fn zeroed_rows(
+        call: &'static str,
+        device: Device,
+        raw: *mut std::ffi::c_void,
+        (row_bytes, pitch): (usize, usize),
+        rows: Option<usize>,
+    ) -> Result<(Allocation, usize)> {
         note_in_use(device);
+        let bytes = rows.and_then(|rows| pitch.checked_mul(rows));
         let allocation = Allocation {
             ptr: raw,
-            bytes: pitch.saturating_mul(height),
+            bytes: bytes.unwrap_or(usize::MAX),
             free: FreeKind::Synchronous { device: device.ordinal() },
             unordered_use: AtomicBool::new(false),
             foreign_use: AtomicU64::new(0),
         };
-        if pitch < row_bytes || pitch.checked_mul(height).is_none() {
+        if pitch < row_bytes || bytes.is_none() {
             return Err(CudaError::invalid(
                 call,
                 format!("CUDA returned pitch {pitch} for rows of {row_bytes} bytes"),
             ));
         }
-        // SAFETY: the allocation holds `pitch * height` bytes (CUDA's pitch, checked above).
+        // SAFETY: the allocation holds `pitch * rows` bytes (CUDA's pitch, checked above).
         check(unsafe { sys::cudaMemset(allocation.ptr, 0, allocation.bytes) }, "cudaMemset")?;
         finish_on_legacy_stream("cudaStreamSynchronize after cudaMemset")?;
         Ok((allocation, pitch))
@@ -70,26 +83,6 @@ impl Allocation {
         let extent = sys::cudaExtent { width: row_bytes, height, depth };
         // SAFETY: `raw` is a valid out-pointer.
         check(unsafe { sys::cudaMalloc3D(&mut raw, extent) }, "cudaMalloc3D")?;
-        note_in_use(device);
-        let pitch = raw.pitch;
-        let bytes = pitch.checked_mul(height).and_then(|slice| slice.checked_mul(depth));
-        let allocation = Allocation {
-            ptr: raw.ptr,
-            bytes: bytes.unwrap_or(usize::MAX),
-            free: FreeKind::Synchronous { device: device.ordinal() },
-            unordered_use: AtomicBool::new(false),
-            foreign_use: AtomicU64::new(0),
-        };
-        if pitch < row_bytes || bytes.is_none() {
-            return Err(CudaError::invalid(
-                call,
-                format!("CUDA returned pitch {pitch} for rows of {row_bytes} bytes"),
-            ));
-        }
-        // SAFETY: the allocation holds `pitch * height * depth` bytes (CUDA's pitch, checked
-        // above).
-        check(unsafe { sys::cudaMemset(allocation.ptr, 0, allocation.bytes) }, "cudaMemset")?;
-        finish_on_legacy_stream("cudaStreamSynchronize after cudaMemset")?;
-        Ok((allocation, pitch))
+        Allocation::zeroed_rows(call, device, raw.ptr, (row_bytes, raw.pitch), height.checked_mul(depth))
     }
 }
