@@ -1,6 +1,6 @@
 //! 2-D memcpy nodes (`cudaMemcpy3DParms` of depth 1): between pitched buffers, and between
 //! a pitched buffer and linear device memory seen as rows of a given pitch. Every rectangle is
-//! checked inside both sides before CUDA sees it (`memory::copy2d`); the node keeps both
+//! checked inside both sides before CUDA sees it (`memory::copy_bounds`); the node keeps both
 //! sides alive with the graph and its execs.
 
 use cudart_graph_sys as sys;
@@ -8,9 +8,9 @@ use cudart_graph_sys as sys;
 use super::params::node_params_of;
 use super::{AsNode, GraphBuilder, MemcpyNode};
 use crate::error::{CudaError, Result};
-use crate::memory::{linear_side, Copy2D, DevicePtr, DeviceRepr, Extent2D, PitchedBuffer, Side};
-
-const DEVICE_TO_DEVICE: sys::cudaMemcpyKind = sys::cudaMemcpyKind::cudaMemcpyDeviceToDevice;
+use crate::memory::{
+    linear_side, CheckedCopy, DevicePtr, DeviceRepr, Extent2D, PitchedBuffer, Side, DEVICE_TO_DEVICE,
+};
 
 impl GraphBuilder {
     /// Adds a copy of `extent` from `src` at `from` (column, row) into `dst` at `at`. Both
@@ -33,11 +33,13 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_2d";
-        let dst_side = Side { what: "destination", plane: dst.plane(), origin: at };
-        let src_side = Side { what: "source", plane: src.plane(), origin: from };
+        let dst_side = Side { what: "destination", volume: dst.plane(), origin: (at.0, at.1, 0) };
+        let src_side = Side { what: "source", volume: src.plane(), origin: (from.0, from.1, 0) };
         let keep = vec![dst.keep_alive(), src.keep_alive()];
-        let copy = Copy2D::checked(CALL, dst_side, src_side, extent, size_of::<T>(), DEVICE_TO_DEVICE, keep)?;
-        self.add_copy_2d(CALL, copy, deps)
+        let size = size_of::<T>();
+        let copy =
+            CheckedCopy::checked(CALL, dst_side, src_side, extent.into(), size, DEVICE_TO_DEVICE, keep)?;
+        self.add_copy_box(CALL, copy, deps)
     }
 
     /// Adds a copy of linear device memory `src`, seen as `dst.height()` rows of `src_pitch`
@@ -63,7 +65,7 @@ impl GraphBuilder {
         let linear = linear_side::<T>(CALL, "source", src.addr() as _, src.len(), src_pitch, dst.width())?;
         let keep = [dst.keep_alive()].into_iter().chain(src.keep_alive()).collect();
         let copy = dst.copy_with(CALL, linear, true, DEVICE_TO_DEVICE, keep)?;
-        self.add_copy_2d(CALL, copy, deps)
+        self.add_copy_box(CALL, copy, deps)
     }
 
     /// Adds a copy of all of `src` into linear device memory `dst`, as `src.height()` rows of
@@ -89,12 +91,18 @@ impl GraphBuilder {
             linear_side::<T>(CALL, "destination", dst.addr() as _, dst.len(), dst_pitch, src.width())?;
         let keep = [src.keep_alive()].into_iter().chain(dst.keep_alive()).collect();
         let copy = src.copy_with(CALL, linear, false, DEVICE_TO_DEVICE, keep)?;
-        self.add_copy_2d(CALL, copy, deps)
+        self.add_copy_box(CALL, copy, deps)
     }
 
-    fn add_copy_2d(&self, call: &'static str, copy: Copy2D, deps: &[&dyn AsNode]) -> Result<MemcpyNode> {
+    /// Adds `copy` (2-D or 3-D, checked) as a memcpy node keeping its sides with the graph.
+    pub(super) fn add_copy_box(
+        &self,
+        call: &'static str,
+        copy: CheckedCopy,
+        deps: &[&dyn AsNode],
+    ) -> Result<MemcpyNode> {
         if copy.is_empty() {
-            return Err(CudaError::invalid(call, "an empty rectangle: CUDA refuses empty copies"));
+            return Err(CudaError::invalid(call, "an empty extent: CUDA refuses empty copies"));
         }
         crate::memory::check_owners_on(&copy.keep, self.device(), call)?;
         let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeMemcpy);

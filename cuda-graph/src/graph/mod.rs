@@ -39,6 +39,7 @@ mod capture;
 mod clone;
 mod conditional;
 mod copy2d;
+mod copy3d;
 mod dot;
 mod edges;
 mod edit;
@@ -54,6 +55,7 @@ mod params;
 mod raw;
 mod readback;
 mod retired;
+mod symbol;
 mod update;
 
 use std::marker::PhantomData;

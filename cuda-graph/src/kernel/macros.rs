@@ -154,3 +154,87 @@ macro_rules! kernels {
         $crate::kernels!(@declare $($body)*);
     };
 }
+
+/// Declares `__device__` variables compiled into this program by `cuda-build`, as functions
+/// returning a `&'static` [`DeviceSymbol`](crate::kernel::DeviceSymbol).
+///
+/// `static name: T;` declares a variable of one `T`, `static name: [T; N];` an array of `N`;
+/// each becomes `fn name() -> &'static DeviceSymbol<T>` with the given doc comments,
+/// attributes and visibility. Define the variable with C linkage in a `.cu` file, so that its
+/// host shadow (the host variable nvcc emits and the runtime registers) has the plain name:
+///
+/// ```c
+/// extern "C" {
+/// __device__ float scale;
+/// __device__ uint32_t table[16];
+/// }
+/// ```
+///
+/// # What is checked
+/// A name that is no variable of the program fails to link; one that is a host variable but
+/// not a registered `__device__` variable is refused by CUDA at first use. At each use the
+/// size CUDA reports (`cudaGetSymbolSize`) must equal `N * size_of::<T>()`, or the use is
+/// refused: a declaration that does not match the compiled variable never copies past it. No
+/// `unsafe` is asked: a variable is data, and every bit pattern is a valid
+/// [`DeviceRepr`](crate::DeviceRepr). What kernels do with it stays their declaration's
+/// promise ([`kernels!`](crate::kernels!)).
+///
+/// ```no_run
+/// cuda_graph::device_symbols! {
+///     /// The factor `scale_by_symbol` multiplies by.
+///     pub static scale: f32;
+///     /// Sixteen lookup values.
+///     static table: [u32; 16];
+/// }
+/// scale().write(0, &[0.5])?;
+/// table().write(0, &[1; 16])?;
+/// assert_eq!(table().to_vec()?, [1; 16]);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+#[macro_export]
+macro_rules! device_symbols {
+    (@declare) => {};
+    (@declare
+        $(#[$attr:meta])*
+        $vis:vis static $name:ident : [$elem:ty; $len:expr];
+        $($rest:tt)*
+    ) => {
+        $crate::device_symbols!(@item [$(#[$attr])*] $vis $name, $elem, $len);
+        $crate::device_symbols!(@declare $($rest)*);
+    };
+    (@declare
+        $(#[$attr:meta])*
+        $vis:vis static $name:ident : $ty:ty;
+        $($rest:tt)*
+    ) => {
+        $crate::device_symbols!(@item [$(#[$attr])*] $vis $name, $ty, 1);
+        $crate::device_symbols!(@declare $($rest)*);
+    };
+    (@item [$(#[$attr:meta])*] $vis:vis $name:ident, $elem:ty, $len:expr) => {
+        $(#[$attr])*
+        #[doc = ""]
+        #[doc = concat!(
+            "The `__device__` variable `", stringify!($name), "` (", stringify!($len), " of `",
+            stringify!($elem), "`), declared with `cuda_graph::device_symbols!`."
+        )]
+        #[allow(unsafe_code)]
+        $vis fn $name() -> &'static $crate::kernel::DeviceSymbol<$elem> {
+            #[allow(unused_unsafe)]
+            fn shadow() -> *const ::core::ffi::c_void {
+                extern "C" {
+                    // The host shadow nvcc emits for the variable: only its address is used.
+                    #[link_name = stringify!($name)]
+                    static SHADOW: u8;
+                }
+                // SAFETY: only the address is taken; the static is never read or written.
+                unsafe { ::core::ptr::addr_of!(SHADOW).cast() }
+            }
+            static SYMBOL: $crate::kernel::DeviceSymbol<$elem> =
+                $crate::kernel::DeviceSymbol::from_host_shadow(stringify!($name), $len, shadow);
+            &SYMBOL
+        }
+    };
+    ($($body:tt)*) => {
+        $crate::device_symbols!(@declare $($body)*);
+    };
+}

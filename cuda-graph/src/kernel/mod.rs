@@ -29,6 +29,7 @@ mod macros;
 mod module;
 #[cfg(feature = "nvrtc")]
 pub mod nvrtc;
+mod symbol;
 mod types;
 
 use std::ffi::c_void;
@@ -42,6 +43,7 @@ pub use attributes::{
 };
 pub use config::{Dim3, LaunchConfig, MAX_THREADS_PER_BLOCK};
 pub use module::Module;
+pub use symbol::DeviceSymbol;
 pub use types::SignatureFn;
 
 pub(crate) use args::{check_launch_handles, check_node_handles};

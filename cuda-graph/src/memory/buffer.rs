@@ -247,7 +247,7 @@ pub(crate) fn bytes_for<T>(len: usize, call: &'static str) -> Result<usize> {
 /// # Safety
 /// `dst` must be valid for writing and `src` for reading `bytes` bytes, each in the memory
 /// (host or device) that `kind` names, and whatever lands in `dst` must be valid there.
-pub(super) unsafe fn memcpy_sync(
+pub(crate) unsafe fn memcpy_sync(
     device: Device,
     dst: *mut c_void,
     src: *const c_void,
@@ -275,7 +275,7 @@ pub(super) unsafe fn memcpy_sync(
 /// streams. Without this wait a kernel launched next on such a stream can run first: on a GPU
 /// shared with other processes, buffers were seen to be zeroed after a graph had written them.
 /// `call` names the wait in an error, e.g. "cudaStreamSynchronize after cudaMemset".
-fn finish_on_legacy_stream(call: &'static str) -> Result<()> {
+pub(super) fn finish_on_legacy_stream(call: &'static str) -> Result<()> {
     // SAFETY: the null stream is the legacy default stream of the current device; waiting on
     // it touches no memory of ours.
     check(unsafe { sys::cudaStreamSynchronize(ptr::null_mut()) }, call)
@@ -438,6 +438,11 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// The owner handle that graphs keep to hold this memory alive.
     pub fn keep_alive(&self) -> KeepAlive {
         self.allocation.clone()
+    }
+
+    /// The allocation, for copies that check where it lives and note its uses.
+    pub(crate) fn allocation(&self) -> &Arc<Allocation> {
+        &self.allocation
     }
 
     fn expect_len(&self, other: usize, call: &'static str) -> Result<()> {

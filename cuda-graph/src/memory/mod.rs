@@ -42,7 +42,8 @@ mod async_ops;
 mod buffer;
 mod buffer_range;
 mod const_ptr;
-mod copy2d;
+mod copy_bounds;
+mod copy_queue;
 mod free;
 mod mapped;
 mod pinned;
@@ -54,10 +55,11 @@ mod pool;
 mod raw_work;
 mod repr;
 mod slice;
+mod volume;
 
 pub use buffer::{DeviceBuffer, DevicePtr};
 pub use const_ptr::DeviceConstPtr;
-pub use copy2d::Extent2D;
+pub use copy_bounds::{Extent2D, Extent3D};
 pub use mapped::{MappedBuffer, MappedWord};
 pub use pinned::PinnedBuffer;
 pub use pinned_slice::{PinnedSlice, PinnedSliceMut};
@@ -67,13 +69,14 @@ pub use pool::{MemoryPool, MemoryPoolOptions};
 pub use raw_work::{queue_raw_work, RawWork};
 pub use repr::DeviceRepr;
 pub use slice::{DeviceSlice, RawDeviceSlice};
+pub use volume::PitchedVolume;
 
 pub(crate) use buffer::{
-    bytes_for, free_is_queued, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
+    bytes_for, free_is_queued, memcpy_sync, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
 };
-pub(crate) use copy2d::{Copy2D, Side};
-pub(crate) use pinned::{as_pinned, LaunchLock, PinnedAllocation};
-pub(crate) use pitched::linear_side;
+pub(crate) use copy_bounds::{CheckedCopy, Side, Volume};
+pub(crate) use copy_queue::{linear_side, queue_copy, DEVICE_TO_DEVICE};
+pub(crate) use pinned::{as_pinned, DeviceAccess, LaunchLock, PinnedAllocation};
 pub(crate) use placement::{any_foreign, check_owners_on};
 
 pub use crate::release::KeepAlive;

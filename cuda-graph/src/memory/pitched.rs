@@ -1,9 +1,9 @@
 //! `PitchedBuffer<T>`: a 2-D device allocation with rows padded by CUDA (`cudaMallocPitch`),
-//! and its 2-D stream copies (`cudaMemcpy2DAsync`) to and from pitched, linear device and
+//! and its 2-D stream copies (`cudaMemcpy3DAsync` of depth 1) to and from pitched, linear device and
 //! pinned host memory.
 //!
 //! Every copy's rectangle is checked to lie, row by row, inside both sides before CUDA sees it
-//! (`memory::copy2d`). What keeps the copies sound after the borrows end is what keeps the 1-D
+//! (`memory::copy_bounds`). What keeps the copies sound after the borrows end is what keeps the 1-D
 //! copies sound (`memory::async_ops`): device memory is freed only after the work using it,
 //! pinned memory is fenced, and copies of pinned memory are refused while capturing.
 
@@ -14,11 +14,10 @@ use std::sync::Arc;
 
 use cudart_graph_sys as sys;
 
-use super::async_ops::retain_if_capturing;
-use super::copy2d::{Copy2D, Extent2D, Plane, Side};
+use super::copy_bounds::{CheckedCopy, Extent2D, Side, Volume};
+use super::copy_queue::{linear_side, queue_copy, whole_copy, DEVICE_TO_DEVICE};
 use super::pinned::DeviceAccess;
 use super::{Allocation, DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
-use crate::capture_gate::refuse_during_capture;
 use crate::error::{check, Result};
 use crate::stream::Stream;
 
@@ -119,13 +118,8 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     }
 
     /// The plane this buffer's rectangles must lie in.
-    pub(crate) fn plane(&self) -> Plane {
-        Plane {
-            base: self.allocation.ptr() as usize,
-            pitch: self.pitch,
-            width: self.width,
-            rows: self.height,
-        }
+    pub(crate) fn plane(&self) -> Volume {
+        Volume::plane(self.allocation.ptr() as usize, self.pitch, self.width, self.height)
     }
 
     /// The rows, without their padding, `width * height` values (`cudaMemcpy2D`, synchronous,
@@ -166,7 +160,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     }
 
     /// Queues a copy of `extent` from `src` at `from` (column, row) into this buffer at `at`
-    /// on `stream` (`cudaMemcpy2DAsync`) and returns at once. Both rectangles must lie inside
+    /// on `stream` (`cudaMemcpy3DAsync` of depth 1) and returns at once. Both rectangles must lie inside
     /// their buffers. May be captured (as [`DeviceBuffer::copy_from_device_async`]).
     ///
     /// ```no_run
@@ -186,15 +180,16 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_rect_from_async";
-        let dst = Side { what: "destination", plane: self.plane(), origin: at };
-        let src_side = Side { what: "source", plane: src.plane(), origin: from };
+        let dst = Side { what: "destination", volume: self.plane(), origin: (at.0, at.1, 0) };
+        let src_side = Side { what: "source", volume: src.plane(), origin: (from.0, from.1, 0) };
         let keep = vec![self.keep_alive(), src.keep_alive()];
-        let copy = Copy2D::checked(CALL, dst, src_side, extent, size_of::<T>(), DEVICE_TO_DEVICE, keep)?;
-        queue::<T>(CALL, copy, &[&self.allocation, &src.allocation], None, stream)
+        let copy =
+            CheckedCopy::checked(CALL, dst, src_side, extent.into(), size_of::<T>(), DEVICE_TO_DEVICE, keep)?;
+        queue_copy::<T>(CALL, copy, &[&self.allocation, &src.allocation], None, stream)
     }
 
     /// Queues a copy of all of `src`, seen as `height` rows of `src_pitch` elements, into
-    /// this buffer on `stream` (`cudaMemcpy2DAsync`). `src` must hold them: `src_pitch >=
+    /// this buffer on `stream` (`cudaMemcpy3DAsync` of depth 1). `src` must hold them: `src_pitch >=
     /// width` and `(height - 1) * src_pitch + width <= src.len()`. May be captured.
     ///
     /// ```no_run
@@ -217,11 +212,11 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         let linear = linear_side::<T>(CALL, "source", src.as_raw(), src.len(), src_pitch, self.width)?;
         let keep = vec![self.keep_alive(), src.keep_alive()];
         let copy = self.copy_with(CALL, linear, true, DEVICE_TO_DEVICE, keep)?;
-        queue::<T>(CALL, copy, &[&self.allocation, &src.allocation], None, stream)
+        queue_copy::<T>(CALL, copy, &[&self.allocation, &src.allocation], None, stream)
     }
 
     /// Queues a copy of this buffer's rows into `dst`, as `height` rows of `dst_pitch`
-    /// elements, on `stream` (`cudaMemcpy2DAsync`); `dst` must hold them. May be captured.
+    /// elements, on `stream` (`cudaMemcpy3DAsync` of depth 1); `dst` must hold them. May be captured.
     ///
     /// ```no_run
     /// use cuda_graph::memory::PitchedBuffer;
@@ -243,7 +238,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         let linear = linear_side::<T>(CALL, "destination", dst.as_raw(), dst.len(), dst_pitch, self.width)?;
         let keep = vec![self.keep_alive(), dst.keep_alive()];
         let copy = self.copy_with(CALL, linear, false, DEVICE_TO_DEVICE, keep)?;
-        queue::<T>(CALL, copy, &[&self.allocation, &dst.allocation], None, stream)
+        queue_copy::<T>(CALL, copy, &[&self.allocation, &dst.allocation], None, stream)
     }
 
     /// Queues a copy of pinned `src`, seen as `height` rows of `src_pitch` elements, into
@@ -270,7 +265,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         let linear = linear_side::<T>(CALL, "source", src.as_raw(), src.len(), src_pitch, self.width)?;
         let keep = vec![self.keep_alive(), src.keep_alive()];
         let copy = self.copy_with(CALL, linear, true, sys::cudaMemcpyKind::cudaMemcpyHostToDevice, keep)?;
-        queue(CALL, copy, &[&self.allocation], Some((src, DeviceAccess::Reads)), stream)
+        queue_copy(CALL, copy, &[&self.allocation], Some((src, DeviceAccess::Reads)), stream)
     }
 
     /// Queues a copy of this buffer's rows into pinned `dst`, as `height` rows of `dst_pitch`
@@ -295,7 +290,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         let linear = linear_side::<T>(CALL, "destination", dst.as_raw(), dst.len(), dst_pitch, self.width)?;
         let keep = vec![self.keep_alive(), dst.keep_alive()];
         let copy = self.copy_with(CALL, linear, false, sys::cudaMemcpyKind::cudaMemcpyDeviceToHost, keep)?;
-        queue(CALL, copy, &[&self.allocation], Some((dst, DeviceAccess::Writes)), stream)
+        queue_copy(CALL, copy, &[&self.allocation], Some((dst, DeviceAccess::Writes)), stream)
     }
 
     /// The whole buffer copied from `linear` (`into_self`) or into it.
@@ -306,79 +301,8 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         into_self: bool,
         kind: sys::cudaMemcpyKind,
         keep: Vec<KeepAlive>,
-    ) -> Result<Copy2D> {
-        let me = Side {
-            what: if into_self { "destination" } else { "source" },
-            plane: self.plane(),
-            origin: (0, 0),
-        };
-        let extent = Extent2D { width: self.width, height: self.height };
-        let (dst, src) = if into_self { (me, linear) } else { (linear, me) };
-        Copy2D::checked(call, dst, src, extent, size_of::<T>(), kind, keep)
-    }
-}
-
-const DEVICE_TO_DEVICE: sys::cudaMemcpyKind = sys::cudaMemcpyKind::cudaMemcpyDeviceToDevice;
-
-/// Linear memory at `base` of `len` elements of `T` as rows of `pitch` elements, `width` of
-/// them used: the side of a whole-buffer copy.
-pub(crate) fn linear_side<T>(
-    call: &'static str,
-    what: &'static str,
-    base: *mut c_void,
-    len: usize,
-    pitch: usize,
-    width: usize,
-) -> Result<Side<'static>> {
-    let plane =
-        Plane::linear(call, what, base as usize, len, pitch, size_of::<T>())?.for_width(call, what, width)?;
-    Ok(Side { what, plane, origin: (0, 0) })
-}
-
-/// Queues `copy` on `stream`: device-only copies may be captured (their owners handed to the
-/// graph); a copy with a `pinned` side is refused while capturing and fences that side.
-fn queue<T: DeviceRepr>(
-    call: &'static str,
-    copy: Copy2D,
-    device_sides: &[&Arc<Allocation>],
-    pinned: Option<(&PinnedBuffer<T>, DeviceAccess)>,
-    stream: &Stream,
-) -> Result<()> {
-    if copy.is_empty() {
-        return Ok(());
-    }
-    for allocation in device_sides {
-        super::placement::check_allocation_on(allocation, stream.device(), call)?;
-    }
-    let _gate = match pinned {
-        Some(_) => refuse_during_capture(stream, call)?,
-        None => retain_if_capturing(stream, call, || copy.keep.clone())?,
-    };
-    for allocation in device_sides {
-        allocation.note_use_on(stream);
-    }
-    check(
-        // SAFETY: every row of both rectangles lies inside memory its side owns (checked by
-        // `Copy2D::checked` against the buffers' lengths and planes), of the kinds `kind`
-        // names; any bit pattern is a valid T. The device sides live until the copy is done
-        // (see `memory::async_ops`); a pinned side is fenced below, and when written it is
-        // held by `&mut`, so no slice of it is alive now.
-        unsafe {
-            sys::cudaMemcpy2DAsync(
-                copy.dst as *mut c_void,
-                copy.dst_pitch,
-                copy.src as *const c_void,
-                copy.src_pitch,
-                copy.width_bytes,
-                copy.height,
-                copy.kind,
-                stream.as_raw(),
-            )
-        },
-        "cudaMemcpy2DAsync",
-    )?;
-    match pinned {
-        Some((buffer, access)) => buffer.fence_after(stream, access),
-        None => Ok(()),
+    ) -> Result<CheckedCopy> {
+        let extent = Extent2D { width: self.width, height: self.height }.into();
+        whole_copy(call, (self.plane(), extent), linear, into_self, size_of::<T>(), kind, keep)
     }
 }

@@ -3,6 +3,11 @@
 #include <cstdint>
 #include "cuda_graph.cuh"
 
+// A global for the tests of Module::symbol (C linkage: its name stays plain).
+extern "C" {
+__device__ uint32_t mod_bias[4];
+}
+
 // data[i] += value for i < n.
 extern "C" __global__ void mod_add(uint32_t* data, uint32_t n, uint32_t value) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -3,7 +3,7 @@
 //!
 //! `plain` (`mod_add(uint32_t* data, uint32_t n, uint32_t value)`, `mod_scale(float* data,
 //! uint32_t n, float factor)`, `mod_fill(cuda_graph::slice<uint32_t> out, uint32_t value)`)
-//! comes as PTX, cubin and fatbin; `conditional` (`mod_double_until(cudaGraphConditionalHandle
+//! and the global `__device__ uint32_t mod_bias[4]` come as PTX, cubin and fatbin; `conditional` (`mod_double_until(cudaGraphConditionalHandle
 //! handle, uint32_t* value, const uint32_t* limit)`) as a fatbin device-linked with the device
 //! runtime.
 //!

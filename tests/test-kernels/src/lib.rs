@@ -325,3 +325,50 @@ cuda_graph::kernels! {
     /// ```
     pub unsafe fn grid_sync_sum(out: DeviceSlice<u32>);
 }
+
+// kernels/symbols.cu
+cuda_graph::device_symbols! {
+    /// `__device__ uint32_t symbol_offset`: what [`add_symbol_table`] adds,
+    /// [`bump_symbol_offset`] increments.
+    ///
+    /// ```no_run
+    /// test_kernels::symbol_offset().write(0, &[3])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub static symbol_offset: u32;
+
+    /// `__device__ uint32_t symbol_table[16]`: what [`add_symbol_table`] reads.
+    ///
+    /// ```no_run
+    /// test_kernels::symbol_table().write(0, &[1; 16])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub static symbol_table: [u32; 16];
+}
+
+// SAFETY: add_symbol_table writes out[i] only for i < n and reads symbol_table only at
+// i % 16, inside the array; bump_symbol_offset writes only the variable symbol_offset. The
+// tests pass n <= out.len().
+cuda_graph::kernels! {
+    /// `add_symbol_table(uint32_t* out, uint32_t n)`: `out[i] = symbol_table[i % 16] +
+    /// symbol_offset` for `i < n` (see [`symbol_table`], [`symbol_offset`]).
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let out = DeviceBuffer::<u32>::zeroed(32)?;
+    /// test_kernels::add_symbol_table().launch(&stream, LaunchConfig::for_elements(32, 32), (out.ptr(), 32))?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn add_symbol_table(out: DevicePtr<u32>, n: u32);
+
+    /// `bump_symbol_offset(uint32_t by)`: `symbol_offset += by`, once per launch.
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// test_kernels::bump_symbol_offset().launch(&stream, LaunchConfig::new(1, 1), (2,))?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn bump_symbol_offset(by: u32);
+}

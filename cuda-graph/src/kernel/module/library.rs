@@ -14,7 +14,7 @@ use crate::release::{defer_drop, in_host_fn, record_drop_error, KeepAlive};
 
 /// A loaded library. Unloaded on drop, after waiting for every device its kernels were used
 /// on (`used_on`), since unloading is not documented to wait for kernels still running.
-pub(super) struct Library {
+pub(in crate::kernel) struct Library {
     raw: usize,
     /// Bit `d` set once a kernel of this library was used with device `d` current; bit 63
     /// stands for every device from 63 up.
@@ -81,6 +81,24 @@ impl Library {
         let text = read_device(address, bytes)?;
         let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
         Ok(Some(String::from_utf8_lossy(&text[..end]).into_owned()))
+    }
+
+    /// The address and size in bytes of the device global `name` on the current device
+    /// (`cudaLibraryGetGlobal`), noting the device as one the library is used on: the
+    /// library is unloaded only after that device is idle.
+    pub(in crate::kernel) fn global(&self, name: &CStr) -> Result<(usize, usize)> {
+        let (mut address, mut bytes): (*mut c_void, usize) = (ptr::null_mut(), 0);
+        // SAFETY: the library is alive; `name` is NUL-terminated; both outputs writable.
+        let status =
+            unsafe { sys::cudaLibraryGetGlobal(&mut address, &mut bytes, self.handle(), name.as_ptr()) };
+        if status != sys::cudaError::cudaSuccess {
+            // The lookup's error is not sticky, but it is the thread's last error: clear it.
+            // SAFETY: plain call; reads and resets this thread's last-error slot.
+            let _ = unsafe { sys::cudaGetLastError() };
+        }
+        check(status, "cudaLibraryGetGlobal")?;
+        self.note_use();
+        Ok((address as usize, bytes))
     }
 
     /// The names of the library's kernels.

@@ -30,9 +30,10 @@ use std::sync::Arc;
 use cudart_graph_sys as sys;
 
 use super::types::split_list;
-use super::{Kernel, KernelArgs};
+use super::{DeviceSymbol, Kernel, KernelArgs};
 use crate::error::{check, CudaError, Result};
-use library::Library;
+use crate::memory::DeviceRepr;
+pub(super) use library::Library;
 
 pub(crate) use library::LoadedKernel;
 
@@ -162,6 +163,24 @@ impl Module {
     /// The names of the module's kernels (`cudaLibraryEnumerateKernels`, `cudaFuncGetName`).
     pub fn kernel_names(&self) -> Result<Vec<String>> {
         self.library.kernel_names()
+    }
+
+    /// The device global `name` of the module, `len` elements of `T`
+    /// (`__device__ T name;` for 1, `__device__ T name[len];`). Its size is checked against
+    /// the module's (`cudaLibraryGetGlobal`) at each use, on the device the use runs on; the
+    /// symbol keeps the module loaded. See [`DeviceSymbol`].
+    ///
+    /// ```no_run
+    /// # let module: cuda_graph::kernel::Module = todo!();
+    /// let bias = module.symbol::<u32>("mod_bias", 1)?;
+    /// bias.write(0, &[5])?;
+    /// assert!(module.symbol::<u64>("mod_bias", 1)?.to_vec().is_err()); // 8 bytes: refused
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn symbol<T: DeviceRepr>(&self, name: &str, len: usize) -> Result<DeviceSymbol<T>> {
+        let c_name = CString::new(name)
+            .map_err(|_| CudaError::invalid("Module::symbol", "the symbol name contains a NUL byte"))?;
+        Ok(DeviceSymbol::in_module(self.library.clone(), intern(name), c_name, len))
     }
 
     /// Looks `name` up and reads its type list, if the image has one.

@@ -1,0 +1,92 @@
+//! 3-D memcpy nodes (`cudaMemcpy3DParms`): between pitched volumes, and between a volume and
+//! linear device memory seen as slices of rows. Every box is checked inside both sides before
+//! CUDA sees it (`memory::copy_bounds`); the node keeps both sides alive with the graph and
+//! its execs, as the 2-D nodes do (`graph::copy2d`).
+
+use super::{AsNode, GraphBuilder, MemcpyNode};
+use crate::error::Result;
+use crate::memory::{CheckedCopy, DevicePtr, DeviceRepr, Extent3D, PitchedVolume, Side, DEVICE_TO_DEVICE};
+
+impl GraphBuilder {
+    /// Adds a copy of the box `extent` from `src` at `from` (column, row, slice) into `dst` at
+    /// `at`. Both boxes must lie inside their volumes, and the extent must not be empty.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
+    /// let dst = PitchedVolume::<f32>::zeroed(Extent3D { width: 32, height: 32, depth: 32 })?;
+    /// let src = PitchedVolume::<f32>::zeroed(Extent3D { width: 8, height: 8, depth: 8 })?;
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// graph.add_memcpy_3d(&dst, (4, 4, 4), &src, (0, 0, 0), src.extent(), &[])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_memcpy_3d<T: DeviceRepr>(
+        &self,
+        dst: &PitchedVolume<T>,
+        at: (usize, usize, usize),
+        src: &PitchedVolume<T>,
+        from: (usize, usize, usize),
+        extent: Extent3D,
+        deps: &[&dyn AsNode],
+    ) -> Result<MemcpyNode> {
+        const CALL: &str = "GraphBuilder::add_memcpy_3d";
+        let dst_side = Side { what: "destination", volume: dst.volume(), origin: at };
+        let src_side = Side { what: "source", volume: src.volume(), origin: from };
+        let keep = vec![dst.keep_alive(), src.keep_alive()];
+        let size = size_of::<T>();
+        let copy = CheckedCopy::checked(CALL, dst_side, src_side, extent, size, DEVICE_TO_DEVICE, keep)?;
+        self.add_copy_box(CALL, copy, deps)
+    }
+
+    /// Adds a copy of linear device memory `src`, seen as slices of `slice_rows` rows of
+    /// `pitch` elements, into all of `dst`. `src` must hold them: `pitch >= width`,
+    /// `slice_rows >= height`, and the last slice's used rows inside `src.len()`.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
+    /// let linear = cuda_graph::DeviceBuffer::<u32>::zeroed(10 * 6 * 3)?;
+    /// let volume = PitchedVolume::<u32>::zeroed(Extent3D { width: 8, height: 4, depth: 3 })?;
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// graph.add_memcpy_3d_from_linear(&volume, &linear.ptr(), 10, 6, &[])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_memcpy_3d_from_linear<T: DeviceRepr>(
+        &self,
+        dst: &PitchedVolume<T>,
+        src: &DevicePtr<T>,
+        pitch: usize,
+        slice_rows: usize,
+        deps: &[&dyn AsNode],
+    ) -> Result<MemcpyNode> {
+        const CALL: &str = "GraphBuilder::add_memcpy_3d_from_linear";
+        let linear = dst.linear(CALL, "source", src.addr() as _, src.len(), (pitch, slice_rows))?;
+        let keep = [dst.keep_alive()].into_iter().chain(src.keep_alive()).collect();
+        let copy = dst.whole(CALL, linear, true, DEVICE_TO_DEVICE, keep)?;
+        self.add_copy_box(CALL, copy, deps)
+    }
+
+    /// Adds a copy of all of `src` into linear device memory `dst`, as slices of `slice_rows`
+    /// rows of `pitch` elements; `dst` must hold them.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
+    /// let volume = PitchedVolume::<u32>::zeroed(Extent3D { width: 8, height: 4, depth: 3 })?;
+    /// let linear = cuda_graph::DeviceBuffer::<u32>::zeroed(8 * 4 * 3)?;
+    /// let graph = cuda_graph::graph::Graph::new()?;
+    /// graph.add_memcpy_3d_to_linear(&linear.ptr(), 8, 4, &volume, &[])?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn add_memcpy_3d_to_linear<T: DeviceRepr>(
+        &self,
+        dst: &DevicePtr<T>,
+        pitch: usize,
+        slice_rows: usize,
+        src: &PitchedVolume<T>,
+        deps: &[&dyn AsNode],
+    ) -> Result<MemcpyNode> {
+        const CALL: &str = "GraphBuilder::add_memcpy_3d_to_linear";
+        let linear = src.linear(CALL, "destination", dst.addr() as _, dst.len(), (pitch, slice_rows))?;
+        let keep = [src.keep_alive()].into_iter().chain(dst.keep_alive()).collect();
+        let copy = src.whole(CALL, linear, false, DEVICE_TO_DEVICE, keep)?;
+        self.add_copy_box(CALL, copy, deps)
+    }
+}

@@ -1,0 +1,428 @@
+//! The bounds arithmetic of 2-D and 3-D copies: every row of a box kept inside the memory
+//! each side owns, checked before CUDA sees the copy, and the checked copy itself as the
+//! `cudaMemcpy3DParms` CUDA takes (depth 1 for a 2-D copy).
+//!
+//! A side is a volume: `depth` slices of `rows` rows of `width` usable elements, rows starting
+//! `pitch` bytes apart and slices `pitch * rows` bytes apart. A pitched buffer is one slice, a
+//! pitched volume has CUDA's pitch and its own rows and slices; linear memory (a device
+//! buffer, a pinned buffer) is seen as rows of a caller-chosen pitch in elements (and, in
+//! 3-D, slices of a caller-chosen number of rows), and holds only the rows and slices that
+//! fit its length.
+
+use std::ffi::c_void;
+
+use cudart_graph_sys as sys;
+
+use crate::error::{CudaError, Result};
+use crate::release::KeepAlive;
+
+/// A rectangle of `width` elements by `height` rows, the shape of a 2-D copy.
+///
+/// ```
+/// let extent = cuda_graph::memory::Extent2D { width: 64, height: 8 };
+/// assert_eq!(extent.elements(), Some(512));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extent2D {
+    /// Elements per row.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+}
+
+impl Extent2D {
+    /// `width * height`, or `None` on overflow.
+    ///
+    /// ```
+    /// assert_eq!(cuda_graph::memory::Extent2D { width: 3, height: 2 }.elements(), Some(6));
+    /// ```
+    pub fn elements(self) -> Option<usize> {
+        self.width.checked_mul(self.height)
+    }
+}
+
+/// A box of `width` elements by `height` rows by `depth` slices, the shape of a 3-D copy.
+///
+/// ```
+/// let extent = cuda_graph::memory::Extent3D { width: 4, height: 3, depth: 2 };
+/// assert_eq!(extent.elements(), Some(24));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extent3D {
+    /// Elements per row.
+    pub width: usize,
+    /// Rows per slice.
+    pub height: usize,
+    /// Slices.
+    pub depth: usize,
+}
+
+impl Extent3D {
+    /// `width * height * depth`, or `None` on overflow.
+    ///
+    /// ```
+    /// let huge = cuda_graph::memory::Extent3D { width: usize::MAX, height: 2, depth: 1 };
+    /// assert_eq!(huge.elements(), None);
+    /// ```
+    pub fn elements(self) -> Option<usize> {
+        self.width.checked_mul(self.height)?.checked_mul(self.depth)
+    }
+}
+
+impl From<Extent2D> for Extent3D {
+    /// The rectangle as a box one slice deep.
+    ///
+    /// ```
+    /// use cuda_graph::memory::{Extent2D, Extent3D};
+    /// let flat = Extent3D::from(Extent2D { width: 5, height: 2 });
+    /// assert_eq!(flat, Extent3D { width: 5, height: 2, depth: 1 });
+    /// ```
+    fn from(extent: Extent2D) -> Extent3D {
+        Extent3D { width: extent.width, height: extent.height, depth: 1 }
+    }
+}
+
+/// One side of a copy: `base` (the address of element (0, 0, 0)), `depth` slices of `rows`
+/// rows of `width` usable elements, rows `pitch` bytes apart, slices `pitch * rows` apart.
+/// `flat` sides (one slice, described in 2-D) name rectangles in refusals, others boxes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Volume {
+    pub(crate) base: usize,
+    pub(crate) pitch: usize,
+    pub(crate) width: usize,
+    pub(crate) rows: usize,
+    pub(crate) depth: usize,
+    pub(crate) flat: bool,
+}
+
+impl Volume {
+    /// One slice of `rows` rows (a pitched buffer, or linear memory seen as rows).
+    pub(crate) fn plane(base: usize, pitch: usize, width: usize, rows: usize) -> Volume {
+        Volume { base, pitch, width, rows, depth: 1, flat: true }
+    }
+
+    /// Linear memory of `len` elements of `size` bytes seen as rows of `pitch` elements,
+    /// for `call`; `what` names the side in a refusal.
+    pub(crate) fn linear(
+        call: &'static str,
+        what: &str,
+        base: usize,
+        len: usize,
+        pitch: usize,
+        size: usize,
+    ) -> Result<LinearLayout> {
+        if pitch == 0 {
+            return Err(CudaError::invalid(call, format!("the {what}'s row pitch is 0 elements")));
+        }
+        let pitch_bytes = pitch.checked_mul(size).ok_or_else(|| {
+            CudaError::invalid(call, format!("the {what}'s pitch of {pitch} elements overflows"))
+        })?;
+        Ok(LinearLayout { base, len, pitch, pitch_bytes })
+    }
+
+    /// The address of element `origin` (column, row, slice) of a box `extent` there, checked
+    /// to lie with every row inside the volume (`x + width <= self.width`, `y + height <=
+    /// self.rows`, `z + depth <= self.depth`); `what` names the side.
+    pub(crate) fn at(
+        &self,
+        call: &'static str,
+        what: &str,
+        origin: (usize, usize, usize),
+        extent: Extent3D,
+        size: usize,
+    ) -> Result<usize> {
+        let (x, y, z) = origin;
+        let fits =
+            |start: usize, count: usize, room: usize| start.checked_add(count).is_some_and(|end| end <= room);
+        let inside = fits(x, extent.width, self.width)
+            && fits(y, extent.height, self.rows)
+            && fits(z, extent.depth, self.depth);
+        if !inside {
+            let problem = if self.flat && z == 0 && extent.depth == 1 {
+                format!(
+                    "a {}x{} rectangle at ({x}, {y}) does not fit the {what} of {}x{} elements",
+                    extent.width, extent.height, self.width, self.rows
+                )
+            } else {
+                format!(
+                    "a {}x{}x{} box at ({x}, {y}, {z}) does not fit the {what} of {}x{}x{} elements",
+                    extent.width, extent.height, extent.depth, self.width, self.rows, self.depth
+                )
+            };
+            return Err(CudaError::invalid(call, problem));
+        }
+        // In bounds of memory of `pitch * rows * depth` bytes, so no overflow is possible.
+        Ok(self.base + z * self.pitch * self.rows + y * self.pitch + x * size)
+    }
+}
+
+/// Linear memory seen as rows of `pitch` elements, before a copy's width is known.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LinearLayout {
+    base: usize,
+    len: usize,
+    pitch: usize,
+    pitch_bytes: usize,
+}
+
+impl LinearLayout {
+    /// One slice of rows `width` elements wide: refused when `width > pitch` (rows would
+    /// overlap); as many rows as `len` holds, the last one needing only `width` elements.
+    pub(crate) fn for_width(&self, call: &'static str, what: &str, width: usize) -> Result<Volume> {
+        self.check_width(call, what, width)?;
+        let rows = if self.len < width { 0 } else { (self.len - width) / self.pitch + 1 };
+        Ok(Volume::plane(self.base, self.pitch_bytes, width, rows))
+    }
+
+    /// Slices of `slice_rows` rows, of which the first `height` are used, `width` elements of
+    /// each: refused when `width > pitch` or `height > slice_rows` (slices would overlap); as
+    /// many slices as `len` holds, the last one needing only its used rows.
+    pub(crate) fn for_box(
+        &self,
+        call: &'static str,
+        what: &str,
+        width: usize,
+        height: usize,
+        slice_rows: usize,
+    ) -> Result<Volume> {
+        self.check_width(call, what, width)?;
+        if height > slice_rows {
+            return Err(CudaError::invalid(
+                call,
+                format!("slices of {height} rows do not fit the {what}'s {slice_rows} rows per slice"),
+            ));
+        }
+        let overflow =
+            || CudaError::invalid(call, format!("the {what}'s slices of {slice_rows} rows overflow"));
+        let slice = self.pitch.checked_mul(slice_rows).ok_or_else(overflow)?;
+        self.pitch_bytes.checked_mul(slice_rows).ok_or_else(overflow)?;
+        // The elements a slice's used rows span: `height - 1` whole rows and `width`.
+        let used = if height == 0 { 0 } else { (height - 1) * self.pitch + width };
+        let depth = match (self.len.checked_sub(used), slice) {
+            (None, _) => 0,
+            (Some(_), 0) => 0,
+            (Some(rest), slice) => rest / slice + 1,
+        };
+        Ok(Volume { base: self.base, pitch: self.pitch_bytes, width, rows: slice_rows, depth, flat: false })
+    }
+
+    fn check_width(&self, call: &'static str, what: &str, width: usize) -> Result<()> {
+        if width > self.pitch {
+            return Err(CudaError::invalid(
+                call,
+                format!("rows of {width} elements do not fit the {what}'s pitch of {} elements", self.pitch),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Where a copy goes or comes from: a volume and the box's origin (column, row, slice) in it.
+pub(crate) struct Side<'a> {
+    pub(crate) what: &'a str,
+    pub(crate) volume: Volume,
+    pub(crate) origin: (usize, usize, usize),
+}
+
+impl<'a> Side<'a> {
+    /// All of `volume`, from its first element.
+    pub(crate) fn whole(what: &'a str, volume: Volume) -> Side<'a> {
+        Side { what, volume, origin: (0, 0, 0) }
+    }
+}
+
+/// A checked copy of `width_bytes` by `height` rows by `depth` slices, with what it must
+/// keep alive. Each side's address is that of the box's first element; its rows are `pitch`
+/// bytes apart and its slices `pitch * rows`.
+pub(crate) struct CheckedCopy {
+    pub(crate) dst: usize,
+    pub(crate) dst_pitch: usize,
+    pub(crate) dst_rows: usize,
+    pub(crate) src: usize,
+    pub(crate) src_pitch: usize,
+    pub(crate) src_rows: usize,
+    pub(crate) width_bytes: usize,
+    pub(crate) height: usize,
+    pub(crate) depth: usize,
+    pub(crate) kind: sys::cudaMemcpyKind,
+    pub(crate) keep: Vec<KeepAlive>,
+}
+
+impl CheckedCopy {
+    /// A copy of `extent` elements of `size` bytes from `src` to `dst`, both checked.
+    pub(crate) fn checked(
+        call: &'static str,
+        dst: Side<'_>,
+        src: Side<'_>,
+        extent: Extent3D,
+        size: usize,
+        kind: sys::cudaMemcpyKind,
+        keep: Vec<KeepAlive>,
+    ) -> Result<CheckedCopy> {
+        let dst_addr = dst.volume.at(call, dst.what, dst.origin, extent, size)?;
+        let src_addr = src.volume.at(call, src.what, src.origin, extent, size)?;
+        let width_bytes =
+            extent.width.checked_mul(size).ok_or_else(|| CudaError::invalid(call, "row overflow"))?;
+        Ok(CheckedCopy {
+            dst: dst_addr,
+            dst_pitch: dst.volume.pitch,
+            dst_rows: dst.volume.rows,
+            src: src_addr,
+            src_pitch: src.volume.pitch,
+            src_rows: src.volume.rows,
+            width_bytes,
+            height: extent.height,
+            depth: extent.depth,
+            kind,
+            keep,
+        })
+    }
+
+    /// Whether nothing is to be copied.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.width_bytes == 0 || self.height == 0 || self.depth == 0
+    }
+
+    /// As `cudaMemcpy3DParms` (`cudaMemcpy3D`, `cudaMemcpy3DAsync`, memcpy nodes): each side
+    /// a pitched pointer at its box's first element, positions 0.
+    pub(crate) fn params3d(&self) -> sys::cudaMemcpy3DParms {
+        let pitched = |ptr: usize, pitch: usize, rows: usize| sys::cudaPitchedPtr {
+            ptr: ptr as *mut c_void,
+            pitch,
+            xsize: self.width_bytes,
+            ysize: rows,
+        };
+        sys::cudaMemcpy3DParms {
+            srcPtr: pitched(self.src, self.src_pitch, self.src_rows),
+            dstPtr: pitched(self.dst, self.dst_pitch, self.dst_rows),
+            extent: sys::cudaExtent { width: self.width_bytes, height: self.height, depth: self.depth },
+            kind: self.kind,
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CALL: &str = "copy";
+    const D2D: sys::cudaMemcpyKind = sys::cudaMemcpyKind::cudaMemcpyDeviceToDevice;
+
+    fn pitched(width: usize, rows: usize) -> Volume {
+        Volume::plane(0x1000, 512, width, rows)
+    }
+
+    fn e2(width: usize, height: usize) -> Extent3D {
+        Extent2D { width, height }.into()
+    }
+
+    #[test]
+    fn rectangles_inside_a_pitched_plane_give_their_first_address() {
+        let plane = pitched(100, 10);
+        let e = e2(20, 3);
+        assert_eq!(plane.at(CALL, "dst", (80, 7, 0), e, 4).unwrap(), 0x1000 + 7 * 512 + 80 * 4);
+        let err = plane.at(CALL, "destination", (81, 7, 0), e, 4).unwrap_err().to_string();
+        assert!(err.contains("a 20x3 rectangle at (81, 7) does not fit the destination of 100x10"), "{err}");
+        assert!(plane.at(CALL, "dst", (0, 8, 0), e, 4).is_err(), "rows past the last");
+        assert!(plane.at(CALL, "dst", (usize::MAX, 0, 0), e, 4).is_err(), "overflow is refused");
+    }
+
+    #[test]
+    fn boxes_inside_a_volume_give_their_first_address_and_refusals_name_all_three_sizes() {
+        let volume = Volume { base: 0x10_000, pitch: 256, width: 50, rows: 8, depth: 6, flat: false };
+        let e = Extent3D { width: 10, height: 3, depth: 2 };
+        let first = volume.at(CALL, "source", (40, 5, 4), e, 4).unwrap();
+        assert_eq!(first, 0x10_000 + 4 * 256 * 8 + 5 * 256 + 40 * 4);
+        let err = volume.at(CALL, "source", (40, 5, 5), e, 4).unwrap_err().to_string();
+        assert!(err.contains("a 10x3x2 box at (40, 5, 5) does not fit the source of 50x8x6"), "{err}");
+        assert!(volume.at(CALL, "source", (41, 5, 4), e, 4).is_err(), "a column too far");
+        assert!(volume.at(CALL, "source", (40, 6, 4), e, 4).is_err(), "a row too far");
+        assert!(volume.at(CALL, "source", (0, 0, usize::MAX), e, 4).is_err(), "overflow is refused");
+        // A flat side asked for a deeper box names it as a box.
+        let err = pitched(100, 10).at(CALL, "destination", (0, 0, 0), e, 4).unwrap_err().to_string();
+        assert!(err.contains("a 10x3x2 box at (0, 0, 0) does not fit the destination of 100x10x1"), "{err}");
+    }
+
+    #[test]
+    fn linear_memory_holds_whole_rows_and_a_last_row_of_the_used_width() {
+        // 10 rows of pitch 16, then 8 more elements: an 11th row of width 8 fits, of 9 not.
+        let linear = Volume::linear(CALL, "source", 0, 168, 16, 4).unwrap();
+        assert_eq!(linear.for_width(CALL, "source", 8).unwrap().rows, 11);
+        assert_eq!(linear.for_width(CALL, "source", 9).unwrap().rows, 10);
+        assert_eq!(linear.for_width(CALL, "source", 16).unwrap().pitch, 64);
+        let err = linear.for_width(CALL, "source", 17).unwrap_err().to_string();
+        assert!(err.contains("rows of 17 elements do not fit the source's pitch of 16"), "{err}");
+        let short = Volume::linear(CALL, "source", 0, 3, 16, 4).unwrap();
+        assert_eq!(short.for_width(CALL, "source", 4).unwrap().rows, 0);
+        assert!(Volume::linear(CALL, "source", 0, 3, 0, 4).is_err());
+        assert!(Volume::linear(CALL, "source", 0, 3, usize::MAX, 4).is_err());
+    }
+
+    #[test]
+    fn linear_memory_holds_whole_slices_and_a_last_slice_of_the_used_rows() {
+        // Rows of 10 elements, slices of 4 rows (40 elements); 3 rows of 7 are used per slice,
+        // which span 2 * 10 + 7 = 27 elements. 2 slices and 27 elements: a third slice fits.
+        let linear = Volume::linear(CALL, "source", 0x4000, 80 + 27, 10, 4).unwrap();
+        let volume = linear.for_box(CALL, "source", 7, 3, 4).unwrap();
+        assert_eq!((volume.width, volume.rows, volume.depth, volume.pitch), (7, 4, 3, 40));
+        let one_short = Volume::linear(CALL, "source", 0, 80 + 26, 10, 4).unwrap();
+        assert_eq!(one_short.for_box(CALL, "source", 7, 3, 4).unwrap().depth, 2);
+        let err = linear.for_box(CALL, "source", 7, 5, 4).unwrap_err().to_string();
+        assert!(err.contains("slices of 5 rows do not fit the source's 4 rows per slice"), "{err}");
+        assert!(linear.for_box(CALL, "source", 11, 3, 4).is_err(), "rows wider than the pitch");
+        assert!(linear.for_box(CALL, "source", 7, 3, usize::MAX).is_err(), "slice overflow");
+        assert!(linear.for_box(CALL, "source", 7, 3, 0).is_err(), "3 rows in slices of 0");
+        let tiny = Volume::linear(CALL, "source", 0, 26, 10, 4).unwrap();
+        assert_eq!(tiny.for_box(CALL, "source", 7, 3, 4).unwrap().depth, 0);
+    }
+
+    #[test]
+    fn a_checked_copy_stays_inside_both_sides_every_row() {
+        let dst = Side::whole("destination", pitched(100, 10));
+        let src_plane =
+            Volume::linear(CALL, "source", 0x9000, 50, 10, 8).unwrap().for_width(CALL, "source", 10).unwrap();
+        let src = Side::whole("source", src_plane);
+        let copy = CheckedCopy::checked(CALL, dst, src, e2(10, 5), 8, D2D, vec![]).unwrap();
+        // The last byte read is inside the 50 elements of the source, the last written inside
+        // the destination's rectangle.
+        assert_eq!(copy.src + (copy.height - 1) * copy.src_pitch + copy.width_bytes, 0x9000 + 50 * 8);
+        assert_eq!(copy.dst + (copy.height - 1) * copy.dst_pitch + copy.width_bytes, 0x1000 + 4 * 512 + 80);
+        let raw = copy.params3d();
+        assert_eq!((raw.extent.width, raw.extent.height, raw.extent.depth), (80, 5, 1));
+        assert_eq!((raw.srcPtr.pitch, raw.dstPtr.pitch), (80, 512));
+
+        let dst = Side::whole("destination", pitched(100, 10));
+        let src = Side::whole("source", src_plane);
+        let err = CheckedCopy::checked(CALL, dst, src, e2(10, 6), 8, D2D, vec![]);
+        let err = err.err().unwrap().to_string();
+        assert!(err.contains("a 10x6 rectangle at (0, 0) does not fit the source of 10x5"), "{err}");
+    }
+
+    #[test]
+    fn a_checked_3d_copy_reaches_exactly_the_last_element_of_linear_memory() {
+        // 3 slices of 4 rows of pitch 10 elements, the last slice only as long as its used rows.
+        let len = 2 * 40 + 2 * 10 + 7;
+        let linear = Volume::linear(CALL, "destination", 0x8000, len, 10, 2).unwrap();
+        let dst = Side::whole("destination", linear.for_box(CALL, "destination", 7, 3, 4).unwrap());
+        let vol = Volume { base: 0x20_000, pitch: 64, width: 20, rows: 6, depth: 5, flat: false };
+        let src = Side { what: "source", volume: vol, origin: (13, 3, 2) };
+        let e = Extent3D { width: 7, height: 3, depth: 3 };
+        let copy = CheckedCopy::checked(CALL, dst, src, e, 2, D2D, vec![]).unwrap();
+        let last = |base: usize, pitch: usize, rows: usize| {
+            base + (copy.depth - 1) * pitch * rows + (copy.height - 1) * pitch + copy.width_bytes
+        };
+        assert_eq!(last(copy.dst, copy.dst_pitch, copy.dst_rows), 0x8000 + len * 2);
+        assert_eq!(last(copy.src, copy.src_pitch, copy.src_rows), 0x20_000 + 4 * 64 * 6 + 5 * 64 + 20 * 2);
+        let raw = copy.params3d();
+        assert_eq!((raw.extent.width, raw.extent.height, raw.extent.depth), (14, 3, 3));
+        assert_eq!((raw.dstPtr.pitch, raw.dstPtr.ysize, raw.srcPtr.pitch, raw.srcPtr.ysize), (20, 4, 64, 6));
+        assert!(!copy.is_empty());
+
+        let dst = Side::whole("destination", linear.for_box(CALL, "destination", 7, 3, 4).unwrap());
+        let src = Side { what: "source", volume: vol, origin: (13, 3, 2) };
+        let deeper = Extent3D { depth: 4, ..e };
+        let err = CheckedCopy::checked(CALL, dst, src, deeper, 2, D2D, vec![]).err().unwrap().to_string();
+        assert!(err.contains("a 7x3x4 box at (0, 0, 0) does not fit the destination of 7x4x3"), "{err}");
+    }
+}
