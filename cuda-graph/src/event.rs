@@ -8,7 +8,7 @@ use cudart_graph_sys as sys;
 use crate::device::Device;
 use crate::error::{check, check_done, CudaError, Result};
 use crate::release::{deferred_in_host_fn, record_drop_error};
-use crate::stream::Stream;
+use crate::stream::{runtime_handle, Stream};
 
 mod raw;
 
@@ -68,13 +68,8 @@ pub struct Event {
     timing: bool,
 }
 
-// SAFETY: CUDA events may be recorded, queried, waited for and destroyed from any host thread;
-// the runtime serializes access to them.
-unsafe impl Send for Event {}
-// SAFETY: every operation through `&Event` is a thread-safe runtime call.
-unsafe impl Sync for Event {}
-
-impl Event {
+runtime_handle! {
+    Event(EventOptions);
     /// An event with timing enabled, on the current device (`cudaEventCreateWithFlags`).
     ///
     /// ```no_run
@@ -82,10 +77,21 @@ impl Event {
     /// assert!(event.is_complete()?, "an event never recorded counts as complete");
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn new() -> Result<Event> {
-        Event::with_options(EventOptions::default())
-    }
+    new;
+    /// An event with the given options on `device`, whatever the thread's current device is.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Device, Event, EventOptions, Stream};
+    /// let second = Device::get(1)?;
+    /// let event = Event::with_options_on(second, EventOptions::default())?;
+    /// event.record(&Stream::new_on(second)?)?;
+    /// assert_eq!(event.device(), second);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    with_options_on;
+}
 
+impl Event {
     /// An event with the given options, on the current device (`cudaEventCreateWithFlags`).
     ///
     /// ```no_run
@@ -106,20 +112,6 @@ impl Event {
         // SAFETY: `raw` is a valid out-pointer; the flags are valid event flags.
         check(unsafe { sys::cudaEventCreateWithFlags(&mut raw, flags) }, "cudaEventCreateWithFlags")?;
         Ok(Event { raw, device, timing: options.timing })
-    }
-
-    /// An event with the given options on `device`, whatever the thread's current device is.
-    ///
-    /// ```no_run
-    /// use cuda_graph::{Device, Event, EventOptions, Stream};
-    /// let second = Device::get(1)?;
-    /// let event = Event::with_options_on(second, EventOptions::default())?;
-    /// event.record(&Stream::new_on(second)?)?;
-    /// assert_eq!(event.device(), second);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn with_options_on(device: Device, options: EventOptions) -> Result<Event> {
-        device.with_current(|| Event::with_options(options))
     }
 
     /// The device the event belongs to.

@@ -1,7 +1,8 @@
 //! Releasing CUDA resources: what keeps them alive ([`KeepAlive`]), where the errors of their
 //! destructors go ([`take_drop_errors`]), and how a destructor that runs inside a host
 //! function, where CUDA calls are forbidden, hands its release to another thread
-//! ([`drop_outside_host_fn`]).
+//! ([`drop_outside_host_fn`]); and handles borrowed from their owner, which are never
+//! released (`borrowed_handle!`).
 //!
 //! Every module that owns a CUDA handle releases it through this one; it imports nothing of
 //! the crate but [`error`](crate::CudaError), so any module may use it.
@@ -17,6 +18,37 @@ use crate::error::{check, CudaError};
 /// A shared owner that keeps an allocation (or any resource a node points to) alive for as
 /// long as a graph or exec that uses it. See the crate docs, "Ownership".
 pub type KeepAlive = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
+/// Defines `$borrowed<'a>`, a handle type `$owned` this crate uses but does not own, for
+/// `'a`: it derefs to `$owned`, and dropping it never drops (releases) the `$owned` inside.
+/// `$borrowed::new` wraps an owned value; the caller of the `unsafe` `borrow_raw` that calls
+/// it has promised the handle outlives `'a`.
+macro_rules! borrowed_handle {
+    ($(#[$doc:meta])* $borrowed:ident($owned:ident)) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $borrowed<'a> {
+            inner: ::std::mem::ManuallyDrop<$owned>,
+            _owner: ::std::marker::PhantomData<&'a ()>,
+        }
+
+        impl $borrowed<'_> {
+            /// Wraps `owned`, which is never dropped.
+            fn new(owned: $owned) -> Self {
+                $borrowed { inner: ::std::mem::ManuallyDrop::new(owned), _owner: ::std::marker::PhantomData }
+            }
+        }
+
+        impl ::std::ops::Deref for $borrowed<'_> {
+            type Target = $owned;
+
+            fn deref(&self) -> &$owned {
+                &self.inner
+            }
+        }
+    };
+}
+pub(crate) use borrowed_handle;
 
 static DROP_ERRORS: std::sync::Mutex<Vec<CudaError>> = std::sync::Mutex::new(Vec::new());
 

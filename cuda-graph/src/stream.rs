@@ -26,6 +26,37 @@ pub struct StreamOptions {
     pub priority: Option<i32>,
 }
 
+/// For a type `T` that owns a CUDA stream or event handle, with options `O`: `Send` and
+/// `Sync`, and, with the docs given, `T::new()` (`T::with_options(O::default())`) and
+/// `T::with_options_on(device, options)` (`T::with_options` with `device` current).
+macro_rules! runtime_handle {
+    (
+        $ty:ident($options:ident);
+        $(#[$new_doc:meta])* new;
+        $(#[$on_doc:meta])* with_options_on;
+    ) => {
+        // SAFETY: CUDA streams and events may be used (queued on, recorded, queried, waited
+        // for) and destroyed from any host thread; the runtime serializes access to them.
+        // Besides its handle the type holds plain `Copy` data.
+        unsafe impl Send for $ty {}
+        // SAFETY: every operation through a shared reference is a thread-safe runtime call.
+        unsafe impl Sync for $ty {}
+
+        impl $ty {
+            $(#[$new_doc])*
+            pub fn new() -> $crate::error::Result<$ty> {
+                $ty::with_options($options::default())
+            }
+
+            $(#[$on_doc])*
+            pub fn with_options_on(device: $crate::device::Device, options: $options) -> $crate::error::Result<$ty> {
+                device.with_current(|| $ty::with_options(options))
+            }
+        }
+    };
+}
+pub(crate) use runtime_handle;
+
 /// A CUDA stream of one device, destroyed on drop.
 ///
 /// The stream belongs to the device current when it was made ([`Stream::new`]) or to the one
@@ -52,17 +83,22 @@ pub struct Stream {
     device: Device,
 }
 
-// SAFETY: CUDA streams may be used from any host thread; the runtime serializes access.
-unsafe impl Send for Stream {}
-// SAFETY: every operation through `&Stream` is a thread-safe runtime call.
-unsafe impl Sync for Stream {}
+runtime_handle! {
+    Stream(StreamOptions);
+    /// A blocking stream of default priority on the current device.
+    new;
+    /// A stream with the given flags and priority on `device` (see [`Stream::new_on`]).
+    ///
+    /// ```no_run
+    /// use cuda_graph::{Device, Stream, StreamOptions};
+    /// let options = StreamOptions { non_blocking: true, priority: None };
+    /// let stream = Stream::with_options_on(Device::get(0)?, options)?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    with_options_on;
+}
 
 impl Stream {
-    /// A blocking stream of default priority on the current device.
-    pub fn new() -> Result<Stream> {
-        Stream::with_options(StreamOptions::default())
-    }
-
     /// A blocking stream of default priority on `device`, whatever the thread's current
     /// device is (it stays current).
     ///
@@ -75,18 +111,6 @@ impl Stream {
     /// ```
     pub fn new_on(device: Device) -> Result<Stream> {
         Stream::with_options_on(device, StreamOptions::default())
-    }
-
-    /// A stream with the given flags and priority on `device` (see [`Stream::new_on`]).
-    ///
-    /// ```no_run
-    /// use cuda_graph::{Device, Stream, StreamOptions};
-    /// let options = StreamOptions { non_blocking: true, priority: None };
-    /// let stream = Stream::with_options_on(Device::get(0)?, options)?;
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn with_options_on(device: Device, options: StreamOptions) -> Result<Stream> {
-        device.with_current(|| Stream::with_options(options))
     }
 
     /// A stream with the given flags and priority on the current device.

@@ -3,33 +3,26 @@
 
 use std::fmt;
 
-use cuda_graph::{CudaError, DeviceBuffer, DevicePtr, DeviceRepr};
+use cuda_graph::{CudaError, DeviceBuffer, DevicePtr};
 
-/// The slot's memory layout, shared with `DlErrorSlot` in `device_launch.cuh`.
-///
-/// ```
-/// let clear = device_launch::RawErrorSlot::default();
-/// assert_eq!((clear.code, clear.failures), (0, 0));
-/// assert_eq!(size_of::<device_launch::RawErrorSlot>(), 16);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct RawErrorSlot {
-    /// First `cudaError_t` recorded; 0 for none.
-    pub code: i32,
-    /// The [`Operation`] that failed, as its number.
-    pub operation: i32,
-    /// The source line of the failing helper call.
-    pub line: i32,
-    /// How many failures were recorded in all.
-    pub failures: u32,
-}
-
-// SAFETY: repr(C) of four 32-bit integers, no padding; every bit pattern is a valid value.
-// Its C++ counterpart is `DlErrorSlot` in device_launch.cuh.
-unsafe impl DeviceRepr for RawErrorSlot {
-    fn cpp_type() -> String {
-        "DlErrorSlot".to_string()
+shared_struct! {
+    /// The slot's memory layout, shared with `DlErrorSlot` in `device_launch.cuh`.
+    ///
+    /// ```
+    /// let clear = device_launch::RawErrorSlot::default();
+    /// assert_eq!((clear.code, clear.failures), (0, 0));
+    /// assert_eq!(size_of::<device_launch::RawErrorSlot>(), 16);
+    /// ```
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct RawErrorSlot as "DlErrorSlot" {
+        /// First `cudaError_t` recorded; 0 for none.
+        pub code: i32,
+        /// The [`Operation`] that failed, as its number.
+        pub operation: i32,
+        /// The source line of the failing helper call.
+        pub line: i32,
+        /// How many failures were recorded in all.
+        pub failures: u32,
     }
 }
 

@@ -79,6 +79,10 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+// Before the modules that use the macro it defines.
+#[macro_use]
+mod shared_struct;
+
 mod cancel;
 mod error;
 mod error_slot;

@@ -6,36 +6,29 @@
 
 use std::sync::Arc;
 
-use cuda_graph::{CudaError, DeviceBuffer, DeviceRepr, KeepAlive, KernelParam};
+use cuda_graph::{CudaError, DeviceBuffer, KeepAlive, KernelParam};
 
 use crate::error::Result;
 
-/// The queue's header, shared with `DlQueue` in `device_launch.cuh` (24 bytes).
-///
-/// ```
-/// // The header's DlQueue and this struct must agree byte for byte.
-/// assert_eq!(size_of::<device_launch::RawQueue>() % 4, 0);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct RawQueue {
-    /// Device address of the item array (`uint32_t*`).
-    pub items: u64,
-    /// Room in the item array.
-    pub capacity: u32,
-    /// Items pushed so far (the tail).
-    pub count: u32,
-    /// Next item to claim; runs past `count` by at most one claim per consumer.
-    pub head: u32,
-    /// Items consumers reported done (`dl_queue_done`).
-    pub processed: u32,
-}
-
-// SAFETY: repr(C), a u64 then four u32 (24 bytes, no padding); every bit pattern is valid.
-// Its C++ counterpart is `DlQueue` in device_launch.cuh.
-unsafe impl DeviceRepr for RawQueue {
-    fn cpp_type() -> String {
-        "DlQueue".to_string()
+shared_struct! {
+    /// The queue's header, shared with `DlQueue` in `device_launch.cuh` (24 bytes).
+    ///
+    /// ```
+    /// // The header's DlQueue and this struct must agree byte for byte.
+    /// assert_eq!(size_of::<device_launch::RawQueue>() % 4, 0);
+    /// ```
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct RawQueue as "DlQueue" {
+        /// Device address of the item array (`uint32_t*`).
+        pub items: u64,
+        /// Room in the item array.
+        pub capacity: u32,
+        /// Items pushed so far (the tail).
+        pub count: u32,
+        /// Next item to claim; runs past `count` by at most one claim per consumer.
+        pub head: u32,
+        /// Items consumers reported done (`dl_queue_done`).
+        pub processed: u32,
     }
 }
 

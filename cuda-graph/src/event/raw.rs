@@ -2,15 +2,14 @@
 //! ([`Event::from_raw`]), borrowing one ([`Event::borrow_raw`], [`BorrowedEvent`]), and
 //! handing one over ([`Event::into_raw`]).
 
-use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
-use std::ops::Deref;
 
 use cudart_graph_sys as sys;
 
 use super::Event;
 use crate::device::Device;
 use crate::error::{CudaError, Result};
+use crate::release::borrowed_handle;
 
 impl Event {
     /// Takes ownership of an event made by calls this crate does not wrap: the returned
@@ -63,7 +62,7 @@ impl Event {
     pub unsafe fn borrow_raw<'a>(raw: sys::cudaEvent_t) -> Result<BorrowedEvent<'a>> {
         // SAFETY: the caller's promise covers ownership too: the wrapper never destroys it.
         let event = unsafe { Event::from_raw(raw) }?;
-        Ok(BorrowedEvent { event: ManuallyDrop::new(event), _owner: PhantomData })
+        Ok(BorrowedEvent::new(event))
     }
 
     /// Hands the event over: returns the raw handle without destroying it. The caller owns
@@ -81,28 +80,18 @@ impl Event {
     }
 }
 
-/// An event this crate uses but does not own ([`Event::borrow_raw`]): it derefs to
-/// [`Event`], and dropping it leaves the event alone.
-///
-/// ```no_run
-/// let owner = cuda_graph::Event::new()?;
-/// // SAFETY: `owner` outlives the borrow.
-/// let borrowed: cuda_graph::BorrowedEvent<'_> = unsafe { cuda_graph::Event::borrow_raw(owner.as_raw()) }?;
-/// assert!(borrowed.is_complete()?);
-/// # Ok::<(), cuda_graph::CudaError>(())
-/// ```
-#[derive(Debug)]
-pub struct BorrowedEvent<'a> {
-    event: ManuallyDrop<Event>,
-    _owner: PhantomData<&'a ()>,
-}
-
-impl Deref for BorrowedEvent<'_> {
-    type Target = Event;
-
-    fn deref(&self) -> &Event {
-        &self.event
-    }
+borrowed_handle! {
+    /// An event this crate uses but does not own ([`Event::borrow_raw`]): it derefs to
+    /// [`Event`], and dropping it leaves the event alone.
+    ///
+    /// ```no_run
+    /// let owner = cuda_graph::Event::new()?;
+    /// // SAFETY: `owner` outlives the borrow.
+    /// let borrowed: cuda_graph::BorrowedEvent<'_> = unsafe { cuda_graph::Event::borrow_raw(owner.as_raw()) }?;
+    /// assert!(borrowed.is_complete()?);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    BorrowedEvent(Event)
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use super::node::raw_deps;
 use super::params::{kernel_node_params, with_kernel_params};
 use super::{AsNode, GraphBuilder, KernelNode, NodeRef};
 use crate::error::{check, Result};
-use crate::kernel::{Kernel, KernelArgs, KernelAttributes, LaunchConfig};
+use crate::kernel::{CheckAttributes, Kernel, KernelArgs, KernelAttributes, LaunchConfig};
 
 /// What an edge waits for.
 ///

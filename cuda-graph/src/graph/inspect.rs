@@ -197,6 +197,23 @@ impl MemcpyDirection {
     }
 }
 
+/// Public readers of one node of a graph or child-graph view, each `fn name -> Output;` with
+/// its docs: `Owner::name(&self, node)` asks the owner's [`View`] (`view()`) for `node`, naming
+/// the call `"Owner::name"` in errors.
+macro_rules! node_readers {
+    (impl$(<$lt:lifetime>)? $owner:ident; $($(#[$doc:meta])* fn $name:ident -> $out:ty;)*) => {
+        impl$(<$lt>)? $owner$(<$lt>)? {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self, node: &dyn AsNode) -> Result<$out> {
+                    self.view().$name(concat!(stringify!($owner), "::", stringify!($name)), node)
+                }
+            )*
+        }
+    };
+}
+pub(super) use node_readers;
+
 /// A graph as the readers see it: a graph or body of a family, or a child graph inside one.
 #[derive(Clone, Copy)]
 pub(super) struct View<'a> {
@@ -273,15 +290,15 @@ impl<'a> View<'a> {
         })
     }
 
-    fn node_kind(&self, call: &'static str, node: &dyn AsNode) -> Result<NodeKind> {
+    pub(super) fn node_kind(&self, call: &'static str, node: &dyn AsNode) -> Result<NodeKind> {
         self.locked(call, |state| kind_of(self.own(state, call, node)?))
     }
 
-    fn memcpy_params(&self, call: &'static str, node: &dyn AsNode) -> Result<MemcpyParams> {
+    pub(super) fn memcpy_params(&self, call: &'static str, node: &dyn AsNode) -> Result<MemcpyParams> {
         self.locked(call, |state| MemcpyParams::read(self.own_kind(state, call, node, NodeKind::Memcpy)?))
     }
 
-    fn child_graph(&self, call: &'static str, node: &dyn AsNode) -> Result<ChildGraph<'a>> {
+    pub(super) fn child_graph(&self, call: &'static str, node: &dyn AsNode) -> Result<ChildGraph<'a>> {
         let raw = self.locked(call, |state| {
             let node = self.own_kind(state, call, node, NodeKind::ChildGraph)?;
             let mut graph = ptr::null_mut();
@@ -309,54 +326,6 @@ impl<'a> View<'a> {
 impl GraphBuilder {
     pub(super) fn view(&self) -> View<'_> {
         View { raw: self.raw, id: self.id, root: self.core.id(), core: &self.core, epoch: None }
-    }
-
-    /// The kind of `node`, a node of this graph (`cudaGraphNodeGetType`).
-    ///
-    /// ```no_run
-    /// use cuda_graph::graph::{Graph, NodeKind};
-    /// let graph = Graph::new()?;
-    /// let empty = graph.add_empty(&[])?;
-    /// assert_eq!(graph.node_kind(&empty)?, NodeKind::Empty);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn node_kind(&self, node: &dyn AsNode) -> Result<NodeKind> {
-        self.view().node_kind("GraphBuilder::node_kind", node)
-    }
-
-    /// What the memcpy node `node` of this graph copies, with the kind of memory of each
-    /// side. Refused for a node of another graph or of another kind.
-    ///
-    /// ```no_run
-    /// use cuda_graph::{graph::Graph, memory::MemoryKind, DeviceBuffer, PinnedBuffer};
-    /// let input = PinnedBuffer::from_slice(&[1u32, 2, 3])?;
-    /// let device = DeviceBuffer::<u32>::zeroed(3)?;
-    /// let graph = Graph::new()?;
-    /// let upload = graph.add_memcpy_from_host(&device.ptr(), &input, 3, &[])?;
-    /// let params = graph.memcpy_params(&upload)?;
-    /// assert_eq!(params.source.memory(), Some(MemoryKind::Pinned));
-    /// assert_eq!(params.destination.memory(), Some(MemoryKind::Device));
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn memcpy_params(&self, node: &dyn AsNode) -> Result<MemcpyParams> {
-        self.view().memcpy_params("GraphBuilder::memcpy_params", node)
-    }
-
-    /// The graph inside the child-graph node `node` of this graph, to read (CUDA's copy,
-    /// made when the node was added). Refused for a node of another graph or of another kind.
-    ///
-    /// ```no_run
-    /// use cuda_graph::graph::{Graph, NodeKind};
-    /// let child = Graph::new()?;
-    /// child.add_empty(&[])?;
-    /// let graph = Graph::new()?;
-    /// let node = graph.add_child_graph(&child, &[])?;
-    /// let inside = graph.child_graph(&node)?;
-    /// assert_eq!(inside.nodes()?[0].kind(), NodeKind::Empty);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn child_graph(&self, node: &dyn AsNode) -> Result<ChildGraph<'_>> {
-        self.view().child_graph("GraphBuilder::child_graph", node)
     }
 }
 
@@ -394,6 +363,11 @@ impl fmt::Debug for ChildGraph<'_> {
 }
 
 impl<'a> ChildGraph<'a> {
+    /// The view this child graph reads through.
+    pub(super) fn view(&self) -> View<'a> {
+        self.view
+    }
+
     /// Every node of the child graph with its kind (child graphs inside it not included),
     /// as [`GraphBuilder::nodes`] lists them.
     pub fn nodes(&self) -> Result<Vec<NodeInfo>> {
@@ -408,21 +382,49 @@ impl<'a> ChildGraph<'a> {
             Ok(raw.len())
         })
     }
+}
 
-    /// The kind of `node`, a node of this view.
-    pub fn node_kind(&self, node: &dyn AsNode) -> Result<NodeKind> {
-        self.view.node_kind("ChildGraph::node_kind", node)
-    }
-
-    /// What the memcpy node `node` of this view copies (see [`GraphBuilder::memcpy_params`]).
-    pub fn memcpy_params(&self, node: &dyn AsNode) -> Result<MemcpyParams> {
-        self.view.memcpy_params("ChildGraph::memcpy_params", node)
-    }
-
-    /// The graph inside the child-graph node `node` of this view.
-    pub fn child_graph(&self, node: &dyn AsNode) -> Result<ChildGraph<'a>> {
-        self.view.child_graph("ChildGraph::child_graph", node)
-    }
+node_readers! {
+    impl GraphBuilder;
+    /// The kind of `node`, a node of this graph (`cudaGraphNodeGetType`).
+    ///
+    /// ```no_run
+    /// use cuda_graph::graph::{Graph, NodeKind};
+    /// let graph = Graph::new()?;
+    /// let empty = graph.add_empty(&[])?;
+    /// assert_eq!(graph.node_kind(&empty)?, NodeKind::Empty);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    fn node_kind -> NodeKind;
+    /// What the memcpy node `node` of this graph copies, with the kind of memory of each
+    /// side. Refused for a node of another graph or of another kind.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{graph::Graph, memory::MemoryKind, DeviceBuffer, PinnedBuffer};
+    /// let input = PinnedBuffer::from_slice(&[1u32, 2, 3])?;
+    /// let device = DeviceBuffer::<u32>::zeroed(3)?;
+    /// let graph = Graph::new()?;
+    /// let upload = graph.add_memcpy_from_host(&device.ptr(), &input, 3, &[])?;
+    /// let params = graph.memcpy_params(&upload)?;
+    /// assert_eq!(params.source.memory(), Some(MemoryKind::Pinned));
+    /// assert_eq!(params.destination.memory(), Some(MemoryKind::Device));
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    fn memcpy_params -> MemcpyParams;
+    /// The graph inside the child-graph node `node` of this graph, to read (CUDA's copy,
+    /// made when the node was added). Refused for a node of another graph or of another kind.
+    ///
+    /// ```no_run
+    /// use cuda_graph::graph::{Graph, NodeKind};
+    /// let child = Graph::new()?;
+    /// child.add_empty(&[])?;
+    /// let graph = Graph::new()?;
+    /// let node = graph.add_child_graph(&child, &[])?;
+    /// let inside = graph.child_graph(&node)?;
+    /// assert_eq!(inside.nodes()?[0].kind(), NodeKind::Empty);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    fn child_graph -> ChildGraph<'_>;
 }
 
 #[cfg(test)]

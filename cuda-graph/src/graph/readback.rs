@@ -7,8 +7,8 @@ use std::ffi::c_void;
 
 use cudart_graph_sys as sys;
 
-use super::inspect::View;
-use super::{AsNode, ChildGraph, ConditionalHandle, ConditionalKind, GraphBuilder, NodeKind};
+use super::inspect::{node_readers, View};
+use super::{AsNode, ChildGraph, ConditionalHandle, ConditionalKind, GraphBuilder, MemcpyParams, NodeKind};
 use crate::error::{check, CudaError, Result};
 use crate::kernel::{Dim3, Kernel, KernelArgs, LaunchConfig};
 use crate::memory::MemoryKind;
@@ -109,16 +109,55 @@ impl ConditionalParams<'_> {
     }
 }
 
+/// A node kind's parameter getter (`cudaGraphMemsetNodeGetParams`, ...).
+type Getter<P> = unsafe extern "C" fn(sys::cudaGraphNode_t, *mut P) -> sys::cudaError_t;
+
+/// The raw parameters of one node kind, and that kind's getter.
+///
+/// # Safety
+/// `GET` reads the parameters of a node of kind `KIND` into a `Self`.
+unsafe trait RawParams: Default {
+    const KIND: NodeKind;
+    /// The getter, and its name for errors.
+    const GET: (Getter<Self>, &'static str);
+}
+
+// SAFETY: `cudaGraphMemsetNodeGetParams` reads a memset node into a `cudaMemsetParams`.
+unsafe impl RawParams for sys::cudaMemsetParams {
+    const KIND: NodeKind = NodeKind::Memset;
+    const GET: (Getter<Self>, &'static str) =
+        (sys::cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetParams");
+}
+
+// SAFETY: `cudaGraphKernelNodeGetParams` reads a kernel node into a `cudaKernelNodeParams`.
+unsafe impl RawParams for sys::cudaKernelNodeParams {
+    const KIND: NodeKind = NodeKind::Kernel;
+    const GET: (Getter<Self>, &'static str) =
+        (sys::cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetParams");
+}
+
 impl<'a> View<'a> {
-    fn memset_params(&self, call: &'static str, node: &dyn AsNode) -> Result<MemsetParams> {
+    /// Reads the raw parameters of `node`, a node of `P`'s kind of this view, under the
+    /// family's lock, and hands the node and them to `then`, still under the lock.
+    fn read_params<P: RawParams, R>(
+        &self,
+        call: &'static str,
+        node: &dyn AsNode,
+        then: impl FnOnce(sys::cudaGraphNode_t, P) -> Result<R>,
+    ) -> Result<R> {
         self.locked(call, |state| {
-            let node = self.own_kind(state, call, node, NodeKind::Memset)?;
-            let mut raw = sys::cudaMemsetParams::default();
-            check(
-                // SAFETY: a live memset node of a family held here (checked); `raw` writable.
-                unsafe { sys::cudaGraphMemsetNodeGetParams(node, &mut raw) },
-                "cudaGraphMemsetNodeGetParams",
-            )?;
+            let node = self.own_kind(state, call, node, P::KIND)?;
+            let mut raw = P::default();
+            let (get, get_call) = P::GET;
+            // SAFETY: a live node of `P::KIND` of a family held here (checked), which `get`
+            // reads into a `P` (`RawParams`' promise); `raw` is writable.
+            check(unsafe { get(node, &mut raw) }, get_call)?;
+            then(node, raw)
+        })
+    }
+
+    fn memset_params(&self, call: &'static str, node: &dyn AsNode) -> Result<MemsetParams> {
+        self.read_params(call, node, |_, raw: sys::cudaMemsetParams| {
             Ok(MemsetParams {
                 addr: raw.dst as u64,
                 memory: MemoryKind::of(raw.dst as u64)?,
@@ -132,14 +171,7 @@ impl<'a> View<'a> {
     }
 
     fn kernel_params(&self, call: &'static str, node: &dyn AsNode) -> Result<KernelNodeParams> {
-        self.locked(call, |state| {
-            let node = self.own_kind(state, call, node, NodeKind::Kernel)?;
-            let mut raw = sys::cudaKernelNodeParams::default();
-            check(
-                // SAFETY: a live kernel node of a family held here (checked); `raw` writable.
-                unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut raw) },
-                "cudaGraphKernelNodeGetParams",
-            )?;
+        self.read_params(call, node, |node, raw: sys::cudaKernelNodeParams| {
             let dim = |d: sys::dim3| Dim3 { x: d.x, y: d.y, z: d.z };
             let config = LaunchConfig {
                 grid: dim(raw.gridDim),
@@ -167,7 +199,8 @@ impl<'a> View<'a> {
     }
 }
 
-impl GraphBuilder {
+node_readers! {
+    impl GraphBuilder;
     /// What the memset node `node` of this graph fills. Refused for a node of another graph
     /// or of another kind.
     ///
@@ -176,10 +209,7 @@ impl GraphBuilder {
     /// println!("fills {} elements", graph.memset_params(&node)?.width);
     /// # Ok(()) }
     /// ```
-    pub fn memset_params(&self, node: &dyn AsNode) -> Result<MemsetParams> {
-        self.view().memset_params("GraphBuilder::memset_params", node)
-    }
-
+    fn memset_params -> MemsetParams;
     /// What the kernel node `node` of this graph launches and how (see [`KernelNodeParams`]).
     ///
     /// ```no_run
@@ -187,10 +217,7 @@ impl GraphBuilder {
     /// println!("{:?}", graph.kernel_params(&node)?.config);
     /// # Ok(()) }
     /// ```
-    pub fn kernel_params(&self, node: &dyn AsNode) -> Result<KernelNodeParams> {
-        self.view().kernel_params("GraphBuilder::kernel_params", node)
-    }
-
+    fn kernel_params -> KernelNodeParams;
     /// The kind, handle and bodies of the conditional node `node` of this graph (see
     /// [`ConditionalParams`]). The body views read nothing once a node of the family was
     /// removed.
@@ -200,24 +227,21 @@ impl GraphBuilder {
     /// println!("{} bodies", graph.conditional_params(&node)?.bodies.len());
     /// # Ok(()) }
     /// ```
-    pub fn conditional_params(&self, node: &dyn AsNode) -> Result<ConditionalParams<'_>> {
-        self.view().conditional_params("GraphBuilder::conditional_params", node)
-    }
+    fn conditional_params -> ConditionalParams<'_>;
 }
 
-impl<'a> ChildGraph<'a> {
+node_readers! {
+    impl<'a> ChildGraph;
     /// What the memset node `node` of this view fills (see [`GraphBuilder::memset_params`]).
-    pub fn memset_params(&self, node: &dyn AsNode) -> Result<MemsetParams> {
-        self.view.memset_params("ChildGraph::memset_params", node)
-    }
-
+    fn memset_params -> MemsetParams;
     /// What the kernel node `node` of this view launches (see [`GraphBuilder::kernel_params`]).
-    pub fn kernel_params(&self, node: &dyn AsNode) -> Result<KernelNodeParams> {
-        self.view.kernel_params("ChildGraph::kernel_params", node)
-    }
-
+    fn kernel_params -> KernelNodeParams;
     /// The conditional node `node` of this view (a conditional body's nested conditional).
-    pub fn conditional_params(&self, node: &dyn AsNode) -> Result<ConditionalParams<'a>> {
-        self.view.conditional_params("ChildGraph::conditional_params", node)
-    }
+    fn conditional_params -> ConditionalParams<'a>;
+    /// The kind of `node`, a node of this view.
+    fn node_kind -> NodeKind;
+    /// What the memcpy node `node` of this view copies (see [`GraphBuilder::memcpy_params`]).
+    fn memcpy_params -> MemcpyParams;
+    /// The graph inside the child-graph node `node` of this view.
+    fn child_graph -> ChildGraph<'a>;
 }

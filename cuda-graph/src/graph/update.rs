@@ -9,6 +9,52 @@ use crate::error::{check, CudaError, Result, UpdateRefusal};
 use crate::kernel::{Kernel, KernelArgs, LaunchConfig};
 use crate::memory::{DevicePtr, DeviceRepr, KeepAlive};
 
+/// A typed exec setter of one node kind's parameters (`cudaGraphExecMemcpyNodeSetParams`, ...).
+type TypedSetter<P> =
+    unsafe extern "C" fn(sys::cudaGraphExec_t, sys::cudaGraphNode_t, *const P) -> sys::cudaError_t;
+
+/// Checked parameters of one node kind, for that kind's typed exec setter.
+///
+/// # Safety
+/// `SET` sets the parameters of nodes of kind `Node` from a `Raw`, and the `Raw` of
+/// `into_parts` points only at memory its `Vec<KeepAlive>` holds.
+unsafe trait TypedParams {
+    /// The typed handle of the nodes these parameters are for.
+    type Node: AsNode;
+    /// What the setter takes.
+    type Raw;
+    /// The setter, and its name for errors.
+    const SET: (TypedSetter<Self::Raw>, &'static str);
+    /// The raw parameters and what they point at.
+    fn into_parts(self) -> (Self::Raw, Vec<KeepAlive>);
+}
+
+/// Implements [`TypedParams`] for each `Params for Node: setter(Raw) from to_raw;`: the line
+/// names the setter of `Node`s, and the comment above it says why what `to_raw` returns
+/// points only at what the parameters' `keep` holds.
+macro_rules! typed_params {
+    ($($params:ident for $node:ident: $set:ident($raw:ident) from $to_raw:ident;)*) => {$(
+        // SAFETY: `sys::$set` sets the parameters of `$node`s from a `sys::$raw` (the
+        // bindings' signature checks the type), and the comment at the invocation says why
+        // `$to_raw` points only at what `keep` holds.
+        unsafe impl TypedParams for $params {
+            type Node = $node;
+            type Raw = sys::$raw;
+            const SET: (TypedSetter<Self::Raw>, &'static str) = (sys::$set, stringify!($set));
+            fn into_parts(self) -> (Self::Raw, Vec<KeepAlive>) {
+                (self.$to_raw(), self.keep)
+            }
+        }
+    )*};
+}
+
+typed_params! {
+    // A `Copy1D`'s parameters point only at its two sides, which its `keep` holds.
+    Copy1D for MemcpyNode: cudaGraphExecMemcpyNodeSetParams(cudaMemcpy3DParms) from params3d;
+    // A `Fill`'s parameters point only at its destination, which its `keep` holds.
+    Fill for MemsetNode: cudaGraphExecMemsetNodeSetParams(cudaMemsetParams) from raw;
+}
+
 impl<M: LaunchMode> GraphExec<M> {
     /// Updates every node's parameters from `graph`, which must have the same topology as
     /// the graph instantiated (`cudaGraphExecUpdate`). A refusal is
@@ -170,6 +216,26 @@ impl<M: LaunchMode> GraphExec<M> {
         Ok(())
     }
 
+    /// Sets the parameters `build` makes on `node` of this exec with their kind's typed exec
+    /// setter, keeping what they point at for the node (see `set_node`). `node` is checked to
+    /// be of this exec's graph before `build` runs.
+    fn set_typed<P: TypedParams>(
+        &mut self,
+        call: &'static str,
+        node: &P::Node,
+        build: impl FnOnce() -> Result<P>,
+    ) -> Result<()> {
+        let node = self.own_node(call, node)?;
+        let (params, keep) = build()?.into_parts();
+        let (set, set_call) = P::SET;
+        self.set_node(call, node, keep, false, |exec, exec_node| {
+            // SAFETY: exec alive; `exec_node` names a node of it (checked, kept, locked) of
+            // kind `P::Node` (its typed handle), which `set` sets (`TypedParams`' promise);
+            // what `params` points at is in `keep`, kept alive by the exec from now on.
+            check(unsafe { set(exec, exec_node, &params) }, set_call)
+        })
+    }
+
     /// Changes what kernel node `node` launches in this exec: kernel, configuration and
     /// arguments (`cudaGraphExecKernelNodeSetParams`). Later launches only; the graph is not
     /// changed.
@@ -233,17 +299,7 @@ impl<M: LaunchMode> GraphExec<M> {
         len: usize,
     ) -> Result<()> {
         const CALL: &str = "GraphExec::set_memcpy";
-        let node = self.own_node(CALL, node)?;
-        let copy = Copy1D::device(CALL, dst, src, len)?;
-        let params = copy.params3d();
-        self.set_node(CALL, node, copy.keep, false, |exec, exec_node| {
-            // SAFETY: exec alive; `exec_node` names a memcpy node of it (checked, kept,
-            // locked); both sides hold `len` elements and are kept alive by the exec.
-            check(
-                unsafe { sys::cudaGraphExecMemcpyNodeSetParams(exec, exec_node, &params) },
-                "cudaGraphExecMemcpyNodeSetParams",
-            )
-        })
+        self.set_typed(CALL, node, || Copy1D::device(CALL, dst, src, len))
     }
 
     /// Changes a memset node's destination, value and length in this exec
@@ -263,17 +319,7 @@ impl<M: LaunchMode> GraphExec<M> {
         len: usize,
     ) -> Result<()> {
         const CALL: &str = "GraphExec::set_memset";
-        let node = self.own_node(CALL, node)?;
-        let fill = Fill::new(CALL, dst, value, len)?;
-        let params = fill.raw();
-        self.set_node(CALL, node, fill.keep, false, |exec, exec_node| {
-            // SAFETY: exec alive; `exec_node` names a memset node of it (checked, kept,
-            // locked); the destination holds `len` elements and is kept alive by the exec.
-            check(
-                unsafe { sys::cudaGraphExecMemsetNodeSetParams(exec, exec_node, &params) },
-                "cudaGraphExecMemsetNodeSetParams",
-            )
-        })
+        self.set_typed(CALL, node, || Fill::new(CALL, dst, value, len))
     }
 
     /// Turns a node on or off in this exec (`cudaGraphNodeSetEnabled`): a disabled node does

@@ -80,34 +80,35 @@ pub unsafe trait KernelParam: Send + Sync + 'static {
     }
 }
 
-// SAFETY: a device pointer is passed as a 64-bit address, the layout of `T*` on the device.
-// It points into memory of `T`s (`T::cpp_type()` names their C++ type) that it keeps alive,
-// and carries permission to write (a buffer's `ptr()`), so `T*` and `const T*` both fit.
-unsafe impl<T: DeviceRepr> KernelParam for DevicePtr<T> {
-    type Raw = u64;
-    fn raw(&self) -> u64 {
-        self.addr()
-    }
-    fn keep_alive(&self) -> Option<KeepAlive> {
-        DevicePtr::keep_alive(self)
-    }
-    fn cpp_type() -> String {
-        format!("*mut {}", T::cpp_type())
-    }
+/// [`KernelParam`] for device pointer types, each `Pointer as "qualifier";`: passed as its
+/// 64-bit address, keeping its allocation alive, as the C++ pointer the qualifier names
+/// (`"*mut"`: `T*`, `"*const"`: `const T*`). The comment above each line says what the pointer
+/// may reach.
+macro_rules! pointer_params {
+    ($($ptr:ident as $qualifier:literal;)*) => {$(
+        // SAFETY: a device pointer is passed as a 64-bit address, the layout of `T*` on the
+        // device. It points into memory of `T`s (`T::cpp_type()` names their C++ type) that
+        // it keeps alive; the comment at the invocation says which pointers fit it.
+        unsafe impl<T: DeviceRepr> KernelParam for $ptr<T> {
+            type Raw = u64;
+            fn raw(&self) -> u64 {
+                self.addr()
+            }
+            fn keep_alive(&self) -> Option<KeepAlive> {
+                $ptr::keep_alive(self)
+            }
+            fn cpp_type() -> String {
+                format!(concat!($qualifier, " {}"), T::cpp_type())
+            }
+        }
+    )*};
 }
 
-// SAFETY: as for `DevicePtr<T>`, of which it is a read-only view: only `const T*` fits it.
-unsafe impl<T: DeviceRepr> KernelParam for DeviceConstPtr<T> {
-    type Raw = u64;
-    fn raw(&self) -> u64 {
-        self.addr()
-    }
-    fn keep_alive(&self) -> Option<KeepAlive> {
-        DeviceConstPtr::keep_alive(self)
-    }
-    fn cpp_type() -> String {
-        format!("*const {}", T::cpp_type())
-    }
+pointer_params! {
+    // Carries permission to write (a buffer's `ptr()`), so `T*` and `const T*` both fit.
+    DevicePtr as "*mut";
+    // A read-only view of a `DevicePtr<T>`: only `const T*` fits it.
+    DeviceConstPtr as "*const";
 }
 
 // SAFETY: `RawDeviceSlice` is `#[repr(C)] { u64, u64 }`, the layout of `cuda_graph::slice<T>`

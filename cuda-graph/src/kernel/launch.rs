@@ -6,7 +6,7 @@ use std::ptr;
 use cudart_graph_sys as sys;
 
 use super::check_launch_handles;
-use super::{Kernel, KernelArgs, LaunchAttributes, LaunchConfig};
+use super::{CheckAttributes, Kernel, KernelArgs, LaunchAttributes, LaunchConfig};
 use crate::capture_gate::{any_capture_active, enter_queue, with_capture_sink, QueueGuard, Sink};
 use crate::error::{check, Result};
 use crate::memory::KeepAlive;

@@ -47,7 +47,7 @@ pub use symbol::DeviceSymbol;
 pub use types::SignatureFn;
 
 pub(crate) use args::{check_launch_handles, check_node_handles};
-pub(crate) use attributes::require_programmatic_launch;
+pub(crate) use attributes::{require_programmatic_launch, CheckAttributes};
 
 use crate::error::{CudaError, Result};
 use crate::release::KeepAlive;

@@ -2,15 +2,14 @@
 //! ([`Stream::from_raw`]), borrowing one for a while ([`Stream::borrow_raw`],
 //! [`BorrowedStream`]), and handing one over ([`Stream::into_raw`]).
 
-use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
-use std::ops::Deref;
 
 use cudart_graph_sys as sys;
 
 use super::Stream;
 use crate::device::{note_in_use, Device};
 use crate::error::{check, CudaError, Result};
+use crate::release::borrowed_handle;
 
 /// The handles that name a default stream rather than a stream of their own: the null
 /// stream, `cudaStreamLegacy` (1) and `cudaStreamPerThread` (2). They can be borrowed, never
@@ -109,10 +108,7 @@ impl Stream {
         let non_blocking = unsafe { created_non_blocking(raw) }?;
         // SAFETY: as above.
         let device = unsafe { device_of(raw) }?;
-        Ok(BorrowedStream {
-            stream: ManuallyDrop::new(Stream { raw, non_blocking, device }),
-            _owner: PhantomData,
-        })
+        Ok(BorrowedStream::new(Stream { raw, non_blocking, device }))
     }
 
     /// Hands the stream over: returns the raw handle without destroying it. The caller owns
@@ -130,32 +126,22 @@ impl Stream {
     }
 }
 
-/// A stream this crate uses but does not own ([`Stream::borrow_raw`]): it derefs to
-/// [`Stream`], and dropping it leaves the stream alone.
-///
-/// ```no_run
-/// use cuda_graph::{BorrowedStream, Stream};
-/// fn sync(stream: &Stream) -> cuda_graph::Result<()> {
-///     stream.synchronize()
-/// }
-/// let owner = Stream::new()?;
-/// // SAFETY: `owner` outlives the borrow.
-/// let borrowed: BorrowedStream<'_> = unsafe { Stream::borrow_raw(owner.as_raw()) }?;
-/// sync(&borrowed)?;
-/// # Ok::<(), cuda_graph::CudaError>(())
-/// ```
-#[derive(Debug)]
-pub struct BorrowedStream<'a> {
-    stream: ManuallyDrop<Stream>,
-    _owner: PhantomData<&'a ()>,
-}
-
-impl Deref for BorrowedStream<'_> {
-    type Target = Stream;
-
-    fn deref(&self) -> &Stream {
-        &self.stream
-    }
+borrowed_handle! {
+    /// A stream this crate uses but does not own ([`Stream::borrow_raw`]): it derefs to
+    /// [`Stream`], and dropping it leaves the stream alone.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{BorrowedStream, Stream};
+    /// fn sync(stream: &Stream) -> cuda_graph::Result<()> {
+    ///     stream.synchronize()
+    /// }
+    /// let owner = Stream::new()?;
+    /// // SAFETY: `owner` outlives the borrow.
+    /// let borrowed: BorrowedStream<'_> = unsafe { Stream::borrow_raw(owner.as_raw()) }?;
+    /// sync(&borrowed)?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    BorrowedStream(Stream)
 }
 
 #[cfg(test)]

@@ -11,23 +11,46 @@ use crate::error::{check, CudaError, Result};
 use crate::event::Event;
 use crate::kernel::{Dim3, LaunchConfig};
 
-impl KernelAttributes {
+/// Attributes checked against the current device before CUDA sees them: a kernel node's
+/// ([`KernelAttributes`]) or a stream launch's ([`LaunchAttributes`]: those and what only
+/// stream launches carry).
+pub(crate) trait CheckAttributes {
+    /// The kernel attributes, and the launch attributes where one of those only stream
+    /// launches carry is set.
+    fn parts(&self) -> (&KernelAttributes, Option<&LaunchAttributes>);
+
     /// Refuses, before CUDA is called, what the current device cannot do or what contradicts
     /// `config`; `function` is the kernel (for a cooperative grid's occupancy).
-    pub(crate) fn check(
-        &self,
-        call: &'static str,
-        config: &LaunchConfig,
-        function: *const c_void,
-    ) -> Result<()> {
-        if self.is_empty() {
+    fn check(&self, call: &'static str, config: &LaunchConfig, function: *const c_void) -> Result<()> {
+        let (kernel, launch_only) = self.parts();
+        if kernel.is_empty() && launch_only.is_none() {
             return Ok(());
         }
         let caps = Caps::current()?;
-        self.check_with(call, config, &caps, || resident_blocks(function, config, &caps))
+        if let Some(launch) = launch_only {
+            launch.check_launch_only(call, &caps)?;
+        }
+        kernel.check_with(call, config, &caps, || resident_blocks(function, config, &caps))
     }
+}
 
-    /// [`check`](Self::check) against `caps`, with `resident` giving how many blocks of this
+impl CheckAttributes for KernelAttributes {
+    fn parts(&self) -> (&KernelAttributes, Option<&LaunchAttributes>) {
+        (self, None)
+    }
+}
+
+impl CheckAttributes for LaunchAttributes {
+    fn parts(&self) -> (&KernelAttributes, Option<&LaunchAttributes>) {
+        let programmatic = self.programmatic_serialization || self.programmatic_event.is_some();
+        let launch_only =
+            programmatic || self.launch_completion_event.is_some() || self.shared_memory_carveout.is_some();
+        (&self.kernel, launch_only.then_some(self))
+    }
+}
+
+impl KernelAttributes {
+    /// [`CheckAttributes::check`] against `caps`, with `resident` giving how many blocks of this
     /// launch can be resident at once (asked only for a cooperative grid).
     fn check_with(
         &self,
@@ -146,22 +169,7 @@ fn resident_blocks(function: *const c_void, config: &LaunchConfig, caps: &Caps) 
 }
 
 impl LaunchAttributes {
-    /// [`KernelAttributes::check`], then what only stream launches carry.
-    pub(crate) fn check(
-        &self,
-        call: &'static str,
-        config: &LaunchConfig,
-        function: *const c_void,
-    ) -> Result<()> {
-        let programmatic = self.programmatic_serialization || self.programmatic_event.is_some();
-        if !programmatic && self.launch_completion_event.is_none() && self.shared_memory_carveout.is_none() {
-            return self.kernel.check(call, config, function);
-        }
-        let caps = Caps::current()?;
-        self.check_launch_only(call, &caps)?;
-        self.kernel.check_with(call, config, &caps, || resident_blocks(function, config, &caps))
-    }
-
+    /// What only stream launches carry, checked against `caps`.
     fn check_launch_only(&self, call: &'static str, caps: &Caps) -> Result<()> {
         let refuse = |problem: String| Err(CudaError::invalid(call, problem));
         if self.programmatic_serialization || self.programmatic_event.is_some() {

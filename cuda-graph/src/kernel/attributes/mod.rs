@@ -32,7 +32,7 @@ mod raw;
 
 use std::sync::Arc;
 
-pub(crate) use check::require_programmatic_launch;
+pub(crate) use check::{require_programmatic_launch, CheckAttributes};
 
 use super::Dim3;
 use crate::event::Event;
