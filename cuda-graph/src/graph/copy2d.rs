@@ -9,7 +9,7 @@ use super::params::node_params_of;
 use super::{AsNode, GraphBuilder, MemcpyNode};
 use crate::error::{CudaError, Result};
 use crate::memory::{
-    linear_side, CheckedCopy, DevicePtr, DeviceRepr, Extent2D, PitchedBuffer, Side, DEVICE_TO_DEVICE,
+    CheckedCopy, DevicePtr, DeviceRepr, Extent2D, PitchedBuffer, PitchedCore, DEVICE_TO_DEVICE,
 };
 
 impl GraphBuilder {
@@ -33,13 +33,8 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_2d";
-        let dst_side = Side { what: "destination", volume: dst.plane(), origin: (at.0, at.1, 0) };
-        let src_side = Side { what: "source", volume: src.plane(), origin: (from.0, from.1, 0) };
-        let keep = vec![dst.keep_alive(), src.keep_alive()];
-        let size = size_of::<T>();
-        let copy =
-            CheckedCopy::checked(CALL, dst_side, src_side, extent.into(), size, DEVICE_TO_DEVICE, keep)?;
-        self.add_copy_box(CALL, copy, deps)
+        let from = ((from.0, from.1, 0), extent.into());
+        self.add_copy_box(CALL, dst.core().box_from(CALL, (at.0, at.1, 0), src.core(), from)?, deps)
     }
 
     /// Adds a copy of linear device memory `src`, seen as `dst.height()` rows of `src_pitch`
@@ -62,10 +57,7 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_2d_from_linear";
-        let linear = linear_side::<T>(CALL, "source", src.addr() as _, src.len(), src_pitch, dst.width())?;
-        let keep = [dst.keep_alive()].into_iter().chain(src.keep_alive()).collect();
-        let copy = dst.copy_with(CALL, linear, true, DEVICE_TO_DEVICE, keep)?;
-        self.add_copy_box(CALL, copy, deps)
+        self.add_linear_copy(CALL, dst.core(), src, ((src_pitch, dst.height()), true), deps)
     }
 
     /// Adds a copy of all of `src` into linear device memory `dst`, as `src.height()` rows of
@@ -87,11 +79,22 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_2d_to_linear";
-        let linear =
-            linear_side::<T>(CALL, "destination", dst.addr() as _, dst.len(), dst_pitch, src.width())?;
-        let keep = [src.keep_alive()].into_iter().chain(dst.keep_alive()).collect();
-        let copy = src.copy_with(CALL, linear, false, DEVICE_TO_DEVICE, keep)?;
-        self.add_copy_box(CALL, copy, deps)
+        self.add_linear_copy(CALL, src.core(), dst, ((dst_pitch, src.height()), false), deps)
+    }
+
+    /// Adds a copy of all of `core` from (`into_core`) or into `linear` device memory, seen
+    /// as slices of `layout` (row pitch, rows per slice), as a memcpy node.
+    pub(super) fn add_linear_copy<T: DeviceRepr>(
+        &self,
+        call: &'static str,
+        core: &PitchedCore<T>,
+        linear: &DevicePtr<T>,
+        (layout, into_core): ((usize, usize), bool),
+        deps: &[&dyn AsNode],
+    ) -> Result<MemcpyNode> {
+        let side = (linear.addr() as _, linear.len());
+        let copy = core.linear_copy(call, side, layout, into_core, DEVICE_TO_DEVICE, linear.keep_alive())?;
+        self.add_copy_box(call, copy, deps)
     }
 
     /// Adds `copy` (2-D or 3-D, checked) as a memcpy node keeping its sides with the graph.

@@ -5,7 +5,7 @@
 
 use super::{AsNode, GraphBuilder, MemcpyNode};
 use crate::error::Result;
-use crate::memory::{CheckedCopy, DevicePtr, DeviceRepr, Extent3D, PitchedVolume, Side, DEVICE_TO_DEVICE};
+use crate::memory::{DevicePtr, DeviceRepr, Extent3D, PitchedVolume};
 
 impl GraphBuilder {
     /// Adds a copy of the box `extent` from `src` at `from` (column, row, slice) into `dst` at
@@ -29,12 +29,7 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_3d";
-        let dst_side = Side { what: "destination", volume: dst.volume(), origin: at };
-        let src_side = Side { what: "source", volume: src.volume(), origin: from };
-        let keep = vec![dst.keep_alive(), src.keep_alive()];
-        let size = size_of::<T>();
-        let copy = CheckedCopy::checked(CALL, dst_side, src_side, extent, size, DEVICE_TO_DEVICE, keep)?;
-        self.add_copy_box(CALL, copy, deps)
+        self.add_copy_box(CALL, dst.core().box_from(CALL, at, src.core(), (from, extent))?, deps)
     }
 
     /// Adds a copy of linear device memory `src`, seen as slices of `slice_rows` rows of
@@ -58,10 +53,7 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_3d_from_linear";
-        let linear = dst.linear(CALL, "source", src.addr() as _, src.len(), (pitch, slice_rows))?;
-        let keep = [dst.keep_alive()].into_iter().chain(src.keep_alive()).collect();
-        let copy = dst.whole(CALL, linear, true, DEVICE_TO_DEVICE, keep)?;
-        self.add_copy_box(CALL, copy, deps)
+        self.add_linear_copy(CALL, dst.core(), src, ((pitch, slice_rows), true), deps)
     }
 
     /// Adds a copy of all of `src` into linear device memory `dst`, as slices of `slice_rows`
@@ -84,9 +76,6 @@ impl GraphBuilder {
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_3d_to_linear";
-        let linear = src.linear(CALL, "destination", dst.addr() as _, dst.len(), (pitch, slice_rows))?;
-        let keep = [src.keep_alive()].into_iter().chain(dst.keep_alive()).collect();
-        let copy = src.whole(CALL, linear, false, DEVICE_TO_DEVICE, keep)?;
-        self.add_copy_box(CALL, copy, deps)
+        self.add_linear_copy(CALL, src.core(), dst, ((pitch, slice_rows), false), deps)
     }
 }

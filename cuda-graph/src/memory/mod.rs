@@ -49,6 +49,7 @@ mod mapped;
 mod pinned;
 mod pinned_slice;
 mod pitched;
+mod pitched_core;
 mod placement;
 mod pointer;
 mod pool;
@@ -75,8 +76,9 @@ pub(crate) use buffer::{
     bytes_for, free_is_queued, memcpy_sync, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
 };
 pub(crate) use copy_bounds::{CheckedCopy, Side, Volume};
-pub(crate) use copy_queue::{linear_side, queue_copy, DEVICE_TO_DEVICE};
+pub(crate) use copy_queue::{queue_copy, DEVICE_TO_DEVICE};
 pub(crate) use pinned::{as_pinned, DeviceAccess, LaunchLock, PinnedAllocation};
+pub(crate) use pitched_core::PitchedCore;
 pub(crate) use placement::{any_foreign, check_owners_on};
 
 pub use crate::release::KeepAlive;

@@ -9,16 +9,11 @@
 
 use std::ffi::c_void;
 use std::fmt;
-use std::marker::PhantomData;
-use std::sync::Arc;
 
-use cudart_graph_sys as sys;
-
-use super::copy_bounds::{CheckedCopy, Extent2D, Side, Volume};
-use super::copy_queue::{linear_side, queue_copy, whole_copy, DEVICE_TO_DEVICE};
-use super::pinned::DeviceAccess;
-use super::{Allocation, DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
-use crate::error::{check, Result};
+use super::copy_bounds::Extent2D;
+use super::pitched_core::PitchedCore;
+use super::{DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
+use crate::error::Result;
 use crate::stream::Stream;
 
 /// `height` rows of `width` values of `T` in device memory, each row starting `pitch` bytes
@@ -33,20 +28,16 @@ use crate::stream::Stream;
 /// # Ok::<(), cuda_graph::CudaError>(())
 /// ```
 pub struct PitchedBuffer<T: DeviceRepr> {
-    pub(super) allocation: Arc<Allocation>,
-    width: usize,
-    height: usize,
-    pitch: usize,
-    _element: PhantomData<T>,
+    core: PitchedCore<T>,
 }
 
 impl<T: DeviceRepr> fmt::Debug for PitchedBuffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PitchedBuffer")
-            .field("ptr", &self.allocation.ptr())
-            .field("width", &self.width)
-            .field("height", &self.height)
-            .field("pitch", &self.pitch)
+            .field("ptr", &self.as_raw())
+            .field("width", &self.width())
+            .field("height", &self.height())
+            .field("pitch", &self.pitch())
             .finish()
     }
 }
@@ -61,10 +52,8 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn zeroed(width: usize, height: usize) -> Result<PitchedBuffer<T>> {
-        const CALL: &str = "PitchedBuffer::zeroed";
-        let row_bytes = super::bytes_for::<T>(width, CALL)?;
-        let (allocation, pitch) = Allocation::pitched(CALL, row_bytes, height)?;
-        Ok(PitchedBuffer { allocation: Arc::new(allocation), width, height, pitch, _element: PhantomData })
+        let extent = Extent2D { width, height }.into();
+        Ok(PitchedBuffer { core: PitchedCore::zeroed("PitchedBuffer::zeroed", extent, true)? })
     }
 
     /// Elements per row.
@@ -74,7 +63,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn width(&self) -> usize {
-        self.width
+        self.core.extent.width
     }
 
     /// Rows.
@@ -84,7 +73,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn height(&self) -> usize {
-        self.height
+        self.core.extent.height
     }
 
     /// Bytes from one row's start to the next's (CUDA's choice, at least `width` elements).
@@ -94,7 +83,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn pitch(&self) -> usize {
-        self.pitch
+        self.core.pitch
     }
 
     /// The device address of element (0, 0), for calls this crate does not wrap.
@@ -104,7 +93,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn as_raw(&self) -> *mut c_void {
-        self.allocation.ptr()
+        self.core.as_raw()
     }
 
     /// A shared owner of the memory, for keeping it alive elsewhere.
@@ -114,16 +103,16 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn keep_alive(&self) -> KeepAlive {
-        self.allocation.clone()
+        self.core.keep_alive()
     }
 
-    /// The plane this buffer's rectangles must lie in.
-    pub(crate) fn plane(&self) -> Volume {
-        Volume::plane(self.allocation.ptr() as usize, self.pitch, self.width, self.height)
+    /// The pitched allocation (one slice) this buffer is.
+    pub(crate) fn core(&self) -> &PitchedCore<T> {
+        &self.core
     }
 
-    /// The rows, without their padding, `width * height` values (`cudaMemcpy2D`, synchronous,
-    /// on the legacy stream; ordered as [`DeviceBuffer::to_vec`] is).
+    /// The rows, without their padding, `width * height` values (`cudaMemcpy3D` of depth 1,
+    /// synchronous, on the legacy stream; ordered as [`DeviceBuffer::to_vec`] is).
     ///
     /// ```no_run
     /// let rows = cuda_graph::memory::PitchedBuffer::<u16>::zeroed(3, 2)?;
@@ -131,32 +120,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let len = self.width * self.height; // fits: the allocation holds more bytes
-        let mut out = Vec::<T>::with_capacity(len);
-        let row_bytes = self.width * size_of::<T>();
-        self.allocation.device().with_current(|| {
-            check(
-                // SAFETY: `out`'s capacity holds `height` packed rows of `row_bytes`; the allocation holds
-                // `height` rows of `pitch >= row_bytes` bytes and is alive (`&self`); any bit
-                // pattern is a valid T.
-                unsafe {
-                    sys::cudaMemcpy2D(
-                        out.as_mut_ptr().cast(),
-                        row_bytes,
-                        self.allocation.ptr(),
-                        self.pitch,
-                        row_bytes,
-                        self.height,
-                        sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
-                    )
-                },
-                "cudaMemcpy2D",
-            )
-        })?;
-        // SAFETY: cudaMemcpy2D has written all `len` elements, and any bit pattern is a
-        // valid T (DeviceRepr).
-        unsafe { out.set_len(len) };
-        Ok(out)
+        self.core.to_vec("PitchedBuffer::to_vec")
     }
 
     /// Queues a copy of `extent` from `src` at `from` (column, row) into this buffer at `at`
@@ -180,12 +144,8 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_rect_from_async";
-        let dst = Side { what: "destination", volume: self.plane(), origin: (at.0, at.1, 0) };
-        let src_side = Side { what: "source", volume: src.plane(), origin: (from.0, from.1, 0) };
-        let keep = vec![self.keep_alive(), src.keep_alive()];
-        let copy =
-            CheckedCopy::checked(CALL, dst, src_side, extent.into(), size_of::<T>(), DEVICE_TO_DEVICE, keep)?;
-        queue_copy::<T>(CALL, copy, &[&self.allocation, &src.allocation], None, stream)
+        let from = ((from.0, from.1, 0), extent.into());
+        self.core.box_from_async(CALL, (at.0, at.1, 0), &src.core, from, stream)
     }
 
     /// Queues a copy of all of `src`, seen as `height` rows of `src_pitch` elements, into
@@ -209,10 +169,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_from_device_async";
-        let linear = linear_side::<T>(CALL, "source", src.as_raw(), src.len(), src_pitch, self.width)?;
-        let keep = vec![self.keep_alive(), src.keep_alive()];
-        let copy = self.copy_with(CALL, linear, true, DEVICE_TO_DEVICE, keep)?;
-        queue_copy::<T>(CALL, copy, &[&self.allocation, &src.allocation], None, stream)
+        self.core.device_async(CALL, src, ((src_pitch, self.height()), true), stream)
     }
 
     /// Queues a copy of this buffer's rows into `dst`, as `height` rows of `dst_pitch`
@@ -235,10 +192,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_to_device_async";
-        let linear = linear_side::<T>(CALL, "destination", dst.as_raw(), dst.len(), dst_pitch, self.width)?;
-        let keep = vec![self.keep_alive(), dst.keep_alive()];
-        let copy = self.copy_with(CALL, linear, false, DEVICE_TO_DEVICE, keep)?;
-        queue_copy::<T>(CALL, copy, &[&self.allocation, &dst.allocation], None, stream)
+        self.core.device_async(CALL, dst, ((dst_pitch, self.height()), false), stream)
     }
 
     /// Queues a copy of pinned `src`, seen as `height` rows of `src_pitch` elements, into
@@ -262,10 +216,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_from_pinned_async";
-        let linear = linear_side::<T>(CALL, "source", src.as_raw(), src.len(), src_pitch, self.width)?;
-        let keep = vec![self.keep_alive(), src.keep_alive()];
-        let copy = self.copy_with(CALL, linear, true, sys::cudaMemcpyKind::cudaMemcpyHostToDevice, keep)?;
-        queue_copy(CALL, copy, &[&self.allocation], Some((src, DeviceAccess::Reads)), stream)
+        self.core.pinned_async(CALL, src, ((src_pitch, self.height()), true), stream)
     }
 
     /// Queues a copy of this buffer's rows into pinned `dst`, as `height` rows of `dst_pitch`
@@ -287,22 +238,6 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_to_pinned_async";
-        let linear = linear_side::<T>(CALL, "destination", dst.as_raw(), dst.len(), dst_pitch, self.width)?;
-        let keep = vec![self.keep_alive(), dst.keep_alive()];
-        let copy = self.copy_with(CALL, linear, false, sys::cudaMemcpyKind::cudaMemcpyDeviceToHost, keep)?;
-        queue_copy(CALL, copy, &[&self.allocation], Some((dst, DeviceAccess::Writes)), stream)
-    }
-
-    /// The whole buffer copied from `linear` (`into_self`) or into it.
-    pub(crate) fn copy_with(
-        &self,
-        call: &'static str,
-        linear: Side<'static>,
-        into_self: bool,
-        kind: sys::cudaMemcpyKind,
-        keep: Vec<KeepAlive>,
-    ) -> Result<CheckedCopy> {
-        let extent = Extent2D { width: self.width, height: self.height }.into();
-        whole_copy(call, (self.plane(), extent), linear, into_self, size_of::<T>(), kind, keep)
+        self.core.pinned_async(CALL, dst, ((dst_pitch, self.height()), false), stream)
     }
 }

@@ -8,15 +8,10 @@
 
 use std::ffi::c_void;
 use std::fmt;
-use std::marker::PhantomData;
-use std::sync::Arc;
 
-use cudart_graph_sys as sys;
-
-use super::copy_bounds::{CheckedCopy, Extent3D, Side, Volume};
-use super::copy_queue::{linear_box_side, queue_copy, run_now, whole_copy, DEVICE_TO_DEVICE};
-use super::pinned::DeviceAccess;
-use super::{Allocation, DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
+use super::copy_bounds::Extent3D;
+use super::pitched_core::PitchedCore;
+use super::{DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
 use crate::error::Result;
 use crate::stream::Stream;
 
@@ -36,18 +31,15 @@ use crate::stream::Stream;
 /// # Ok::<(), cuda_graph::CudaError>(())
 /// ```
 pub struct PitchedVolume<T: DeviceRepr> {
-    pub(super) allocation: Arc<Allocation>,
-    extent: Extent3D,
-    pitch: usize,
-    _element: PhantomData<T>,
+    core: PitchedCore<T>,
 }
 
 impl<T: DeviceRepr> fmt::Debug for PitchedVolume<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PitchedVolume")
-            .field("ptr", &self.allocation.ptr())
-            .field("extent", &self.extent)
-            .field("pitch", &self.pitch)
+            .field("ptr", &self.as_raw())
+            .field("extent", &self.extent())
+            .field("pitch", &self.pitch())
             .finish()
     }
 }
@@ -64,10 +56,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn zeroed(extent: Extent3D) -> Result<PitchedVolume<T>> {
-        const CALL: &str = "PitchedVolume::zeroed";
-        let row_bytes = super::bytes_for::<T>(extent.width, CALL)?;
-        let (allocation, pitch) = Allocation::volume(CALL, row_bytes, extent.height, extent.depth)?;
-        Ok(PitchedVolume { allocation: Arc::new(allocation), extent, pitch, _element: PhantomData })
+        Ok(PitchedVolume { core: PitchedCore::zeroed("PitchedVolume::zeroed", extent, false)? })
     }
 
     /// A volume of `extent` holding `data`, packed (element (x, y, z) at
@@ -82,13 +71,8 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn from_slice(extent: Extent3D, data: &[T]) -> Result<PitchedVolume<T>> {
-        const CALL: &str = "PitchedVolume::from_slice";
         let volume = PitchedVolume::zeroed(extent)?;
-        let host = packed_side::<T>(CALL, "source", data.as_ptr().cast_mut().cast(), data.len(), extent)?;
-        let kind = sys::cudaMemcpyKind::cudaMemcpyHostToDevice;
-        let copy = volume.whole(CALL, host, true, kind, vec![volume.keep_alive()])?;
-        // SAFETY: the host side is `data`, checked to hold the packed box, and only read.
-        unsafe { run_now(volume.allocation.device(), &copy) }?;
+        volume.core.write("PitchedVolume::from_slice", data)?;
         Ok(volume)
     }
 
@@ -103,18 +87,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        const CALL: &str = "PitchedVolume::to_vec";
-        let len = self.extent.elements().unwrap_or(0); // fits: the allocation holds more bytes
-        let mut out = Vec::<T>::with_capacity(len);
-        let host = packed_side::<T>(CALL, "destination", out.as_mut_ptr().cast(), len, self.extent)?;
-        let kind = sys::cudaMemcpyKind::cudaMemcpyDeviceToHost;
-        let copy = self.whole(CALL, host, false, kind, vec![self.keep_alive()])?;
-        // SAFETY: the host side is `out`'s capacity, checked to hold the packed box; no
-        // reference to its uninitialized elements exists.
-        unsafe { run_now(self.allocation.device(), &copy) }?;
-        // SAFETY: cudaMemcpy3D wrote all `len` elements, and any bit pattern is a valid T.
-        unsafe { out.set_len(len) };
-        Ok(out)
+        self.core.to_vec("PitchedVolume::to_vec")
     }
 
     /// Width, height and depth in elements, rows and slices.
@@ -126,7 +99,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn extent(&self) -> Extent3D {
-        self.extent
+        self.core.extent
     }
 
     /// Bytes from one row's start to the next's (CUDA's choice, at least `width` elements);
@@ -139,7 +112,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn pitch(&self) -> usize {
-        self.pitch
+        self.core.pitch
     }
 
     /// The device address of element (0, 0, 0), for calls this crate does not wrap.
@@ -151,7 +124,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn as_raw(&self) -> *mut c_void {
-        self.allocation.ptr()
+        self.core.as_raw()
     }
 
     /// A shared owner of the memory, for keeping it alive elsewhere.
@@ -163,39 +136,12 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn keep_alive(&self) -> KeepAlive {
-        self.allocation.clone()
+        self.core.keep_alive()
     }
 
-    /// The volume its boxes must lie in.
-    pub(crate) fn volume(&self) -> Volume {
-        let e = self.extent;
-        let base = self.allocation.ptr() as usize;
-        Volume { base, pitch: self.pitch, width: e.width, rows: e.height, depth: e.depth, flat: false }
-    }
-
-    /// All of this volume copied from `other` (`into_self`) or into it.
-    pub(crate) fn whole(
-        &self,
-        call: &'static str,
-        other: Side<'static>,
-        into_self: bool,
-        kind: sys::cudaMemcpyKind,
-        keep: Vec<KeepAlive>,
-    ) -> Result<CheckedCopy> {
-        whole_copy(call, (self.volume(), self.extent), other, into_self, size_of::<T>(), kind, keep)
-    }
-
-    /// Linear memory at `base` of `len` elements as slices of `layout` (row pitch, rows per
-    /// slice), this volume's width and height used in each: the other side of a whole copy.
-    pub(crate) fn linear(
-        &self,
-        call: &'static str,
-        what: &'static str,
-        base: *mut c_void,
-        len: usize,
-        layout: (usize, usize),
-    ) -> Result<Side<'static>> {
-        linear_box_side::<T>(call, what, base, len, layout, self.extent)
+    /// The pitched allocation this volume is.
+    pub(crate) fn core(&self) -> &PitchedCore<T> {
+        &self.core
     }
 
     /// Queues a copy of the box `extent` from `src` at `from` (column, row, slice) into this
@@ -222,11 +168,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_box_from_async";
-        let dst = Side { what: "destination", volume: self.volume(), origin: at };
-        let src_side = Side { what: "source", volume: src.volume(), origin: from };
-        let keep = vec![self.keep_alive(), src.keep_alive()];
-        let copy = CheckedCopy::checked(CALL, dst, src_side, extent, size_of::<T>(), DEVICE_TO_DEVICE, keep)?;
-        queue_copy::<T>(CALL, copy, &[&self.allocation, &src.allocation], None, stream)
+        self.core.box_from_async(CALL, at, &src.core, (from, extent), stream)
     }
 
     /// Queues a copy of `src`, seen as slices of `slice_rows` rows of `pitch` elements, into
@@ -252,10 +194,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_from_device_async";
-        let linear = self.linear(CALL, "source", src.as_raw(), src.len(), (pitch, slice_rows))?;
-        let keep = vec![self.keep_alive(), src.keep_alive()];
-        let copy = self.whole(CALL, linear, true, DEVICE_TO_DEVICE, keep)?;
-        queue_copy::<T>(CALL, copy, &[&self.allocation, &src.allocation], None, stream)
+        self.core.device_async(CALL, src, ((pitch, slice_rows), true), stream)
     }
 
     /// Queues a copy of all of this volume into `dst`, as slices of `slice_rows` rows of
@@ -280,10 +219,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_to_device_async";
-        let linear = self.linear(CALL, "destination", dst.as_raw(), dst.len(), (pitch, slice_rows))?;
-        let keep = vec![self.keep_alive(), dst.keep_alive()];
-        let copy = self.whole(CALL, linear, false, DEVICE_TO_DEVICE, keep)?;
-        queue_copy::<T>(CALL, copy, &[&self.allocation, &dst.allocation], None, stream)
+        self.core.device_async(CALL, dst, ((pitch, slice_rows), false), stream)
     }
 
     /// Queues a copy of pinned `src`, seen as slices of `slice_rows` rows of `pitch`
@@ -309,10 +245,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_from_pinned_async";
-        let linear = self.linear(CALL, "source", src.as_raw(), src.len(), (pitch, slice_rows))?;
-        let keep = vec![self.keep_alive(), src.keep_alive()];
-        let copy = self.whole(CALL, linear, true, sys::cudaMemcpyKind::cudaMemcpyHostToDevice, keep)?;
-        queue_copy(CALL, copy, &[&self.allocation], Some((src, DeviceAccess::Reads)), stream)
+        self.core.pinned_async(CALL, src, ((pitch, slice_rows), true), stream)
     }
 
     /// Queues a copy of all of this volume into pinned `dst`, as slices of `slice_rows` rows
@@ -336,20 +269,6 @@ impl<T: DeviceRepr> PitchedVolume<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_to_pinned_async";
-        let linear = self.linear(CALL, "destination", dst.as_raw(), dst.len(), (pitch, slice_rows))?;
-        let keep = vec![self.keep_alive(), dst.keep_alive()];
-        let copy = self.whole(CALL, linear, false, sys::cudaMemcpyKind::cudaMemcpyDeviceToHost, keep)?;
-        queue_copy(CALL, copy, &[&self.allocation], Some((dst, DeviceAccess::Writes)), stream)
+        self.core.pinned_async(CALL, dst, ((pitch, slice_rows), false), stream)
     }
-}
-
-/// Host memory at `base` of `len` elements holding `extent` packed.
-fn packed_side<T>(
-    call: &'static str,
-    what: &'static str,
-    base: *mut c_void,
-    len: usize,
-    extent: Extent3D,
-) -> Result<Side<'static>> {
-    linear_box_side::<T>(call, what, base, len, (extent.width.max(1), extent.height.max(1)), extent)
 }
