@@ -297,10 +297,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "DeviceSymbol::copy_from_device_async";
-        let me = self.range_on(stream.device(), CALL, offset, src.len())?;
-        let keep = [src.keep_alive()].into_iter().chain(me.keep_alive()).collect();
-        let copy = line_copy::<T>(CALL, (me.addr(), src.as_raw() as u64), src.len(), DEVICE_TO_DEVICE, keep)?;
-        queue_copy::<T>(CALL, copy, &[src.allocation()], None, stream)
+        self.device_async(CALL, offset, src, true, stream)
     }
 
     /// Queues a copy of `dst.len()` elements of the variable from element `offset` into
@@ -320,10 +317,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "DeviceSymbol::copy_to_device_async";
-        let me = self.range_on(stream.device(), CALL, offset, dst.len())?;
-        let keep = [dst.keep_alive()].into_iter().chain(me.keep_alive()).collect();
-        let copy = line_copy::<T>(CALL, (dst.as_raw() as u64, me.addr()), dst.len(), DEVICE_TO_DEVICE, keep)?;
-        queue_copy::<T>(CALL, copy, &[dst.allocation()], None, stream)
+        self.device_async(CALL, offset, dst, false, stream)
     }
 
     /// Queues a copy of pinned `src` into the variable at element `offset` on `stream`.
@@ -343,11 +337,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "DeviceSymbol::copy_from_pinned_async";
-        let me = self.range_on(stream.device(), CALL, offset, src.len())?;
-        let keep = [src.keep_alive()].into_iter().chain(me.keep_alive()).collect();
-        let kind = sys::cudaMemcpyKind::cudaMemcpyHostToDevice;
-        let copy = line_copy::<T>(CALL, (me.addr(), src.as_raw() as u64), src.len(), kind, keep)?;
-        queue_copy(CALL, copy, &[], Some((src, DeviceAccess::Reads)), stream)
+        self.pinned_async(CALL, offset, src, true, stream)
     }
 
     /// Queues a copy of `dst.len()` elements of the variable from element `offset` into
@@ -368,37 +358,67 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "DeviceSymbol::copy_to_pinned_async";
-        let me = self.range_on(stream.device(), CALL, offset, dst.len())?;
-        let keep = [dst.keep_alive()].into_iter().chain(me.keep_alive()).collect();
-        let kind = sys::cudaMemcpyKind::cudaMemcpyDeviceToHost;
-        let copy = line_copy::<T>(CALL, (dst.as_raw() as u64, me.addr()), dst.len(), kind, keep)?;
-        queue_copy(CALL, copy, &[], Some((dst, DeviceAccess::Writes)), stream)
+        self.pinned_async(CALL, offset, dst, false, stream)
     }
-}
 
-/// A copy of `count` elements from `src` to `dst` (both checked by the caller to hold them),
-/// as one row.
-fn line_copy<T>(
-    call: &'static str,
-    (dst, src): (u64, u64),
-    count: usize,
-    kind: sys::cudaMemcpyKind,
-    keep: Vec<KeepAlive>,
-) -> Result<CheckedCopy> {
-    let row = |what, base: u64| {
-        let bytes = count * size_of::<T>(); // fits: both sides hold `count` elements
-        Side::whole(what, Volume::plane(base as usize, bytes, count, 1))
-    };
-    let extent = crate::memory::Extent3D { width: count, height: 1, depth: 1 };
-    CheckedCopy::checked(
-        call,
-        row("destination", dst),
-        row("source", src),
-        extent,
-        size_of::<T>(),
-        kind,
-        keep,
-    )
+    /// Queues a copy between the variable from element `offset` and all of device buffer
+    /// `linear`: into the variable when `into_me`, out of it otherwise. May be captured.
+    fn device_async(
+        &self,
+        call: &'static str,
+        offset: usize,
+        linear: &DeviceBuffer<T>,
+        into_me: bool,
+        stream: &Stream,
+    ) -> Result<()> {
+        let other = (linear.as_raw() as u64, linear.len(), linear.keep_alive());
+        let copy = self.line(call, (offset, stream), other, into_me, DEVICE_TO_DEVICE)?;
+        queue_copy::<T>(call, copy, &[linear.allocation()], None, stream)
+    }
+
+    /// Queues a copy between the variable from element `offset` and all of pinned `host`,
+    /// fencing `host`: into the variable when `into_me`, out of it otherwise. Refused while
+    /// capturing.
+    fn pinned_async(
+        &self,
+        call: &'static str,
+        offset: usize,
+        host: &PinnedBuffer<T>,
+        into_me: bool,
+        stream: &Stream,
+    ) -> Result<()> {
+        let (kind, access) = if into_me {
+            (sys::cudaMemcpyKind::cudaMemcpyHostToDevice, DeviceAccess::Reads)
+        } else {
+            (sys::cudaMemcpyKind::cudaMemcpyDeviceToHost, DeviceAccess::Writes)
+        };
+        let other = (host.as_raw() as u64, host.len(), host.keep_alive());
+        let copy = self.line(call, (offset, stream), other, into_me, kind)?;
+        queue_copy(call, copy, &[], Some((host, access)), stream)
+    }
+
+    /// A copy, as one row, of `count` elements between the variable of the stream's device
+    /// from element `offset` (checked to hold them) and `other` (which holds them, kept alive
+    /// by `owner`): into the variable when `into_me`, out of it otherwise.
+    fn line(
+        &self,
+        call: &'static str,
+        (offset, stream): (usize, &Stream),
+        (other, count, owner): (u64, usize, KeepAlive),
+        into_me: bool,
+        kind: sys::cudaMemcpyKind,
+    ) -> Result<CheckedCopy> {
+        let me = self.range_on(stream.device(), call, offset, count)?;
+        let keep = [owner].into_iter().chain(me.keep_alive()).collect();
+        let (dst, src) = if into_me { (me.addr(), other) } else { (other, me.addr()) };
+        let row = |what, base: u64| {
+            let bytes = count * size_of::<T>(); // fits: both sides hold `count` elements
+            Side::whole(what, Volume::plane(base as usize, bytes, count, 1))
+        };
+        let extent = crate::memory::Extent3D { width: count, height: 1, depth: 1 };
+        let (dst, src) = (row("destination", dst), row("source", src));
+        CheckedCopy::checked(call, dst, src, extent, size_of::<T>(), kind, keep)
+    }
 }
 
 /// A failed symbol lookup as an error, clearing the thread's last error it leaves behind.
