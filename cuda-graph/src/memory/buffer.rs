@@ -513,12 +513,8 @@ impl<T> DevicePtr<T> {
 
     /// The pointer `elements` further on, checked to stay inside the allocation.
     pub fn offset(&self, elements: usize) -> Result<DevicePtr<T>> {
-        if elements > self.len {
-            return Err(CudaError::invalid(
-                "DevicePtr::offset",
-                format!("offset {elements} is past the {} elements left", self.len),
-            ));
-        }
+        let past = |n, left| format!("offset {n} is past the {left} elements left");
+        check_within("DevicePtr::offset", elements, self.len, past)?;
         Ok(DevicePtr {
             addr: self.addr + (elements * size_of::<T>()) as u64,
             len: self.len - elements,
@@ -538,6 +534,20 @@ impl<T> DevicePtr<T> {
     pub(crate) fn owned(addr: u64, len: usize, owner: KeepAlive) -> DevicePtr<T> {
         DevicePtr { addr, len, owner: Some(owner), _element: PhantomData }
     }
+}
+
+/// Refuses `count` elements (an offset or a length) past the `room` elements there are, for
+/// `call`; `problem` words the refusal from both numbers.
+pub(super) fn check_within(
+    call: &'static str,
+    count: usize,
+    room: usize,
+    problem: impl FnOnce(usize, usize) -> String,
+) -> Result<()> {
+    if count > room {
+        return Err(CudaError::invalid(call, problem(count, room)));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

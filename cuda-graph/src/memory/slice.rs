@@ -3,8 +3,9 @@
 
 use std::fmt;
 
+use super::buffer::check_within;
 use super::{DeviceBuffer, DevicePtr, DeviceRepr, KeepAlive};
-use crate::error::{CudaError, Result};
+use crate::error::Result;
 
 /// A range of device elements as one kernel argument: the kernel receives a
 /// `cuda_graph::slice<T>` (or `slice<const T>`) holding the address and the length together,
@@ -112,12 +113,8 @@ impl<T> DeviceSlice<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn first(&self, len: usize) -> Result<DeviceSlice<T>> {
-        if len > self.len {
-            return Err(CudaError::invalid(
-                "DeviceSlice::first",
-                format!("{len} elements asked of a slice of {}", self.len),
-            ));
-        }
+        let asked = |n, room| format!("{n} elements asked of a slice of {room}");
+        check_within("DeviceSlice::first", len, self.len, asked)?;
         Ok(DeviceSlice { ptr: self.ptr.clone(), len })
     }
 
@@ -129,12 +126,8 @@ impl<T> DeviceSlice<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn skip(&self, elements: usize) -> Result<DeviceSlice<T>> {
-        if elements > self.len {
-            return Err(CudaError::invalid(
-                "DeviceSlice::skip",
-                format!("{elements} elements skipped of a slice of {}", self.len),
-            ));
-        }
+        let skipped = |n, room| format!("{n} elements skipped of a slice of {room}");
+        check_within("DeviceSlice::skip", elements, self.len, skipped)?;
         Ok(DeviceSlice { ptr: self.ptr.offset(elements)?, len: self.len - elements })
     }
 
