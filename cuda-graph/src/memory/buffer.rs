@@ -281,47 +281,39 @@ pub(super) fn finish_on_legacy_stream(call: &'static str) -> Result<()> {
     check(unsafe { sys::cudaStreamSynchronize(ptr::null_mut()) }, call)
 }
 
-/// An owned array of `len` values of `T` in device memory.
-///
-/// Buffers are shared, not copied, by [`DevicePtr`]s, kernel launches and graph nodes: the
-/// memory is freed when the last of them is dropped, so a graph or exec can never point at
-/// freed memory (see the crate docs, "Ownership"). The memory is freed after all work queued
-/// so far that uses it: `cudaMalloc` memory after waiting for the device, stream-ordered
-/// memory as `memory::pool` describes ([`DeviceBuffer::alloc_async`]).
-///
-/// # Host reads and writes
-/// [`to_vec`](Self::to_vec), [`copy_to_host`](Self::copy_to_host),
-/// [`copy_from_host`](Self::copy_from_host) and [`from_slice`](Self::from_slice) are
-/// synchronous `cudaMemcpy` calls on the legacy default stream. What you can rely on:
-/// - they start after all work queued earlier on the legacy stream and on **blocking**
-///   streams ([`Stream::new`](crate::Stream::new)) of the device, and have finished when
-///   they return, so work queued afterwards on any stream sees what they wrote;
-/// - they are **not** ordered with work on **non-blocking** streams: a kernel there that
-///   still writes the buffer may leave `to_vec` with a mix of old and new values, and one
-///   that still reads it may see part of what `copy_from_host` writes. Synchronize that
-///   stream (or wait for an [`Event`](crate::Event) recorded on it) first.
-///
-/// That race is a wrong value, never undefined behaviour: the host only ever touches its own
-/// slice or `Vec`, which the copy has finished with when the call returns; the device memory
-/// is never borrowed by Rust; and any bit pattern is a valid `T` ([`DeviceRepr`]).
-///
-/// ```no_run
-/// use cuda_graph::DeviceBuffer;
-/// let mut buffer = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0])?;
-/// buffer.copy_from_host(&[4.0, 5.0, 6.0])?;
-/// assert_eq!(buffer.to_vec()?, [4.0, 5.0, 6.0]);
-/// # Ok::<(), cuda_graph::CudaError>(())
-/// ```
-pub struct DeviceBuffer<T: DeviceRepr> {
-    pub(super) allocation: Arc<Allocation>,
-    len: usize,
-    _element: PhantomData<T>,
-}
-
-impl<T: DeviceRepr> fmt::Debug for DeviceBuffer<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DeviceBuffer").field("ptr", &self.allocation.ptr).field("len", &self.len).finish()
-    }
+typed_buffer! {
+    /// An owned array of `len` values of `T` in device memory.
+    ///
+    /// Buffers are shared, not copied, by [`DevicePtr`]s, kernel launches and graph nodes: the
+    /// memory is freed when the last of them is dropped, so a graph or exec can never point at
+    /// freed memory (see the crate docs, "Ownership"). The memory is freed after all work queued
+    /// so far that uses it: `cudaMalloc` memory after waiting for the device, stream-ordered
+    /// memory as `memory::pool` describes ([`DeviceBuffer::alloc_async`]).
+    ///
+    /// # Host reads and writes
+    /// [`to_vec`](Self::to_vec), [`copy_to_host`](Self::copy_to_host),
+    /// [`copy_from_host`](Self::copy_from_host) and [`from_slice`](Self::from_slice) are
+    /// synchronous `cudaMemcpy` calls on the legacy default stream. What you can rely on:
+    /// - they start after all work queued earlier on the legacy stream and on **blocking**
+    ///   streams ([`Stream::new`](crate::Stream::new)) of the device, and have finished when
+    ///   they return, so work queued afterwards on any stream sees what they wrote;
+    /// - they are **not** ordered with work on **non-blocking** streams: a kernel there that
+    ///   still writes the buffer may leave `to_vec` with a mix of old and new values, and one
+    ///   that still reads it may see part of what `copy_from_host` writes. Synchronize that
+    ///   stream (or wait for an [`Event`](crate::Event) recorded on it) first.
+    ///
+    /// That race is a wrong value, never undefined behaviour: the host only ever touches its own
+    /// slice or `Vec`, which the copy has finished with when the call returns; the device memory
+    /// is never borrowed by Rust; and any bit pattern is a valid `T` ([`DeviceRepr`]).
+    ///
+    /// ```no_run
+    /// use cuda_graph::DeviceBuffer;
+    /// let mut buffer = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0])?;
+    /// buffer.copy_from_host(&[4.0, 5.0, 6.0])?;
+    /// assert_eq!(buffer.to_vec()?, [4.0, 5.0, 6.0]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub struct DeviceBuffer over pub(super) Allocation;
 }
 
 impl<T: DeviceRepr> DeviceBuffer<T> {

@@ -38,6 +38,25 @@ macro_rules! element_counts {
     };
 }
 
+/// The buffer type `$name<T>`: `len` elements of `T` in a shared `Arc<$alloc>` (freed after
+/// the last owner), with a `Debug` showing the allocation's address and `len`.
+macro_rules! typed_buffer {
+    ($(#[$meta:meta])* pub struct $name:ident over $vis:vis $alloc:ty;) => {
+        $(#[$meta])*
+        pub struct $name<T: DeviceRepr> {
+            $vis allocation: Arc<$alloc>,
+            len: usize,
+            _element: PhantomData<T>,
+        }
+
+        impl<T: DeviceRepr> fmt::Debug for $name<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($name)).field("ptr", &self.allocation.ptr).field("len", &self.len).finish()
+            }
+        }
+    };
+}
+
 mod async_ops;
 mod buffer;
 mod buffer_range;

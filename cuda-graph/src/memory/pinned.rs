@@ -238,48 +238,40 @@ impl Drop for PinnedAllocation {
     }
 }
 
-/// `len` values of `T` in page-locked ("pinned") host memory (`cudaMallocHost`), the host
-/// side of asynchronous copies ([`DeviceBuffer::copy_from_pinned_async`](crate::DeviceBuffer::copy_from_pinned_async),
-/// [`copy_to_pinned_async`](crate::DeviceBuffer::copy_to_pinned_async)).
-///
-/// # The host never touches it under a copy
-/// Each asynchronous copy leaves a fence (an event) on the buffer. [`as_slice`](Self::as_slice)
-/// waits for the copies that write into the buffer, [`as_mut_slice`](Self::as_mut_slice)
-/// for all of them, and dropping the buffer waits for all of them before `cudaFreeHost`.
-/// So the contents are reached only through those calls (they return `Result`, which is why
-/// there is no `Deref` to `[T]`), and the borrow rules do the rest: a copy that writes takes
-/// `&mut self`, so no slice can be alive while it is queued.
-///
-/// Graph memcpy nodes ([`GraphBuilder::add_memcpy_from_host`](crate::GraphBuilder::add_memcpy_from_host),
-/// [`add_memcpy_to_host`](crate::GraphBuilder::add_memcpy_to_host)) share the allocation
-/// instead of borrowing the buffer, so the borrow rules cannot keep slices away from their
-/// launches. The slices are therefore guards ([`PinnedSlice`], [`PinnedSliceMut`], which
-/// deref to `[T]`) that mark the buffer as borrowed by the host while they live: launching an
-/// exec whose nodes use the buffer then fails with `CudaError::InvalidArgument` ("pinned buffer
-/// … is borrowed by the host; drop the slice before launching") instead of racing the slice,
-/// and each launch that does go ahead leaves a fence that later slices wait for.
-///
-/// ```no_run
-/// use cuda_graph::{DeviceBuffer, PinnedBuffer, Stream};
-/// let stream = Stream::new()?;
-/// let staging = PinnedBuffer::from_slice(&[1.5f32, 2.5, 3.5])?;
-/// let mut device = DeviceBuffer::<f32>::zeroed(3)?;
-/// device.copy_from_pinned_async(&staging, &stream)?;
-/// let mut back = PinnedBuffer::<f32>::zeroed(3)?;
-/// device.copy_to_pinned_async(&mut back, &stream)?;
-/// assert_eq!(back.as_slice()?, [1.5, 2.5, 3.5]); // waits for the copy, not the stream
-/// # Ok::<(), cuda_graph::CudaError>(())
-/// ```
-pub struct PinnedBuffer<T: DeviceRepr> {
-    allocation: Arc<PinnedAllocation>,
-    len: usize,
-    _element: PhantomData<T>,
-}
-
-impl<T: DeviceRepr> fmt::Debug for PinnedBuffer<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PinnedBuffer").field("ptr", &self.allocation.ptr).field("len", &self.len).finish()
-    }
+typed_buffer! {
+    /// `len` values of `T` in page-locked ("pinned") host memory (`cudaMallocHost`), the host
+    /// side of asynchronous copies ([`DeviceBuffer::copy_from_pinned_async`](crate::DeviceBuffer::copy_from_pinned_async),
+    /// [`copy_to_pinned_async`](crate::DeviceBuffer::copy_to_pinned_async)).
+    ///
+    /// # The host never touches it under a copy
+    /// Each asynchronous copy leaves a fence (an event) on the buffer. [`as_slice`](Self::as_slice)
+    /// waits for the copies that write into the buffer, [`as_mut_slice`](Self::as_mut_slice)
+    /// for all of them, and dropping the buffer waits for all of them before `cudaFreeHost`.
+    /// So the contents are reached only through those calls (they return `Result`, which is why
+    /// there is no `Deref` to `[T]`), and the borrow rules do the rest: a copy that writes takes
+    /// `&mut self`, so no slice can be alive while it is queued.
+    ///
+    /// Graph memcpy nodes ([`GraphBuilder::add_memcpy_from_host`](crate::GraphBuilder::add_memcpy_from_host),
+    /// [`add_memcpy_to_host`](crate::GraphBuilder::add_memcpy_to_host)) share the allocation
+    /// instead of borrowing the buffer, so the borrow rules cannot keep slices away from their
+    /// launches. The slices are therefore guards ([`PinnedSlice`], [`PinnedSliceMut`], which
+    /// deref to `[T]`) that mark the buffer as borrowed by the host while they live: launching an
+    /// exec whose nodes use the buffer then fails with `CudaError::InvalidArgument` ("pinned buffer
+    /// … is borrowed by the host; drop the slice before launching") instead of racing the slice,
+    /// and each launch that does go ahead leaves a fence that later slices wait for.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{DeviceBuffer, PinnedBuffer, Stream};
+    /// let stream = Stream::new()?;
+    /// let staging = PinnedBuffer::from_slice(&[1.5f32, 2.5, 3.5])?;
+    /// let mut device = DeviceBuffer::<f32>::zeroed(3)?;
+    /// device.copy_from_pinned_async(&staging, &stream)?;
+    /// let mut back = PinnedBuffer::<f32>::zeroed(3)?;
+    /// device.copy_to_pinned_async(&mut back, &stream)?;
+    /// assert_eq!(back.as_slice()?, [1.5, 2.5, 3.5]); // waits for the copy, not the stream
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub struct PinnedBuffer over PinnedAllocation;
 }
 
 impl<T: DeviceRepr> PinnedBuffer<T> {
