@@ -95,7 +95,9 @@ fn enqueue_cost(rust: &RustSide) -> Result<()> {
                     let status =
                         unsafe { cuda_graph::sys::cudaGraphLaunch(exec.as_raw(), rust.stream.as_raw()) };
                     if status != cuda_graph::sys::cudaError::cudaSuccess {
-                        return Err(cuda_graph::CudaError::from_code(status.0 as i32, "cudaGraphLaunch").into());
+                        return Err(
+                            cuda_graph::CudaError::from_code(status.0 as i32, "cudaGraphLaunch").into()
+                        );
                     }
                 }
             }
