@@ -387,11 +387,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
         into_me: bool,
         stream: &Stream,
     ) -> Result<()> {
-        let (kind, access) = if into_me {
-            (sys::cudaMemcpyKind::cudaMemcpyHostToDevice, DeviceAccess::Reads)
-        } else {
-            (sys::cudaMemcpyKind::cudaMemcpyDeviceToHost, DeviceAccess::Writes)
-        };
+        let (kind, access) = DeviceAccess::of_copy(into_me);
         let other = (host.as_raw() as u64, host.len(), host.keep_alive());
         let copy = self.line(call, (offset, stream), other, into_me, kind)?;
         queue_copy(call, copy, &[], Some((host, access)), stream)

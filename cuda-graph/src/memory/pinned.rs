@@ -26,6 +26,18 @@ pub(crate) enum DeviceAccess {
     Writes,
 }
 
+impl DeviceAccess {
+    /// A copy between pinned memory and the device: its kind, and what it does to the pinned
+    /// side (read when `to_device`, written otherwise).
+    pub(crate) fn of_copy(to_device: bool) -> (sys::cudaMemcpyKind, DeviceAccess) {
+        if to_device {
+            (sys::cudaMemcpyKind::cudaMemcpyHostToDevice, DeviceAccess::Reads)
+        } else {
+            (sys::cudaMemcpyKind::cudaMemcpyDeviceToHost, DeviceAccess::Writes)
+        }
+    }
+}
+
 /// Device work that may still use the allocation: one event per queued operation.
 #[derive(Default)]
 struct Fences {

@@ -131,11 +131,7 @@ impl<T: DeviceRepr> PitchedCore<T> {
         (layout, into_self): ((usize, usize), bool),
         stream: &Stream,
     ) -> Result<()> {
-        let (kind, access) = if into_self {
-            (sys::cudaMemcpyKind::cudaMemcpyHostToDevice, DeviceAccess::Reads)
-        } else {
-            (sys::cudaMemcpyKind::cudaMemcpyDeviceToHost, DeviceAccess::Writes)
-        };
+        let (kind, access) = DeviceAccess::of_copy(into_self);
         let copy = self.linear_copy(
             call,
             (host.as_raw(), host.len()),
