@@ -68,7 +68,54 @@ fn probe() -> Result<()> {
     report("+ 30 stream launches on a second new stream", &mut rust, &chains)?;
     drop(streams);
     report("+ both streams destroyed", &mut rust, &chains)?;
-    enqueue_cost(&rust)
+    enqueue_cost(&rust)?;
+    per_exec(&mut rust, &twin)
+}
+
+/// The 10-node chain of empty kernels with programmatic edges, 8 execs a side made in the
+/// bench's alternating order, each timed alone (median of 9 samples of 20 000 nodes): does
+/// one side's exec run slower than the other's, or do execs of one side differ as much?
+fn per_exec(rust: &mut RustSide, twin: &Twin) -> Result<()> {
+    const NODES: u32 = 10;
+    const REPLAYS: u32 = 2000;
+    let (mut execs, mut chains) = (Vec::new(), Vec::new());
+    for set in 0..8 {
+        let rust_first = cuda_graph_bench::device_launch_width::rust_made_first(set);
+        if !rust_first {
+            chains.push(twin.pdl_chain(false, true, NODES)?);
+        }
+        let exec = build(&rust.counter, false, true, NODES)?.instantiate::<HostLaunch>(Default::default())?;
+        exec.upload(&rust.stream)?;
+        execs.push(exec);
+        if rust_first {
+            chains.push(twin.pdl_chain(false, true, NODES)?);
+        }
+    }
+    let plan = Plan { warmup: 2, reps: 9 };
+    let line = |side: &str, medians: Vec<f64>| {
+        let text: Vec<String> = medians.iter().map(|m| format!("{m:.3}")).collect();
+        println!("  {side}: {}", text.join(" "));
+    };
+    let (mut rust_medians, mut cpp_medians) = (Vec::new(), Vec::new());
+    for (exec, chain) in execs.iter().zip(&chains) {
+        let pair = interleave(
+            &plan,
+            || {
+                rust.begin_sample()?;
+                for _ in 0..REPLAYS {
+                    exec.launch(&rust.stream)?;
+                }
+                Ok(rust.end_sample()? * 1e3 / f64::from(NODES * REPLAYS))
+            },
+            || Ok(chain.replay(REPLAYS)?.0),
+        )?;
+        rust_medians.push(pair.rust.median());
+        cpp_medians.push(pair.cpp.median());
+    }
+    println!("10-node chain of empty kernels, programmatic edges, µs per node, exec by exec (made in the bench's order):");
+    line("Rust", rust_medians);
+    line("C++ ", cpp_medians);
+    Ok(())
 }
 
 /// Host time per launch of a 10-node chain with programmatic edges, through `GraphExec::launch`
