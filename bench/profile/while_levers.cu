@@ -6,7 +6,9 @@
 // STEPS steps (tolerance -1, so the step limit ends it). It is instantiated three ways:
 //  plain:  cudaGraphInstantiate with no flags, uploaded by its first launch (what the example did);
 //  upload: the same, then cudaGraphUpload before the first launch;
-//  priority: cudaGraphInstantiateFlagUseNodePriority, the body kernel at the highest priority.
+//  priority: cudaGraphInstantiateFlagUseNodePriority, the body kernel at the highest priority;
+//  domain: no flags, the body kernel in the remote memory-synchronization domain
+//          (cudaLaunchAttributeMemSyncDomain), whose fences need not wait for other work's.
 // (A device-launchable exec is not a way: CUDA refuses conditional nodes in one, see
 // ../shared/CUDA_FACTS.md.)
 // An exec's step cost is fixed for its life but differs between execs (bench/results/
@@ -29,8 +31,8 @@
 
 constexpr uint32_t STEPS = 2000;
 constexpr uint32_t N = 256;
-constexpr int WAYS = 3;
-static const char* const WAY_NAMES[WAYS] = {"plain", "upload", "prio"};
+constexpr int WAYS = 4;
+static const char* const WAY_NAMES[WAYS] = {"plain", "upload", "prio", "domain"};
 
 struct Problem {
   float* x; float* x0; float* b; uint32_t* state;
@@ -60,6 +62,11 @@ static cudaGraphExec_t make_exec(int way, Problem& p, cudaStream_t stream) {
     CK(cudaGraphKernelNodeSetAttribute(body_node, cudaLaunchAttributePriority, &value));
     CK(cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority));
   } else {
+    if (way == 3) {
+      cudaKernelNodeAttrValue value = {};
+      value.memSyncDomain = cudaLaunchMemSyncDomainRemote;
+      CK(cudaGraphKernelNodeSetAttribute(body_node, cudaLaunchAttributeMemSyncDomain, &value));
+    }
     CK(cudaGraphInstantiate(&exec, graph, 0));
     if (way == 1) CK(cudaGraphUpload(exec, stream));
   }
