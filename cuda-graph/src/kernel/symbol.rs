@@ -192,11 +192,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
 
     /// `count` elements of the variable at `offset` on `device`, checked.
     pub(crate) fn range_on(
-        &self,
-        device: Device,
-        call: &'static str,
-        offset: usize,
-        count: usize,
+        &self, device: Device, call: &'static str, offset: usize, count: usize,
     ) -> Result<DevicePtr<T>> {
         self.range(call, offset, count)?;
         self.ptr_on(device, call)?.offset(offset)
@@ -291,10 +287,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_device_async(
-        &self,
-        offset: usize,
-        src: &DeviceBuffer<T>,
-        stream: &Stream,
+        &self, offset: usize, src: &DeviceBuffer<T>, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "DeviceSymbol::copy_from_device_async";
         self.device_async(CALL, offset, src, true, stream)
@@ -311,10 +304,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_to_device_async(
-        &self,
-        offset: usize,
-        dst: &mut DeviceBuffer<T>,
-        stream: &Stream,
+        &self, offset: usize, dst: &mut DeviceBuffer<T>, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "DeviceSymbol::copy_to_device_async";
         self.device_async(CALL, offset, dst, false, stream)
@@ -331,10 +321,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_pinned_async(
-        &self,
-        offset: usize,
-        src: &PinnedBuffer<T>,
-        stream: &Stream,
+        &self, offset: usize, src: &PinnedBuffer<T>, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "DeviceSymbol::copy_from_pinned_async";
         self.pinned_async(CALL, offset, src, true, stream)
@@ -352,10 +339,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_to_pinned_async(
-        &self,
-        offset: usize,
-        dst: &mut PinnedBuffer<T>,
-        stream: &Stream,
+        &self, offset: usize, dst: &mut PinnedBuffer<T>, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "DeviceSymbol::copy_to_pinned_async";
         self.pinned_async(CALL, offset, dst, false, stream)
@@ -364,12 +348,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
     /// Queues a copy between the variable from element `offset` and all of device buffer
     /// `linear`: into the variable when `into_me`, out of it otherwise. May be captured.
     fn device_async(
-        &self,
-        call: &'static str,
-        offset: usize,
-        linear: &DeviceBuffer<T>,
-        into_me: bool,
-        stream: &Stream,
+        &self, call: &'static str, offset: usize, linear: &DeviceBuffer<T>, into_me: bool, stream: &Stream,
     ) -> Result<()> {
         let other = (linear.as_raw() as u64, linear.len(), linear.keep_alive());
         let copy = self.line(call, (offset, stream), other, into_me, DEVICE_TO_DEVICE)?;
@@ -380,12 +359,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
     /// fencing `host`: into the variable when `into_me`, out of it otherwise. Refused while
     /// capturing.
     fn pinned_async(
-        &self,
-        call: &'static str,
-        offset: usize,
-        host: &PinnedBuffer<T>,
-        into_me: bool,
-        stream: &Stream,
+        &self, call: &'static str, offset: usize, host: &PinnedBuffer<T>, into_me: bool, stream: &Stream,
     ) -> Result<()> {
         let (kind, access) = DeviceAccess::of_copy(into_me);
         let other = (host.as_raw() as u64, host.len(), host.keep_alive());
@@ -397,12 +371,8 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
     /// from element `offset` (checked to hold them) and `other` (which holds them, kept alive
     /// by `owner`): into the variable when `into_me`, out of it otherwise.
     fn line(
-        &self,
-        call: &'static str,
-        (offset, stream): (usize, &Stream),
-        (other, count, owner): (u64, usize, KeepAlive),
-        into_me: bool,
-        kind: sys::cudaMemcpyKind,
+        &self, call: &'static str, (offset, stream): (usize, &Stream),
+        (other, count, owner): (u64, usize, KeepAlive), into_me: bool, kind: sys::cudaMemcpyKind,
     ) -> Result<CheckedCopy> {
         let me = self.range_on(stream.device(), call, offset, count)?;
         let keep = [owner].into_iter().chain(me.keep_alive()).collect();

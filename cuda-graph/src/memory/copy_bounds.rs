@@ -104,12 +104,7 @@ impl Volume {
     /// Linear memory of `len` elements of `size` bytes seen as rows of `pitch` elements,
     /// for `call`; `what` names the side in a refusal.
     pub(crate) fn linear(
-        call: &'static str,
-        what: &str,
-        base: usize,
-        len: usize,
-        pitch: usize,
-        size: usize,
+        call: &'static str, what: &str, base: usize, len: usize, pitch: usize, size: usize,
     ) -> Result<LinearLayout> {
         if pitch == 0 {
             return Err(CudaError::invalid(call, format!("the {what}'s row pitch is 0 elements")));
@@ -124,12 +119,7 @@ impl Volume {
     /// to lie with every row inside the volume (`x + width <= self.width`, `y + height <=
     /// self.rows`, `z + depth <= self.depth`); `what` names the side.
     pub(crate) fn at(
-        &self,
-        call: &'static str,
-        what: &str,
-        origin: (usize, usize, usize),
-        extent: Extent3D,
-        size: usize,
+        &self, call: &'static str, what: &str, origin: (usize, usize, usize), extent: Extent3D, size: usize,
     ) -> Result<usize> {
         let (x, y, z) = origin;
         let fits =
@@ -178,12 +168,7 @@ impl LinearLayout {
     /// each: refused when `width > pitch` or `height > slice_rows` (slices would overlap); as
     /// many slices as `len` holds, the last one needing only its used rows.
     pub(crate) fn for_box(
-        &self,
-        call: &'static str,
-        what: &str,
-        width: usize,
-        height: usize,
-        slice_rows: usize,
+        &self, call: &'static str, what: &str, width: usize, height: usize, slice_rows: usize,
     ) -> Result<Volume> {
         self.check_width(call, what, width)?;
         if height > slice_rows {
@@ -251,13 +236,8 @@ pub(crate) struct CheckedCopy {
 impl CheckedCopy {
     /// A copy of `extent` elements of `size` bytes from `src` to `dst`, both checked.
     pub(crate) fn checked(
-        call: &'static str,
-        dst: Side<'_>,
-        src: Side<'_>,
-        extent: Extent3D,
-        size: usize,
-        kind: sys::cudaMemcpyKind,
-        keep: Vec<KeepAlive>,
+        call: &'static str, dst: Side<'_>, src: Side<'_>, extent: Extent3D, size: usize,
+        kind: sys::cudaMemcpyKind, keep: Vec<KeepAlive>,
     ) -> Result<CheckedCopy> {
         let dst_addr = dst.volume.at(call, dst.what, dst.origin, extent, size)?;
         let src_addr = src.volume.at(call, src.what, src.origin, extent, size)?;

@@ -136,11 +136,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_rect_from_async(
-        &mut self,
-        at: (usize, usize),
-        src: &PitchedBuffer<T>,
-        from: (usize, usize),
-        extent: Extent2D,
+        &mut self, at: (usize, usize), src: &PitchedBuffer<T>, from: (usize, usize), extent: Extent2D,
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_rect_from_async";
@@ -163,10 +159,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_device_async(
-        &mut self,
-        src: &DeviceBuffer<T>,
-        src_pitch: usize,
-        stream: &Stream,
+        &mut self, src: &DeviceBuffer<T>, src_pitch: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_from_device_async";
         self.core.device_async(CALL, src, ((src_pitch, self.height()), true), stream)
@@ -186,10 +179,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_to_device_async(
-        &self,
-        dst: &mut DeviceBuffer<T>,
-        dst_pitch: usize,
-        stream: &Stream,
+        &self, dst: &mut DeviceBuffer<T>, dst_pitch: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_to_device_async";
         self.core.device_async(CALL, dst, ((dst_pitch, self.height()), false), stream)
@@ -210,10 +200,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_pinned_async(
-        &mut self,
-        src: &PinnedBuffer<T>,
-        src_pitch: usize,
-        stream: &Stream,
+        &mut self, src: &PinnedBuffer<T>, src_pitch: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_from_pinned_async";
         self.core.pinned_async(CALL, src, ((src_pitch, self.height()), true), stream)
@@ -232,10 +219,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_to_pinned_async(
-        &self,
-        dst: &mut PinnedBuffer<T>,
-        dst_pitch: usize,
-        stream: &Stream,
+        &self, dst: &mut PinnedBuffer<T>, dst_pitch: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_to_pinned_async";
         self.core.pinned_async(CALL, dst, ((dst_pitch, self.height()), false), stream)

@@ -60,10 +60,7 @@ impl<T: DeviceRepr> PitchedCore<T> {
 
     /// The box `extent` of `src` at `from` copied into this allocation at `at`, both checked.
     pub(crate) fn box_from(
-        &self,
-        call: &'static str,
-        at: (usize, usize, usize),
-        src: &PitchedCore<T>,
+        &self, call: &'static str, at: (usize, usize, usize), src: &PitchedCore<T>,
         (from, extent): ((usize, usize, usize), Extent3D),
     ) -> Result<CheckedCopy> {
         let dst_side = Side { what: "destination", volume: self.volume(), origin: at };
@@ -74,12 +71,8 @@ impl<T: DeviceRepr> PitchedCore<T> {
 
     /// Queues [`box_from`](Self::box_from) on `stream`.
     pub(super) fn box_from_async(
-        &mut self,
-        call: &'static str,
-        at: (usize, usize, usize),
-        src: &PitchedCore<T>,
-        from_extent: ((usize, usize, usize), Extent3D),
-        stream: &Stream,
+        &mut self, call: &'static str, at: (usize, usize, usize), src: &PitchedCore<T>,
+        from_extent: ((usize, usize, usize), Extent3D), stream: &Stream,
     ) -> Result<()> {
         let copy = self.box_from(call, at, src, from_extent)?;
         queue_copy::<T>(call, copy, &[&self.allocation, &src.allocation], None, stream)
@@ -89,13 +82,8 @@ impl<T: DeviceRepr> PitchedCore<T> {
     /// `len` elements, seen as slices of `layout` (row pitch, rows per slice; a flat core's
     /// one slice of rows takes only the pitch), kept alive by `other`.
     pub(crate) fn linear_copy(
-        &self,
-        call: &'static str,
-        (base, len): (*mut c_void, usize),
-        layout: (usize, usize),
-        into_self: bool,
-        kind: sys::cudaMemcpyKind,
-        other: impl IntoIterator<Item = KeepAlive>,
+        &self, call: &'static str, (base, len): (*mut c_void, usize), layout: (usize, usize),
+        into_self: bool, kind: sys::cudaMemcpyKind, other: impl IntoIterator<Item = KeepAlive>,
     ) -> Result<CheckedCopy> {
         let what = if into_self { "source" } else { "destination" };
         let linear = if self.flat {
@@ -110,10 +98,7 @@ impl<T: DeviceRepr> PitchedCore<T> {
     /// Queues a copy of all of this allocation from (`into_self`) or into device buffer
     /// `linear`, seen as slices of `layout`, on `stream`. May be captured.
     pub(super) fn device_async(
-        &self,
-        call: &'static str,
-        linear: &DeviceBuffer<T>,
-        (layout, into_self): ((usize, usize), bool),
+        &self, call: &'static str, linear: &DeviceBuffer<T>, (layout, into_self): ((usize, usize), bool),
         stream: &Stream,
     ) -> Result<()> {
         let side = (linear.as_raw(), linear.len());
@@ -125,10 +110,7 @@ impl<T: DeviceRepr> PitchedCore<T> {
     /// Queues a copy of all of this allocation from (`into_self`) or into pinned `host`, seen
     /// as slices of `layout`, on `stream`, fencing `host`. Refused while capturing.
     pub(super) fn pinned_async(
-        &self,
-        call: &'static str,
-        host: &PinnedBuffer<T>,
-        (layout, into_self): ((usize, usize), bool),
+        &self, call: &'static str, host: &PinnedBuffer<T>, (layout, into_self): ((usize, usize), bool),
         stream: &Stream,
     ) -> Result<()> {
         let (kind, access) = DeviceAccess::of_copy(into_self);
@@ -145,11 +127,7 @@ impl<T: DeviceRepr> PitchedCore<T> {
 
     /// All of this allocation copied from `other` (`into_self`) or into it.
     fn whole(
-        &self,
-        call: &'static str,
-        other: Side<'static>,
-        into_self: bool,
-        kind: sys::cudaMemcpyKind,
+        &self, call: &'static str, other: Side<'static>, into_self: bool, kind: sys::cudaMemcpyKind,
         keep: Vec<KeepAlive>,
     ) -> Result<CheckedCopy> {
         whole_copy(call, (self.volume(), self.extent), other, into_self, size_of::<T>(), kind, keep)
@@ -157,11 +135,7 @@ impl<T: DeviceRepr> PitchedCore<T> {
 
     /// Host memory at `base` of `len` elements holding this extent packed.
     fn packed(
-        &self,
-        call: &'static str,
-        what: &'static str,
-        base: *mut c_void,
-        len: usize,
+        &self, call: &'static str, what: &'static str, base: *mut c_void, len: usize,
     ) -> Result<Side<'static>> {
         let e = self.extent;
         linear_box_side::<T>(call, what, base, len, (e.width.max(1), e.height.max(1)), e)

@@ -160,12 +160,8 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_box_from_async(
-        &mut self,
-        at: (usize, usize, usize),
-        src: &PitchedVolume<T>,
-        from: (usize, usize, usize),
-        extent: Extent3D,
-        stream: &Stream,
+        &mut self, at: (usize, usize, usize), src: &PitchedVolume<T>, from: (usize, usize, usize),
+        extent: Extent3D, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_box_from_async";
         self.core.box_from_async(CALL, at, &src.core, (from, extent), stream)
@@ -187,11 +183,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_device_async(
-        &mut self,
-        src: &DeviceBuffer<T>,
-        pitch: usize,
-        slice_rows: usize,
-        stream: &Stream,
+        &mut self, src: &DeviceBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_from_device_async";
         self.core.device_async(CALL, src, ((pitch, slice_rows), true), stream)
@@ -212,11 +204,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_to_device_async(
-        &self,
-        dst: &mut DeviceBuffer<T>,
-        pitch: usize,
-        slice_rows: usize,
-        stream: &Stream,
+        &self, dst: &mut DeviceBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_to_device_async";
         self.core.device_async(CALL, dst, ((pitch, slice_rows), false), stream)
@@ -238,11 +226,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_pinned_async(
-        &mut self,
-        src: &PinnedBuffer<T>,
-        pitch: usize,
-        slice_rows: usize,
-        stream: &Stream,
+        &mut self, src: &PinnedBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_from_pinned_async";
         self.core.pinned_async(CALL, src, ((pitch, slice_rows), true), stream)
@@ -262,11 +246,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_to_pinned_async(
-        &self,
-        dst: &mut PinnedBuffer<T>,
-        pitch: usize,
-        slice_rows: usize,
-        stream: &Stream,
+        &self, dst: &mut PinnedBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_to_pinned_async";
         self.core.pinned_async(CALL, dst, ((pitch, slice_rows), false), stream)

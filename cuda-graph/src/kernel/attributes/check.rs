@@ -53,11 +53,7 @@ impl KernelAttributes {
     /// [`CheckAttributes::check`] against `caps`, with `resident` giving how many blocks of this
     /// launch can be resident at once (asked only for a cooperative grid).
     fn check_with(
-        &self,
-        call: &'static str,
-        config: &LaunchConfig,
-        caps: &Caps,
-        resident: impl FnOnce() -> Result<u64>,
+        &self, call: &'static str, config: &LaunchConfig, caps: &Caps, resident: impl FnOnce() -> Result<u64>,
     ) -> Result<()> {
         let refuse = |problem: String| Err(CudaError::invalid(call, problem));
         if (self.cluster.is_some() || self.preferred_cluster.is_some()) && !caps.cluster_launch {
@@ -208,9 +204,7 @@ mod tests {
     const A100: Caps = Caps { major: 8, cluster_launch: false, sync_domains: 1, ..H100 };
 
     fn check(
-        attributes: &KernelAttributes,
-        config: LaunchConfig,
-        caps: &Caps,
+        attributes: &KernelAttributes, config: LaunchConfig, caps: &Caps,
     ) -> std::result::Result<(), String> {
         attributes.check_with("launch", &config, caps, || Ok(264)).map_err(|err| err.to_string())
     }
