@@ -16,30 +16,19 @@ use super::{DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
 use crate::error::Result;
 use crate::stream::Stream;
 
-/// `height` rows of `width` values of `T` in device memory, each row starting `pitch` bytes
-/// after the one before (`cudaMallocPitch`: CUDA pads rows for aligned access). Shared with
-/// copies and graph nodes like a [`DeviceBuffer`]: freed after the last of them.
-///
-/// ```no_run
-/// use cuda_graph::memory::PitchedBuffer;
-/// let image = PitchedBuffer::<f32>::zeroed(1000, 64)?;
-/// assert!(image.pitch() >= 1000 * 4);
-/// assert_eq!(image.to_vec()?, vec![0.0; 64_000]);
-/// # Ok::<(), cuda_graph::CudaError>(())
-/// ```
-pub struct PitchedBuffer<T: DeviceRepr> {
-    core: PitchedCore<T>,
-}
-
-impl<T: DeviceRepr> fmt::Debug for PitchedBuffer<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PitchedBuffer")
-            .field("ptr", &self.as_raw())
-            .field("width", &self.width())
-            .field("height", &self.height())
-            .field("pitch", &self.pitch())
-            .finish()
-    }
+pitched_type! {
+    /// `height` rows of `width` values of `T` in device memory, each row starting `pitch` bytes
+    /// after the one before (`cudaMallocPitch`: CUDA pads rows for aligned access). Shared with
+    /// copies and graph nodes like a [`DeviceBuffer`]: freed after the last of them.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::PitchedBuffer;
+    /// let image = PitchedBuffer::<f32>::zeroed(1000, 64)?;
+    /// assert!(image.pitch() >= 1000 * 4);
+    /// assert_eq!(image.to_vec()?, vec![0.0; 64_000]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub struct PitchedBuffer;
 }
 
 impl<T: DeviceRepr> PitchedBuffer<T> {
@@ -86,30 +75,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         self.core.pitch
     }
 
-    /// The device address of element (0, 0), for calls this crate does not wrap.
-    ///
-    /// ```no_run
-    /// assert!(!cuda_graph::memory::PitchedBuffer::<u32>::zeroed(5, 2)?.as_raw().is_null());
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn as_raw(&self) -> *mut c_void {
-        self.core.as_raw()
-    }
-
-    /// A shared owner of the memory, for keeping it alive elsewhere.
-    ///
-    /// ```no_run
-    /// let owner = cuda_graph::memory::PitchedBuffer::<u32>::zeroed(5, 2)?.keep_alive();
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn keep_alive(&self) -> KeepAlive {
-        self.core.keep_alive()
-    }
-
-    /// The pitched allocation (one slice) this buffer is.
-    pub(crate) fn core(&self) -> &PitchedCore<T> {
-        &self.core
-    }
+    pitched_accessors!("(0, 0)", "PitchedBuffer::<u32>::zeroed(5, 2)?");
 
     /// The rows, without their padding, `width * height` values (`cudaMemcpy3D` of depth 1,
     /// synchronous, on the legacy stream; ordered as [`DeviceBuffer::to_vec`] is).

@@ -5,6 +5,7 @@
 //! keeps their sides alive (`memory::copy_queue`).
 
 use std::ffi::c_void;
+use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -39,6 +40,18 @@ impl<T: DeviceRepr> PitchedCore<T> {
             Allocation::volume(call, row_bytes, extent.height, extent.depth)?
         };
         Ok(PitchedCore { allocation: Arc::new(allocation), extent, pitch, flat, _element: PhantomData })
+    }
+
+    /// `Debug` as the public type `name`: address, width and height (`flat`) or extent, pitch.
+    pub(super) fn debug_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct(name);
+        out.field("ptr", &self.as_raw());
+        if self.flat {
+            out.field("width", &self.extent.width).field("height", &self.extent.height);
+        } else {
+            out.field("extent", &self.extent);
+        }
+        out.field("pitch", &self.pitch).finish()
     }
 
     pub(super) fn as_raw(&self) -> *mut c_void {

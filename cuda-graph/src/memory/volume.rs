@@ -15,33 +15,23 @@ use super::{DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
 use crate::error::Result;
 use crate::stream::Stream;
 
-/// `depth` slices of `height` rows of `width` values of `T` in device memory, rows `pitch`
-/// bytes apart and slices `pitch * height` bytes apart (`cudaMalloc3D`: CUDA pads rows for
-/// aligned access). Shared with copies and graph nodes like a [`DeviceBuffer`]: freed after
-/// the last of them.
-///
-/// Linear memory takes part in its copies as slices of rows: a caller-chosen row pitch and
-/// rows per slice, in elements, of which the volume's width and height are used.
-///
-/// ```no_run
-/// use cuda_graph::memory::{Extent3D, PitchedVolume};
-/// let volume = PitchedVolume::<f32>::zeroed(Extent3D { width: 100, height: 20, depth: 8 })?;
-/// assert!(volume.pitch() >= 400);
-/// assert_eq!(volume.to_vec()?, vec![0.0; 16_000]);
-/// # Ok::<(), cuda_graph::CudaError>(())
-/// ```
-pub struct PitchedVolume<T: DeviceRepr> {
-    core: PitchedCore<T>,
-}
-
-impl<T: DeviceRepr> fmt::Debug for PitchedVolume<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PitchedVolume")
-            .field("ptr", &self.as_raw())
-            .field("extent", &self.extent())
-            .field("pitch", &self.pitch())
-            .finish()
-    }
+pitched_type! {
+    /// `depth` slices of `height` rows of `width` values of `T` in device memory, rows `pitch`
+    /// bytes apart and slices `pitch * height` bytes apart (`cudaMalloc3D`: CUDA pads rows for
+    /// aligned access). Shared with copies and graph nodes like a [`DeviceBuffer`]: freed after
+    /// the last of them.
+    ///
+    /// Linear memory takes part in its copies as slices of rows: a caller-chosen row pitch and
+    /// rows per slice, in elements, of which the volume's width and height are used.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
+    /// let volume = PitchedVolume::<f32>::zeroed(Extent3D { width: 100, height: 20, depth: 8 })?;
+    /// assert!(volume.pitch() >= 400);
+    /// assert_eq!(volume.to_vec()?, vec![0.0; 16_000]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub struct PitchedVolume;
 }
 
 impl<T: DeviceRepr> PitchedVolume<T> {
@@ -115,34 +105,10 @@ impl<T: DeviceRepr> PitchedVolume<T> {
         self.core.pitch
     }
 
-    /// The device address of element (0, 0, 0), for calls this crate does not wrap.
-    ///
-    /// ```no_run
-    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
-    /// let volume = PitchedVolume::<u32>::zeroed(Extent3D { width: 5, height: 2, depth: 3 })?;
-    /// assert!(!volume.as_raw().is_null());
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn as_raw(&self) -> *mut c_void {
-        self.core.as_raw()
-    }
-
-    /// A shared owner of the memory, for keeping it alive elsewhere.
-    ///
-    /// ```no_run
-    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
-    /// let volume = PitchedVolume::<u32>::zeroed(Extent3D { width: 5, height: 2, depth: 3 })?;
-    /// let owner = volume.keep_alive();
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn keep_alive(&self) -> KeepAlive {
-        self.core.keep_alive()
-    }
-
-    /// The pitched allocation this volume is.
-    pub(crate) fn core(&self) -> &PitchedCore<T> {
-        &self.core
-    }
+    pitched_accessors!(
+        "(0, 0, 0)",
+        "PitchedVolume::<u32>::zeroed(Extent3D { width: 5, height: 2, depth: 3 })?"
+    );
 
     /// Queues a copy of the box `extent` from `src` at `from` (column, row, slice) into this
     /// volume at `at` on `stream` (`cudaMemcpy3DAsync`) and returns at once. Both boxes must
