@@ -428,11 +428,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.allocation.clone()
     }
 
-    /// The allocation, for copies that check where it lives and note its uses.
-    pub(crate) fn allocation(&self) -> &Arc<Allocation> {
-        &self.allocation
-    }
-
     fn expect_len(&self, other: usize, call: &'static str) -> Result<()> {
         if other == self.len {
             Ok(())

@@ -15,7 +15,7 @@ use super::async_ops::retain_if_capturing;
 use super::buffer::finish_on_legacy_stream;
 use super::copy_bounds::{CheckedCopy, Extent3D, Side, Volume};
 use super::pinned::DeviceAccess;
-use super::{Allocation, DeviceRepr, KeepAlive, PinnedBuffer};
+use super::{Allocation, DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
 use crate::capture_gate::refuse_during_capture;
 use crate::device::Device;
 use crate::error::{check, Result};
@@ -86,6 +86,58 @@ pub(crate) fn queue_copy<T: DeviceRepr>(
     match pinned {
         Some((buffer, access)) => buffer.fence_after(stream, access),
         None => Ok(()),
+    }
+}
+
+/// Linear memory on the other side of a queued 2-D, 3-D or symbol copy, and how the copy is
+/// queued with it: a device buffer's copy may be captured and keeps the buffer alive, a
+/// pinned buffer's is refused while capturing and fences the buffer.
+pub(crate) trait LinearSide<T: DeviceRepr> {
+    /// The address, the length in elements and the owner of the memory.
+    fn span(&self) -> (*mut c_void, usize, KeepAlive);
+
+    /// The kind of a copy from this memory into device memory (`to_device`) or back.
+    fn kind(&self, to_device: bool) -> sys::cudaMemcpyKind;
+
+    /// Queues `copy` between this memory and the device allocations `device_sides` (for
+    /// `to_device` as [`kind`](Self::kind)) on `stream`, as [`queue_copy`] does.
+    fn queue(
+        &self, call: &'static str, copy: CheckedCopy, device_sides: &[&Arc<Allocation>], to_device: bool,
+        stream: &Stream,
+    ) -> Result<()>;
+}
+
+impl<T: DeviceRepr> LinearSide<T> for DeviceBuffer<T> {
+    fn span(&self) -> (*mut c_void, usize, KeepAlive) {
+        (self.as_raw(), self.len(), self.keep_alive())
+    }
+
+    fn kind(&self, _to_device: bool) -> sys::cudaMemcpyKind {
+        DEVICE_TO_DEVICE
+    }
+
+    fn queue(
+        &self, call: &'static str, copy: CheckedCopy, device_sides: &[&Arc<Allocation>], _to_device: bool,
+        stream: &Stream,
+    ) -> Result<()> {
+        queue_copy::<T>(call, copy, &[device_sides, &[&self.allocation]].concat(), None, stream)
+    }
+}
+
+impl<T: DeviceRepr> LinearSide<T> for PinnedBuffer<T> {
+    fn span(&self) -> (*mut c_void, usize, KeepAlive) {
+        (self.as_raw(), self.len(), self.keep_alive())
+    }
+
+    fn kind(&self, to_device: bool) -> sys::cudaMemcpyKind {
+        DeviceAccess::of_copy(to_device).0
+    }
+
+    fn queue(
+        &self, call: &'static str, copy: CheckedCopy, device_sides: &[&Arc<Allocation>], to_device: bool,
+        stream: &Stream,
+    ) -> Result<()> {
+        queue_copy(call, copy, device_sides, Some((self, DeviceAccess::of_copy(to_device).1)), stream)
     }
 }
 

@@ -148,8 +148,8 @@ pub(crate) use buffer::{
     bytes_for, free_is_queued, memcpy_sync, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
 };
 pub(crate) use copy_bounds::{CheckedCopy, Side, Volume};
-pub(crate) use copy_queue::{queue_copy, DEVICE_TO_DEVICE};
-pub(crate) use pinned::{as_pinned, DeviceAccess, LaunchLock, PinnedAllocation};
+pub(crate) use copy_queue::{LinearSide, DEVICE_TO_DEVICE};
+pub(crate) use pinned::{as_pinned, LaunchLock, PinnedAllocation};
 pub(crate) use pitched_core::PitchedCore;
 pub(crate) use placement::{any_foreign, check_owners_on};
 

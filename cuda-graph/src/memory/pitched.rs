@@ -128,27 +128,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         &mut self, src: &DeviceBuffer<T>, src_pitch: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_from_device_async";
-        self.core.device_async(CALL, src, ((src_pitch, self.height()), true), stream)
-    }
-
-    /// Queues a copy of this buffer's rows into `dst`, as `height` rows of `dst_pitch`
-    /// elements, on `stream` (`cudaMemcpy3DAsync` of depth 1); `dst` must hold them. May be captured.
-    ///
-    /// ```no_run
-    /// use cuda_graph::memory::PitchedBuffer;
-    /// let stream = cuda_graph::Stream::new()?;
-    /// let rows = PitchedBuffer::<u32>::zeroed(3, 2)?;
-    /// let mut linear = cuda_graph::DeviceBuffer::from_slice(&[9u32; 8])?;
-    /// rows.copy_to_device_async(&mut linear, 4, &stream)?; // rows at 0 and 4
-    /// stream.synchronize()?;
-    /// assert_eq!(linear.to_vec()?, [0, 0, 0, 9, 0, 0, 0, 9]);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn copy_to_device_async(
-        &self, dst: &mut DeviceBuffer<T>, dst_pitch: usize, stream: &Stream,
-    ) -> Result<()> {
-        const CALL: &str = "PitchedBuffer::copy_to_device_async";
-        self.core.device_async(CALL, dst, ((dst_pitch, self.height()), false), stream)
+        self.core.linear_async(CALL, src, ((src_pitch, self.height()), true), stream)
     }
 
     /// Queues a copy of pinned `src`, seen as `height` rows of `src_pitch` elements, into
@@ -169,7 +149,27 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         &mut self, src: &PinnedBuffer<T>, src_pitch: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_from_pinned_async";
-        self.core.pinned_async(CALL, src, ((src_pitch, self.height()), true), stream)
+        self.core.linear_async(CALL, src, ((src_pitch, self.height()), true), stream)
+    }
+
+    /// Queues a copy of this buffer's rows into `dst`, as `height` rows of `dst_pitch`
+    /// elements, on `stream` (`cudaMemcpy3DAsync` of depth 1); `dst` must hold them. May be captured.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::PitchedBuffer;
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let rows = PitchedBuffer::<u32>::zeroed(3, 2)?;
+    /// let mut linear = cuda_graph::DeviceBuffer::from_slice(&[9u32; 8])?;
+    /// rows.copy_to_device_async(&mut linear, 4, &stream)?; // rows at 0 and 4
+    /// stream.synchronize()?;
+    /// assert_eq!(linear.to_vec()?, [0, 0, 0, 9, 0, 0, 0, 9]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn copy_to_device_async(
+        &self, dst: &mut DeviceBuffer<T>, dst_pitch: usize, stream: &Stream,
+    ) -> Result<()> {
+        const CALL: &str = "PitchedBuffer::copy_to_device_async";
+        self.core.linear_async(CALL, dst, ((dst_pitch, self.height()), false), stream)
     }
 
     /// Queues a copy of this buffer's rows into pinned `dst`, as `height` rows of `dst_pitch`
@@ -188,6 +188,6 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         &self, dst: &mut PinnedBuffer<T>, dst_pitch: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_to_pinned_async";
-        self.core.pinned_async(CALL, dst, ((dst_pitch, self.height()), false), stream)
+        self.core.linear_async(CALL, dst, ((dst_pitch, self.height()), false), stream)
     }
 }

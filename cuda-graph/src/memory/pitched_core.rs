@@ -12,9 +12,10 @@ use std::sync::Arc;
 use cudart_graph_sys as sys;
 
 use super::copy_bounds::{CheckedCopy, Extent3D, Side, Volume};
-use super::copy_queue::{linear_box_side, linear_side, queue_copy, run_now, whole_copy, DEVICE_TO_DEVICE};
-use super::pinned::DeviceAccess;
-use super::{Allocation, DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
+use super::copy_queue::{
+    linear_box_side, linear_side, queue_copy, run_now, whole_copy, LinearSide, DEVICE_TO_DEVICE,
+};
+use super::{Allocation, DeviceRepr, KeepAlive};
 use crate::error::Result;
 use crate::stream::Stream;
 
@@ -108,34 +109,16 @@ impl<T: DeviceRepr> PitchedCore<T> {
         self.whole(call, linear, into_self, kind, keep)
     }
 
-    /// Queues a copy of all of this allocation from (`into_self`) or into device buffer
-    /// `linear`, seen as slices of `layout`, on `stream`. May be captured.
-    pub(super) fn device_async(
-        &self, call: &'static str, linear: &DeviceBuffer<T>, (layout, into_self): ((usize, usize), bool),
+    /// Queues a copy of all of this allocation from (`into_self`) or into `linear` (a device
+    /// buffer: may be captured; a pinned one: fenced, refused while capturing), seen as slices
+    /// of `layout`, on `stream`.
+    pub(super) fn linear_async(
+        &self, call: &'static str, linear: &impl LinearSide<T>, (layout, into_self): ((usize, usize), bool),
         stream: &Stream,
     ) -> Result<()> {
-        let side = (linear.as_raw(), linear.len());
-        let copy =
-            self.linear_copy(call, side, layout, into_self, DEVICE_TO_DEVICE, [linear.keep_alive()])?;
-        queue_copy::<T>(call, copy, &[&self.allocation, &linear.allocation], None, stream)
-    }
-
-    /// Queues a copy of all of this allocation from (`into_self`) or into pinned `host`, seen
-    /// as slices of `layout`, on `stream`, fencing `host`. Refused while capturing.
-    pub(super) fn pinned_async(
-        &self, call: &'static str, host: &PinnedBuffer<T>, (layout, into_self): ((usize, usize), bool),
-        stream: &Stream,
-    ) -> Result<()> {
-        let (kind, access) = DeviceAccess::of_copy(into_self);
-        let copy = self.linear_copy(
-            call,
-            (host.as_raw(), host.len()),
-            layout,
-            into_self,
-            kind,
-            [host.keep_alive()],
-        )?;
-        queue_copy(call, copy, &[&self.allocation], Some((host, access)), stream)
+        let (base, len, owner) = linear.span();
+        let copy = self.linear_copy(call, (base, len), layout, into_self, linear.kind(into_self), [owner])?;
+        linear.queue(call, copy, &[&self.allocation], into_self, stream)
     }
 
     /// All of this allocation copied from `other` (`into_self`) or into it.

@@ -152,28 +152,7 @@ impl<T: DeviceRepr> PitchedVolume<T> {
         &mut self, src: &DeviceBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_from_device_async";
-        self.core.device_async(CALL, src, ((pitch, slice_rows), true), stream)
-    }
-
-    /// Queues a copy of all of this volume into `dst`, as slices of `slice_rows` rows of
-    /// `pitch` elements, on `stream` (`cudaMemcpy3DAsync`); `dst` must hold them. What lies
-    /// between the rows and slices keeps its values. May be captured.
-    ///
-    /// ```no_run
-    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
-    /// let stream = cuda_graph::Stream::new()?;
-    /// let volume = PitchedVolume::<u32>::zeroed(Extent3D { width: 2, height: 1, depth: 2 })?;
-    /// let mut linear = cuda_graph::DeviceBuffer::from_slice(&[9u32; 8])?;
-    /// volume.copy_to_device_async(&mut linear, 3, 2, &stream)?; // slices at 0 and 6
-    /// stream.synchronize()?;
-    /// assert_eq!(linear.to_vec()?, [0, 0, 9, 9, 9, 9, 0, 0]);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn copy_to_device_async(
-        &self, dst: &mut DeviceBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
-    ) -> Result<()> {
-        const CALL: &str = "PitchedVolume::copy_to_device_async";
-        self.core.device_async(CALL, dst, ((pitch, slice_rows), false), stream)
+        self.core.linear_async(CALL, src, ((pitch, slice_rows), true), stream)
     }
 
     /// Queues a copy of pinned `src`, seen as slices of `slice_rows` rows of `pitch`
@@ -195,7 +174,28 @@ impl<T: DeviceRepr> PitchedVolume<T> {
         &mut self, src: &PinnedBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_from_pinned_async";
-        self.core.pinned_async(CALL, src, ((pitch, slice_rows), true), stream)
+        self.core.linear_async(CALL, src, ((pitch, slice_rows), true), stream)
+    }
+
+    /// Queues a copy of all of this volume into `dst`, as slices of `slice_rows` rows of
+    /// `pitch` elements, on `stream` (`cudaMemcpy3DAsync`); `dst` must hold them. What lies
+    /// between the rows and slices keeps its values. May be captured.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let volume = PitchedVolume::<u32>::zeroed(Extent3D { width: 2, height: 1, depth: 2 })?;
+    /// let mut linear = cuda_graph::DeviceBuffer::from_slice(&[9u32; 8])?;
+    /// volume.copy_to_device_async(&mut linear, 3, 2, &stream)?; // slices at 0 and 6
+    /// stream.synchronize()?;
+    /// assert_eq!(linear.to_vec()?, [0, 0, 9, 9, 9, 9, 0, 0]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn copy_to_device_async(
+        &self, dst: &mut DeviceBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
+    ) -> Result<()> {
+        const CALL: &str = "PitchedVolume::copy_to_device_async";
+        self.core.linear_async(CALL, dst, ((pitch, slice_rows), false), stream)
     }
 
     /// Queues a copy of all of this volume into pinned `dst`, as slices of `slice_rows` rows
@@ -215,6 +215,6 @@ impl<T: DeviceRepr> PitchedVolume<T> {
         &self, dst: &mut PinnedBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_to_pinned_async";
-        self.core.pinned_async(CALL, dst, ((pitch, slice_rows), false), stream)
+        self.core.linear_async(CALL, dst, ((pitch, slice_rows), false), stream)
     }
 }
