@@ -29,11 +29,7 @@ const CHILD_LAUNCH: &str = "bench_cdp_parent: device-side <<<>>> launch (cudaGet
 
 /// Measures both sides, both ways.
 pub fn measure(
-    rust: &mut RustSide,
-    twin: &Twin,
-    plan: &Plan,
-    device: Device,
-    children: u32,
+    rust: &mut RustSide, twin: &Twin, plan: &Plan, device: Device, children: u32,
 ) -> Result<Vec<Row>> {
     let pending = device.limit(Limit::DevRuntimePendingLaunchCount)?;
     if children as usize > pending {

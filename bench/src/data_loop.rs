@@ -89,11 +89,7 @@ fn rust_host_loop(rust: &mut RustSide, steps: u32, mapped: bool) -> Result<f64> 
 /// `cpp` on the twin's): µs per step; the counter, and the error slot, checked after each
 /// sample (only the self-relaunching kernel records into the slot; it stays clear otherwise).
 fn one_launch_loop(
-    rust: &mut RustSide,
-    plan: &Plan,
-    name: &'static str,
-    steps: u32,
-    launch: impl Fn(&Stream) -> Result<()>,
+    rust: &mut RustSide, plan: &Plan, name: &'static str, steps: u32, launch: impl Fn(&Stream) -> Result<()>,
     cpp: &TwinLoop<'_>,
 ) -> Result<Row> {
     let pair = interleave(

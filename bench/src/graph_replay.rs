@@ -36,11 +36,7 @@ pub fn replays_for(nodes: u32, target_nodes: u32) -> u32 {
 
 /// Measures both sides at each chain length.
 pub fn measure(
-    rust: &mut RustSide,
-    twin: &Twin,
-    plan: &Plan,
-    lengths: &[u32],
-    target_nodes: u32,
+    rust: &mut RustSide, twin: &Twin, plan: &Plan, lengths: &[u32], target_nodes: u32,
 ) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     for &nodes in lengths {

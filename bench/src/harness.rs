@@ -32,9 +32,7 @@ pub struct Pair {
 /// alternating Rust, C++, Rust, C++, … so that drifts of clocks and temperature hit both
 /// alike. Each call returns one sample.
 pub fn interleave(
-    plan: &Plan,
-    mut rust: impl FnMut() -> Result<f64>,
-    mut cpp: impl FnMut() -> Result<f64>,
+    plan: &Plan, mut rust: impl FnMut() -> Result<f64>, mut cpp: impl FnMut() -> Result<f64>,
 ) -> Result<Pair> {
     for _ in 0..plan.warmup {
         rust()?;

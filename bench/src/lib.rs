@@ -237,11 +237,7 @@ struct Kept<'t> {
 }
 
 fn measure_all<'t>(
-    options: &Options,
-    device: Device,
-    twin: &'t twin::Twin,
-    rust: &mut RustSide,
-    kept: &mut Kept<'t>,
+    options: &Options, device: Device, twin: &'t twin::Twin, rust: &mut RustSide, kept: &mut Kept<'t>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Row>> {
     let plan = &options.plan;

@@ -50,71 +50,40 @@ extern "C" {
     fn twin_session_destroy(session: *mut RawSession) -> c_int;
     fn twin_stream_empty(session: *mut RawSession, launches: c_int, us_per_launch: *mut f64) -> c_int;
     fn twin_chain_create(
-        session: *mut RawSession,
-        nodes: c_int,
-        value: u32,
-        node_api: c_int,
-        out: *mut *mut RawChain,
+        session: *mut RawSession, nodes: c_int, value: u32, node_api: c_int, out: *mut *mut RawChain,
     ) -> c_int;
     fn twin_chain_destroy(chain: *mut RawChain) -> c_int;
     fn twin_pdl_chain_create(
-        session: *mut RawSession,
-        rmw: c_int,
-        programmatic: c_int,
-        nodes: c_int,
-        out: *mut *mut RawChain,
+        session: *mut RawSession, rmw: c_int, programmatic: c_int, nodes: c_int, out: *mut *mut RawChain,
     ) -> c_int;
     fn twin_chain_replay(
-        session: *mut RawSession,
-        chain: *mut RawChain,
-        replays: c_int,
-        us_per_node: *mut f64,
+        session: *mut RawSession, chain: *mut RawChain, replays: c_int, us_per_node: *mut f64,
         counter: *mut u32,
     ) -> c_int;
     fn twin_chain_instantiate(chain: *mut RawChain, us: *mut f64) -> c_int;
     fn twin_chain_update(chain: *mut RawChain, from: *const RawChain, us: *mut f64) -> c_int;
     fn twin_loop_host(
-        session: *mut RawSession,
-        steps: c_int,
-        mapped: c_int,
-        us_per_step: *mut f64,
-        counter: *mut u32,
+        session: *mut RawSession, steps: c_int, mapped: c_int, us_per_step: *mut f64, counter: *mut u32,
     ) -> c_int;
     fn twin_loop_create(session: *mut RawSession, kind: c_int, steps: c_int, out: *mut *mut RawLoop)
         -> c_int;
     fn twin_loop_destroy(graph: *mut RawLoop) -> c_int;
     fn twin_loop_run(
-        session: *mut RawSession,
-        graph: *mut RawLoop,
-        us_per_step: *mut f64,
-        counter: *mut u32,
+        session: *mut RawSession, graph: *mut RawLoop, us_per_step: *mut f64, counter: *mut u32,
     ) -> c_int;
     fn twin_width_create(
-        session: *mut RawSession,
-        width: c_int,
-        iters: c_int,
-        out: *mut *mut RawWidth,
+        session: *mut RawSession, width: c_int, iters: c_int, out: *mut *mut RawWidth,
     ) -> c_int;
     fn twin_width_destroy(width: *mut RawWidth) -> c_int;
     fn twin_width_run(
-        session: *mut RawSession,
-        width: *mut RawWidth,
-        mode: u32,
-        us_per_launch: *mut f64,
-        counter: *mut u32,
-        steps: *mut u32,
+        session: *mut RawSession, width: *mut RawWidth, mode: u32, us_per_launch: *mut f64,
+        counter: *mut u32, steps: *mut u32,
     ) -> c_int;
     fn twin_cdp_device(
-        session: *mut RawSession,
-        children: c_int,
-        us_per_child: *mut f64,
-        counter: *mut u32,
+        session: *mut RawSession, children: c_int, us_per_child: *mut f64, counter: *mut u32,
     ) -> c_int;
     fn twin_cdp_host(
-        session: *mut RawSession,
-        children: c_int,
-        us_per_child: *mut f64,
-        counter: *mut u32,
+        session: *mut RawSession, children: c_int, us_per_child: *mut f64, counter: *mut u32,
     ) -> c_int;
 }
 

@@ -146,11 +146,7 @@ impl ImageBuild {
 
     /// Each kernel's C++ parameter list, printed by a host program built from the source.
     fn signatures(
-        &self,
-        toolkit: &Toolkit,
-        work: &Path,
-        source: &Path,
-        kernels: &[String],
+        &self, toolkit: &Toolkit, work: &Path, source: &Path, kernels: &[String],
     ) -> Result<Vec<String>, BuildError> {
         if kernels.is_empty() {
             return Ok(Vec::new());

@@ -105,12 +105,8 @@ impl<'a> Group<'a> {
     /// Adds an all-reduce (`ncclAllReduce`): every rank's `recv` gets `op` of all ranks'
     /// `send`. Lengths must match.
     pub fn all_reduce<T: NcclType>(
-        &mut self,
-        comm: &'a Communicator,
-        send: &'a DeviceBuffer<T>,
-        recv: &'a mut DeviceBuffer<T>,
-        op: ReduceOp,
-        stream: &'a Stream,
+        &mut self, comm: &'a Communicator, send: &'a DeviceBuffer<T>, recv: &'a mut DeviceBuffer<T>,
+        op: ReduceOp, stream: &'a Stream,
     ) -> Result<()> {
         let shape = Shape::of::<T>(Kind::AllReduce, send.len(), Some(op), None);
         self.push::<T>(comm, stream, shape, (send, send.len()), Some((&*recv, send.len())))
@@ -118,11 +114,7 @@ impl<'a> Group<'a> {
 
     /// Adds an in-place all-reduce: `data` becomes `op` of all ranks' `data`.
     pub fn all_reduce_in_place<T: NcclType>(
-        &mut self,
-        comm: &'a Communicator,
-        data: &'a mut DeviceBuffer<T>,
-        op: ReduceOp,
-        stream: &'a Stream,
+        &mut self, comm: &'a Communicator, data: &'a mut DeviceBuffer<T>, op: ReduceOp, stream: &'a Stream,
     ) -> Result<()> {
         let shape = Shape::of::<T>(Kind::AllReduce, data.len(), Some(op), None);
         self.push::<T>(comm, stream, shape, (&*data, data.len()), None)
@@ -131,11 +123,7 @@ impl<'a> Group<'a> {
     /// Adds an in-place broadcast (`ncclBroadcast`): every rank's `data` becomes rank
     /// `root`'s.
     pub fn broadcast_in_place<T: NcclType>(
-        &mut self,
-        comm: &'a Communicator,
-        data: &'a mut DeviceBuffer<T>,
-        root: usize,
-        stream: &'a Stream,
+        &mut self, comm: &'a Communicator, data: &'a mut DeviceBuffer<T>, root: usize, stream: &'a Stream,
     ) -> Result<()> {
         let shape = Shape::of::<T>(Kind::Broadcast, data.len(), None, Some(root));
         self.push::<T>(comm, stream, shape, (&*data, data.len()), None)
@@ -144,13 +132,8 @@ impl<'a> Group<'a> {
     /// Adds a reduce (`ncclReduce`): rank `root`'s `recv` gets `op` of all ranks' `send`
     /// (other ranks' `recv` is left as it is). Lengths must match.
     pub fn reduce<T: NcclType>(
-        &mut self,
-        comm: &'a Communicator,
-        send: &'a DeviceBuffer<T>,
-        recv: &'a mut DeviceBuffer<T>,
-        op: ReduceOp,
-        root: usize,
-        stream: &'a Stream,
+        &mut self, comm: &'a Communicator, send: &'a DeviceBuffer<T>, recv: &'a mut DeviceBuffer<T>,
+        op: ReduceOp, root: usize, stream: &'a Stream,
     ) -> Result<()> {
         let shape = Shape::of::<T>(Kind::Reduce, send.len(), Some(op), Some(root));
         self.push::<T>(comm, stream, shape, (send, send.len()), Some((&*recv, send.len())))
@@ -159,10 +142,7 @@ impl<'a> Group<'a> {
     /// Adds an all-gather (`ncclAllGather`): `recv` (ranks × `send.len()` elements) gets every
     /// rank's `send`, in rank order.
     pub fn all_gather<T: NcclType>(
-        &mut self,
-        comm: &'a Communicator,
-        send: &'a DeviceBuffer<T>,
-        recv: &'a mut DeviceBuffer<T>,
+        &mut self, comm: &'a Communicator, send: &'a DeviceBuffer<T>, recv: &'a mut DeviceBuffer<T>,
         stream: &'a Stream,
     ) -> Result<()> {
         let shape = Shape::of::<T>(Kind::AllGather, send.len(), None, None);
@@ -173,12 +153,8 @@ impl<'a> Group<'a> {
     /// Adds a reduce-scatter (`ncclReduceScatter`): rank `r`'s `recv` gets `op` over all ranks
     /// of block `r` of `send` (ranks × `recv.len()` elements).
     pub fn reduce_scatter<T: NcclType>(
-        &mut self,
-        comm: &'a Communicator,
-        send: &'a DeviceBuffer<T>,
-        recv: &'a mut DeviceBuffer<T>,
-        op: ReduceOp,
-        stream: &'a Stream,
+        &mut self, comm: &'a Communicator, send: &'a DeviceBuffer<T>, recv: &'a mut DeviceBuffer<T>,
+        op: ReduceOp, stream: &'a Stream,
     ) -> Result<()> {
         let shape = Shape::of::<T>(Kind::ReduceScatter, recv.len(), Some(op), None);
         let total = recv.len().saturating_mul(comm.size());
@@ -188,11 +164,7 @@ impl<'a> Group<'a> {
     /// Checks one collective's devices and lengths and records it. `send` is the buffer read
     /// and the length it must have; `recv` likewise for the buffer written (`None`: in place).
     fn push<T: NcclType>(
-        &mut self,
-        comm: &'a Communicator,
-        stream: &'a Stream,
-        shape: Shape,
-        send: (&DeviceBuffer<T>, usize),
+        &mut self, comm: &'a Communicator, stream: &'a Stream, shape: Shape, send: (&DeviceBuffer<T>, usize),
         recv: Option<(&DeviceBuffer<T>, usize)>,
     ) -> Result<()> {
         let call = shape.kind.call();

@@ -62,9 +62,7 @@ pub(crate) fn loaded(call: &'static str) -> Result<(i32, i32, i32)> {
 /// `Ok` for `ncclSuccess`; else the error of `call` with NCCL's description of the code and,
 /// when `comm` is given, NCCL's last error message for it (`ncclGetLastError`).
 pub(crate) fn check(
-    status: sys::ncclResult_t,
-    call: &'static str,
-    comm: Option<sys::ncclComm_t>,
+    status: sys::ncclResult_t, call: &'static str, comm: Option<sys::ncclComm_t>,
 ) -> Result<()> {
     if status == sys::ncclResult_t::ncclSuccess {
         return Ok(());

@@ -78,9 +78,7 @@ impl ReduceOp {
     /// Combines two values on the host as the operation does (`Avg` combines as a sum; the
     /// division by the number of ranks comes last): for checking results on the CPU.
     pub fn apply<T: PartialOrd + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>(
-        self,
-        a: T,
-        b: T,
+        self, a: T, b: T,
     ) -> T {
         match self {
             ReduceOp::Sum | ReduceOp::Avg => a + b,

@@ -19,13 +19,8 @@ fn values(len: usize, seed: u32) -> Vec<u32> {
 /// The CPU's copy of `extent` from `src` (rows `src_pitch` apart) at `from` into `dst`
 /// (rows `dst_pitch` apart) at `at`.
 fn cpu_copy(
-    dst: &mut [u32],
-    dst_pitch: usize,
-    at: (usize, usize),
-    src: &[u32],
-    src_pitch: usize,
-    from: (usize, usize),
-    extent: Extent2D,
+    dst: &mut [u32], dst_pitch: usize, at: (usize, usize), src: &[u32], src_pitch: usize,
+    from: (usize, usize), extent: Extent2D,
 ) {
     for row in 0..extent.height {
         let d = (at.1 + row) * dst_pitch + at.0;

@@ -31,13 +31,8 @@ impl Layout {
 
 /// The CPU's copy of the box `extent` from `src` at `from` into `dst` at `at`.
 fn cpu_copy(
-    dst: &mut [u32],
-    dst_layout: Layout,
-    at: (usize, usize, usize),
-    src: &[u32],
-    src_layout: Layout,
-    from: (usize, usize, usize),
-    extent: Extent3D,
+    dst: &mut [u32], dst_layout: Layout, at: (usize, usize, usize), src: &[u32], src_layout: Layout,
+    from: (usize, usize, usize), extent: Extent3D,
 ) {
     for z in 0..extent.depth {
         for y in 0..extent.height {

@@ -21,10 +21,7 @@ use test_kernels::increment_counter;
 
 /// `width` kernel nodes, node `i` incrementing `counters[slot(i)]`; chained when `chain`.
 fn counting_graph(
-    counters: &DeviceBuffer<u32>,
-    width: u32,
-    chain: bool,
-    slot: impl Fn(u32) -> u32,
+    counters: &DeviceBuffer<u32>, width: u32, chain: bool, slot: impl Fn(u32) -> u32,
 ) -> Result<(Graph, Vec<KernelNode>), CudaError> {
     let graph = Graph::new()?;
     let mut nodes: Vec<KernelNode> = Vec::new();

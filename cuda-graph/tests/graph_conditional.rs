@@ -24,10 +24,7 @@ mod typed {
 /// Runs `exec` once per value (written to `value` first) and checks `counters` against
 /// `model(value, &mut expected)` after every launch.
 fn check_against_model(
-    graph: &Graph,
-    value: &mut DeviceBuffer<u32>,
-    counters: &DeviceBuffer<u32>,
-    values: &[u32],
+    graph: &Graph, value: &mut DeviceBuffer<u32>, counters: &DeviceBuffer<u32>, values: &[u32],
     model: impl Fn(u32, &mut [u32]),
 ) -> Result<(), CudaError> {
     let exec = graph.instantiate::<HostLaunch>(Default::default())?;
@@ -101,9 +98,7 @@ fn a_four_way_switch_runs_the_body_of_the_value_and_none_past_the_last() {
 /// A WHILE that runs `limit` times: the handle starts at `limit > 0` and `while_step` (last
 /// node of the body) continues while its counter is below `limit`. Body node: counter 0.
 fn build_while(
-    limit: u32,
-    counters: &DeviceBuffer<u32>,
-    steps: &DeviceBuffer<u32>,
+    limit: u32, counters: &DeviceBuffer<u32>, steps: &DeviceBuffer<u32>,
 ) -> Result<Graph, CudaError> {
     let graph = Graph::new()?;
     let handle = graph.conditional_handle(Some((limit > 0) as u32))?;

@@ -21,8 +21,7 @@ fn fill_then_add(data: &DeviceBuffer<u32>, seed: u32, add: u32) -> Result<(Graph
 }
 
 fn launch_and_read<M: cuda_graph::graph::LaunchMode>(
-    exec: &GraphExec<M>,
-    data: &DeviceBuffer<u32>,
+    exec: &GraphExec<M>, data: &DeviceBuffer<u32>,
 ) -> Result<Vec<u32>, CudaError> {
     let stream = stream()?;
     exec.launch(&stream)?;

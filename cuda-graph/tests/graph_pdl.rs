@@ -38,11 +38,7 @@ fn setup(passes: u32) -> Result<Option<(Stream, DeviceBuffer<u32>)>, CudaError> 
 /// Instantiates `graph`, launches it `launches` times on `stream`, and checks that `log` then
 /// holds `passes` passes of the chain in order.
 fn launch_and_check(
-    graph: &Graph,
-    stream: &Stream,
-    log: &DeviceBuffer<u32>,
-    launches: u32,
-    passes: u32,
+    graph: &Graph, stream: &Stream, log: &DeviceBuffer<u32>, launches: u32, passes: u32,
 ) -> Result<(), CudaError> {
     let exec = graph.instantiate::<HostLaunch>(Default::default())?;
     for _ in 0..launches {

@@ -24,8 +24,7 @@ fn cluster(x: u32) -> KernelAttributes {
 
 /// One attribute of a kernel node, read back through the raw API (the safe API sets them).
 fn node_attribute(
-    node: &dyn cuda_graph::graph::AsNode,
-    id: sys::cudaLaunchAttributeID,
+    node: &dyn cuda_graph::graph::AsNode, id: sys::cudaLaunchAttributeID,
 ) -> sys::cudaLaunchAttributeValue {
     let mut value = sys::cudaLaunchAttributeValue { pad: [0; 64] };
     // SAFETY: the node is a live kernel node of a graph the caller holds; `value` is writable.

@@ -95,10 +95,7 @@ impl<A: KernelArgs> Launcher<A> {
     /// # Ok(()) }
     /// ```
     pub fn start<'a>(
-        &'a self,
-        stream: &'a Stream,
-        flag: &'a CancelFlag,
-        slot: &'a ErrorSlot,
+        &'a self, stream: &'a Stream, flag: &'a CancelFlag, slot: &'a ErrorSlot,
     ) -> Result<RunningLoop<'a>> {
         flag.reset()?;
         self.launch(stream)?;

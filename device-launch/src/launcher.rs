@@ -156,10 +156,7 @@ impl<A: KernelArgs> Launcher<A> {
 /// # Ok(()) }
 /// ```
 pub fn launch_from_graph<A: KernelArgs>(
-    kernel: &'static Kernel<A>,
-    config: LaunchConfig,
-    args: A,
-    stream: &Stream,
+    kernel: &'static Kernel<A>, config: LaunchConfig, args: A, stream: &Stream,
 ) -> Result<Launcher<A>> {
     let launcher = Launcher::new(kernel, config, args)?;
     launcher.launch(stream)?;
@@ -183,10 +180,7 @@ pub fn launch_from_graph<A: KernelArgs>(
 /// # }
 /// ```
 pub fn run_on_plain_stream<A: KernelArgs>(
-    kernel: &'static Kernel<A>,
-    config: LaunchConfig,
-    args: A,
-    stream: &Stream,
+    kernel: &'static Kernel<A>, config: LaunchConfig, args: A, stream: &Stream,
 ) -> Result<()> {
     let explain = |err: CudaError| explain_not_in_graph(kernel.name(), err);
     kernel.launch(stream, config, args).map_err(explain)?;

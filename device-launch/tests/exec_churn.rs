@@ -197,10 +197,7 @@ fn queue_schedulers_made_after_others_were_destroyed_drain_their_queue() {
 /// `copies` uploaded execs of one graph of `width` independent nodes; node `i` adds 1 to
 /// `counters[i]`.
 fn wide_graphs(
-    counters: &DeviceBuffer<u32>,
-    width: u32,
-    copies: usize,
-    stream: &cuda_graph::Stream,
+    counters: &DeviceBuffer<u32>, width: u32, copies: usize, stream: &cuda_graph::Stream,
 ) -> Result<Vec<device_launch::UploadedGraphExec>, Error> {
     let graph = wide_marking_graph(counters, width)?;
     (0..copies).map(|_| instantiate_for_device(&graph)?.upload(stream)).collect()

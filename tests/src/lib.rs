@@ -99,9 +99,7 @@ pub fn assert_checks_held(report: &chapter_common::Report, names: &[impl AsRef<s
 /// ```
 #[track_caller]
 pub fn assert_refused(
-    outcome: Result<chapter_common::Report, chapter_common::ExampleError>,
-    option: &str,
-    text: &str,
+    outcome: Result<chapter_common::Report, chapter_common::ExampleError>, option: &str, text: &str,
 ) {
     let err = outcome.expect_err("refused");
     assert!(

@@ -108,10 +108,7 @@ pub(crate) fn capture_id(stream: sys::cudaStream_t) -> Result<Option<u64>> {
 /// `false` when the stream is not capturing (or was put in capture mode by raw calls, whose
 /// caller then owns that duty).
 pub(crate) fn retain_for_capture(
-    _gate: &QueueGuard,
-    stream: sys::cudaStream_t,
-    owners: impl FnOnce() -> Vec<KeepAlive>,
-    host_work: bool,
+    _gate: &QueueGuard, stream: sys::cudaStream_t, owners: impl FnOnce() -> Vec<KeepAlive>, host_work: bool,
 ) -> Result<bool> {
     with_capture_sink(stream, |sink| match sink {
         Some(sink) => {
@@ -125,8 +122,7 @@ pub(crate) fn retain_for_capture(
 /// Runs `f` with the registry entry of the capture `stream` takes part in (`None` when it
 /// does not capture, or captures through raw calls). Call it under the capture gate.
 pub(crate) fn with_capture_sink<R>(
-    stream: sys::cudaStream_t,
-    f: impl FnOnce(Option<&mut Sink>) -> Result<R>,
+    stream: sys::cudaStream_t, f: impl FnOnce(Option<&mut Sink>) -> Result<R>,
 ) -> Result<R> {
     if !any_capture_active() {
         return f(None);

@@ -202,8 +202,7 @@ impl Device {
     /// [`Device::current`]): that case costs no CUDA call.
     #[inline]
     pub fn with_current<R, E: From<crate::CudaError>>(
-        self,
-        f: impl FnOnce() -> Result<R, E>,
+        self, f: impl FnOnce() -> Result<R, E>,
     ) -> Result<R, E> {
         let before = Device { ordinal: current::cached()? };
         if before == self {

@@ -16,10 +16,7 @@ impl GraphBuilder {
     /// Adds a node described by `params` after `deps` (`cudaGraphAddNode`), keeping `keep`
     /// alive with the family. `params` must point only at memory `keep` owns (or CUDA copies).
     pub(crate) fn add_node(
-        &self,
-        call: &'static str,
-        params: &mut sys::cudaGraphNodeParams,
-        keep: Vec<KeepAlive>,
+        &self, call: &'static str, params: &mut sys::cudaGraphNodeParams, keep: Vec<KeepAlive>,
         deps: &[&dyn AsNode],
     ) -> Result<NodeRef> {
         self.add_node_with(call, params, keep, false, deps)
@@ -27,12 +24,8 @@ impl GraphBuilder {
 
     /// [`add_node`](Self::add_node); `host_work` marks a node that calls a host function.
     pub(crate) fn add_node_with(
-        &self,
-        call: &'static str,
-        params: &mut sys::cudaGraphNodeParams,
-        keep: Vec<KeepAlive>,
-        host_work: bool,
-        deps: &[&dyn AsNode],
+        &self, call: &'static str, params: &mut sys::cudaGraphNodeParams, keep: Vec<KeepAlive>,
+        host_work: bool, deps: &[&dyn AsNode],
     ) -> Result<NodeRef> {
         let deps = raw_deps(call, self.id, deps)?;
         self.insert_node(call, params, keep, host_work, &deps, None, |_| Ok(()))
@@ -44,13 +37,8 @@ impl GraphBuilder {
     /// and nothing is kept. `params` must point only at memory `keep` owns (or CUDA copies).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn insert_node(
-        &self,
-        call: &'static str,
-        params: &mut sys::cudaGraphNodeParams,
-        keep: Vec<KeepAlive>,
-        host_work: bool,
-        deps: &[NodeRef],
-        edges: Option<&[sys::cudaGraphEdgeData]>,
+        &self, call: &'static str, params: &mut sys::cudaGraphNodeParams, keep: Vec<KeepAlive>,
+        host_work: bool, deps: &[NodeRef], edges: Option<&[sys::cudaGraphEdgeData]>,
         finish: impl FnOnce(sys::cudaGraphNode_t) -> Result<()>,
     ) -> Result<NodeRef> {
         debug_assert!(edges.map_or(true, |edges| edges.len() == deps.len()));
@@ -117,11 +105,7 @@ impl GraphBuilder {
     /// }
     /// ```
     pub fn add_kernel<A: KernelArgs>(
-        &self,
-        kernel: &Kernel<A>,
-        config: LaunchConfig,
-        args: A,
-        deps: &[&dyn AsNode],
+        &self, kernel: &Kernel<A>, config: LaunchConfig, args: A, deps: &[&dyn AsNode],
     ) -> Result<KernelNode> {
         const CALL: &str = "GraphBuilder::add_kernel";
         crate::kernel::check_node_handles(CALL, &self.lineage, &args)?;
@@ -146,21 +130,14 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy<T: DeviceRepr>(
-        &self,
-        dst: &DevicePtr<T>,
-        src: &DevicePtr<T>,
-        len: usize,
-        deps: &[&dyn AsNode],
+        &self, dst: &DevicePtr<T>, src: &DevicePtr<T>, len: usize, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         let copy = Copy1D::device("GraphBuilder::add_memcpy", dst, src, len)?;
         self.add_copy("GraphBuilder::add_memcpy", copy, deps)
     }
 
     pub(crate) fn add_copy(
-        &self,
-        call: &'static str,
-        copy: Copy1D,
-        deps: &[&dyn AsNode],
+        &self, call: &'static str, copy: Copy1D, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         let mut params = copy.node_params();
         self.add_node(call, &mut params, copy.keep, deps).map(MemcpyNode)
@@ -176,11 +153,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memset<T: MemsetElement>(
-        &self,
-        dst: &DevicePtr<T>,
-        value: T,
-        len: usize,
-        deps: &[&dyn AsNode],
+        &self, dst: &DevicePtr<T>, value: T, len: usize, deps: &[&dyn AsNode],
     ) -> Result<MemsetNode> {
         let fill = Fill::new("GraphBuilder::add_memset", dst, value, len)?;
         crate::memory::check_owners_on(&fill.keep, self.device(), "GraphBuilder::add_memset")?;

@@ -113,10 +113,7 @@ impl Stream {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn begin_capture_to_graph<'a>(
-        &'a self,
-        graph: &'a GraphBuilder,
-        mode: CaptureMode,
-        deps: &[&dyn AsNode],
+        &'a self, graph: &'a GraphBuilder, mode: CaptureMode, deps: &[&dyn AsNode],
     ) -> Result<CaptureToGraphGuard<'a>> {
         const CALL: &str = "Stream::begin_capture_to_graph";
         let deps = raw_deps(CALL, graph.id, deps)?;

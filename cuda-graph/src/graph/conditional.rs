@@ -256,9 +256,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_if(
-        &self,
-        handle: &ConditionalHandle,
-        deps: &[&dyn AsNode],
+        &self, handle: &ConditionalHandle, deps: &[&dyn AsNode],
     ) -> Result<(ConditionalNode, GraphBuilder)> {
         let (node, [body]) = self.add_fixed("GraphBuilder::add_if", handle, ConditionalKind::If, deps)?;
         Ok((node, body))
@@ -275,9 +273,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_if_else(
-        &self,
-        handle: &ConditionalHandle,
-        deps: &[&dyn AsNode],
+        &self, handle: &ConditionalHandle, deps: &[&dyn AsNode],
     ) -> Result<(ConditionalNode, [GraphBuilder; 2])> {
         self.add_fixed("GraphBuilder::add_if_else", handle, ConditionalKind::IfElse, deps)
     }
@@ -297,9 +293,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_while(
-        &self,
-        handle: &ConditionalHandle,
-        deps: &[&dyn AsNode],
+        &self, handle: &ConditionalHandle, deps: &[&dyn AsNode],
     ) -> Result<(ConditionalNode, GraphBuilder)> {
         let (node, [body]) =
             self.add_fixed("GraphBuilder::add_while", handle, ConditionalKind::While, deps)?;
@@ -318,10 +312,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_switch(
-        &self,
-        handle: &ConditionalHandle,
-        cases: usize,
-        deps: &[&dyn AsNode],
+        &self, handle: &ConditionalHandle, cases: usize, deps: &[&dyn AsNode],
     ) -> Result<(ConditionalNode, Vec<GraphBuilder>)> {
         const CALL: &str = "GraphBuilder::add_switch";
         let size = switch_size(CALL, cases)?;
@@ -330,11 +321,7 @@ impl GraphBuilder {
 
     /// A conditional node with `N` bodies (IF and WHILE have 1, IF/ELSE 2).
     fn add_fixed<const N: usize>(
-        &self,
-        call: &'static str,
-        handle: &ConditionalHandle,
-        kind: ConditionalKind,
-        deps: &[&dyn AsNode],
+        &self, call: &'static str, handle: &ConditionalHandle, kind: ConditionalKind, deps: &[&dyn AsNode],
     ) -> Result<(ConditionalNode, [GraphBuilder; N])> {
         let (node, bodies) = self.add_conditional(call, handle, kind, N as u32, deps)?;
         let bodies = <[GraphBuilder; N]>::try_from(bodies)
@@ -343,11 +330,7 @@ impl GraphBuilder {
     }
 
     fn add_conditional(
-        &self,
-        call: &'static str,
-        handle: &ConditionalHandle,
-        kind: ConditionalKind,
-        size: u32,
+        &self, call: &'static str, handle: &ConditionalHandle, kind: ConditionalKind, size: u32,
         deps: &[&dyn AsNode],
     ) -> Result<(ConditionalNode, Vec<GraphBuilder>)> {
         check_handle(call, &self.lineage, handle)?;

@@ -24,13 +24,8 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_2d<T: DeviceRepr>(
-        &self,
-        dst: &PitchedBuffer<T>,
-        at: (usize, usize),
-        src: &PitchedBuffer<T>,
-        from: (usize, usize),
-        extent: Extent2D,
-        deps: &[&dyn AsNode],
+        &self, dst: &PitchedBuffer<T>, at: (usize, usize), src: &PitchedBuffer<T>, from: (usize, usize),
+        extent: Extent2D, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_2d";
         let from = ((from.0, from.1, 0), extent.into());
@@ -50,11 +45,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_2d_from_linear<T: DeviceRepr>(
-        &self,
-        dst: &PitchedBuffer<T>,
-        src: &DevicePtr<T>,
-        src_pitch: usize,
-        deps: &[&dyn AsNode],
+        &self, dst: &PitchedBuffer<T>, src: &DevicePtr<T>, src_pitch: usize, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_2d_from_linear";
         self.add_linear_copy(CALL, dst.core(), src, ((src_pitch, dst.height()), true), deps)
@@ -72,11 +63,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_2d_to_linear<T: DeviceRepr>(
-        &self,
-        dst: &DevicePtr<T>,
-        dst_pitch: usize,
-        src: &PitchedBuffer<T>,
-        deps: &[&dyn AsNode],
+        &self, dst: &DevicePtr<T>, dst_pitch: usize, src: &PitchedBuffer<T>, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_2d_to_linear";
         self.add_linear_copy(CALL, src.core(), dst, ((dst_pitch, src.height()), false), deps)
@@ -85,12 +72,8 @@ impl GraphBuilder {
     /// Adds a copy of all of `core` from (`into_core`) or into `linear` device memory, seen
     /// as slices of `layout` (row pitch, rows per slice), as a memcpy node.
     pub(super) fn add_linear_copy<T: DeviceRepr>(
-        &self,
-        call: &'static str,
-        core: &PitchedCore<T>,
-        linear: &DevicePtr<T>,
-        (layout, into_core): ((usize, usize), bool),
-        deps: &[&dyn AsNode],
+        &self, call: &'static str, core: &PitchedCore<T>, linear: &DevicePtr<T>,
+        (layout, into_core): ((usize, usize), bool), deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         let side = (linear.addr() as _, linear.len());
         let copy = core.linear_copy(call, side, layout, into_core, DEVICE_TO_DEVICE, linear.keep_alive())?;
@@ -99,10 +82,7 @@ impl GraphBuilder {
 
     /// Adds `copy` (2-D or 3-D, checked) as a memcpy node keeping its sides with the graph.
     pub(super) fn add_copy_box(
-        &self,
-        call: &'static str,
-        copy: CheckedCopy,
-        deps: &[&dyn AsNode],
+        &self, call: &'static str, copy: CheckedCopy, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         if copy.is_empty() {
             return Err(CudaError::invalid(call, "an empty extent: CUDA refuses empty copies"));

@@ -20,13 +20,8 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_3d<T: DeviceRepr>(
-        &self,
-        dst: &PitchedVolume<T>,
-        at: (usize, usize, usize),
-        src: &PitchedVolume<T>,
-        from: (usize, usize, usize),
-        extent: Extent3D,
-        deps: &[&dyn AsNode],
+        &self, dst: &PitchedVolume<T>, at: (usize, usize, usize), src: &PitchedVolume<T>,
+        from: (usize, usize, usize), extent: Extent3D, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_3d";
         self.add_copy_box(CALL, dst.core().box_from(CALL, at, src.core(), (from, extent))?, deps)
@@ -45,11 +40,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_3d_from_linear<T: DeviceRepr>(
-        &self,
-        dst: &PitchedVolume<T>,
-        src: &DevicePtr<T>,
-        pitch: usize,
-        slice_rows: usize,
+        &self, dst: &PitchedVolume<T>, src: &DevicePtr<T>, pitch: usize, slice_rows: usize,
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_3d_from_linear";
@@ -68,11 +59,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_3d_to_linear<T: DeviceRepr>(
-        &self,
-        dst: &DevicePtr<T>,
-        pitch: usize,
-        slice_rows: usize,
-        src: &PitchedVolume<T>,
+        &self, dst: &DevicePtr<T>, pitch: usize, slice_rows: usize, src: &PitchedVolume<T>,
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_3d_to_linear";

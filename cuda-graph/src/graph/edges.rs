@@ -172,11 +172,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_kernel_with<A: KernelArgs>(
-        &self,
-        kernel: &Kernel<A>,
-        config: LaunchConfig,
-        args: A,
-        attributes: &KernelAttributes,
+        &self, kernel: &Kernel<A>, config: LaunchConfig, args: A, attributes: &KernelAttributes,
         deps: &[Dependency],
     ) -> Result<KernelNode> {
         const CALL: &str = "GraphBuilder::add_kernel_with";
@@ -251,9 +247,7 @@ pub(super) type EdgeQuery = unsafe extern "C" fn(
 /// # Safety
 /// `node` is a live node of a graph whose family the caller holds.
 pub(super) unsafe fn edge_list(
-    node: sys::cudaGraphNode_t,
-    query: EdgeQuery,
-    name: &'static str,
+    node: sys::cudaGraphNode_t, query: EdgeQuery, name: &'static str,
 ) -> Result<Vec<(sys::cudaGraphNode_t, Edge)>> {
     let mut count = 0;
     // SAFETY: `node` is live and held (the caller's promise); null arrays ask for the count.

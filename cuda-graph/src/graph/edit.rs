@@ -181,11 +181,7 @@ impl GraphBuilder {
     /// kernel node; no edge removal beside memory nodes), then runs `call_cuda` with the raw
     /// graph and arrays `from`, `to` and edge data of `count` entries, under the lock.
     fn change_edges(
-        &self,
-        call: &'static str,
-        cuda_call: &'static str,
-        to: &dyn AsNode,
-        deps: &[Dependency],
+        &self, call: &'static str, cuda_call: &'static str, to: &dyn AsNode, deps: &[Dependency],
         call_cuda: impl FnOnce(
             sys::cudaGraph_t,
             *const sys::cudaGraphNode_t,

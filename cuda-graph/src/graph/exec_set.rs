@@ -25,11 +25,7 @@ impl<M: LaunchMode> GraphExec<M> {
     /// Sets `params` on `node` of this exec with `cudaGraphExecNodeSetParams`, keeping `keep`
     /// for the node (what `params` points at) and retiring what it kept before.
     fn set_generic(
-        &mut self,
-        call: &'static str,
-        node: NodeRef,
-        keep: Vec<KeepAlive>,
-        fence: bool,
+        &mut self, call: &'static str, node: NodeRef, keep: Vec<KeepAlive>, fence: bool,
         mut params: sys::cudaGraphNodeParams,
     ) -> Result<()> {
         self.set_node(call, node, keep, fence, |exec, exec_node| {

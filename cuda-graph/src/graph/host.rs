@@ -81,11 +81,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_from_host<T: DeviceRepr>(
-        &self,
-        dst: &DevicePtr<T>,
-        src: &PinnedBuffer<T>,
-        len: usize,
-        deps: &[&dyn AsNode],
+        &self, dst: &DevicePtr<T>, src: &PinnedBuffer<T>, len: usize, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_from_host";
         self.add_copy(CALL, pinned_copy(CALL, dst, src, len, true)?, deps)
@@ -117,11 +113,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_to_host<T: DeviceRepr>(
-        &self,
-        dst: &PinnedBuffer<T>,
-        src: &DevicePtr<T>,
-        len: usize,
-        deps: &[&dyn AsNode],
+        &self, dst: &PinnedBuffer<T>, src: &DevicePtr<T>, len: usize, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_to_host";
         self.add_copy(CALL, pinned_copy(CALL, src, dst, len, false)?, deps)
@@ -132,11 +124,7 @@ impl GraphBuilder {
 /// into the device when `into_device`, out of it otherwise. Both sides are checked to hold
 /// `len` elements and are kept alive by the copy.
 fn pinned_copy<T: DeviceRepr>(
-    call: &'static str,
-    device: &DevicePtr<T>,
-    pinned: &PinnedBuffer<T>,
-    len: usize,
-    into_device: bool,
+    call: &'static str, device: &DevicePtr<T>, pinned: &PinnedBuffer<T>, len: usize, into_device: bool,
 ) -> Result<Copy1D> {
     let (dst_len, src_len) =
         if into_device { (device.len(), pinned.len()) } else { (pinned.len(), device.len()) };

@@ -250,10 +250,7 @@ impl<'a> View<'a> {
     /// `node` as a raw handle, once checked to be a live node of this graph; `state` is the
     /// family's, locked.
     pub(super) fn own(
-        &self,
-        state: &CoreState,
-        call: &'static str,
-        node: &dyn AsNode,
+        &self, state: &CoreState, call: &'static str, node: &dyn AsNode,
     ) -> Result<sys::cudaGraphNode_t> {
         let node = node.as_node();
         if node.graph_id() != self.id {
@@ -268,11 +265,7 @@ impl<'a> View<'a> {
     /// `node`, checked to be a live node of this graph of kind `want`; `state` is the
     /// family's, locked.
     pub(super) fn own_kind(
-        &self,
-        state: &CoreState,
-        call: &'static str,
-        node: &dyn AsNode,
-        want: NodeKind,
+        &self, state: &CoreState, call: &'static str, node: &dyn AsNode, want: NodeKind,
     ) -> Result<sys::cudaGraphNode_t> {
         let raw = self.own(state, call, node)?;
         let kind = kind_of(raw)?;

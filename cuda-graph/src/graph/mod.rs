@@ -159,10 +159,7 @@ unsafe impl Sync for GraphCore {}
 
 impl GraphCore {
     fn new(
-        raw: sys::cudaGraph_t,
-        keep_alive: Vec<KeepAlive>,
-        host_work: bool,
-        device: Device,
+        raw: sys::cudaGraph_t, keep_alive: Vec<KeepAlive>, host_work: bool, device: Device,
     ) -> Arc<GraphCore> {
         Arc::new(GraphCore {
             raw,
@@ -236,9 +233,7 @@ impl GraphCore {
 
     /// Runs `f` (the CUDA calls) under the family's lock.
     pub(crate) fn locked<R>(
-        &self,
-        call: &'static str,
-        f: impl FnOnce(&mut CoreState) -> Result<R>,
+        &self, call: &'static str, f: impl FnOnce(&mut CoreState) -> Result<R>,
     ) -> Result<R> {
         let mut state = self.acquire(call)?;
         f(&mut state)
@@ -303,9 +298,7 @@ pub(crate) fn list_nodes(graph: sys::cudaGraph_t) -> (sys::cudaError_t, Vec<sys:
 
 /// Locks two families in id order (so two threads cannot deadlock), or one if they are one.
 pub(crate) fn lock_pair<'a>(
-    call: &'static str,
-    a: &'a GraphCore,
-    b: &'a GraphCore,
+    call: &'static str, a: &'a GraphCore, b: &'a GraphCore,
 ) -> Result<(MutexGuard<'a, CoreState>, Option<MutexGuard<'a, CoreState>>)> {
     if a.id == b.id {
         return Ok((a.acquire(call)?, None));
@@ -561,10 +554,7 @@ impl Graph {
     }
 
     pub(crate) fn from_parts(
-        raw: sys::cudaGraph_t,
-        keep_alive: Vec<KeepAlive>,
-        host_work: bool,
-        device: Device,
+        raw: sys::cudaGraph_t, keep_alive: Vec<KeepAlive>, host_work: bool, device: Device,
     ) -> Graph {
         Graph { builder: GraphBuilder::root(GraphCore::new(raw, keep_alive, host_work, device)) }
     }

@@ -13,9 +13,7 @@ use crate::memory::{DevicePtr, KeepAlive};
 /// Builds the kernel node parameters for `kernel` with `args` and hands them to `f` while
 /// the packed argument values they point to are alive (CUDA copies them during the call).
 pub(crate) fn with_kernel_params<A: KernelArgs, R>(
-    kernel: &Kernel<A>,
-    config: &LaunchConfig,
-    args: &A,
+    kernel: &Kernel<A>, config: &LaunchConfig, args: &A,
     f: impl FnOnce(sys::cudaKernelNodeParams) -> Result<R>,
 ) -> Result<R> {
     config.validate()?;
@@ -60,10 +58,7 @@ pub(crate) fn kernel_node_params(raw: sys::cudaKernelNodeParams) -> sys::cudaGra
 
 /// `count` elements of `size` bytes, checked against what both sides hold.
 pub(crate) fn checked_bytes(
-    call: &'static str,
-    count: usize,
-    size: usize,
-    room: &[(&str, usize)],
+    call: &'static str, count: usize, size: usize, room: &[(&str, usize)],
 ) -> Result<usize> {
     if count == 0 {
         return Err(CudaError::invalid(call, "0 elements: CUDA refuses empty copies and fills"));
@@ -93,10 +88,7 @@ pub(crate) struct Copy1D {
 impl Copy1D {
     /// `len` elements from `src` to `dst`, both device memory.
     pub(crate) fn device<T>(
-        call: &'static str,
-        dst: &DevicePtr<T>,
-        src: &DevicePtr<T>,
-        len: usize,
+        call: &'static str, dst: &DevicePtr<T>, src: &DevicePtr<T>, len: usize,
     ) -> Result<Copy1D> {
         let bytes =
             checked_bytes(call, len, size_of::<T>(), &[("destination", dst.len()), ("source", src.len())])?;
@@ -111,11 +103,7 @@ impl Copy1D {
 
     /// A copy between raw addresses whose owners the caller passes in `keep`.
     pub(crate) fn raw(
-        dst: *mut c_void,
-        src: *const c_void,
-        bytes: usize,
-        kind: sys::cudaMemcpyKind,
-        keep: Vec<KeepAlive>,
+        dst: *mut c_void, src: *const c_void, bytes: usize, kind: sys::cudaMemcpyKind, keep: Vec<KeepAlive>,
     ) -> Copy1D {
         Copy1D { dst, src, bytes, kind, keep }
     }
@@ -187,10 +175,7 @@ pub(crate) struct Fill {
 impl Fill {
     /// `len` elements of `dst` set to `value`.
     pub(crate) fn new<T: MemsetElement>(
-        call: &'static str,
-        dst: &DevicePtr<T>,
-        value: T,
-        len: usize,
+        call: &'static str, dst: &DevicePtr<T>, value: T, len: usize,
     ) -> Result<Fill> {
         checked_bytes(call, len, size_of::<T>(), &[("destination", dst.len())])?;
         Ok(Fill {

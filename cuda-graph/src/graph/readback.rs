@@ -140,10 +140,7 @@ impl<'a> View<'a> {
     /// Reads the raw parameters of `node`, a node of `P`'s kind of this view, under the
     /// family's lock, and hands the node and them to `then`, still under the lock.
     fn read_params<P: RawParams, R>(
-        &self,
-        call: &'static str,
-        node: &dyn AsNode,
-        then: impl FnOnce(sys::cudaGraphNode_t, P) -> Result<R>,
+        &self, call: &'static str, node: &dyn AsNode, then: impl FnOnce(sys::cudaGraphNode_t, P) -> Result<R>,
     ) -> Result<R> {
         self.locked(call, |state| {
             let node = self.own_kind(state, call, node, P::KIND)?;

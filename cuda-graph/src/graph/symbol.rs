@@ -22,12 +22,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_to_symbol<T: DeviceRepr>(
-        &self,
-        symbol: &DeviceSymbol<T>,
-        offset: usize,
-        src: &DevicePtr<T>,
-        len: usize,
-        deps: &[&dyn AsNode],
+        &self, symbol: &DeviceSymbol<T>, offset: usize, src: &DevicePtr<T>, len: usize, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         let dst = symbol.range_on(self.device(), "GraphBuilder::add_memcpy_to_symbol", offset, len)?;
         self.add_memcpy(&dst, src, len, deps)
@@ -44,12 +39,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_from_symbol<T: DeviceRepr>(
-        &self,
-        dst: &DevicePtr<T>,
-        symbol: &DeviceSymbol<T>,
-        offset: usize,
-        len: usize,
-        deps: &[&dyn AsNode],
+        &self, dst: &DevicePtr<T>, symbol: &DeviceSymbol<T>, offset: usize, len: usize, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         let src = symbol.range_on(self.device(), "GraphBuilder::add_memcpy_from_symbol", offset, len)?;
         self.add_memcpy(dst, &src, len, deps)
@@ -66,11 +56,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_to_symbol_from_host<T: DeviceRepr>(
-        &self,
-        symbol: &DeviceSymbol<T>,
-        offset: usize,
-        src: &PinnedBuffer<T>,
-        len: usize,
+        &self, symbol: &DeviceSymbol<T>, offset: usize, src: &PinnedBuffer<T>, len: usize,
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_to_symbol_from_host";
@@ -89,11 +75,7 @@ impl GraphBuilder {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn add_memcpy_from_symbol_to_host<T: DeviceRepr>(
-        &self,
-        dst: &PinnedBuffer<T>,
-        symbol: &DeviceSymbol<T>,
-        offset: usize,
-        len: usize,
+        &self, dst: &PinnedBuffer<T>, symbol: &DeviceSymbol<T>, offset: usize, len: usize,
         deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         const CALL: &str = "GraphBuilder::add_memcpy_from_symbol_to_host";

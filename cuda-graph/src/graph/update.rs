@@ -158,10 +158,7 @@ impl<M: LaunchMode> GraphExec<M> {
     /// exec, under the lock of every family whose nodes are involved: the source's, and for
     /// a reused exec the origin's (see `NodeAlias`).
     fn with_exec_node<R>(
-        &self,
-        call: &'static str,
-        node: NodeRef,
-        f: impl FnOnce(sys::cudaGraphNode_t) -> Result<R>,
+        &self, call: &'static str, node: NodeRef, f: impl FnOnce(sys::cudaGraphNode_t) -> Result<R>,
     ) -> Result<R> {
         let Some(alias) = &self.alias else {
             return self.source.locked(call, |state| f(state.live(call, &[node])?[0]));
@@ -188,11 +185,7 @@ impl<M: LaunchMode> GraphExec<M> {
     /// until the launches queued before (which still use it) completed. `fence`: what `keep`
     /// holds needs the launch fence whatever it is (host functions, events).
     pub(super) fn set_node(
-        &mut self,
-        call: &'static str,
-        node: NodeRef,
-        keep: Vec<KeepAlive>,
-        fence: bool,
+        &mut self, call: &'static str, node: NodeRef, keep: Vec<KeepAlive>, fence: bool,
         f: impl FnOnce(sys::cudaGraphExec_t, sys::cudaGraphNode_t) -> Result<()>,
     ) -> Result<()> {
         let device = self.source.device();
@@ -220,10 +213,7 @@ impl<M: LaunchMode> GraphExec<M> {
     /// setter, keeping what they point at for the node (see `set_node`). `node` is checked to
     /// be of this exec's graph before `build` runs.
     fn set_typed<P: TypedParams>(
-        &mut self,
-        call: &'static str,
-        node: &P::Node,
-        build: impl FnOnce() -> Result<P>,
+        &mut self, call: &'static str, node: &P::Node, build: impl FnOnce() -> Result<P>,
     ) -> Result<()> {
         let node = self.own_node(call, node)?;
         let (params, keep) = build()?.into_parts();
@@ -254,11 +244,7 @@ impl<M: LaunchMode> GraphExec<M> {
     /// }
     /// ```
     pub fn set_kernel_params<A: KernelArgs>(
-        &mut self,
-        node: &KernelNode,
-        kernel: &Kernel<A>,
-        config: LaunchConfig,
-        args: A,
+        &mut self, node: &KernelNode, kernel: &Kernel<A>, config: LaunchConfig, args: A,
     ) -> Result<()> {
         const CALL: &str = "GraphExec::set_kernel_params";
         let node = self.own_node(CALL, node)?;
@@ -292,11 +278,7 @@ impl<M: LaunchMode> GraphExec<M> {
     /// # Ok(()) }
     /// ```
     pub fn set_memcpy<T: DeviceRepr>(
-        &mut self,
-        node: &MemcpyNode,
-        dst: &DevicePtr<T>,
-        src: &DevicePtr<T>,
-        len: usize,
+        &mut self, node: &MemcpyNode, dst: &DevicePtr<T>, src: &DevicePtr<T>, len: usize,
     ) -> Result<()> {
         const CALL: &str = "GraphExec::set_memcpy";
         self.set_typed(CALL, node, || Copy1D::device(CALL, dst, src, len))
@@ -312,11 +294,7 @@ impl<M: LaunchMode> GraphExec<M> {
     /// # Ok(()) }
     /// ```
     pub fn set_memset<T: MemsetElement>(
-        &mut self,
-        node: &MemsetNode,
-        dst: &DevicePtr<T>,
-        value: T,
-        len: usize,
+        &mut self, node: &MemsetNode, dst: &DevicePtr<T>, value: T, len: usize,
     ) -> Result<()> {
         const CALL: &str = "GraphExec::set_memset";
         self.set_typed(CALL, node, || Fill::new(CALL, dst, value, len))

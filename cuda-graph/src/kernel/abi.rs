@@ -32,10 +32,7 @@ const MAX_PARAMS: usize = 32_768;
 /// Checks the declared `layout` of kernel `name` (host stub `stub`) against the compiled
 /// kernel. `params` describes each parameter for messages (may be empty).
 pub(crate) fn check_kernel(
-    name: &'static str,
-    stub: *const c_void,
-    params: &[&str],
-    layout: &[ParamLayout],
+    name: &'static str, stub: *const c_void, params: &[&str], layout: &[ParamLayout],
 ) -> Result<()> {
     let compiled = compiled_slots(stub)?;
     compare(Labels { kernel: name, params }, &declared_slots(layout), &compiled)
@@ -45,9 +42,7 @@ pub(crate) fn check_kernel(
 /// `cudaKernel_t`) against the compiled kernel (`cudaFuncGetParamInfo`, which takes kernel
 /// handles).
 pub(crate) fn check_loaded_kernel(
-    name: &'static str,
-    kernel: *const c_void,
-    layout: &[ParamLayout],
+    name: &'static str, kernel: *const c_void, layout: &[ParamLayout],
 ) -> Result<()> {
     let mut slots = Vec::new();
     for index in 0..MAX_PARAMS {
@@ -86,10 +81,7 @@ impl Labels<'_> {
     /// "Rust declares n parameters, " then `counts`; otherwise the first parameter that
     /// `differ` finds different is told by its index and description, then `differ`'s words.
     pub(crate) fn first_difference<R, K>(
-        self,
-        rust: &[R],
-        kernel: &[K],
-        counts: impl FnOnce() -> String,
+        self, rust: &[R], kernel: &[K], counts: impl FnOnce() -> String,
         differ: impl Fn(&R, &K) -> Option<String>,
     ) -> Result<()> {
         let problem = if rust.len() != kernel.len() {

@@ -113,11 +113,7 @@ impl<A: KernelArgs> Kernel<A> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn launch_with(
-        &self,
-        stream: &Stream,
-        config: LaunchConfig,
-        attributes: &LaunchAttributes,
-        args: A,
+        &self, stream: &Stream, config: LaunchConfig, attributes: &LaunchAttributes, args: A,
     ) -> Result<()> {
         const CALL: &str = "Kernel::launch_with";
         // The stream's device, current for the call and for the attributes' device checks.
@@ -156,11 +152,7 @@ impl<A: KernelArgs> Kernel<A> {
     ///   arguments are marked, so that their drop waits for the device first.
     #[inline(always)]
     fn queue(
-        &self,
-        call: &'static str,
-        stream: &Stream,
-        args: &A,
-        owners: &[KeepAlive],
+        &self, call: &'static str, stream: &Stream, args: &A, owners: &[KeepAlive],
         launch: impl FnOnce(&mut [*mut c_void]) -> (sys::cudaError_t, &'static str),
     ) -> Result<()> {
         // From the capture check until CUDA has the launch, no capture begins, ends or joins
@@ -232,11 +224,7 @@ fn check_argument_devices<A: KernelArgs>(call: &'static str, stream: &Stream, ar
 #[cold]
 #[inline(never)]
 fn prepare_kernel_launch<A: KernelArgs>(
-    _gate: &QueueGuard,
-    stream: &Stream,
-    args: &A,
-    extra: &[KeepAlive],
-    kernel_owner: Option<KeepAlive>,
+    _gate: &QueueGuard, stream: &Stream, args: &A, extra: &[KeepAlive], kernel_owner: Option<KeepAlive>,
 ) -> Result<()> {
     with_capture_sink(stream.as_raw(), |sink| {
         if A::HAS_CONDITIONAL_HANDLE {

@@ -154,9 +154,7 @@ impl<A: KernelArgs> Kernel<A> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub const unsafe fn from_stub_with_signature(
-        name: &'static str,
-        stub: unsafe extern "C" fn(),
-        signature: SignatureFn,
+        name: &'static str, stub: unsafe extern "C" fn(), signature: SignatureFn,
         params: &'static [&'static str],
     ) -> Kernel<A> {
         Kernel {
@@ -187,9 +185,7 @@ impl<A: KernelArgs> Kernel<A> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub const unsafe fn from_stub_with_params(
-        name: &'static str,
-        stub: unsafe extern "C" fn(),
-        params: &'static [&'static str],
+        name: &'static str, stub: unsafe extern "C" fn(), params: &'static [&'static str],
     ) -> Kernel<A> {
         Kernel {
             name,

@@ -34,8 +34,8 @@ use super::module::Library;
 use crate::device::Device;
 use crate::error::{check, CudaError, Result};
 use crate::memory::{
-    memcpy_sync, queue_copy, CheckedCopy, DeviceAccess, DeviceBuffer, DevicePtr, DeviceRepr, KeepAlive,
-    PinnedBuffer, Side, Volume, DEVICE_TO_DEVICE,
+    memcpy_sync, CheckedCopy, DeviceBuffer, DevicePtr, DeviceRepr, KeepAlive, LinearSide, PinnedBuffer, Side,
+    Volume,
 };
 use crate::stream::Stream;
 
@@ -192,11 +192,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
 
     /// `count` elements of the variable at `offset` on `device`, checked.
     pub(crate) fn range_on(
-        &self,
-        device: Device,
-        call: &'static str,
-        offset: usize,
-        count: usize,
+        &self, device: Device, call: &'static str, offset: usize, count: usize,
     ) -> Result<DevicePtr<T>> {
         self.range(call, offset, count)?;
         self.ptr_on(device, call)?.offset(offset)
@@ -212,72 +208,9 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn write(&self, offset: usize, data: &[T]) -> Result<()> {
-        const CALL: &str = "DeviceSymbol::write";
-        let device = Device::current()?;
-        let dst = self.range_on(device, CALL, offset, data.len())?;
-        // SAFETY: `dst` holds `data.len()` elements (checked); `data` as many; T is plain data.
-        unsafe {
-            memcpy_sync(
-                device,
-                dst.addr() as *mut c_void,
-                data.as_ptr().cast(),
-                size_of_val(data),
-                sys::cudaMemcpyKind::cudaMemcpyHostToDevice,
-            )
-        }
-    }
-
-    /// Copies `out.len()` elements of the variable from element `offset` into `out`, on the
-    /// current device (`cudaMemcpy`, synchronous: ordered as [`DeviceBuffer::copy_to_host`]).
-    ///
-    /// ```no_run
-    /// cuda_graph::device_symbols! { static table: [u32; 8]; }
-    /// let mut last = [0u32; 2];
-    /// table().read(6, &mut last)?;
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn read(&self, offset: usize, out: &mut [T]) -> Result<()> {
-        const CALL: &str = "DeviceSymbol::read";
-        let device = Device::current()?;
-        let src = self.range_on(device, CALL, offset, out.len())?;
-        // SAFETY: `src` holds `out.len()` elements (checked), `out` as many writable ones;
-        // every bit pattern is a valid T.
-        unsafe {
-            memcpy_sync(
-                device,
-                out.as_mut_ptr().cast(),
-                src.addr() as *const c_void,
-                size_of_val(out),
-                sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
-            )
-        }
-    }
-
-    /// The whole variable, on the current device (synchronous, as [`read`](Self::read)).
-    ///
-    /// ```no_run
-    /// cuda_graph::device_symbols! { static counter: u64; }
-    /// println!("{}", counter().to_vec()?[0]);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut out = Vec::<T>::with_capacity(self.len);
-        let device = Device::current()?;
-        let src = self.range_on(device, "DeviceSymbol::to_vec", 0, self.len)?;
-        // SAFETY: `src` holds `len` elements, the Vec's capacity as many writable ones; no
-        // reference to them is made before `set_len`.
-        unsafe {
-            memcpy_sync(
-                device,
-                out.as_mut_ptr().cast(),
-                src.addr() as *const c_void,
-                self.len * size_of::<T>(),
-                sys::cudaMemcpyKind::cudaMemcpyDeviceToHost,
-            )
-        }?;
-        // SAFETY: cudaMemcpy wrote all `len` elements, and any bit pattern is a valid T.
-        unsafe { out.set_len(self.len) };
-        Ok(out)
+        let host = data.as_ptr().cast_mut().cast();
+        // SAFETY: `data` is `data.len()` elements, only read; T is plain data.
+        unsafe { self.host_copy("DeviceSymbol::write", offset, host, data.len(), true) }
     }
 
     /// Queues a copy of all of `src` into the variable at element `offset` on `stream`
@@ -291,33 +224,10 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_device_async(
-        &self,
-        offset: usize,
-        src: &DeviceBuffer<T>,
-        stream: &Stream,
+        &self, offset: usize, src: &DeviceBuffer<T>, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "DeviceSymbol::copy_from_device_async";
-        self.device_async(CALL, offset, src, true, stream)
-    }
-
-    /// Queues a copy of `dst.len()` elements of the variable from element `offset` into
-    /// `dst` on `stream` and returns at once. May be captured.
-    ///
-    /// ```no_run
-    /// cuda_graph::device_symbols! { static table: [u32; 8]; }
-    /// let stream = cuda_graph::Stream::new()?;
-    /// let mut out = cuda_graph::DeviceBuffer::<u32>::zeroed(8)?;
-    /// table().copy_to_device_async(0, &mut out, &stream)?;
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn copy_to_device_async(
-        &self,
-        offset: usize,
-        dst: &mut DeviceBuffer<T>,
-        stream: &Stream,
-    ) -> Result<()> {
-        const CALL: &str = "DeviceSymbol::copy_to_device_async";
-        self.device_async(CALL, offset, dst, false, stream)
+        self.linear_async(CALL, offset, src, true, stream)
     }
 
     /// Queues a copy of pinned `src` into the variable at element `offset` on `stream`.
@@ -331,13 +241,59 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_pinned_async(
-        &self,
-        offset: usize,
-        src: &PinnedBuffer<T>,
-        stream: &Stream,
+        &self, offset: usize, src: &PinnedBuffer<T>, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "DeviceSymbol::copy_from_pinned_async";
-        self.pinned_async(CALL, offset, src, true, stream)
+        self.linear_async(CALL, offset, src, true, stream)
+    }
+
+    /// Copies `out.len()` elements of the variable from element `offset` into `out`, on the
+    /// current device (`cudaMemcpy`, synchronous: ordered as [`DeviceBuffer::copy_to_host`]).
+    ///
+    /// ```no_run
+    /// cuda_graph::device_symbols! { static table: [u32; 8]; }
+    /// let mut last = [0u32; 2];
+    /// table().read(6, &mut last)?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn read(&self, offset: usize, out: &mut [T]) -> Result<()> {
+        // SAFETY: `out` is `out.len()` writable elements, borrowed mutably; every bit pattern
+        // is a valid T.
+        unsafe { self.host_copy("DeviceSymbol::read", offset, out.as_mut_ptr().cast(), out.len(), false) }
+    }
+
+    /// The whole variable, on the current device (synchronous, as [`read`](Self::read)).
+    ///
+    /// ```no_run
+    /// cuda_graph::device_symbols! { static counter: u64; }
+    /// println!("{}", counter().to_vec()?[0]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut out = Vec::<T>::with_capacity(self.len);
+        // SAFETY: the Vec's capacity is `len` writable elements; no reference to them is made
+        // before `set_len`.
+        unsafe { self.host_copy("DeviceSymbol::to_vec", 0, out.as_mut_ptr().cast(), self.len, false) }?;
+        // SAFETY: cudaMemcpy wrote all `len` elements, and any bit pattern is a valid T.
+        unsafe { out.set_len(self.len) };
+        Ok(out)
+    }
+
+    /// Queues a copy of `dst.len()` elements of the variable from element `offset` into
+    /// `dst` on `stream` and returns at once. May be captured.
+    ///
+    /// ```no_run
+    /// cuda_graph::device_symbols! { static table: [u32; 8]; }
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let mut out = cuda_graph::DeviceBuffer::<u32>::zeroed(8)?;
+    /// table().copy_to_device_async(0, &mut out, &stream)?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn copy_to_device_async(
+        &self, offset: usize, dst: &mut DeviceBuffer<T>, stream: &Stream,
+    ) -> Result<()> {
+        const CALL: &str = "DeviceSymbol::copy_to_device_async";
+        self.linear_async(CALL, offset, dst, false, stream)
     }
 
     /// Queues a copy of `dst.len()` elements of the variable from element `offset` into
@@ -352,57 +308,53 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_to_pinned_async(
-        &self,
-        offset: usize,
-        dst: &mut PinnedBuffer<T>,
-        stream: &Stream,
+        &self, offset: usize, dst: &mut PinnedBuffer<T>, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "DeviceSymbol::copy_to_pinned_async";
-        self.pinned_async(CALL, offset, dst, false, stream)
+        self.linear_async(CALL, offset, dst, false, stream)
     }
 
-    /// Queues a copy between the variable from element `offset` and all of device buffer
-    /// `linear`: into the variable when `into_me`, out of it otherwise. May be captured.
-    fn device_async(
-        &self,
-        call: &'static str,
-        offset: usize,
-        linear: &DeviceBuffer<T>,
-        into_me: bool,
-        stream: &Stream,
+    /// Copies `count` elements between the variable from element `offset`, on the current
+    /// device, and host memory at `host`: into the variable when `into_me`, out of it
+    /// otherwise (`cudaMemcpy`, synchronous).
+    ///
+    /// # Safety
+    /// `host` must be valid for reading (`into_me`) or writing `count` elements of `T`, and no
+    /// reference to what is written may be alive.
+    unsafe fn host_copy(
+        &self, call: &'static str, offset: usize, host: *mut c_void, count: usize, into_me: bool,
     ) -> Result<()> {
-        let other = (linear.as_raw() as u64, linear.len(), linear.keep_alive());
-        let copy = self.line(call, (offset, stream), other, into_me, DEVICE_TO_DEVICE)?;
-        queue_copy::<T>(call, copy, &[linear.allocation()], None, stream)
+        let device = Device::current()?;
+        let me = self.range_on(device, call, offset, count)?.addr() as *mut c_void;
+        let (dst, src, kind) = if into_me {
+            (me, host, sys::cudaMemcpyKind::cudaMemcpyHostToDevice)
+        } else {
+            (host, me, sys::cudaMemcpyKind::cudaMemcpyDeviceToHost)
+        };
+        // SAFETY: the variable holds `count` elements from `offset` (checked, so their bytes
+        // fit a usize as the whole variable's do), the caller promises the host side, and any
+        // bit pattern is a valid T.
+        unsafe { memcpy_sync(device, dst, src, count * size_of::<T>(), kind) }
     }
 
-    /// Queues a copy between the variable from element `offset` and all of pinned `host`,
-    /// fencing `host`: into the variable when `into_me`, out of it otherwise. Refused while
-    /// capturing.
-    fn pinned_async(
-        &self,
-        call: &'static str,
-        offset: usize,
-        host: &PinnedBuffer<T>,
-        into_me: bool,
-        stream: &Stream,
+    /// Queues a copy between the variable from element `offset` and all of `linear` (a
+    /// device buffer: may be captured; a pinned one: fenced, refused while capturing): into
+    /// the variable when `into_me`, out of it otherwise.
+    fn linear_async(
+        &self, call: &'static str, offset: usize, linear: &impl LinearSide<T>, into_me: bool, stream: &Stream,
     ) -> Result<()> {
-        let (kind, access) = DeviceAccess::of_copy(into_me);
-        let other = (host.as_raw() as u64, host.len(), host.keep_alive());
-        let copy = self.line(call, (offset, stream), other, into_me, kind)?;
-        queue_copy(call, copy, &[], Some((host, access)), stream)
+        let (base, len, owner) = linear.span();
+        let copy =
+            self.line(call, (offset, stream), (base as u64, len, owner), into_me, linear.kind(into_me))?;
+        linear.queue(call, copy, &[], into_me, stream)
     }
 
     /// A copy, as one row, of `count` elements between the variable of the stream's device
     /// from element `offset` (checked to hold them) and `other` (which holds them, kept alive
     /// by `owner`): into the variable when `into_me`, out of it otherwise.
     fn line(
-        &self,
-        call: &'static str,
-        (offset, stream): (usize, &Stream),
-        (other, count, owner): (u64, usize, KeepAlive),
-        into_me: bool,
-        kind: sys::cudaMemcpyKind,
+        &self, call: &'static str, (offset, stream): (usize, &Stream),
+        (other, count, owner): (u64, usize, KeepAlive), into_me: bool, kind: sys::cudaMemcpyKind,
     ) -> Result<CheckedCopy> {
         let me = self.range_on(stream.device(), call, offset, count)?;
         let keep = [owner].into_iter().chain(me.keep_alive()).collect();

@@ -53,9 +53,7 @@ use crate::stream::Stream;
 /// captures through this crate, after handing `owners` to the captured graph; refused under a
 /// capture started by raw calls. Returns the capture gate: hold it until the work is queued.
 pub(super) fn retain_if_capturing(
-    stream: &Stream,
-    call: &'static str,
-    owners: impl FnOnce() -> Vec<KeepAlive>,
+    stream: &Stream, call: &'static str, owners: impl FnOnce() -> Vec<KeepAlive>,
 ) -> Result<QueueGuard> {
     let gate = enter_queue(call)?;
     if !retain_for_capture(&gate, stream.as_raw(), owners, false)? {
@@ -119,11 +117,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// into this buffer when the device `Reads` it, the other way when it `Writes` it. Then
     /// fences `pinned`. The callers borrow mutably the side that is written.
     fn pinned_copy_async(
-        &self,
-        call: &'static str,
-        pinned: &PinnedBuffer<T>,
-        access: DeviceAccess,
-        stream: &Stream,
+        &self, call: &'static str, pinned: &PinnedBuffer<T>, access: DeviceAccess, stream: &Stream,
     ) -> Result<()> {
         let (target, source) = match access {
             DeviceAccess::Reads => (self.len(), pinned.len()),

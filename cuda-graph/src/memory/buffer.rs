@@ -248,11 +248,7 @@ pub(crate) fn bytes_for<T>(len: usize, call: &'static str) -> Result<usize> {
 /// `dst` must be valid for writing and `src` for reading `bytes` bytes, each in the memory
 /// (host or device) that `kind` names, and whatever lands in `dst` must be valid there.
 pub(crate) unsafe fn memcpy_sync(
-    device: Device,
-    dst: *mut c_void,
-    src: *const c_void,
-    bytes: usize,
-    kind: sys::cudaMemcpyKind,
+    device: Device, dst: *mut c_void, src: *const c_void, bytes: usize, kind: sys::cudaMemcpyKind,
 ) -> Result<()> {
     if bytes == 0 {
         return Ok(());
@@ -432,11 +428,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.allocation.clone()
     }
 
-    /// The allocation, for copies that check where it lives and note its uses.
-    pub(crate) fn allocation(&self) -> &Arc<Allocation> {
-        &self.allocation
-    }
-
     fn expect_len(&self, other: usize, call: &'static str) -> Result<()> {
         if other == self.len {
             Ok(())
@@ -531,10 +522,7 @@ impl<T> DevicePtr<T> {
 /// Refuses `count` elements (an offset or a length) past the `room` elements there are, for
 /// `call`; `problem` words the refusal from both numbers.
 pub(super) fn check_within(
-    call: &'static str,
-    count: usize,
-    room: usize,
-    problem: impl FnOnce(usize, usize) -> String,
+    call: &'static str, count: usize, room: usize, problem: impl FnOnce(usize, usize) -> String,
 ) -> Result<()> {
     if count > room {
         return Err(CudaError::invalid(call, problem(count, room)));

@@ -104,12 +104,7 @@ impl Volume {
     /// Linear memory of `len` elements of `size` bytes seen as rows of `pitch` elements,
     /// for `call`; `what` names the side in a refusal.
     pub(crate) fn linear(
-        call: &'static str,
-        what: &str,
-        base: usize,
-        len: usize,
-        pitch: usize,
-        size: usize,
+        call: &'static str, what: &str, base: usize, len: usize, pitch: usize, size: usize,
     ) -> Result<LinearLayout> {
         if pitch == 0 {
             return Err(CudaError::invalid(call, format!("the {what}'s row pitch is 0 elements")));
@@ -124,12 +119,7 @@ impl Volume {
     /// to lie with every row inside the volume (`x + width <= self.width`, `y + height <=
     /// self.rows`, `z + depth <= self.depth`); `what` names the side.
     pub(crate) fn at(
-        &self,
-        call: &'static str,
-        what: &str,
-        origin: (usize, usize, usize),
-        extent: Extent3D,
-        size: usize,
+        &self, call: &'static str, what: &str, origin: (usize, usize, usize), extent: Extent3D, size: usize,
     ) -> Result<usize> {
         let (x, y, z) = origin;
         let fits =
@@ -178,12 +168,7 @@ impl LinearLayout {
     /// each: refused when `width > pitch` or `height > slice_rows` (slices would overlap); as
     /// many slices as `len` holds, the last one needing only its used rows.
     pub(crate) fn for_box(
-        &self,
-        call: &'static str,
-        what: &str,
-        width: usize,
-        height: usize,
-        slice_rows: usize,
+        &self, call: &'static str, what: &str, width: usize, height: usize, slice_rows: usize,
     ) -> Result<Volume> {
         self.check_width(call, what, width)?;
         if height > slice_rows {
@@ -229,21 +214,31 @@ impl<'a> Side<'a> {
     pub(crate) fn whole(what: &'a str, volume: Volume) -> Side<'a> {
         Side { what, volume, origin: (0, 0, 0) }
     }
+
+    /// Where a box `extent` of elements of `size` bytes starts on this side, checked to lie
+    /// with every row inside it.
+    fn start_of(&self, call: &'static str, extent: Extent3D, size: usize) -> Result<CopyEnd> {
+        let addr = self.volume.at(call, self.what, self.origin, extent, size)?;
+        Ok(CopyEnd { addr, pitch: self.volume.pitch, rows: self.volume.rows })
+    }
 }
 
-/// A checked copy of `width_bytes` by `height` rows by `depth` slices, with what it must
-/// keep alive. Each side's address is that of the box's first element; its rows are `pitch`
-/// bytes apart and its slices `pitch * rows`.
+/// One side of a checked copy as CUDA takes it: the address of the box's first element,
+/// rows `pitch` bytes apart and slices `pitch * rows` apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CopyEnd {
+    pub(crate) addr: usize,
+    pub(crate) pitch: usize,
+    pub(crate) rows: usize,
+}
+
+/// A checked copy of `extent` (bytes per row, rows, slices) from `src` to `dst`, with what it
+/// must keep alive.
 pub(crate) struct CheckedCopy {
-    pub(crate) dst: usize,
-    pub(crate) dst_pitch: usize,
-    pub(crate) dst_rows: usize,
-    pub(crate) src: usize,
-    pub(crate) src_pitch: usize,
-    pub(crate) src_rows: usize,
-    pub(crate) width_bytes: usize,
-    pub(crate) height: usize,
-    pub(crate) depth: usize,
+    pub(crate) dst: CopyEnd,
+    pub(crate) src: CopyEnd,
+    /// As CUDA takes it for memory that is not an array: the width in bytes.
+    pub(crate) extent: sys::cudaExtent,
     pub(crate) kind: sys::cudaMemcpyKind,
     pub(crate) keep: Vec<KeepAlive>,
 }
@@ -251,51 +246,33 @@ pub(crate) struct CheckedCopy {
 impl CheckedCopy {
     /// A copy of `extent` elements of `size` bytes from `src` to `dst`, both checked.
     pub(crate) fn checked(
-        call: &'static str,
-        dst: Side<'_>,
-        src: Side<'_>,
-        extent: Extent3D,
-        size: usize,
-        kind: sys::cudaMemcpyKind,
-        keep: Vec<KeepAlive>,
+        call: &'static str, dst: Side<'_>, src: Side<'_>, extent: Extent3D, size: usize,
+        kind: sys::cudaMemcpyKind, keep: Vec<KeepAlive>,
     ) -> Result<CheckedCopy> {
-        let dst_addr = dst.volume.at(call, dst.what, dst.origin, extent, size)?;
-        let src_addr = src.volume.at(call, src.what, src.origin, extent, size)?;
-        let width_bytes =
-            extent.width.checked_mul(size).ok_or_else(|| CudaError::invalid(call, "row overflow"))?;
-        Ok(CheckedCopy {
-            dst: dst_addr,
-            dst_pitch: dst.volume.pitch,
-            dst_rows: dst.volume.rows,
-            src: src_addr,
-            src_pitch: src.volume.pitch,
-            src_rows: src.volume.rows,
-            width_bytes,
-            height: extent.height,
-            depth: extent.depth,
-            kind,
-            keep,
-        })
+        let (dst, src) = (dst.start_of(call, extent, size)?, src.start_of(call, extent, size)?);
+        let width = extent.width.checked_mul(size).ok_or_else(|| CudaError::invalid(call, "row overflow"))?;
+        let extent = sys::cudaExtent { width, height: extent.height, depth: extent.depth };
+        Ok(CheckedCopy { dst, src, extent, kind, keep })
     }
 
     /// Whether nothing is to be copied.
     pub(crate) fn is_empty(&self) -> bool {
-        self.width_bytes == 0 || self.height == 0 || self.depth == 0
+        self.extent.width == 0 || self.extent.height == 0 || self.extent.depth == 0
     }
 
     /// As `cudaMemcpy3DParms` (`cudaMemcpy3D`, `cudaMemcpy3DAsync`, memcpy nodes): each side
     /// a pitched pointer at its box's first element, positions 0.
     pub(crate) fn params3d(&self) -> sys::cudaMemcpy3DParms {
-        let pitched = |ptr: usize, pitch: usize, rows: usize| sys::cudaPitchedPtr {
-            ptr: ptr as *mut c_void,
-            pitch,
-            xsize: self.width_bytes,
-            ysize: rows,
+        let pitched = |end: CopyEnd| sys::cudaPitchedPtr {
+            ptr: end.addr as *mut c_void,
+            pitch: end.pitch,
+            xsize: self.extent.width,
+            ysize: end.rows,
         };
         sys::cudaMemcpy3DParms {
-            srcPtr: pitched(self.src, self.src_pitch, self.src_rows),
-            dstPtr: pitched(self.dst, self.dst_pitch, self.dst_rows),
-            extent: sys::cudaExtent { width: self.width_bytes, height: self.height, depth: self.depth },
+            srcPtr: pitched(self.src),
+            dstPtr: pitched(self.dst),
+            extent: self.extent,
             kind: self.kind,
             ..Default::default()
         }
@@ -386,8 +363,9 @@ mod tests {
         let copy = CheckedCopy::checked(CALL, dst, src, e2(10, 5), 8, D2D, vec![]).unwrap();
         // The last byte read is inside the 50 elements of the source, the last written inside
         // the destination's rectangle.
-        assert_eq!(copy.src + (copy.height - 1) * copy.src_pitch + copy.width_bytes, 0x9000 + 50 * 8);
-        assert_eq!(copy.dst + (copy.height - 1) * copy.dst_pitch + copy.width_bytes, 0x1000 + 4 * 512 + 80);
+        let (src, dst, extent) = (copy.src, copy.dst, copy.extent);
+        assert_eq!(src.addr + (extent.height - 1) * src.pitch + extent.width, 0x9000 + 50 * 8);
+        assert_eq!(dst.addr + (extent.height - 1) * dst.pitch + extent.width, 0x1000 + 4 * 512 + 80);
         let raw = copy.params3d();
         assert_eq!((raw.extent.width, raw.extent.height, raw.extent.depth), (80, 5, 1));
         assert_eq!((raw.srcPtr.pitch, raw.dstPtr.pitch), (80, 512));
@@ -409,11 +387,15 @@ mod tests {
         let src = Side { what: "source", volume: vol, origin: (13, 3, 2) };
         let e = Extent3D { width: 7, height: 3, depth: 3 };
         let copy = CheckedCopy::checked(CALL, dst, src, e, 2, D2D, vec![]).unwrap();
-        let last = |base: usize, pitch: usize, rows: usize| {
-            base + (copy.depth - 1) * pitch * rows + (copy.height - 1) * pitch + copy.width_bytes
+        let extent = copy.extent;
+        let last = |end: CopyEnd| {
+            end.addr
+                + (extent.depth - 1) * end.pitch * end.rows
+                + (extent.height - 1) * end.pitch
+                + extent.width
         };
-        assert_eq!(last(copy.dst, copy.dst_pitch, copy.dst_rows), 0x8000 + len * 2);
-        assert_eq!(last(copy.src, copy.src_pitch, copy.src_rows), 0x20_000 + 4 * 64 * 6 + 5 * 64 + 20 * 2);
+        assert_eq!(last(copy.dst), 0x8000 + len * 2);
+        assert_eq!(last(copy.src), 0x20_000 + 4 * 64 * 6 + 5 * 64 + 20 * 2);
         let raw = copy.params3d();
         assert_eq!((raw.extent.width, raw.extent.height, raw.extent.depth), (14, 3, 3));
         assert_eq!((raw.dstPtr.pitch, raw.dstPtr.ysize, raw.srcPtr.pitch, raw.srcPtr.ysize), (20, 4, 64, 6));

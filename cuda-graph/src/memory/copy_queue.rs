@@ -15,7 +15,7 @@ use super::async_ops::retain_if_capturing;
 use super::buffer::finish_on_legacy_stream;
 use super::copy_bounds::{CheckedCopy, Extent3D, Side, Volume};
 use super::pinned::DeviceAccess;
-use super::{Allocation, DeviceRepr, KeepAlive, PinnedBuffer};
+use super::{Allocation, DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
 use crate::capture_gate::refuse_during_capture;
 use crate::device::Device;
 use crate::error::{check, Result};
@@ -26,12 +26,7 @@ pub(crate) const DEVICE_TO_DEVICE: sys::cudaMemcpyKind = sys::cudaMemcpyKind::cu
 /// Linear memory at `base` of `len` elements of `T` as one slice of rows `pitch` elements
 /// apart, `width` of them used: the side of a whole 2-D copy.
 pub(crate) fn linear_side<T>(
-    call: &'static str,
-    what: &'static str,
-    base: *mut c_void,
-    len: usize,
-    pitch: usize,
-    width: usize,
+    call: &'static str, what: &'static str, base: *mut c_void, len: usize, pitch: usize, width: usize,
 ) -> Result<Side<'static>> {
     let layout = Volume::linear(call, what, base as usize, len, pitch, size_of::<T>())?;
     Ok(Side::whole(what, layout.for_width(call, what, width)?))
@@ -41,12 +36,8 @@ pub(crate) fn linear_side<T>(
 /// elements apart, `extent.height` rows of `extent.width` used in each: the side of a whole
 /// 3-D copy.
 pub(crate) fn linear_box_side<T>(
-    call: &'static str,
-    what: &'static str,
-    base: *mut c_void,
-    len: usize,
-    (pitch, slice_rows): (usize, usize),
-    extent: Extent3D,
+    call: &'static str, what: &'static str, base: *mut c_void, len: usize,
+    (pitch, slice_rows): (usize, usize), extent: Extent3D,
 ) -> Result<Side<'static>> {
     let layout = Volume::linear(call, what, base as usize, len, pitch, size_of::<T>())?;
     Ok(Side::whole(what, layout.for_box(call, what, extent.width, extent.height, slice_rows)?))
@@ -55,13 +46,8 @@ pub(crate) fn linear_box_side<T>(
 /// All of `me` (a pitched buffer or volume of `extent`) copied from `other` (`into_me`) or
 /// into it, elements of `size` bytes.
 pub(crate) fn whole_copy(
-    call: &'static str,
-    (me, extent): (Volume, Extent3D),
-    other: Side<'static>,
-    into_me: bool,
-    size: usize,
-    kind: sys::cudaMemcpyKind,
-    keep: Vec<KeepAlive>,
+    call: &'static str, (me, extent): (Volume, Extent3D), other: Side<'static>, into_me: bool, size: usize,
+    kind: sys::cudaMemcpyKind, keep: Vec<KeepAlive>,
 ) -> Result<CheckedCopy> {
     let me = Side::whole(if into_me { "destination" } else { "source" }, me);
     let (dst, src) = if into_me { (me, other) } else { (other, me) };
@@ -71,11 +57,8 @@ pub(crate) fn whole_copy(
 /// Queues `copy` on `stream`: device-only copies may be captured (their owners handed to the
 /// graph); a copy with a `pinned` side is refused while capturing and fences that side.
 pub(crate) fn queue_copy<T: DeviceRepr>(
-    call: &'static str,
-    copy: CheckedCopy,
-    device_sides: &[&Arc<Allocation>],
-    pinned: Option<(&PinnedBuffer<T>, DeviceAccess)>,
-    stream: &Stream,
+    call: &'static str, copy: CheckedCopy, device_sides: &[&Arc<Allocation>],
+    pinned: Option<(&PinnedBuffer<T>, DeviceAccess)>, stream: &Stream,
 ) -> Result<()> {
     if copy.is_empty() {
         return Ok(());
@@ -103,6 +86,58 @@ pub(crate) fn queue_copy<T: DeviceRepr>(
     match pinned {
         Some((buffer, access)) => buffer.fence_after(stream, access),
         None => Ok(()),
+    }
+}
+
+/// Linear memory on the other side of a queued 2-D, 3-D or symbol copy, and how the copy is
+/// queued with it: a device buffer's copy may be captured and keeps the buffer alive, a
+/// pinned buffer's is refused while capturing and fences the buffer.
+pub(crate) trait LinearSide<T: DeviceRepr> {
+    /// The address, the length in elements and the owner of the memory.
+    fn span(&self) -> (*mut c_void, usize, KeepAlive);
+
+    /// The kind of a copy from this memory into device memory (`to_device`) or back.
+    fn kind(&self, to_device: bool) -> sys::cudaMemcpyKind;
+
+    /// Queues `copy` between this memory and the device allocations `device_sides` (for
+    /// `to_device` as [`kind`](Self::kind)) on `stream`, as [`queue_copy`] does.
+    fn queue(
+        &self, call: &'static str, copy: CheckedCopy, device_sides: &[&Arc<Allocation>], to_device: bool,
+        stream: &Stream,
+    ) -> Result<()>;
+}
+
+impl<T: DeviceRepr> LinearSide<T> for DeviceBuffer<T> {
+    fn span(&self) -> (*mut c_void, usize, KeepAlive) {
+        (self.as_raw(), self.len(), self.keep_alive())
+    }
+
+    fn kind(&self, _to_device: bool) -> sys::cudaMemcpyKind {
+        DEVICE_TO_DEVICE
+    }
+
+    fn queue(
+        &self, call: &'static str, copy: CheckedCopy, device_sides: &[&Arc<Allocation>], _to_device: bool,
+        stream: &Stream,
+    ) -> Result<()> {
+        queue_copy::<T>(call, copy, &[device_sides, &[&self.allocation]].concat(), None, stream)
+    }
+}
+
+impl<T: DeviceRepr> LinearSide<T> for PinnedBuffer<T> {
+    fn span(&self) -> (*mut c_void, usize, KeepAlive) {
+        (self.as_raw(), self.len(), self.keep_alive())
+    }
+
+    fn kind(&self, to_device: bool) -> sys::cudaMemcpyKind {
+        DeviceAccess::of_copy(to_device).0
+    }
+
+    fn queue(
+        &self, call: &'static str, copy: CheckedCopy, device_sides: &[&Arc<Allocation>], to_device: bool,
+        stream: &Stream,
+    ) -> Result<()> {
+        queue_copy(call, copy, device_sides, Some((self, DeviceAccess::of_copy(to_device).1)), stream)
     }
 }
 

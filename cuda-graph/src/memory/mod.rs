@@ -38,6 +38,59 @@ macro_rules! element_counts {
     };
 }
 
+/// The pitched type `$name<T>`: a `PitchedCore<T>` (one allocation, shared like a buffer's),
+/// with a `Debug` showing its address, sizes and pitch.
+macro_rules! pitched_type {
+    ($(#[$meta:meta])* pub struct $name:ident;) => {
+        $(#[$meta])*
+        pub struct $name<T: DeviceRepr> {
+            core: PitchedCore<T>,
+        }
+
+        impl<T: DeviceRepr> fmt::Debug for $name<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.core.debug_as(stringify!($name), f)
+            }
+        }
+    };
+}
+
+/// `as_raw`, `keep_alive` and `core` of a pitched type over its `core: PitchedCore<T>`
+/// (`PitchedBuffer`, `PitchedVolume`): `$origin` is its first element's coordinates, and the
+/// examples make one with `$make` (an expression with its `?`, naming `cuda_graph::memory`'s
+/// types unqualified).
+macro_rules! pitched_accessors {
+    ($origin:literal, $make:literal) => {
+        #[doc = concat!("The device address of element ", $origin, ", for calls this crate does not wrap.")]
+        ///
+        /// ```no_run
+        /// # use cuda_graph::memory::{Extent3D, PitchedBuffer, PitchedVolume};
+        #[doc = concat!("let pitched = ", $make, ";")]
+        /// assert!(!pitched.as_raw().is_null());
+        /// # Ok::<(), cuda_graph::CudaError>(())
+        /// ```
+        pub fn as_raw(&self) -> *mut c_void {
+            self.core.as_raw()
+        }
+
+        /// A shared owner of the memory, for keeping it alive elsewhere.
+        ///
+        /// ```no_run
+        /// # use cuda_graph::memory::{Extent3D, PitchedBuffer, PitchedVolume};
+        #[doc = concat!("let owner = ", $make, ".keep_alive();")]
+        /// # Ok::<(), cuda_graph::CudaError>(())
+        /// ```
+        pub fn keep_alive(&self) -> KeepAlive {
+            self.core.keep_alive()
+        }
+
+        /// The pitched allocation this is.
+        pub(crate) fn core(&self) -> &PitchedCore<T> {
+            &self.core
+        }
+    };
+}
+
 /// The buffer type `$name<T>`: `len` elements of `T` in a shared `Arc<$alloc>` (freed after
 /// the last owner), with a `Debug` showing the allocation's address and `len`.
 macro_rules! typed_buffer {
@@ -95,8 +148,8 @@ pub(crate) use buffer::{
     bytes_for, free_is_queued, memcpy_sync, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
 };
 pub(crate) use copy_bounds::{CheckedCopy, Side, Volume};
-pub(crate) use copy_queue::{queue_copy, DEVICE_TO_DEVICE};
-pub(crate) use pinned::{as_pinned, DeviceAccess, LaunchLock, PinnedAllocation};
+pub(crate) use copy_queue::{LinearSide, DEVICE_TO_DEVICE};
+pub(crate) use pinned::{as_pinned, LaunchLock, PinnedAllocation};
 pub(crate) use pitched_core::PitchedCore;
 pub(crate) use placement::{any_foreign, check_owners_on};
 

@@ -180,8 +180,7 @@ impl<'a> LaunchLock<'a> {
     /// Locks `allocations` (sorted by address, so that two launches cannot deadlock; the host
     /// side never holds two of these locks), refusing, for `call`, one a host slice borrows.
     pub(crate) fn new(
-        allocations: &'a [Arc<PinnedAllocation>],
-        call: &'static str,
+        allocations: &'a [Arc<PinnedAllocation>], call: &'static str,
     ) -> Result<LaunchLock<'a>> {
         debug_assert!(allocations.windows(2).all(|pair| Arc::as_ptr(&pair[0]) < Arc::as_ptr(&pair[1])));
         let mut locked = Vec::with_capacity(allocations.len());

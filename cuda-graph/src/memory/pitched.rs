@@ -16,30 +16,19 @@ use super::{DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
 use crate::error::Result;
 use crate::stream::Stream;
 
-/// `height` rows of `width` values of `T` in device memory, each row starting `pitch` bytes
-/// after the one before (`cudaMallocPitch`: CUDA pads rows for aligned access). Shared with
-/// copies and graph nodes like a [`DeviceBuffer`]: freed after the last of them.
-///
-/// ```no_run
-/// use cuda_graph::memory::PitchedBuffer;
-/// let image = PitchedBuffer::<f32>::zeroed(1000, 64)?;
-/// assert!(image.pitch() >= 1000 * 4);
-/// assert_eq!(image.to_vec()?, vec![0.0; 64_000]);
-/// # Ok::<(), cuda_graph::CudaError>(())
-/// ```
-pub struct PitchedBuffer<T: DeviceRepr> {
-    core: PitchedCore<T>,
-}
-
-impl<T: DeviceRepr> fmt::Debug for PitchedBuffer<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PitchedBuffer")
-            .field("ptr", &self.as_raw())
-            .field("width", &self.width())
-            .field("height", &self.height())
-            .field("pitch", &self.pitch())
-            .finish()
-    }
+pitched_type! {
+    /// `height` rows of `width` values of `T` in device memory, each row starting `pitch` bytes
+    /// after the one before (`cudaMallocPitch`: CUDA pads rows for aligned access). Shared with
+    /// copies and graph nodes like a [`DeviceBuffer`]: freed after the last of them.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::PitchedBuffer;
+    /// let image = PitchedBuffer::<f32>::zeroed(1000, 64)?;
+    /// assert!(image.pitch() >= 1000 * 4);
+    /// assert_eq!(image.to_vec()?, vec![0.0; 64_000]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub struct PitchedBuffer;
 }
 
 impl<T: DeviceRepr> PitchedBuffer<T> {
@@ -86,30 +75,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         self.core.pitch
     }
 
-    /// The device address of element (0, 0), for calls this crate does not wrap.
-    ///
-    /// ```no_run
-    /// assert!(!cuda_graph::memory::PitchedBuffer::<u32>::zeroed(5, 2)?.as_raw().is_null());
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn as_raw(&self) -> *mut c_void {
-        self.core.as_raw()
-    }
-
-    /// A shared owner of the memory, for keeping it alive elsewhere.
-    ///
-    /// ```no_run
-    /// let owner = cuda_graph::memory::PitchedBuffer::<u32>::zeroed(5, 2)?.keep_alive();
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn keep_alive(&self) -> KeepAlive {
-        self.core.keep_alive()
-    }
-
-    /// The pitched allocation (one slice) this buffer is.
-    pub(crate) fn core(&self) -> &PitchedCore<T> {
-        &self.core
-    }
+    pitched_accessors!("(0, 0)", "PitchedBuffer::<u32>::zeroed(5, 2)?");
 
     /// The rows, without their padding, `width * height` values (`cudaMemcpy3D` of depth 1,
     /// synchronous, on the legacy stream; ordered as [`DeviceBuffer::to_vec`] is).
@@ -136,11 +102,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_rect_from_async(
-        &mut self,
-        at: (usize, usize),
-        src: &PitchedBuffer<T>,
-        from: (usize, usize),
-        extent: Extent2D,
+        &mut self, at: (usize, usize), src: &PitchedBuffer<T>, from: (usize, usize), extent: Extent2D,
         stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_rect_from_async";
@@ -163,36 +125,10 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_device_async(
-        &mut self,
-        src: &DeviceBuffer<T>,
-        src_pitch: usize,
-        stream: &Stream,
+        &mut self, src: &DeviceBuffer<T>, src_pitch: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_from_device_async";
-        self.core.device_async(CALL, src, ((src_pitch, self.height()), true), stream)
-    }
-
-    /// Queues a copy of this buffer's rows into `dst`, as `height` rows of `dst_pitch`
-    /// elements, on `stream` (`cudaMemcpy3DAsync` of depth 1); `dst` must hold them. May be captured.
-    ///
-    /// ```no_run
-    /// use cuda_graph::memory::PitchedBuffer;
-    /// let stream = cuda_graph::Stream::new()?;
-    /// let rows = PitchedBuffer::<u32>::zeroed(3, 2)?;
-    /// let mut linear = cuda_graph::DeviceBuffer::from_slice(&[9u32; 8])?;
-    /// rows.copy_to_device_async(&mut linear, 4, &stream)?; // rows at 0 and 4
-    /// stream.synchronize()?;
-    /// assert_eq!(linear.to_vec()?, [0, 0, 0, 9, 0, 0, 0, 9]);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn copy_to_device_async(
-        &self,
-        dst: &mut DeviceBuffer<T>,
-        dst_pitch: usize,
-        stream: &Stream,
-    ) -> Result<()> {
-        const CALL: &str = "PitchedBuffer::copy_to_device_async";
-        self.core.device_async(CALL, dst, ((dst_pitch, self.height()), false), stream)
+        self.core.linear_async(CALL, src, ((src_pitch, self.height()), true), stream)
     }
 
     /// Queues a copy of pinned `src`, seen as `height` rows of `src_pitch` elements, into
@@ -210,13 +146,30 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_pinned_async(
-        &mut self,
-        src: &PinnedBuffer<T>,
-        src_pitch: usize,
-        stream: &Stream,
+        &mut self, src: &PinnedBuffer<T>, src_pitch: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_from_pinned_async";
-        self.core.pinned_async(CALL, src, ((src_pitch, self.height()), true), stream)
+        self.core.linear_async(CALL, src, ((src_pitch, self.height()), true), stream)
+    }
+
+    /// Queues a copy of this buffer's rows into `dst`, as `height` rows of `dst_pitch`
+    /// elements, on `stream` (`cudaMemcpy3DAsync` of depth 1); `dst` must hold them. May be captured.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::PitchedBuffer;
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let rows = PitchedBuffer::<u32>::zeroed(3, 2)?;
+    /// let mut linear = cuda_graph::DeviceBuffer::from_slice(&[9u32; 8])?;
+    /// rows.copy_to_device_async(&mut linear, 4, &stream)?; // rows at 0 and 4
+    /// stream.synchronize()?;
+    /// assert_eq!(linear.to_vec()?, [0, 0, 0, 9, 0, 0, 0, 9]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn copy_to_device_async(
+        &self, dst: &mut DeviceBuffer<T>, dst_pitch: usize, stream: &Stream,
+    ) -> Result<()> {
+        const CALL: &str = "PitchedBuffer::copy_to_device_async";
+        self.core.linear_async(CALL, dst, ((dst_pitch, self.height()), false), stream)
     }
 
     /// Queues a copy of this buffer's rows into pinned `dst`, as `height` rows of `dst_pitch`
@@ -232,12 +185,9 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_to_pinned_async(
-        &self,
-        dst: &mut PinnedBuffer<T>,
-        dst_pitch: usize,
-        stream: &Stream,
+        &self, dst: &mut PinnedBuffer<T>, dst_pitch: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedBuffer::copy_to_pinned_async";
-        self.core.pinned_async(CALL, dst, ((dst_pitch, self.height()), false), stream)
+        self.core.linear_async(CALL, dst, ((dst_pitch, self.height()), false), stream)
     }
 }

@@ -5,15 +5,17 @@
 //! keeps their sides alive (`memory::copy_queue`).
 
 use std::ffi::c_void;
+use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudart_graph_sys as sys;
 
 use super::copy_bounds::{CheckedCopy, Extent3D, Side, Volume};
-use super::copy_queue::{linear_box_side, linear_side, queue_copy, run_now, whole_copy, DEVICE_TO_DEVICE};
-use super::pinned::DeviceAccess;
-use super::{Allocation, DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
+use super::copy_queue::{
+    linear_box_side, linear_side, queue_copy, run_now, whole_copy, LinearSide, DEVICE_TO_DEVICE,
+};
+use super::{Allocation, DeviceRepr, KeepAlive};
 use crate::error::Result;
 use crate::stream::Stream;
 
@@ -41,6 +43,18 @@ impl<T: DeviceRepr> PitchedCore<T> {
         Ok(PitchedCore { allocation: Arc::new(allocation), extent, pitch, flat, _element: PhantomData })
     }
 
+    /// `Debug` as the public type `name`: address, width and height (`flat`) or extent, pitch.
+    pub(super) fn debug_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct(name);
+        out.field("ptr", &self.as_raw());
+        if self.flat {
+            out.field("width", &self.extent.width).field("height", &self.extent.height);
+        } else {
+            out.field("extent", &self.extent);
+        }
+        out.field("pitch", &self.pitch).finish()
+    }
+
     pub(super) fn as_raw(&self) -> *mut c_void {
         self.allocation.ptr()
     }
@@ -60,10 +74,7 @@ impl<T: DeviceRepr> PitchedCore<T> {
 
     /// The box `extent` of `src` at `from` copied into this allocation at `at`, both checked.
     pub(crate) fn box_from(
-        &self,
-        call: &'static str,
-        at: (usize, usize, usize),
-        src: &PitchedCore<T>,
+        &self, call: &'static str, at: (usize, usize, usize), src: &PitchedCore<T>,
         (from, extent): ((usize, usize, usize), Extent3D),
     ) -> Result<CheckedCopy> {
         let dst_side = Side { what: "destination", volume: self.volume(), origin: at };
@@ -74,12 +85,8 @@ impl<T: DeviceRepr> PitchedCore<T> {
 
     /// Queues [`box_from`](Self::box_from) on `stream`.
     pub(super) fn box_from_async(
-        &mut self,
-        call: &'static str,
-        at: (usize, usize, usize),
-        src: &PitchedCore<T>,
-        from_extent: ((usize, usize, usize), Extent3D),
-        stream: &Stream,
+        &mut self, call: &'static str, at: (usize, usize, usize), src: &PitchedCore<T>,
+        from_extent: ((usize, usize, usize), Extent3D), stream: &Stream,
     ) -> Result<()> {
         let copy = self.box_from(call, at, src, from_extent)?;
         queue_copy::<T>(call, copy, &[&self.allocation, &src.allocation], None, stream)
@@ -89,13 +96,8 @@ impl<T: DeviceRepr> PitchedCore<T> {
     /// `len` elements, seen as slices of `layout` (row pitch, rows per slice; a flat core's
     /// one slice of rows takes only the pitch), kept alive by `other`.
     pub(crate) fn linear_copy(
-        &self,
-        call: &'static str,
-        (base, len): (*mut c_void, usize),
-        layout: (usize, usize),
-        into_self: bool,
-        kind: sys::cudaMemcpyKind,
-        other: impl IntoIterator<Item = KeepAlive>,
+        &self, call: &'static str, (base, len): (*mut c_void, usize), layout: (usize, usize),
+        into_self: bool, kind: sys::cudaMemcpyKind, other: impl IntoIterator<Item = KeepAlive>,
     ) -> Result<CheckedCopy> {
         let what = if into_self { "source" } else { "destination" };
         let linear = if self.flat {
@@ -107,49 +109,21 @@ impl<T: DeviceRepr> PitchedCore<T> {
         self.whole(call, linear, into_self, kind, keep)
     }
 
-    /// Queues a copy of all of this allocation from (`into_self`) or into device buffer
-    /// `linear`, seen as slices of `layout`, on `stream`. May be captured.
-    pub(super) fn device_async(
-        &self,
-        call: &'static str,
-        linear: &DeviceBuffer<T>,
-        (layout, into_self): ((usize, usize), bool),
+    /// Queues a copy of all of this allocation from (`into_self`) or into `linear` (a device
+    /// buffer: may be captured; a pinned one: fenced, refused while capturing), seen as slices
+    /// of `layout`, on `stream`.
+    pub(super) fn linear_async(
+        &self, call: &'static str, linear: &impl LinearSide<T>, (layout, into_self): ((usize, usize), bool),
         stream: &Stream,
     ) -> Result<()> {
-        let side = (linear.as_raw(), linear.len());
-        let copy =
-            self.linear_copy(call, side, layout, into_self, DEVICE_TO_DEVICE, [linear.keep_alive()])?;
-        queue_copy::<T>(call, copy, &[&self.allocation, &linear.allocation], None, stream)
-    }
-
-    /// Queues a copy of all of this allocation from (`into_self`) or into pinned `host`, seen
-    /// as slices of `layout`, on `stream`, fencing `host`. Refused while capturing.
-    pub(super) fn pinned_async(
-        &self,
-        call: &'static str,
-        host: &PinnedBuffer<T>,
-        (layout, into_self): ((usize, usize), bool),
-        stream: &Stream,
-    ) -> Result<()> {
-        let (kind, access) = DeviceAccess::of_copy(into_self);
-        let copy = self.linear_copy(
-            call,
-            (host.as_raw(), host.len()),
-            layout,
-            into_self,
-            kind,
-            [host.keep_alive()],
-        )?;
-        queue_copy(call, copy, &[&self.allocation], Some((host, access)), stream)
+        let (base, len, owner) = linear.span();
+        let copy = self.linear_copy(call, (base, len), layout, into_self, linear.kind(into_self), [owner])?;
+        linear.queue(call, copy, &[&self.allocation], into_self, stream)
     }
 
     /// All of this allocation copied from `other` (`into_self`) or into it.
     fn whole(
-        &self,
-        call: &'static str,
-        other: Side<'static>,
-        into_self: bool,
-        kind: sys::cudaMemcpyKind,
+        &self, call: &'static str, other: Side<'static>, into_self: bool, kind: sys::cudaMemcpyKind,
         keep: Vec<KeepAlive>,
     ) -> Result<CheckedCopy> {
         whole_copy(call, (self.volume(), self.extent), other, into_self, size_of::<T>(), kind, keep)
@@ -157,11 +131,7 @@ impl<T: DeviceRepr> PitchedCore<T> {
 
     /// Host memory at `base` of `len` elements holding this extent packed.
     fn packed(
-        &self,
-        call: &'static str,
-        what: &'static str,
-        base: *mut c_void,
-        len: usize,
+        &self, call: &'static str, what: &'static str, base: *mut c_void, len: usize,
     ) -> Result<Side<'static>> {
         let e = self.extent;
         linear_box_side::<T>(call, what, base, len, (e.width.max(1), e.height.max(1)), e)

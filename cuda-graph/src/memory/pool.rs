@@ -367,9 +367,7 @@ impl MemoryPool {
     /// `V` is the attribute's C type: `int` (`i32`) for the reuse rules, `cuuint64_t` (`u64`)
     /// for the release threshold and the memory counters.
     unsafe fn attribute<V: Copy + Default>(
-        &self,
-        attribute: sys::cudaMemPoolAttr,
-        set: Option<V>,
+        &self, attribute: sys::cudaMemPoolAttr, set: Option<V>,
     ) -> Result<V> {
         let (call, name): (AttributeCall, _) = match set {
             Some(_) => (sys::cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute"),
@@ -447,10 +445,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 
     fn stream_ordered(
-        len: usize,
-        pool: Option<&MemoryPool>,
-        stream: &Stream,
-        call: &'static str,
+        len: usize, pool: Option<&MemoryPool>, stream: &Stream, call: &'static str,
     ) -> Result<DeviceBuffer<T>> {
         let bytes = crate::memory::bytes_for::<T>(len, call)?;
         let free = |device, blocking_stream, raw_pool| FreeKind::StreamOrdered {

@@ -59,9 +59,7 @@ impl<'a> RawWork<'a> {
 /// # Ok::<(), cuda_graph::CudaError>(())
 /// ```
 pub fn queue_raw_work<R, E: From<CudaError>>(
-    call: &'static str,
-    work: &[RawWork<'_>],
-    queue: impl FnOnce() -> Result<R, E>,
+    call: &'static str, work: &[RawWork<'_>], queue: impl FnOnce() -> Result<R, E>,
 ) -> Result<R, E> {
     let gate = enter_queue(call)?;
     for part in work {

@@ -113,8 +113,7 @@ impl<T> DeviceSlice<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn first(&self, len: usize) -> Result<DeviceSlice<T>> {
-        let asked = |n, room| format!("{n} elements asked of a slice of {room}");
-        check_within("DeviceSlice::first", len, self.len, asked)?;
+        self.check_fits("DeviceSlice::first", len, "asked")?;
         Ok(DeviceSlice { ptr: self.ptr.clone(), len })
     }
 
@@ -126,8 +125,7 @@ impl<T> DeviceSlice<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn skip(&self, elements: usize) -> Result<DeviceSlice<T>> {
-        let skipped = |n, room| format!("{n} elements skipped of a slice of {room}");
-        check_within("DeviceSlice::skip", elements, self.len, skipped)?;
+        self.check_fits("DeviceSlice::skip", elements, "skipped")?;
         Ok(DeviceSlice { ptr: self.ptr.offset(elements)?, len: self.len - elements })
     }
 
@@ -139,5 +137,10 @@ impl<T> DeviceSlice<T> {
     /// The bytes the kernel receives.
     pub fn raw(&self) -> RawDeviceSlice {
         RawDeviceSlice { addr: self.ptr.addr(), len: self.len as u64 }
+    }
+
+    /// Refuses `n` elements `done` (asked, skipped) of a slice with fewer, for `call`.
+    fn check_fits(&self, call: &'static str, n: usize, done: &str) -> Result<()> {
+        check_within(call, n, self.len, |n, room| format!("{n} elements {done} of a slice of {room}"))
     }
 }

@@ -15,33 +15,23 @@ use super::{DeviceBuffer, DeviceRepr, KeepAlive, PinnedBuffer};
 use crate::error::Result;
 use crate::stream::Stream;
 
-/// `depth` slices of `height` rows of `width` values of `T` in device memory, rows `pitch`
-/// bytes apart and slices `pitch * height` bytes apart (`cudaMalloc3D`: CUDA pads rows for
-/// aligned access). Shared with copies and graph nodes like a [`DeviceBuffer`]: freed after
-/// the last of them.
-///
-/// Linear memory takes part in its copies as slices of rows: a caller-chosen row pitch and
-/// rows per slice, in elements, of which the volume's width and height are used.
-///
-/// ```no_run
-/// use cuda_graph::memory::{Extent3D, PitchedVolume};
-/// let volume = PitchedVolume::<f32>::zeroed(Extent3D { width: 100, height: 20, depth: 8 })?;
-/// assert!(volume.pitch() >= 400);
-/// assert_eq!(volume.to_vec()?, vec![0.0; 16_000]);
-/// # Ok::<(), cuda_graph::CudaError>(())
-/// ```
-pub struct PitchedVolume<T: DeviceRepr> {
-    core: PitchedCore<T>,
-}
-
-impl<T: DeviceRepr> fmt::Debug for PitchedVolume<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PitchedVolume")
-            .field("ptr", &self.as_raw())
-            .field("extent", &self.extent())
-            .field("pitch", &self.pitch())
-            .finish()
-    }
+pitched_type! {
+    /// `depth` slices of `height` rows of `width` values of `T` in device memory, rows `pitch`
+    /// bytes apart and slices `pitch * height` bytes apart (`cudaMalloc3D`: CUDA pads rows for
+    /// aligned access). Shared with copies and graph nodes like a [`DeviceBuffer`]: freed after
+    /// the last of them.
+    ///
+    /// Linear memory takes part in its copies as slices of rows: a caller-chosen row pitch and
+    /// rows per slice, in elements, of which the volume's width and height are used.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
+    /// let volume = PitchedVolume::<f32>::zeroed(Extent3D { width: 100, height: 20, depth: 8 })?;
+    /// assert!(volume.pitch() >= 400);
+    /// assert_eq!(volume.to_vec()?, vec![0.0; 16_000]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub struct PitchedVolume;
 }
 
 impl<T: DeviceRepr> PitchedVolume<T> {
@@ -115,34 +105,10 @@ impl<T: DeviceRepr> PitchedVolume<T> {
         self.core.pitch
     }
 
-    /// The device address of element (0, 0, 0), for calls this crate does not wrap.
-    ///
-    /// ```no_run
-    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
-    /// let volume = PitchedVolume::<u32>::zeroed(Extent3D { width: 5, height: 2, depth: 3 })?;
-    /// assert!(!volume.as_raw().is_null());
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn as_raw(&self) -> *mut c_void {
-        self.core.as_raw()
-    }
-
-    /// A shared owner of the memory, for keeping it alive elsewhere.
-    ///
-    /// ```no_run
-    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
-    /// let volume = PitchedVolume::<u32>::zeroed(Extent3D { width: 5, height: 2, depth: 3 })?;
-    /// let owner = volume.keep_alive();
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn keep_alive(&self) -> KeepAlive {
-        self.core.keep_alive()
-    }
-
-    /// The pitched allocation this volume is.
-    pub(crate) fn core(&self) -> &PitchedCore<T> {
-        &self.core
-    }
+    pitched_accessors!(
+        "(0, 0, 0)",
+        "PitchedVolume::<u32>::zeroed(Extent3D { width: 5, height: 2, depth: 3 })?"
+    );
 
     /// Queues a copy of the box `extent` from `src` at `from` (column, row, slice) into this
     /// volume at `at` on `stream` (`cudaMemcpy3DAsync`) and returns at once. Both boxes must
@@ -160,12 +126,8 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_box_from_async(
-        &mut self,
-        at: (usize, usize, usize),
-        src: &PitchedVolume<T>,
-        from: (usize, usize, usize),
-        extent: Extent3D,
-        stream: &Stream,
+        &mut self, at: (usize, usize, usize), src: &PitchedVolume<T>, from: (usize, usize, usize),
+        extent: Extent3D, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_box_from_async";
         self.core.box_from_async(CALL, at, &src.core, (from, extent), stream)
@@ -187,39 +149,10 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_device_async(
-        &mut self,
-        src: &DeviceBuffer<T>,
-        pitch: usize,
-        slice_rows: usize,
-        stream: &Stream,
+        &mut self, src: &DeviceBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_from_device_async";
-        self.core.device_async(CALL, src, ((pitch, slice_rows), true), stream)
-    }
-
-    /// Queues a copy of all of this volume into `dst`, as slices of `slice_rows` rows of
-    /// `pitch` elements, on `stream` (`cudaMemcpy3DAsync`); `dst` must hold them. What lies
-    /// between the rows and slices keeps its values. May be captured.
-    ///
-    /// ```no_run
-    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
-    /// let stream = cuda_graph::Stream::new()?;
-    /// let volume = PitchedVolume::<u32>::zeroed(Extent3D { width: 2, height: 1, depth: 2 })?;
-    /// let mut linear = cuda_graph::DeviceBuffer::from_slice(&[9u32; 8])?;
-    /// volume.copy_to_device_async(&mut linear, 3, 2, &stream)?; // slices at 0 and 6
-    /// stream.synchronize()?;
-    /// assert_eq!(linear.to_vec()?, [0, 0, 9, 9, 9, 9, 0, 0]);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn copy_to_device_async(
-        &self,
-        dst: &mut DeviceBuffer<T>,
-        pitch: usize,
-        slice_rows: usize,
-        stream: &Stream,
-    ) -> Result<()> {
-        const CALL: &str = "PitchedVolume::copy_to_device_async";
-        self.core.device_async(CALL, dst, ((pitch, slice_rows), false), stream)
+        self.core.linear_async(CALL, src, ((pitch, slice_rows), true), stream)
     }
 
     /// Queues a copy of pinned `src`, seen as slices of `slice_rows` rows of `pitch`
@@ -238,14 +171,31 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_from_pinned_async(
-        &mut self,
-        src: &PinnedBuffer<T>,
-        pitch: usize,
-        slice_rows: usize,
-        stream: &Stream,
+        &mut self, src: &PinnedBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_from_pinned_async";
-        self.core.pinned_async(CALL, src, ((pitch, slice_rows), true), stream)
+        self.core.linear_async(CALL, src, ((pitch, slice_rows), true), stream)
+    }
+
+    /// Queues a copy of all of this volume into `dst`, as slices of `slice_rows` rows of
+    /// `pitch` elements, on `stream` (`cudaMemcpy3DAsync`); `dst` must hold them. What lies
+    /// between the rows and slices keeps its values. May be captured.
+    ///
+    /// ```no_run
+    /// use cuda_graph::memory::{Extent3D, PitchedVolume};
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let volume = PitchedVolume::<u32>::zeroed(Extent3D { width: 2, height: 1, depth: 2 })?;
+    /// let mut linear = cuda_graph::DeviceBuffer::from_slice(&[9u32; 8])?;
+    /// volume.copy_to_device_async(&mut linear, 3, 2, &stream)?; // slices at 0 and 6
+    /// stream.synchronize()?;
+    /// assert_eq!(linear.to_vec()?, [0, 0, 9, 9, 9, 9, 0, 0]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn copy_to_device_async(
+        &self, dst: &mut DeviceBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
+    ) -> Result<()> {
+        const CALL: &str = "PitchedVolume::copy_to_device_async";
+        self.core.linear_async(CALL, dst, ((pitch, slice_rows), false), stream)
     }
 
     /// Queues a copy of all of this volume into pinned `dst`, as slices of `slice_rows` rows
@@ -262,13 +212,9 @@ impl<T: DeviceRepr> PitchedVolume<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn copy_to_pinned_async(
-        &self,
-        dst: &mut PinnedBuffer<T>,
-        pitch: usize,
-        slice_rows: usize,
-        stream: &Stream,
+        &self, dst: &mut PinnedBuffer<T>, pitch: usize, slice_rows: usize, stream: &Stream,
     ) -> Result<()> {
         const CALL: &str = "PitchedVolume::copy_to_pinned_async";
-        self.core.pinned_async(CALL, dst, ((pitch, slice_rows), false), stream)
+        self.core.linear_async(CALL, dst, ((pitch, slice_rows), false), stream)
     }
 }

@@ -27,9 +27,7 @@ pub fn one() -> LaunchConfig {
 
 /// `n` uploaded device graphs; graph `i` adds 1 to `counters[i]`.
 pub fn marking_graphs(
-    counters: &DeviceBuffer<u32>,
-    n: u32,
-    stream: &Stream,
+    counters: &DeviceBuffer<u32>, n: u32, stream: &Stream,
 ) -> Result<Vec<UploadedGraphExec>, Error> {
     (0..n)
         .map(|i| {

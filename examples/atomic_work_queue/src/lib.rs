@@ -202,10 +202,7 @@ struct Measured {
 /// Runs `variant` once untimed and `runs` times timed, checking every output against
 /// `reference`.
 fn measure(
-    bench: &mut Bench,
-    variant: Variant,
-    runs: usize,
-    reference: &[u32],
+    bench: &mut Bench, variant: Variant, runs: usize, reference: &[u32],
 ) -> Result<Measured, CudaError> {
     let mut samples = Samples::default();
     let mut mismatch = None;

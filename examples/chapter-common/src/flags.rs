@@ -117,8 +117,7 @@ where
 /// [`main_with_extra_flags`] over the arguments `args` (the program's name first); a refused
 /// command line (and `--help`, `--version`) is the `Err` clap prints.
 fn main_from_args<P, X>(
-    about: &'static str,
-    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+    about: &'static str, args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     apply: impl FnOnce(X, &mut P::Options),
 ) -> Result<ExitCode, clap::Error>
 where

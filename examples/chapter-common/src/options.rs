@@ -37,10 +37,7 @@ impl OptionCheck {
 
     /// `option` must hold `holds`; `problem` says what is allowed (asked only on a refusal).
     pub fn rule(
-        mut self,
-        option: &'static str,
-        holds: bool,
-        problem: impl FnOnce() -> String,
+        mut self, option: &'static str, holds: bool, problem: impl FnOnce() -> String,
     ) -> OptionCheck {
         if self.refused.is_none() && !holds {
             self.refused = Some((option, problem()));
@@ -50,10 +47,7 @@ impl OptionCheck {
 
     /// `value` must lie in `range`: "`option` must be lo..=hi, not value".
     pub fn within<T: PartialOrd + Display>(
-        self,
-        option: &'static str,
-        value: T,
-        range: RangeInclusive<T>,
+        self, option: &'static str, value: T, range: RangeInclusive<T>,
     ) -> OptionCheck {
         let holds = range.contains(&value);
         self.rule(option, holds, || {

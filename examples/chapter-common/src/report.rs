@@ -71,10 +71,7 @@ impl Report {
     /// assert_eq!(report.to_json()["checks"][1]["detail"], "value 3: 7 vs 8");
     /// ```
     pub fn check_no_problem(
-        &mut self,
-        name: &str,
-        problem: Option<impl Display>,
-        ok: impl FnOnce() -> String,
+        &mut self, name: &str, problem: Option<impl Display>, ok: impl FnOnce() -> String,
     ) {
         match problem {
             None => self.check(name, true, ok()),

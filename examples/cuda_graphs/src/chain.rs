@@ -50,10 +50,7 @@ pub fn step_args(step: Step, out: &DeviceBuffer<u32>) -> (DevicePtr<u32>, Device
 /// step. While `stream` is being captured, the same calls record the pass into the graph
 /// instead.
 pub fn launch_pass(
-    stream: &Stream,
-    config: LaunchConfig,
-    steps: &[Step],
-    out: &DeviceBuffer<u32>,
+    stream: &Stream, config: LaunchConfig, steps: &[Step], out: &DeviceBuffer<u32>,
 ) -> Result<()> {
     for &step in steps {
         cg_step().launch(stream, config, step_args(step, out))?;
@@ -63,10 +60,7 @@ pub fn launch_pass(
 
 /// Records one pass of `steps` into a new graph by stream capture (the chapter's way).
 pub fn capture_pass(
-    stream: &Stream,
-    config: LaunchConfig,
-    steps: &[Step],
-    out: &DeviceBuffer<u32>,
+    stream: &Stream, config: LaunchConfig, steps: &[Step], out: &DeviceBuffer<u32>,
 ) -> Result<Graph> {
     // The kernel's parameter check calls CUDA, which a capture would refuse: run it first.
     cg_step().function()?;
@@ -78,9 +72,7 @@ pub fn capture_pass(
 /// Builds the same pass node by node, each kernel node depending on the one before, and
 /// returns the nodes (whose parameters an exec can then change one at a time).
 pub fn build_pass(
-    config: LaunchConfig,
-    steps: &[Step],
-    out: &DeviceBuffer<u32>,
+    config: LaunchConfig, steps: &[Step], out: &DeviceBuffer<u32>,
 ) -> Result<(Graph, Vec<KernelNode>)> {
     let graph = Graph::new()?;
     let mut nodes: Vec<KernelNode> = Vec::with_capacity(steps.len());

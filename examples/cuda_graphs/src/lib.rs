@@ -137,9 +137,7 @@ struct Timed {
 impl Timer {
     /// Times `iters` iterations queued by `enqueue`: events before and after, then a wait.
     fn time(
-        &self,
-        iters: u32,
-        mut enqueue: impl FnMut(&Stream) -> cuda_graph::Result<()>,
+        &self, iters: u32, mut enqueue: impl FnMut(&Stream) -> cuda_graph::Result<()>,
     ) -> cuda_graph::Result<Timed> {
         self.start.record(&self.stream)?;
         let host = Instant::now();
@@ -155,10 +153,7 @@ impl Timer {
 
     /// Copies `input` into `out`, launches `exec` once, waits, and returns what `out` holds.
     fn replay_once(
-        &self,
-        exec: &GraphExec<HostLaunch>,
-        input: &DeviceBuffer<u32>,
-        out: &mut DeviceBuffer<u32>,
+        &self, exec: &GraphExec<HostLaunch>, input: &DeviceBuffer<u32>, out: &mut DeviceBuffer<u32>,
     ) -> cuda_graph::Result<Vec<u32>> {
         out.copy_from_device_async(input, &self.stream)?;
         exec.launch(&self.stream)?;
@@ -212,8 +207,7 @@ fn us_since(start: Instant) -> f64 {
 /// Host wall time (µs) of calls to `f(i)` for `i` in `0..2 * (pairs + 1)`, the first two
 /// untimed (warm-up): `pairs` pairs of calls timed, the last call's `i` odd.
 fn time_alternating(
-    pairs: usize,
-    mut f: impl FnMut(usize) -> cuda_graph::Result<()>,
+    pairs: usize, mut f: impl FnMut(usize) -> cuda_graph::Result<()>,
 ) -> cuda_graph::Result<Samples> {
     let mut samples = Samples::default();
     for i in 0..2 * (pairs + 1) {

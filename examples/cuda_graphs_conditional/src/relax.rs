@@ -240,8 +240,7 @@ impl RelaxBench {
     /// says stop, timed by [`timed`](Self::timed). The kernels stop by themselves at
     /// `max_steps`; the bound here only guards against a broken flag.
     fn host_driven(
-        &mut self,
-        mut step: impl FnMut(&mut RelaxBench) -> Result<bool>,
+        &mut self, mut step: impl FnMut(&mut RelaxBench) -> Result<bool>,
     ) -> Result<(Solution, f64)> {
         let max_steps = self.problem.max_steps;
         self.timed(|bench| {

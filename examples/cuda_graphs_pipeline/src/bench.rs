@@ -69,11 +69,7 @@ pub struct Bench {
 
 /// The arguments of stage `stage` from `input` to `output`.
 fn stage_args(
-    maps: &[[Affine; PASSES]; STAGES],
-    stage: usize,
-    input: DevicePtr<u32>,
-    output: DevicePtr<u32>,
-    n: u32,
+    maps: &[[Affine; PASSES]; STAGES], stage: usize, input: DevicePtr<u32>, output: DevicePtr<u32>, n: u32,
 ) -> (DevicePtr<u32>, DevicePtr<u32>, u32, u32, u32, u32, u32, u32, u32) {
     let [p0, p1, p2] = maps[stage];
     (input, output, n, p0.a, p0.b, p1.a, p1.b, p2.a, p2.b)
@@ -119,12 +115,8 @@ impl Bench {
 
     /// Queues one iteration over the preallocated buffers: ping -> pong -> ping ... -> ping.
     fn queue_iteration(
-        stream: &Stream,
-        config: LaunchConfig,
-        maps: &[[Affine; PASSES]; STAGES],
-        ping: &DeviceBuffer<u32>,
-        pong: &DeviceBuffer<u32>,
-        n: u32,
+        stream: &Stream, config: LaunchConfig, maps: &[[Affine; PASSES]; STAGES], ping: &DeviceBuffer<u32>,
+        pong: &DeviceBuffer<u32>, n: u32,
     ) -> Result<()> {
         for stage in 0..STAGES {
             let (from, to) = if stage % 2 == 0 { (ping, pong) } else { (pong, ping) };

@@ -88,8 +88,7 @@ pub fn probe_all(stream: &Stream) -> Result<Vec<Probe>, ExampleError> {
 
 /// What a launcher's slot must hold: one failure of `operation` with cudaErrorInvalidValue.
 fn expected_refusal(
-    slot: &ErrorSlot,
-    operation: Operation,
+    slot: &ErrorSlot, operation: Operation,
 ) -> Result<Result<DeviceLaunchError, String>, ExampleError> {
     Ok(match slot.check()? {
         Err(err) if err.code == 1 && err.operation == operation && err.failures == 1 => Ok(err),
@@ -101,11 +100,7 @@ fn expected_refusal(
 /// Launches `limit + 1` distinct graphs from one launcher in `mode`: the last must be refused,
 /// reported, and not run; the `limit` others must run once each.
 fn over_limit(
-    stream: &Stream,
-    counters: &mut DeviceBuffer<u32>,
-    table: &DeviceGraphTable,
-    mode: u32,
-    limit: u32,
+    stream: &Stream, counters: &mut DeviceBuffer<u32>, table: &DeviceGraphTable, mode: u32, limit: u32,
     operation: Operation,
 ) -> Result<Result<String, String>, ExampleError> {
     let n = limit + 1;

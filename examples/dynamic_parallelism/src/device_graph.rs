@@ -21,9 +21,7 @@ pub(crate) struct DeviceLaunchOutcome {
 /// The post-processing graph launched from the device: first the book's way (must launch
 /// nothing), then correctly, `launches` times. Reads the flags and cell sums a pass left.
 pub(crate) fn device_graph_launch(
-    bench: &Bench,
-    want: &model::Expected,
-    launches: usize,
+    bench: &Bench, want: &model::Expected, launches: usize,
 ) -> Result<DeviceLaunchOutcome, ExampleError> {
     let cells = bench.options.cells;
     let stream = &bench.stream;

@@ -110,10 +110,7 @@ fn span(lines: &[Line]) -> (f64, f64) {
 
 /// Draws one panel of `lines` on `area`.
 fn panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    title: &str,
-    y_desc: &str,
-    lines: &[Line],
+    area: &DrawingArea<DB, plotters::coord::Shift>, title: &str, y_desc: &str, lines: &[Line],
     batches: &[f64],
 ) -> Result<(), String> {
     let error = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();

@@ -309,12 +309,7 @@ impl Batch {
     /// Adds one step to `graph` as a chain of four kernel nodes joined by `chain`'s edges, after
     /// `deps`; returns the last.
     pub fn add_step(
-        &self,
-        model: &DeviceModel,
-        graph: &GraphBuilder,
-        pick: Pick,
-        chain: Chain,
-        deps: &[&dyn AsNode],
+        &self, model: &DeviceModel, graph: &GraphBuilder, pick: Pick, chain: Chain, deps: &[&dyn AsNode],
     ) -> Result<KernelNode> {
         let mut sink = IntoGraph { graph, first_deps: deps, chain, last: None };
         self.step(model, pick, &mut sink)?;

@@ -25,10 +25,7 @@ fn after(last: &Option<KernelNode>) -> Vec<&dyn AsNode> {
 /// launch, so the body runs at least once; the pick of the last step sets it to 0, and steps of
 /// the body past it change nothing.
 pub fn while_graph(
-    model: &DeviceModel,
-    batch: &Batch,
-    steps: u32,
-    chain: Chain,
+    model: &DeviceModel, batch: &Batch, steps: u32, chain: Chain,
 ) -> Result<GraphExec<HostLaunch>> {
     let graph = Graph::new()?;
     let handle = graph.conditional_handle(Some(1))?;
@@ -40,10 +37,7 @@ pub fn while_graph(
 /// `steps` steps of `batch` unrolled into one graph, each step's four kernels (joined by
 /// `chain`'s edges) after the last step's pick: no loop control at all.
 pub fn step_chain(
-    model: &DeviceModel,
-    batch: &Batch,
-    steps: u32,
-    chain: Chain,
+    model: &DeviceModel, batch: &Batch, steps: u32, chain: Chain,
 ) -> Result<GraphExec<HostLaunch>> {
     let graph = Graph::new()?;
     add_steps(model, batch, &graph, Pick::Host, chain, steps)?;
@@ -52,12 +46,7 @@ pub fn step_chain(
 
 /// Adds `steps` steps to `graph`, each after the one before.
 fn add_steps(
-    model: &DeviceModel,
-    batch: &Batch,
-    graph: &GraphBuilder,
-    pick: Pick,
-    chain: Chain,
-    steps: u32,
+    model: &DeviceModel, batch: &Batch, graph: &GraphBuilder, pick: Pick, chain: Chain, steps: u32,
 ) -> Result<()> {
     let mut last = None;
     for _ in 0..steps {

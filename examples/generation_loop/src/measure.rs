@@ -84,12 +84,7 @@ pub struct Measured {
 /// Runs `runs` timed runs (after one warm-up) of every way and probe of `plan` for each of
 /// `batches` (batch `b`: the first `b` of `starts`), checking each against `reference`.
 pub fn measure(
-    model: &DeviceModel,
-    plan: &Plan,
-    starts: &[u32],
-    reference: &Generation,
-    batches: &[u32],
-    max_len: u32,
+    model: &DeviceModel, plan: &Plan, starts: &[u32], reference: &Generation, batches: &[u32], max_len: u32,
     runs: usize,
 ) -> cuda_graph::Result<Measured> {
     let mut out = Measured {

@@ -23,10 +23,7 @@ pub(crate) fn count_config() -> LaunchConfig {
 /// A graph of `chain` memcpy nodes `dst <- src`, each after the one before, then the counting
 /// kernel node.
 pub(crate) fn copy_graph(
-    dst: &DeviceBuffer<u8>,
-    src: &DeviceBuffer<u8>,
-    counter: &DeviceBuffer<u32>,
-    chain: u32,
+    dst: &DeviceBuffer<u8>, src: &DeviceBuffer<u8>, counter: &DeviceBuffer<u32>, chain: u32,
 ) -> cuda_graph::Result<Graph> {
     counted_chain(counter, chain, |graph, after| graph.add_memcpy(&dst.ptr(), &src.ptr(), dst.len(), after))
 }
@@ -34,10 +31,7 @@ pub(crate) fn copy_graph(
 /// A graph of `chain` memset nodes writing `byte` over all of `dst`, each after the one before,
 /// then the counting kernel node.
 pub(crate) fn memset_graph(
-    dst: &DeviceBuffer<u8>,
-    byte: u8,
-    counter: &DeviceBuffer<u32>,
-    chain: u32,
+    dst: &DeviceBuffer<u8>, byte: u8, counter: &DeviceBuffer<u32>, chain: u32,
 ) -> cuda_graph::Result<Graph> {
     counted_chain(counter, chain, |graph, after| graph.add_memset(&dst.ptr(), byte, dst.len(), after))
 }
@@ -45,9 +39,7 @@ pub(crate) fn memset_graph(
 /// A graph of `chain` nodes that `add` makes (given the node before, none for the first), then
 /// the kernel node that counts the group on `counter`.
 fn counted_chain<N: AsNode>(
-    counter: &DeviceBuffer<u32>,
-    chain: u32,
-    add: impl Fn(&Graph, &[&dyn AsNode]) -> cuda_graph::Result<N>,
+    counter: &DeviceBuffer<u32>, chain: u32, add: impl Fn(&Graph, &[&dyn AsNode]) -> cuda_graph::Result<N>,
 ) -> cuda_graph::Result<Graph> {
     let graph = Graph::new()?;
     let mut prev: Option<N> = None;
@@ -74,9 +66,7 @@ pub(crate) fn nodes_are(kinds: &[NodeKind], kind: NodeKind, chain: u32) -> (bool
 
 /// [`nodes_are`] for the nodes of `graph`.
 pub(crate) fn graph_nodes_are(
-    graph: &Graph,
-    kind: NodeKind,
-    chain: u32,
+    graph: &Graph, kind: NodeKind, chain: u32,
 ) -> cuda_graph::Result<(bool, String)> {
     let kinds: Vec<NodeKind> = graph.nodes()?.iter().map(|n| n.kind()).collect();
     Ok(nodes_are(&kinds, kind, chain))

@@ -226,11 +226,7 @@ struct SizeBench {
 impl SizeBench {
     /// Allocates and fills the buffers of `bytes`, and builds and instantiates both graphs.
     fn new(
-        bytes: u64,
-        options: &Options,
-        rng: &mut Rng,
-        seed: u32,
-        stream: &Stream,
+        bytes: u64, options: &Options, rng: &mut Rng, seed: u32, stream: &Stream,
     ) -> cuda_graph::Result<Self> {
         let len = bytes as usize;
         let src = DeviceBuffer::<u8>::zeroed(len)?;
@@ -327,11 +323,7 @@ impl SizeResult {
 
 /// Times the four variants at one size.
 fn measure_size(
-    bytes: u64,
-    options: &Options,
-    rng: &mut Rng,
-    stream: &Stream,
-    events: (&Event, &Event),
+    bytes: u64, options: &Options, rng: &mut Rng, stream: &Stream, events: (&Event, &Event),
 ) -> cuda_graph::Result<SizeResult> {
     let seed = rng.next_u64() as u32;
     let mut bench = SizeBench::new(bytes, options, rng, seed, stream)?;

@@ -27,9 +27,7 @@ use crate::pipeline::{config, gm_stage, Stage};
 /// last stage writes `y` (ordinary memory); the first reads `x`. Returns the graph and the
 /// allocation nodes (their addresses show the reuse).
 pub fn mem_node_graph(
-    stages: &[Stage],
-    x: &DeviceBuffer<u32>,
-    y: &DeviceBuffer<u32>,
+    stages: &[Stage], x: &DeviceBuffer<u32>, y: &DeviceBuffer<u32>,
 ) -> Result<(Graph, Vec<MemAllocNode>)> {
     let n = x.len() as u32;
     let graph = Graph::new()?;

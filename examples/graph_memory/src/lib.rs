@@ -125,9 +125,7 @@ impl Bench<'_> {
     /// One warm-up pass, `after_warmup`, then `runs` timed runs of `iters` passes; `y` is
     /// cleared before and checked after every run (the warm-up's included).
     fn measure(
-        &mut self,
-        name: &str,
-        mut pass: impl FnMut(&Stream) -> Result<(), CudaError>,
+        &mut self, name: &str, mut pass: impl FnMut(&Stream) -> Result<(), CudaError>,
         mut after_warmup: impl FnMut() -> Result<(), CudaError>,
     ) -> Result<Timing, CudaError> {
         let (start, end) = (Event::new()?, Event::new()?);

@@ -35,10 +35,7 @@ pub fn config(n: u32) -> LaunchConfig {
 /// writes `scratch[k]` or `y` (the last stage); each kernel node depends on the one before.
 /// The scratch buffers (one fewer than the stages) exist for the program's whole life.
 pub fn static_graph(
-    stages: &[Stage],
-    x: &DeviceBuffer<u32>,
-    y: &DeviceBuffer<u32>,
-    scratch: &[DeviceBuffer<u32>],
+    stages: &[Stage], x: &DeviceBuffer<u32>, y: &DeviceBuffer<u32>, scratch: &[DeviceBuffer<u32>],
 ) -> Result<Graph> {
     let n = x.len() as u32;
     let graph = Graph::new()?;
@@ -59,12 +56,7 @@ pub fn static_graph(
 /// stream-ordered free behind the launch that reads it. So at most two scratch buffers are in
 /// use at a time, and none after the pass. `x` and `y` hold `n` elements.
 pub fn pool_pass(
-    stream: &Stream,
-    pool: &MemoryPool,
-    stages: &[Stage],
-    x: &DevicePtr<u32>,
-    y: &DevicePtr<u32>,
-    n: u32,
+    stream: &Stream, pool: &MemoryPool, stages: &[Stage], x: &DevicePtr<u32>, y: &DevicePtr<u32>, n: u32,
 ) -> Result<()> {
     let mut input: Option<DeviceBuffer<u32>> = None;
     for (k, stage) in stages.iter().enumerate() {

@@ -144,10 +144,7 @@ struct References {
 
 /// Runs the warm-up and the timed runs of `variant`, checking every run's final state.
 fn measure(
-    bench: &mut Bench,
-    variant: Variant,
-    options: &Options,
-    references: &References,
+    bench: &mut Bench, variant: Variant, options: &Options, references: &References,
 ) -> Result<Measured, CudaError> {
     let (start, end) = (Event::new()?, Event::new()?);
     let mut samples = Samples::default();

@@ -172,10 +172,7 @@ struct Variant {
 
 impl Variant {
     fn new(
-        label: String,
-        graph: Option<(GraphExec<HostLaunch>, u32, u32)>,
-        kernels_per_iter: u32,
-        want: u32,
+        label: String, graph: Option<(GraphExec<HostLaunch>, u32, u32)>, kernels_per_iter: u32, want: u32,
     ) -> Variant {
         Variant {
             label,
@@ -223,11 +220,7 @@ impl Bench {
     /// One timed run of `variant`: the accumulator reset (untimed), `iters` iterations between
     /// two events, then the accumulator checked against the CPU model.
     fn run(
-        &mut self,
-        variant: &mut Variant,
-        values: &[u32],
-        iters: u32,
-        run: usize,
+        &mut self, variant: &mut Variant, values: &[u32], iters: u32, run: usize,
     ) -> cuda_graph::Result<()> {
         self.acc.copy_from_host(&[self.start_value])?;
         self.start.record(&self.stream)?;

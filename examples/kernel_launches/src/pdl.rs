@@ -23,9 +23,7 @@ pub(crate) fn supported(properties: &DeviceProperties) -> bool {
 /// A graph of `values.len()` `kl_tick_pdl` nodes in a chain joined by programmatic edges, node
 /// j folding in `values[j]`.
 pub(crate) fn build_chain(
-    acc: &DeviceBuffer<u32>,
-    values: &[u32],
-    config: LaunchConfig,
+    acc: &DeviceBuffer<u32>, values: &[u32], config: LaunchConfig,
 ) -> cuda_graph::Result<Graph> {
     let graph = Graph::new()?;
     let none = KernelAttributes::default();

@@ -45,9 +45,7 @@ impl Bench {
     /// A host-driven loop: one graph launch per item, in queue order, on one stream
     /// (`multi_stream` false) or round-robin over all `host_streams` streams.
     pub(crate) fn run_host(
-        &mut self,
-        graphs: &HostGraphs,
-        multi_stream: bool,
+        &mut self, graphs: &HostGraphs, multi_stream: bool,
     ) -> Result<Outcome, ExampleError> {
         self.reset()?;
         // The lists the graphs read, ready before timing starts (a favour to the host loops:

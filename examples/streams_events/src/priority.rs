@@ -62,10 +62,7 @@ impl Priorities {
     /// urgent stream at the greatest), the flood's input (`flood_input`, shared by all flood
     /// kernels) and one output slice per flood kernel, and the urgent job's buffers.
     pub fn new(
-        flood_input: &[u32],
-        flood_kernels: u32,
-        urgent_input: &[u32],
-        salt: u32,
+        flood_input: &[u32], flood_kernels: u32, urgent_input: &[u32], salt: u32,
     ) -> Result<Priorities> {
         let range = Stream::priority_range()?;
         let (least, greatest) = range;
@@ -133,11 +130,7 @@ impl Priorities {
     /// Checks the last trial's outputs: the urgent job's always, the flood's unless `mode` is
     /// `Idle` (then they must still be cleared). Returns the first mismatch as a message.
     pub fn check(
-        &self,
-        mode: Mode,
-        flood_input: &[u32],
-        flood_table: &Table,
-        urgent_input: &[u32],
+        &self, mode: Mode, flood_input: &[u32], flood_table: &Table, urgent_input: &[u32],
         urgent_table: &Table,
     ) -> Result<Option<String>> {
         let urgent = self.urgent_out.to_vec()?;

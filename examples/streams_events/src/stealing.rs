@@ -49,12 +49,7 @@ impl Costs {
     /// `chunks` chunks in spans of `span`; `max(1, spans / hot_one_in)` spans, picked with the
     /// seed, are hot (as costly data tends to sit together).
     pub fn build(
-        rng: &mut Rng,
-        chunks: usize,
-        span: usize,
-        hot_one_in: usize,
-        light: u32,
-        heavy_factor: u32,
+        rng: &mut Rng, chunks: usize, span: usize, hot_one_in: usize, light: u32, heavy_factor: u32,
     ) -> Costs {
         let span = span.max(1);
         let spans = chunks.div_ceil(span);

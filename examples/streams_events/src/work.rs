@@ -90,12 +90,7 @@ pub fn config(n: u32) -> LaunchConfig {
 
 /// Queues `se_work` over the `n` elements at `input` into `output` on `stream`.
 pub fn launch(
-    stream: &Stream,
-    input: DevicePtr<u32>,
-    output: DevicePtr<u32>,
-    n: u32,
-    rounds: u32,
-    salt: u32,
+    stream: &Stream, input: DevicePtr<u32>, output: DevicePtr<u32>, n: u32, rounds: u32, salt: u32,
 ) -> Result<()> {
     se_work().launch(stream, config(n), (input, output, n, rounds, salt))
 }

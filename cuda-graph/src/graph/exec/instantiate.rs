@@ -153,10 +153,7 @@ impl Graph {
     }
 
     pub(in crate::graph) fn wrap_exec<M: LaunchMode>(
-        &self,
-        raw: sys::cudaGraphExec_t,
-        recycle: Option<Recyclable>,
-        alias: Option<NodeAlias>,
+        &self, raw: sys::cudaGraphExec_t, recycle: Option<Recyclable>, alias: Option<NodeAlias>,
     ) -> GraphExec<M> {
         GraphExec {
             raw,
@@ -177,8 +174,7 @@ impl Graph {
 /// Refuses, for [`DeviceLaunch`], graphs whose nodes use pinned host memory: launches from
 /// the device pass no [`GraphExec::launch`], so nothing could keep host slices away from them.
 pub(in crate::graph) fn refuse_pinned_for_device_launch<M: LaunchMode>(
-    state: &CoreState,
-    call: &'static str,
+    state: &CoreState, call: &'static str,
 ) -> Result<()> {
     if M::DEVICE_LAUNCH && state.keep_alive.iter().any(|owner| owner.is::<PinnedAllocation>()) {
         return Err(CudaError::invalid(
@@ -201,9 +197,7 @@ struct Place {
 
 /// The instantiation failure, with CUDA's reason and the offending node's kind when given.
 fn instantiate_error(
-    status: sys::cudaError_t,
-    result: sys::cudaGraphInstantiateResult,
-    node: sys::cudaGraphNode_t,
+    status: sys::cudaError_t, result: sys::cudaGraphInstantiateResult, node: sys::cudaGraphNode_t,
     place: Place,
 ) -> CudaError {
     let api = CudaError::from_code(status.0 as i32, "cudaGraphInstantiateWithParams");

@@ -101,9 +101,7 @@ pub(in crate::graph) struct NodeAlias {
 impl NodeAlias {
     /// Pairs nodes by position in CUDA's order, as CUDA's update pairs same-shaped graphs.
     pub(super) fn new(
-        origin: OriginRef,
-        nodes: &[sys::cudaGraphNode_t],
-        origin_nodes: &[NodeHandle],
+        origin: OriginRef, nodes: &[sys::cudaGraphNode_t], origin_nodes: &[NodeHandle],
     ) -> NodeAlias {
         let by_node =
             nodes.iter().zip(origin_nodes).map(|(&node, &handle)| (node as usize, handle)).collect();

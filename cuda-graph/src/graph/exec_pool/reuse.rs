@@ -15,10 +15,7 @@ impl Graph {
     /// the pool (CUDA refused the update, or the origin graph was busy) or, after an unexpected
     /// error, is left alone; the caller then instantiates anew.
     pub(in crate::graph) fn reuse<M: LaunchMode>(
-        &self,
-        parked: Parked,
-        shape: &Shape,
-        options: &InstantiateOptions<'_>,
+        &self, parked: Parked, shape: &Shape, options: &InstantiateOptions<'_>,
     ) -> Result<Option<GraphExec<M>>> {
         const CALL: &str = "Graph::instantiate";
         let state = match self.core().acquire(CALL) {

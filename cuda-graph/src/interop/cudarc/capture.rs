@@ -47,9 +47,7 @@ use crate::stream::Stream;
 /// # Ok::<(), cuda_graph::CudaError>(())
 /// ```
 pub unsafe fn capture_cudarc<R>(
-    stream: &Stream,
-    ctx: &Arc<CudaContext>,
-    f: impl FnOnce(&Arc<CudaStream>) -> R,
+    stream: &Stream, ctx: &Arc<CudaContext>, f: impl FnOnce(&Arc<CudaStream>) -> R,
 ) -> Result<(Graph, R)> {
     const CALL: &str = "capture_cudarc";
     if ctx.is_managing_stream_synchronization() {

@@ -11,9 +11,8 @@ use crate::stream::Stream;
 /// The device facts the attribute checks need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Caps {
-    /// Compute capability.
-    pub(super) major: i32,
-    pub(super) minor: i32,
+    /// Compute capability: (major, minor).
+    pub(super) compute_capability: (i32, i32),
     /// `cudaDevAttrClusterLaunch`.
     pub(super) cluster_launch: bool,
     /// `cudaDevAttrCooperativeLaunch`.
@@ -45,8 +44,10 @@ impl Caps {
         let attribute = |a| device.attribute_raw(a);
         use sys::cudaDeviceAttr as A;
         let caps = Caps {
-            major: attribute(A::cudaDevAttrComputeCapabilityMajor)?,
-            minor: attribute(A::cudaDevAttrComputeCapabilityMinor)?,
+            compute_capability: (
+                attribute(A::cudaDevAttrComputeCapabilityMajor)?,
+                attribute(A::cudaDevAttrComputeCapabilityMinor)?,
+            ),
             cluster_launch: attribute(A::cudaDevAttrClusterLaunch)? != 0,
             cooperative_launch: attribute(A::cudaDevAttrCooperativeLaunch)? != 0,
             multiprocessors: attribute(A::cudaDevAttrMultiProcessorCount)?,
@@ -59,6 +60,12 @@ impl Caps {
 
     /// Whether the device runs programmatic dependent launch (sm_90 and later).
     pub(super) fn programmatic_launch(&self) -> bool {
-        self.major >= 9
+        self.compute_capability.0 >= 9
+    }
+
+    /// The architecture's name, `sm_90` for compute capability 9.0.
+    pub(super) fn sm(&self) -> String {
+        let (major, minor) = self.compute_capability;
+        format!("sm_{major}{minor}")
     }
 }

@@ -53,17 +53,13 @@ impl KernelAttributes {
     /// [`CheckAttributes::check`] against `caps`, with `resident` giving how many blocks of this
     /// launch can be resident at once (asked only for a cooperative grid).
     fn check_with(
-        &self,
-        call: &'static str,
-        config: &LaunchConfig,
-        caps: &Caps,
-        resident: impl FnOnce() -> Result<u64>,
+        &self, call: &'static str, config: &LaunchConfig, caps: &Caps, resident: impl FnOnce() -> Result<u64>,
     ) -> Result<()> {
         let refuse = |problem: String| Err(CudaError::invalid(call, problem));
         if (self.cluster.is_some() || self.preferred_cluster.is_some()) && !caps.cluster_launch {
             return refuse(format!(
-                "cluster dimensions need a device with cluster launch (sm_90 or later); this one is sm_{}{}",
-                caps.major, caps.minor
+                "cluster dimensions need a device with cluster launch (sm_90 or later); this one is {}",
+                caps.sm()
             ));
         }
         if let Some(cluster) = self.cluster {
@@ -129,9 +125,9 @@ fn programmatic_launch_on(call: &'static str, caps: &Caps) -> Result<()> {
     Err(CudaError::invalid(
         call,
         format!(
-            "programmatic dependent launch needs sm_90 or later; this device is sm_{}{} (use plain launches \
-             and edges on it)",
-            caps.major, caps.minor
+            "programmatic dependent launch needs sm_90 or later; this device is {} (use plain launches and \
+             edges on it)",
+            caps.sm()
         ),
     ))
 }
@@ -197,20 +193,17 @@ mod tests {
     use crate::kernel::MemSyncDomainMap;
 
     const H100: Caps = Caps {
-        major: 9,
-        minor: 0,
+        compute_capability: (9, 0),
         cluster_launch: true,
         cooperative_launch: true,
         multiprocessors: 132,
         priorities: (0, -5),
         sync_domains: 4,
     };
-    const A100: Caps = Caps { major: 8, cluster_launch: false, sync_domains: 1, ..H100 };
+    const A100: Caps = Caps { compute_capability: (8, 0), cluster_launch: false, sync_domains: 1, ..H100 };
 
     fn check(
-        attributes: &KernelAttributes,
-        config: LaunchConfig,
-        caps: &Caps,
+        attributes: &KernelAttributes, config: LaunchConfig, caps: &Caps,
     ) -> std::result::Result<(), String> {
         attributes.check_with("launch", &config, caps, || Ok(264)).map_err(|err| err.to_string())
     }

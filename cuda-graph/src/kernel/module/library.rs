@@ -218,10 +218,7 @@ pub(crate) struct LoadedKernel {
 
 impl LoadedKernel {
     pub(super) fn new(
-        name: &'static str,
-        handle: usize,
-        types: Option<Arc<[String]>>,
-        library: Arc<Library>,
+        name: &'static str, handle: usize, types: Option<Arc<[String]>>, library: Arc<Library>,
     ) -> Self {
         LoadedKernel { name, handle, types, library }
     }

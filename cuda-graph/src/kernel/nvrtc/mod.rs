@@ -218,8 +218,7 @@ impl Module {
 }
 
 fn c_strings<'a>(
-    texts: impl Iterator<Item = &'a str>,
-    what: &'static str,
+    texts: impl Iterator<Item = &'a str>, what: &'static str,
 ) -> Result<Vec<CString>, CompileError> {
     texts.map(|text| CString::new(text).map_err(|_| CompileError::Nul(what))).collect()
 }
@@ -237,11 +236,7 @@ struct ProgramGuard<'a>(Program, &'a Nvrtc);
 
 impl<'a> ProgramGuard<'a> {
     fn create(
-        nvrtc: &'a Nvrtc,
-        source: &CString,
-        name: &CString,
-        headers: &[CString],
-        header_names: &[CString],
+        nvrtc: &'a Nvrtc, source: &CString, name: &CString, headers: &[CString], header_names: &[CString],
     ) -> Result<ProgramGuard<'a>, CompileError> {
         let texts: Vec<*const c_char> = headers.iter().map(|text| text.as_ptr()).collect();
         let names: Vec<*const c_char> = header_names.iter().map(|name| name.as_ptr()).collect();
@@ -270,10 +265,8 @@ impl<'a> ProgramGuard<'a> {
 
     /// Reads one of the program's outputs through its size and copy functions.
     fn read(
-        &self,
-        size_of: unsafe extern "C" fn(Program, *mut usize) -> i32,
-        copy: unsafe extern "C" fn(Program, *mut c_char) -> i32,
-        call: &'static str,
+        &self, size_of: unsafe extern "C" fn(Program, *mut usize) -> i32,
+        copy: unsafe extern "C" fn(Program, *mut c_char) -> i32, call: &'static str,
     ) -> Result<Vec<u8>, CompileError> {
         let mut size = 0usize;
         // SAFETY: the program is alive; `size` is writable.

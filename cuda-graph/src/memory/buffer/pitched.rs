@@ -14,9 +14,7 @@ impl Allocation {
     /// `height` zeroed rows of at least `row_bytes` bytes each, for `call`; returns the
     /// allocation (`pitch * height` bytes) and CUDA's pitch. Both sizes must be non-zero.
     pub(crate) fn pitched(
-        call: &'static str,
-        row_bytes: usize,
-        height: usize,
+        call: &'static str, row_bytes: usize, height: usize,
     ) -> Result<(Allocation, usize)> {
         if row_bytes == 0 || height == 0 {
             return Err(CudaError::invalid(
@@ -34,10 +32,7 @@ impl Allocation {
     /// Takes ownership of `raw`, `rows` rows (`None`: too many to count) of `pitch` bytes
     /// that CUDA allocated on `device` for rows of `row_bytes`, checks the pitch and zeroes it.
     fn zeroed_rows(
-        call: &'static str,
-        device: Device,
-        raw: *mut std::ffi::c_void,
-        (row_bytes, pitch): (usize, usize),
+        call: &'static str, device: Device, raw: *mut std::ffi::c_void, (row_bytes, pitch): (usize, usize),
         rows: Option<usize>,
     ) -> Result<(Allocation, usize)> {
         note_in_use(device);
@@ -67,10 +62,7 @@ impl Allocation {
     /// (`cudaMalloc3D`), for `call`; returns the allocation (`pitch * height * depth` bytes)
     /// and CUDA's pitch. All three sizes must be non-zero.
     pub(crate) fn volume(
-        call: &'static str,
-        row_bytes: usize,
-        height: usize,
-        depth: usize,
+        call: &'static str, row_bytes: usize, height: usize, depth: usize,
     ) -> Result<(Allocation, usize)> {
         if row_bytes == 0 || height == 0 || depth == 0 {
             return Err(CudaError::invalid(

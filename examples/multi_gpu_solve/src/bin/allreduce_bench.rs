@@ -175,9 +175,7 @@ fn sync(ranks: &[Rank]) -> Result<(), CudaError> {
 
 /// The median over `samples` runs of `f` (one warm-up run first), in µs per all-reduce.
 fn median_us(
-    samples: usize,
-    iters: usize,
-    mut f: impl FnMut() -> Result<(), CudaError>,
+    samples: usize, iters: usize, mut f: impl FnMut() -> Result<(), CudaError>,
 ) -> Result<f64, CudaError> {
     f()?;
     let mut times = Vec::with_capacity(samples);
