@@ -27,6 +27,7 @@
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
   fprintf(stderr, "%s:%d %s -> %s (%d)\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_), (int)e_); exit(2); } } while (0)
+#include "while_graph.h"
 
 typedef unsigned long long u64;
 struct Stamp { u64 start, end; };
@@ -278,26 +279,10 @@ static bool profile_loop(Buffers& b, unsigned steps) {
   bool ok = true;
   printf("2. loop of %u dependent steps (one thread per step)\n", steps);
   {
-    cudaGraph_t graph;
-    CK(cudaGraphCreate(&graph, 0));
-    cudaGraphConditionalHandle handle;
-    CK(cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
-    cudaGraphNodeParams cp = {};
-    cp.type = cudaGraphNodeTypeConditional;
-    cp.conditional.handle = handle;
-    cp.conditional.type = cudaGraphCondTypeWhile;
-    cp.conditional.size = 1;
-    cudaGraphNode_t loop;
-    CK(cudaGraphAddNode(&loop, graph, nullptr, nullptr, 0, &cp));
-    cudaGraph_t body = cp.conditional.phGraph_out[0];
-    void* args[] = {&handle, &b.stamps, &b.cursor, &steps};
-    cudaKernelNodeParams p = {};
-    p.func = (void*)while_step;
-    p.gridDim = dim3(1);
-    p.blockDim = dim3(32);
-    p.kernelParams = args;
-    cudaGraphNode_t node;
-    CK(cudaGraphAddKernelNode(&node, body, nullptr, 0, &p));
+    WhileGraph loop = make_while_graph();
+    void* args[] = {&loop.handle, &b.stamps, &b.cursor, &steps};
+    add_body_kernel(loop.body, (void*)while_step, 32, args);
+    cudaGraph_t graph = loop.graph;
     cudaGraphExec_t exec;
     CK(cudaGraphInstantiate(&exec, graph, 0));
     CK(cudaGraphUpload(exec, b.stream));

@@ -18,6 +18,7 @@
 #include <vector>
 #include <algorithm>
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s -> %s\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_)); exit(2);} } while (0)
+#include "while_graph.h"
 
 __global__ void trivial_while(cudaGraphConditionalHandle h, uint32_t* state, uint32_t max_steps) {
   if (threadIdx.x == 0) { uint32_t s = state[0] + 1; state[0] = s; cudaGraphSetConditional(h, s < max_steps); }
@@ -56,19 +57,13 @@ __global__ void relax_warp(cudaGraphConditionalHandle h, float* x, const float* 
 struct Ctx { float* x; float* b; uint32_t n; float w; float tol; uint32_t max_steps; uint32_t* state; };
 
 static double run_while(int variant, Ctx& c, cudaStream_t s, const std::vector<float>& x0, int reps, std::vector<float>* out) {
-  cudaGraph_t g; CK(cudaGraphCreate(&g, 0));
-  cudaGraphConditionalHandle h; CK(cudaGraphConditionalHandleCreate(&h, g, 1, cudaGraphCondAssignDefault));
-  cudaGraphNodeParams cp = {}; cp.type = cudaGraphNodeTypeConditional; cp.conditional.handle = h;
-  cp.conditional.type = cudaGraphCondTypeWhile; cp.conditional.size = 1;
-  cudaGraphNode_t loop; CK(cudaGraphAddNode(&loop, g, nullptr, nullptr, 0, &cp));
-  cudaGraph_t body = cp.conditional.phGraph_out[0];
-  cudaKernelNodeParams p = {}; p.gridDim = dim3(1);
-  void* a_triv[] = {&h, &c.state, &c.max_steps};
-  void* a_relax[] = {&h, &c.x, &c.b, &c.n, &c.w, &c.tol, &c.max_steps, &c.state};
-  if (variant == 0) { p.func = (void*)trivial_while; p.blockDim = dim3(32); p.kernelParams = a_triv; }
-  else if (variant == 1) { p.func = (void*)cgc_relax_while; p.blockDim = dim3((c.n + 31) / 32 * 32); p.kernelParams = a_relax; }
-  else { p.func = (void*)relax_warp<8>; p.blockDim = dim3(32); p.kernelParams = a_relax; }
-  cudaGraphNode_t k; CK(cudaGraphAddKernelNode(&k, body, nullptr, 0, &p));
+  WhileGraph w = make_while_graph();
+  void* a_triv[] = {&w.handle, &c.state, &c.max_steps};
+  void* a_relax[] = {&w.handle, &c.x, &c.b, &c.n, &c.w, &c.tol, &c.max_steps, &c.state};
+  if (variant == 0) add_body_kernel(w.body, (void*)trivial_while, 32, a_triv);
+  else if (variant == 1) add_body_kernel(w.body, (void*)cgc_relax_while, (c.n + 31) / 32 * 32, a_relax);
+  else add_body_kernel(w.body, (void*)relax_warp<8>, 32, a_relax);
+  cudaGraph_t g = w.graph;
   cudaGraphExec_t e; CK(cudaGraphInstantiate(&e, g, 0)); CK(cudaGraphUpload(e, s));
   cudaEvent_t t0, t1; CK(cudaEventCreate(&t0)); CK(cudaEventCreate(&t1));
   std::vector<double> v;

@@ -28,6 +28,7 @@
 #include <vector>
 #include <algorithm>
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s -> %s\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_)); exit(2);} } while (0)
+#include "while_graph.h"
 
 constexpr uint32_t STEPS = 2000;
 constexpr uint32_t N = 256;
@@ -39,21 +40,12 @@ struct Problem {
 };
 
 static cudaGraphExec_t make_exec(int way, Problem& p, cudaStream_t stream) {
-  cudaGraph_t graph; CK(cudaGraphCreate(&graph, 0));
-  cudaGraphConditionalHandle handle;
-  CK(cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
-  cudaGraphNodeParams node = {};
-  node.type = cudaGraphNodeTypeConditional;
-  node.conditional.handle = handle;
-  node.conditional.type = cudaGraphCondTypeWhile;
-  node.conditional.size = 1;
-  cudaGraphNode_t loop_node; CK(cudaGraphAddNode(&loop_node, graph, nullptr, nullptr, 0, &node));
+  WhileGraph loop = make_while_graph();
   uint32_t n = N, max_steps = STEPS;
-  float w = 1.0f / 2.05f, tol = -1.0f;
-  void* args[] = {&handle, &p.x, &p.b, &n, &w, &tol, &max_steps, &p.state};
-  cudaKernelNodeParams kernel = {};
-  kernel.func = (void*)cgc_relax_while; kernel.gridDim = dim3(1); kernel.blockDim = dim3(N); kernel.kernelParams = args;
-  cudaGraphNode_t body_node; CK(cudaGraphAddKernelNode(&body_node, node.conditional.phGraph_out[0], nullptr, 0, &kernel));
+  float weight = 1.0f / 2.05f, tol = -1.0f;
+  void* args[] = {&loop.handle, &p.x, &p.b, &n, &weight, &tol, &max_steps, &p.state};
+  cudaGraphNode_t body_node = add_body_kernel(loop.body, (void*)cgc_relax_while, N, args);
+  cudaGraph_t graph = loop.graph;
   cudaGraphExec_t exec;
   if (way == 2) {
     int lowest, highest; CK(cudaDeviceGetStreamPriorityRange(&lowest, &highest));

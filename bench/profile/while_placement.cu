@@ -20,6 +20,7 @@
 #include <vector>
 #include <algorithm>
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s -> %s\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_)); exit(2);} } while (0)
+#include "while_graph.h"
 
 constexpr uint32_t STEPS = 2000;
 
@@ -37,19 +38,10 @@ struct Loop {
 };
 
 static Loop make_loop(uint32_t* state, cudaStream_t upload_to) {
-  cudaGraph_t graph; CK(cudaGraphCreate(&graph, 0));
-  cudaGraphConditionalHandle handle;
-  CK(cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
-  cudaGraphNodeParams node = {};
-  node.type = cudaGraphNodeTypeConditional;
-  node.conditional.handle = handle;
-  node.conditional.type = cudaGraphCondTypeWhile;
-  node.conditional.size = 1;
-  cudaGraphNode_t loop_node; CK(cudaGraphAddNode(&loop_node, graph, nullptr, nullptr, 0, &node));
-  void* args[] = {&handle, &state};
-  cudaKernelNodeParams kernel = {};
-  kernel.func = (void*)count_step; kernel.gridDim = dim3(1); kernel.blockDim = dim3(32); kernel.kernelParams = args;
-  cudaGraphNode_t body_node; CK(cudaGraphAddKernelNode(&body_node, node.conditional.phGraph_out[0], nullptr, 0, &kernel));
+  WhileGraph w = make_while_graph();
+  void* args[] = {&w.handle, &state};
+  add_body_kernel(w.body, (void*)count_step, 32, args);
+  cudaGraph_t graph = w.graph;
   Loop loop; CK(cudaGraphInstantiate(&loop.exec, graph, 0)); CK(cudaGraphUpload(loop.exec, upload_to));
   CK(cudaGraphDestroy(graph));
   return loop;
