@@ -64,7 +64,7 @@ pub fn passed(
 /// ```
 /// let mut report = chapter_common::Report::new("p");
 /// report.figure("speedup", 1.5, "x");
-/// chapter_tests::assert_positive_figures(&report, &["speedup"]);
+/// tests::assert_positive_figures(&report, &["speedup"]);
 /// ```
 #[track_caller]
 pub fn assert_positive_figures(report: &chapter_common::Report, names: &[impl AsRef<str>]) {
@@ -79,7 +79,7 @@ pub fn assert_positive_figures(report: &chapter_common::Report, names: &[impl As
 /// ```
 /// let mut report = chapter_common::Report::new("p");
 /// report.check("graph equals the CPU model", true, "4096 values");
-/// chapter_tests::assert_checks_held(&report, &["graph equals the CPU model"]);
+/// tests::assert_checks_held(&report, &["graph equals the CPU model"]);
 /// ```
 #[track_caller]
 pub fn assert_checks_held(report: &chapter_common::Report, names: &[impl AsRef<str>]) {
@@ -95,7 +95,7 @@ pub fn assert_checks_held(report: &chapter_common::Report, names: &[impl AsRef<s
 ///
 /// ```
 /// let refused = Err(chapter_common::ExampleError::options("p", "kernels", "kernels must be 2..=8, not 1"));
-/// chapter_tests::assert_refused(refused, "kernels", "kernels must be");
+/// tests::assert_refused(refused, "kernels", "kernels must be");
 /// ```
 #[track_caller]
 pub fn assert_refused(
@@ -121,7 +121,7 @@ pub fn book_quick_run<P: chapter_common::ChapterProgram>() -> (P::Options, chapt
 /// True when the tests run under compute-sanitizer: see [`gpu_test_support::under_sanitizer`].
 ///
 /// ```
-/// let iters = if chapter_tests::under_sanitizer() { 4 } else { 50 };
+/// let iters = if tests::under_sanitizer() { 4 } else { 50 };
 /// # let _ = iters;
 /// ```
 pub fn under_sanitizer() -> bool {

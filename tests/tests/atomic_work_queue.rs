@@ -7,12 +7,12 @@ use atomic_work_queue::{run, Options};
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
     let json = report.to_json();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
-    chapter_tests::assert_positive_figures(&report, &["dynamic_over_static", "uniform_dynamic_over_static"]);
-    chapter_tests::assert_positive_figures(
+    let figure = |name: &str| tests::figure(&report, name);
+    tests::assert_positive_figures(&report, &["dynamic_over_static", "uniform_dynamic_over_static"]);
+    tests::assert_positive_figures(
         &report,
         &[
             "static_ms",
@@ -44,7 +44,7 @@ fn quick_run_passes_and_reports_every_figure() {
     // The control ran the three static splits and the dynamic warp kernel.
     assert_eq!(json["data"]["uniform_variants"].as_array().map(Vec::len), Some(4));
     assert!(atomic_work_queue::headline(&report).contains("; uniform "));
-    chapter_tests::assert_checks_held(
+    tests::assert_checks_held(
         &report,
         &[
             "matches CPU reference",
@@ -57,7 +57,7 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn the_uniform_control_can_be_left_out() {
     gpu_test_support::require_gpu!();
-    let report = chapter_tests::passed(run(&Options { uniform_control: false, ..Options::quick() }));
+    let report = tests::passed(run(&Options { uniform_control: false, ..Options::quick() }));
     assert_eq!(report.figure_value("uniform_dynamic_over_static"), None);
     assert!(report.figure_value("best_static_ms").is_some());
 }
@@ -65,13 +65,13 @@ fn the_uniform_control_can_be_left_out() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(run(&Options { batch: 3, ..Options::quick() }), "batch", "powers of two");
+    tests::assert_refused(run(&Options { batch: 3, ..Options::quick() }), "batch", "powers of two");
 }
 
 #[test]
 fn the_chapter_listings_workload_runs_its_two_kernels_on_a_full_grid() {
     gpu_test_support::require_gpu!();
-    let (options, report) = chapter_tests::book_quick_run::<atomic_work_queue::Program>();
+    let (options, report) = tests::book_quick_run::<atomic_work_queue::Program>();
     assert_eq!(options.costs, atomic_work_queue::Costs::Sawtooth);
     let json = report.to_json();
     // The listing's two kernels only: its static one is the baseline, no sweep, no control.
@@ -83,7 +83,7 @@ fn the_chapter_listings_workload_runs_its_two_kernels_on_a_full_grid() {
         .collect();
     assert_eq!(names, ["static_per_item", "warp_batch_32"]);
     assert_eq!(json["data"]["best_static"], "static_per_item");
-    let figure = |name: &str| chapter_tests::figure(&report, name);
+    let figure = |name: &str| tests::figure(&report, name);
     assert_eq!(figure("dynamic_over_static"), figure("static_per_item_ms") / figure("dynamic_warp_ms"));
     for absent in
         ["static_ms", "hierarchical_ms", "best_batch", "uniform_dynamic_over_static", "static_tile_imbalance"]

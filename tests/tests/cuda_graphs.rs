@@ -8,11 +8,11 @@ use cuda_graphs::{run, Options};
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
     let json = report.to_json();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
-    chapter_tests::assert_positive_figures(
+    let figure = |name: &str| tests::figure(&report, name);
+    tests::assert_positive_figures(
         &report,
         &[
             "stream_us_per_iter",
@@ -27,7 +27,7 @@ fn quick_run_passes_and_reports_every_figure() {
         ],
     );
     assert_eq!(figure("kernels"), f64::from(options.kernels));
-    chapter_tests::assert_checks_held(
+    tests::assert_checks_held(
         &report,
         &[
             "stream matches CPU reference",
@@ -54,18 +54,14 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(
-        run(&Options { kernels: 1, ..Options::quick() }),
-        "kernels",
-        "kernels must be",
-    );
+    tests::assert_refused(run(&Options { kernels: 1, ..Options::quick() }), "kernels", "kernels must be");
 }
 
 #[test]
 fn the_chapter_listings_workload_passes_with_its_three_kernels() {
     gpu_test_support::require_gpu!();
-    let (options, report) = chapter_tests::book_quick_run::<cuda_graphs::Program>();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
+    let (options, report) = tests::book_quick_run::<cuda_graphs::Program>();
+    let figure = |name: &str| tests::figure(&report, name);
     assert_eq!(figure("kernels"), 3.0, "the listing's kernel_a, kernel_b, kernel_c");
     assert_eq!(figure("elements"), f64::from(options.elements));
     let speedup = figure("speedup");

@@ -9,11 +9,11 @@ use cuda_graphs_conditional::{run, Options};
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
     let json = report.to_json();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
-    chapter_tests::assert_positive_figures(
+    let figure = |name: &str| tests::figure(&report, name);
+    tests::assert_positive_figures(
         &report,
         &[
             "while_over_mapped_per_step",
@@ -40,7 +40,7 @@ fn quick_run_passes_and_reports_every_figure() {
     let bodies = json["data"]["bodies"].as_object().expect("data.bodies");
     assert_eq!(bodies.len(), 8);
     assert!(bodies.values().all(|count| count.as_u64().unwrap_or(0) > 0), "{bodies:?}");
-    chapter_tests::assert_checks_held(
+    tests::assert_checks_held(
         &report,
         &[
             "bodies that ran equal the CPU model",
@@ -54,5 +54,5 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(run(&Options { size: 4096, ..Options::quick() }), "size", "one block");
+    tests::assert_refused(run(&Options { size: 4096, ..Options::quick() }), "size", "one block");
 }

@@ -9,11 +9,11 @@ fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
     assert!(options.verify);
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
     let json = report.to_json();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
-    chapter_tests::assert_positive_figures(
+    let figure = |name: &str| tests::figure(&report, name);
+    tests::assert_positive_figures(
         &report,
         &[
             "stream_ms_per_iter",
@@ -50,7 +50,7 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(
+    tests::assert_refused(
         run(&Options { iters: 150, ..Options::quick() }),
         "iters",
         "multiple of capture_iters",
@@ -60,9 +60,9 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn the_chapter_listings_workload_compares_its_two_programs_only() {
     gpu_test_support::require_gpu!();
-    let (options, report) = chapter_tests::book_quick_run::<cuda_graphs_pipeline::Program>();
+    let (options, report) = tests::book_quick_run::<cuda_graphs_pipeline::Program>();
     assert!(!options.per_stage_alloc && options.verify);
-    let ratio = chapter_tests::figure(&report, "graph_over_stream_prealloc");
+    let ratio = tests::figure(&report, "graph_over_stream_prealloc");
     assert!(ratio.is_finite() && ratio > 0.0, "graph_over_stream_prealloc = {ratio}");
     assert_eq!(report.figure_value("stream_ms_per_iter"), None, "the per-stage allocating way did not run");
     assert!(!cuda_graphs_pipeline::headline(&report).contains("per-stage alloc"));

@@ -12,26 +12,26 @@ fn quick_run_passes_and_reports_every_figure() {
     // Under a sanitizer every device-side launch is slow: widths 1 and 8 (memcheck took over
     // 240 s with 32 and 64, 6 s without), 4 iterations, one timed run, and no mode whose
     // scheduler spin-waits for kernels that the tool runs only after it.
-    let options = if chapter_tests::under_sanitizer() {
+    let options = if tests::under_sanitizer() {
         Options { widths: vec![1, 8], iters: 4, runs: 1, ..Options::quick() }.without_spinning_modes()
     } else {
         Options::quick()
     };
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
     let json = report.to_json();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
+    let figure = |name: &str| tests::figure(&report, name);
     for width in &options.widths {
         let mut names: Vec<String> =
             options.modes.iter().map(|m| format!("{}_us_w{width}", m.name())).collect();
         names.push(format!("ff_over_host_w{width}"));
-        chapter_tests::assert_positive_figures(&report, &names);
+        tests::assert_positive_figures(&report, &names);
     }
     let mut ratios = vec!["ff_over_host"];
     if options.modes.contains(&Mode::FireAndForgetBatch) {
         ratios.push("ff_batched_over_host");
     }
-    chapter_tests::assert_positive_figures(&report, &ratios);
+    tests::assert_positive_figures(&report, &ratios);
     assert_eq!(figure("widest"), f64::from(options.widest()));
     let mut names: Vec<String> =
         options.modes.iter().map(|m| format!("{}: every iteration ran", m.name())).collect();
@@ -43,7 +43,7 @@ fn quick_run_passes_and_reports_every_figure() {
         ]
         .map(String::from),
     );
-    chapter_tests::assert_checks_held(&report, &names);
+    tests::assert_checks_held(&report, &names);
     // The expected refusals name CUDA's error.
     let checks = json["checks"].as_array().expect("checks");
     let limit =
@@ -56,9 +56,5 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(
-        run(&Options { widths: vec![0], ..Options::quick() }),
-        "widths",
-        "widths must be",
-    );
+    tests::assert_refused(run(&Options { widths: vec![0], ..Options::quick() }), "widths", "widths must be");
 }

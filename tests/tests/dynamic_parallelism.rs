@@ -10,11 +10,11 @@ use dynamic_parallelism::{run, Options};
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
     let json = report.to_json();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
-    chapter_tests::assert_positive_figures(
+    let figure = |name: &str| tests::figure(&report, name);
+    tests::assert_positive_figures(
         &report,
         &[
             "cdp_us_per_pass",
@@ -32,7 +32,7 @@ fn quick_run_passes_and_reports_every_figure() {
     assert_eq!(figure("host_per_cell_children_per_pass"), figure("refined_cells"));
     assert_eq!(figure("device_launch_verified"), 1.0);
     assert_eq!(figure("cells"), f64::from(options.cells));
-    chapter_tests::assert_checks_held(
+    tests::assert_checks_held(
         &report,
         &[
             "CDP pass equals the CPU model (children counted)",
@@ -52,18 +52,14 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(
-        run(&Options { cells: 5000, ..Options::quick() }),
-        "cells",
-        "cells must be",
-    );
+    tests::assert_refused(run(&Options { cells: 5000, ..Options::quick() }), "cells", "cells must be");
 }
 
 #[test]
 fn the_chapter_listings_cdp_sizes_pass_and_the_device_launch_still_runs() {
     gpu_test_support::require_gpu!();
-    let (_, report) = chapter_tests::book_quick_run::<dynamic_parallelism::Program>();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
+    let (_, report) = tests::book_quick_run::<dynamic_parallelism::Program>();
+    let figure = |name: &str| tests::figure(&report, name);
     assert_eq!((figure("cells"), figure("total_points")), (100.0, 10_000.0), "the listing's 10 000 values");
     assert!(figure("refined_cells") >= 1.0);
     assert_eq!(figure("cdp_children_per_pass"), figure("refined_cells"));

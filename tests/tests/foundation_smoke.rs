@@ -5,11 +5,9 @@
 use std::ffi::c_void;
 use std::ptr;
 
-use chapter_tests::{
-    check, smoke_cdp_parent, smoke_fill_pattern, smoke_pattern, smoke_scale_add_index, stub,
-};
 use cudart_graph_sys as sys;
 use gpu_test_support::require_gpu;
+use tests::{check, smoke_cdp_parent, smoke_fill_pattern, smoke_pattern, smoke_scale_add_index, stub};
 
 /// A device allocation freed on drop (the raw tests' only RAII).
 struct DeviceAlloc(*mut c_void);

@@ -8,10 +8,10 @@ use graph_bandwidth::{run, Options};
 fn quick_run_passes_and_reports_every_size() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
     let json = report.to_json();
-    chapter_tests::assert_positive_figures(
+    tests::assert_positive_figures(
         &report,
         &[
             "largest_copy_stream_gbps",
@@ -32,7 +32,7 @@ fn quick_run_passes_and_reports_every_size() {
             assert!(gbps.is_finite() && gbps > 0.0, "{bytes} B {key} = {gbps}");
         }
     }
-    chapter_tests::assert_checks_held(
+    tests::assert_checks_held(
         &report,
         &[
             "copies match the source",
@@ -46,9 +46,5 @@ fn quick_run_passes_and_reports_every_size() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(
-        run(&Options { sizes: vec![6], ..Options::quick() }),
-        "sizes",
-        "multiples of 4",
-    );
+    tests::assert_refused(run(&Options { sizes: vec![6], ..Options::quick() }), "sizes", "multiples of 4");
 }

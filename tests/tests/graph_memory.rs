@@ -8,10 +8,10 @@ use graph_memory::{run, Options};
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
-    let figure = |name: &str| chapter_tests::figure(&report, name);
-    chapter_tests::assert_positive_figures(
+    let figure = |name: &str| tests::figure(&report, name);
+    tests::assert_positive_figures(
         &report,
         &["static_graph_ms", "mem_nodes_graph_ms", "stream_pool_ms", "mem_nodes_over_static_time"],
     );
@@ -27,7 +27,7 @@ fn quick_run_passes_and_reports_every_figure() {
     let addresses = figure("distinct_scratch_addresses");
     assert!((1.0..=f64::from(options.stages - 1)).contains(&addresses), "{addresses}");
     assert_eq!(figure("replays"), options.passes() as f64);
-    chapter_tests::assert_checks_held(
+    tests::assert_checks_held(
         &report,
         &[
             "all variants match CPU reference",
@@ -41,5 +41,5 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(run(&Options { stages: 1, ..Options::quick() }), "stages", "stages");
+    tests::assert_refused(run(&Options { stages: 1, ..Options::quick() }), "stages", "stages");
 }

@@ -7,25 +7,25 @@ use kernel_fusion::{run, Options};
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
     let json = report.to_json();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
+    let figure = |name: &str| tests::figure(&report, name);
     for variant in ["unfused", "fused", "graph"] {
         let names = ["ms", "gbps", "traffic_gbps"].map(|suffix| format!("{variant}_{suffix}"));
-        chapter_tests::assert_positive_figures(&report, &names);
+        tests::assert_positive_figures(&report, &names);
         for n in &options.sweep {
             assert!(figure(&format!("sweep_{n}_{variant}_us")) > 0.0);
         }
     }
-    chapter_tests::assert_positive_figures(
+    tests::assert_positive_figures(
         &report,
         &["fused_over_unfused", "fused_over_graph", "graph_over_unfused"],
     );
     assert_eq!(figure("elements"), f64::from(options.size));
     // The fused kernel moves 12 bytes per element, so its traffic and effective bandwidth agree.
     assert!((figure("fused_gbps") - figure("fused_traffic_gbps")).abs() < 1e-9);
-    chapter_tests::assert_checks_held(&report, &["all variants match CPU reference"]);
+    tests::assert_checks_held(&report, &["all variants match CPU reference"]);
     let sizes = json["data"]["sizes"].as_array().expect("data.sizes");
     assert_eq!(sizes.len(), 1 + options.sweep.len());
 }
@@ -33,5 +33,5 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(run(&Options { iters: 0, ..Options::quick() }), "iters", "iters");
+    tests::assert_refused(run(&Options { iters: 0, ..Options::quick() }), "iters", "iters");
 }

@@ -8,11 +8,11 @@ use kernel_launches::{run, Options};
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
     let json = report.to_json();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
-    chapter_tests::assert_positive_figures(
+    let figure = |name: &str| tests::figure(&report, name);
+    tests::assert_positive_figures(
         &report,
         &[
             "stream_us_per_kernel",
@@ -26,7 +26,7 @@ fn quick_run_passes_and_reports_every_figure() {
     for nodes in options.graph_sizes() {
         assert!(figure(&format!("graph_{nodes}_us_per_kernel")) > 0.0);
     }
-    chapter_tests::assert_checks_held(
+    tests::assert_checks_held(
         &report,
         &[
             "every stream launch ran once, in order",
@@ -41,14 +41,11 @@ fn quick_run_passes_and_reports_every_figure() {
     let sm90 = cuda_graph::Device::get(0).and_then(|d| d.properties()).map(|p| p.major >= 9).unwrap_or(false);
     assert_eq!(variants.len() - plain, if sm90 { 2 } else { 0 });
     if sm90 {
-        chapter_tests::assert_positive_figures(
+        tests::assert_positive_figures(
             &report,
             &["stream_pdl_us_per_kernel", "graph_pdl_us_per_kernel", "graph_over_graph_pdl"],
         );
-        chapter_tests::assert_checks_held(
-            &report,
-            &["every programmatic launch and node ran once, in order"],
-        );
+        tests::assert_checks_held(&report, &["every programmatic launch and node ran once, in order"]);
         assert!(kernel_launches::headline(&report).contains("programmatic edges"));
     }
 }
@@ -56,9 +53,5 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(
-        run(&Options { sweep: vec![0], ..Options::quick() }),
-        "sweep",
-        "graph sizes",
-    );
+    tests::assert_refused(run(&Options { sweep: vec![0], ..Options::quick() }), "sweep", "graph sizes");
 }

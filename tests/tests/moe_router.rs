@@ -9,11 +9,11 @@ use moe_router::{run, Options};
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
     let json = report.to_json();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
-    chapter_tests::assert_positive_figures(
+    let figure = |name: &str| tests::figure(&report, name);
+    tests::assert_positive_figures(
         &report,
         &["device_us_per_step", "host_us_per_step", "speedup", "experts_launched_per_step"],
     );
@@ -26,7 +26,7 @@ fn quick_run_passes_and_reports_every_figure() {
             "combined output equals the CPU model",
             "one launch per busy expert per step",
         ];
-        chapter_tests::assert_checks_held(&report, &whats.map(|what| format!("{way}: {what}")));
+        tests::assert_checks_held(&report, &whats.map(|what| format!("{way}: {what}")));
     }
     let runs = json["data"]["runs_us_per_step"]["device"].as_array().expect("per-run times");
     assert_eq!(runs.len(), options.runs);
@@ -39,15 +39,11 @@ fn quick_run_passes_and_reports_every_figure() {
 fn top_1_routing_passes_too() {
     gpu_test_support::require_gpu!();
     let options = Options { top_k: 1, experts: 5, ..Options::quick() };
-    chapter_tests::passed(run(&options));
+    tests::passed(run(&options));
 }
 
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(
-        run(&Options { experts: 65, ..Options::quick() }),
-        "experts",
-        "experts must be",
-    );
+    tests::assert_refused(run(&Options { experts: 65, ..Options::quick() }), "experts", "experts must be");
 }

@@ -17,17 +17,17 @@ fn under_racecheck() -> bool {
 }
 
 fn passes(options: &Options) {
-    chapter_tests::passed(run(options));
+    tests::passed(run(options));
 }
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = if under_racecheck() { Options { kinds: 1, ..Options::quick() } } else { Options::quick() };
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
     let json = report.to_json();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
-    chapter_tests::assert_positive_figures(
+    let figure = |name: &str| tests::figure(&report, name);
+    tests::assert_positive_figures(
         &report,
         &[
             "scheduler_us_per_item",
@@ -53,7 +53,7 @@ fn quick_run_passes_and_reports_every_figure() {
     for way in ["persistent scheduler", "host loop", streams_way.as_str()] {
         let whats =
             ["every item processed exactly once", "output equals the CPU model", "one graph launch per item"];
-        chapter_tests::assert_checks_held(&report, &whats.map(|what| format!("{way}: {what}")));
+        tests::assert_checks_held(&report, &whats.map(|what| format!("{way}: {what}")));
     }
     for way in ["scheduler", "host_loop", "host_loop_streams"] {
         let runs = json["data"]["runs_us_per_item"][way].as_array().expect("per-run times");
@@ -83,5 +83,5 @@ fn one_launching_thread_and_full_batches_pass_too() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(run(&Options { batch: 121, ..Options::quick() }), "batch", "batch must be");
+    tests::assert_refused(run(&Options { batch: 121, ..Options::quick() }), "batch", "batch must be");
 }

@@ -8,11 +8,11 @@ use streams_events::{run, Options};
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = Options::quick();
-    let report = chapter_tests::passed(run(&options));
+    let report = tests::passed(run(&options));
 
     let json = report.to_json();
-    let figure = |name: &str| chapter_tests::figure(&report, name);
-    chapter_tests::assert_positive_figures(
+    let figure = |name: &str| tests::figure(&report, name);
+    tests::assert_positive_figures(
         &report,
         &[
             "serialized_ms",
@@ -39,7 +39,7 @@ fn quick_run_passes_and_reports_every_figure() {
         assert!(figure(&format!("overlap_{streams}_streams")) > 0.0);
     }
     assert!(figure("rounds") >= 1.0);
-    chapter_tests::assert_checks_held(
+    tests::assert_checks_held(
         &report,
         &[
             "overlap outputs match CPU reference",
@@ -60,5 +60,5 @@ fn quick_run_passes_and_reports_every_figure() {
 #[test]
 fn invalid_options_are_an_error_not_a_panic() {
     // Refused before any CUDA call, so this needs no GPU.
-    chapter_tests::assert_refused(run(&Options { depth: 0, ..Options::quick() }), "depth", "depth");
+    tests::assert_refused(run(&Options { depth: 0, ..Options::quick() }), "depth", "depth");
 }
