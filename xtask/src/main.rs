@@ -4,6 +4,7 @@
 //! that compiles kernels, and runs those through `cargo` once the toolkit is in place.
 
 mod bindings;
+mod bundle;
 mod cargo;
 mod libclang;
 mod nccl;
@@ -26,8 +27,10 @@ tasks:
   bench [args]     Rust path vs the C++ twin on the GPU: table, CSV, PNG (`bench --help`)
   test [args]      check the bindings, then run every test (`cargo test --workspace [args]`)
   bindgen [--check]  regenerate cudart-graph-sys's bindings (or check they are current)
+  bundle [-p PACKAGE]... [--dev]  build every test, bin and example (release unless --dev) into
+                   .gpu/bundle.tar.xz for a GPU machine without Rust: `bash .gpu/run` there
 
-ch12, test and bench install the toolkit first when none is found; test and bindgen
+ch12, test, bench and bundle install the toolkit first when none is found; test and bindgen
 install libclang first when none is found (LIBCLANG_PATH, the system's, .libclang/).
 test and bench put .nccl/lib first on LD_LIBRARY_PATH when it is installed, and run with
 NCCL_NVLS_ENABLE=0 (NVLink multicast off) unless it is set.";
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         "test" => cargo::test(rest),
         "ch12" => cargo::ch12(rest),
         "bench" => cargo::bench(rest),
+        "bundle" => bundle::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())
