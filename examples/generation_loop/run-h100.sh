@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs generation_loop and then its PyTorch twin on the GPU machine, from the bundle that
-# `../shared/gpu/bundle -p generation_loop` packed into .gpu/ at the repository root (the GPU
+# `cargo xtask bundle -p generation_loop` packed into .gpu/ at the repository root (the GPU
 # machine has python3 with PyTorch but no Rust). Everything lands in $OUT (default .gpu/out):
 # weights.bin, model.json, expected.json (what the twin reads), generation.json (the example's
 # report), torch.json (the twin's figures) and the example's log.
