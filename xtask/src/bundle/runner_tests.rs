@@ -13,9 +13,13 @@ use super::pack;
 use crate::wheels::{remove_if_present, scratch_dir};
 use crate::workspace::root;
 
-/// The runner as committed.
+/// The runner as committed: found above the current folder first (cargo and `.gpu/run` start
+/// tests in their package's folder, on a machine where the build's paths may not exist), else
+/// in the workspace this was built from.
 fn runner() -> PathBuf {
-    root().join("scripts/gpu-run")
+    let cwd = std::env::current_dir().expect("a current folder");
+    let found = cwd.ancestors().map(|dir| dir.join("scripts/gpu-run")).find(|path| path.is_file());
+    found.unwrap_or_else(|| root().join("scripts/gpu-run"))
 }
 
 #[test]
