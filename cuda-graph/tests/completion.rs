@@ -25,12 +25,20 @@ impl Wake for ChannelWaker {
 
 /// Polls `completion` once (it must be pending: the GPU is still spinning), then sleeps until
 /// its waker is called (10 s at most), and polls it again: ready, with the work's status.
+///
+/// Under compute-sanitizer the first poll may already be ready: the tool had run the kernel to
+/// its end before the event completion's first query (seen under memcheck and racecheck on the
+/// H100, 2026-11-26), so only there a ready first poll ends the test with its status.
 fn pending_then_woken(completion: Completion) -> cuda_graph::Result<()> {
     let (sender, woken) = mpsc::channel();
     let waker = Waker::from(Arc::new(ChannelWaker(Mutex::new(sender))));
     let mut cx = Context::from_waker(&waker);
     let mut completion = pin!(completion);
-    assert!(completion.as_mut().poll(&mut cx).is_pending(), "the kernel spins for ~100 ms: not done yet");
+    match completion.as_mut().poll(&mut cx) {
+        Poll::Pending => {}
+        Poll::Ready(result) if gpu_test_support::under_sanitizer() => return result,
+        Poll::Ready(_) => panic!("the kernel spins for ~100 ms: not done yet"),
+    }
     woken.recv_timeout(Duration::from_secs(10)).expect("the host function wakes the task");
     match completion.as_mut().poll(&mut cx) {
         Poll::Ready(result) => result,

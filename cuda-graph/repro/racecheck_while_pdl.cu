@@ -1,0 +1,101 @@
+// Does compute-sanitizer's racecheck survive a WHILE loop whose body has a programmatic edge?
+// Plain CUDA C++, no Rust: examples/generation_loop's way (d) reduced to two kernels. Run it on
+// a GPU machine with `bash scripts/run-standalone repro-racecheck-while-pdl`, which runs each
+// variant without a sanitizer and under racecheck and prints one line each.
+//
+// Variants (argv[1]); each runs STEPS steps of a body `bump -> count` over one block of 256
+// threads, 3 launches, and checks every value and the step count:
+//   while-plain   a WHILE node, the body's edge a plain one
+//   while-pdl     a WHILE node, the body's edge programmatic (bump triggers, count waits)
+//   chain-pdl     no WHILE node: STEPS copies of the body, each a programmatic pair, in one graph
+// Exit status 0 and PASS when every value is right, 1 and FAIL when not, 2 on a CUDA error.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cuda_runtime.h>
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s -> %s\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_)); exit(2);} } while (0)
+#include "../../bench/profile/while_graph.h"
+
+constexpr unsigned STEPS = 64;
+constexpr unsigned THREADS = 256;
+
+// x[i] += 1, then lets the next kernel start.
+__global__ void bump(unsigned* x) {
+  cudaGridDependencySynchronize();
+  x[threadIdx.x] += 1u;
+  cudaTriggerProgrammaticLaunchCompletion();
+}
+
+// Waits for bump's writes, counts the step, ends the loop after STEPS (when there is one).
+__global__ void count(cudaGraphConditionalHandle loop, const unsigned* x, unsigned* steps, unsigned* wrong) {
+  cudaGridDependencySynchronize();
+  const unsigned step = *steps + 1;
+  if (x[threadIdx.x] != step) atomicAdd(wrong, 1u);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    *steps = step;
+    if (loop != 0 && step >= STEPS) cudaGraphSetConditional(loop, 0);
+  }
+}
+
+// Adds bump -> count to `graph` after `after` (if any), the edge programmatic when asked.
+static cudaGraphNode_t add_pair(cudaGraph_t graph, cudaGraphNode_t after, bool programmatic, void** bump_args,
+                                void** count_args) {
+  cudaGraphNode_t b = add_body_kernel(graph, (void*)bump, THREADS, bump_args);
+  cudaGraphNode_t c = add_body_kernel(graph, (void*)count, THREADS, count_args);
+  cudaGraphEdgeData edge = {};
+  if (programmatic) {
+    edge.from_port = cudaGraphKernelNodePortProgrammatic;
+    edge.type = cudaGraphDependencyTypeProgrammatic;
+  }
+  CK(cudaGraphAddDependencies(graph, &b, &c, &edge, 1));
+  if (after != nullptr) CK(cudaGraphAddDependencies(graph, &after, &b, nullptr, 1));
+  return c;
+}
+
+int main(int argc, char** argv) {
+  const char* variant = argc > 1 ? argv[1] : "";
+  const bool in_while = !strcmp(variant, "while-plain") || !strcmp(variant, "while-pdl");
+  const bool programmatic = !strcmp(variant, "while-pdl") || !strcmp(variant, "chain-pdl");
+  if (!in_while && strcmp(variant, "chain-pdl")) {
+    fprintf(stderr, "usage: racecheck_while_pdl while-plain|while-pdl|chain-pdl\n");
+    return 2;
+  }
+  unsigned *x, *steps, *wrong;
+  CK(cudaMalloc(&x, THREADS * sizeof(unsigned))); CK(cudaMalloc(&steps, 4)); CK(cudaMalloc(&wrong, 4));
+  cudaGraph_t graph;
+  cudaGraphConditionalHandle handle = 0;
+  void* bump_args[] = {&x};
+  void* count_args[] = {&handle, &x, &steps, &wrong};
+  if (in_while) {
+    WhileGraph loop = make_while_graph();
+    graph = loop.graph;
+    handle = loop.handle;
+    add_pair(loop.body, nullptr, programmatic, bump_args, count_args);
+  } else {
+    CK(cudaGraphCreate(&graph, 0));
+    cudaGraphNode_t last = nullptr;
+    for (unsigned s = 0; s < STEPS; ++s) last = add_pair(graph, last, programmatic, bump_args, count_args);
+  }
+  cudaGraphExec_t exec; CK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaStream_t stream; CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  bool ok = true;
+  for (int launch = 0; launch < 3; ++launch) {
+    CK(cudaMemsetAsync(x, 0, THREADS * sizeof(unsigned), stream));
+    CK(cudaMemsetAsync(steps, 0, 4, stream)); CK(cudaMemsetAsync(wrong, 0, 4, stream));
+    CK(cudaGraphLaunch(exec, stream)); CK(cudaStreamSynchronize(stream));
+    unsigned got_steps, got_wrong; std::vector<unsigned> got(THREADS);
+    CK(cudaMemcpy(&got_steps, steps, 4, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(&got_wrong, wrong, 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(got.data(), x, THREADS * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    unsigned bad = 0; for (unsigned v : got) bad += v != STEPS;
+    if (got_steps != STEPS || got_wrong != 0 || bad != 0) {
+      printf("launch %d: %u steps, %u stale reads, %u wrong values\n", launch, got_steps, got_wrong, bad);
+      ok = false;
+    }
+  }
+  CK(cudaGraphExecDestroy(exec)); CK(cudaGraphDestroy(graph)); CK(cudaStreamDestroy(stream));
+  CK(cudaFree(x)); CK(cudaFree(steps)); CK(cudaFree(wrong));
+  printf("%s\n", ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}
