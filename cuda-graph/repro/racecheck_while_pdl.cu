@@ -1,4 +1,5 @@
-// Does compute-sanitizer's racecheck survive a WHILE loop whose body has a programmatic edge?
+// Does compute-sanitizer's racecheck survive a WHILE loop whose body has a programmatic edge,
+// or the same kernels on a stream?
 // Plain CUDA C++, no Rust: examples/generation_loop's way (d) reduced to two kernels. Run it on
 // a GPU machine with `bash scripts/run-standalone repro-racecheck-while-pdl`, which runs each
 // variant without a sanitizer and under racecheck and prints one line each.
@@ -8,6 +9,8 @@
 //   while-plain   a WHILE node, the body's edge a plain one
 //   while-pdl     a WHILE node, the body's edge programmatic (bump triggers, count waits)
 //   chain-pdl     no WHILE node: STEPS copies of the body, each a programmatic pair, in one graph
+//   stream        no graph: STEPS pairs launched on a stream (the kernels' dependency calls no-ops)
+//   stream-pdl    no graph: the same, each count launched with programmatic stream serialization
 // Exit status 0 and PASS when every value is right, 1 and FAIL when not, 2 on a CUDA error.
 #include <cstdio>
 #include <cstdlib>
@@ -57,14 +60,15 @@ static cudaGraphNode_t add_pair(cudaGraph_t graph, cudaGraphNode_t after, bool p
 int main(int argc, char** argv) {
   const char* variant = argc > 1 ? argv[1] : "";
   const bool in_while = !strcmp(variant, "while-plain") || !strcmp(variant, "while-pdl");
-  const bool programmatic = !strcmp(variant, "while-pdl") || !strcmp(variant, "chain-pdl");
-  if (!in_while && strcmp(variant, "chain-pdl")) {
-    fprintf(stderr, "usage: racecheck_while_pdl while-plain|while-pdl|chain-pdl\n");
+  const bool on_stream = !strcmp(variant, "stream") || !strcmp(variant, "stream-pdl");
+  const bool programmatic = !strcmp(variant, "while-pdl") || !strcmp(variant, "chain-pdl") || !strcmp(variant, "stream-pdl");
+  if (!in_while && !on_stream && strcmp(variant, "chain-pdl")) {
+    fprintf(stderr, "usage: racecheck_while_pdl while-plain|while-pdl|chain-pdl|stream|stream-pdl\n");
     return 2;
   }
   unsigned *x, *steps, *wrong;
   CK(cudaMalloc(&x, THREADS * sizeof(unsigned))); CK(cudaMalloc(&steps, 4)); CK(cudaMalloc(&wrong, 4));
-  cudaGraph_t graph;
+  cudaGraph_t graph = nullptr;
   cudaGraphConditionalHandle handle = 0;
   void* bump_args[] = {&x};
   void* count_args[] = {&handle, &x, &steps, &wrong};
@@ -73,18 +77,34 @@ int main(int argc, char** argv) {
     graph = loop.graph;
     handle = loop.handle;
     add_pair(loop.body, nullptr, programmatic, bump_args, count_args);
-  } else {
+  } else if (!on_stream) {
     CK(cudaGraphCreate(&graph, 0));
     cudaGraphNode_t last = nullptr;
     for (unsigned s = 0; s < STEPS; ++s) last = add_pair(graph, last, programmatic, bump_args, count_args);
   }
-  cudaGraphExec_t exec; CK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaGraphExec_t exec = nullptr;
+  if (graph != nullptr) CK(cudaGraphInstantiate(&exec, graph, 0));
   cudaStream_t stream; CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaLaunchAttribute serialize = {};
+  serialize.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  serialize.val.programmaticStreamSerializationAllowed = programmatic ? 1 : 0;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(1); config.blockDim = dim3(THREADS); config.stream = stream;
+  config.attrs = &serialize; config.numAttrs = 1;
   bool ok = true;
   for (int launch = 0; launch < 3; ++launch) {
     CK(cudaMemsetAsync(x, 0, THREADS * sizeof(unsigned), stream));
     CK(cudaMemsetAsync(steps, 0, 4, stream)); CK(cudaMemsetAsync(wrong, 0, 4, stream));
-    CK(cudaGraphLaunch(exec, stream)); CK(cudaStreamSynchronize(stream));
+    if (on_stream) {
+      for (unsigned step = 0; step < STEPS; ++step) {
+        bump<<<1, THREADS, 0, stream>>>(x);
+        CK(cudaGetLastError());
+        CK(cudaLaunchKernelEx(&config, count, handle, (const unsigned*)x, steps, wrong));
+      }
+    } else {
+      CK(cudaGraphLaunch(exec, stream));
+    }
+    CK(cudaStreamSynchronize(stream));
     unsigned got_steps, got_wrong; std::vector<unsigned> got(THREADS);
     CK(cudaMemcpy(&got_steps, steps, 4, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(&got_wrong, wrong, 4, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(got.data(), x, THREADS * sizeof(unsigned), cudaMemcpyDeviceToHost));
@@ -94,7 +114,8 @@ int main(int argc, char** argv) {
       ok = false;
     }
   }
-  CK(cudaGraphExecDestroy(exec)); CK(cudaGraphDestroy(graph)); CK(cudaStreamDestroy(stream));
+  if (exec != nullptr) { CK(cudaGraphExecDestroy(exec)); CK(cudaGraphDestroy(graph)); }
+  CK(cudaStreamDestroy(stream));
   CK(cudaFree(x)); CK(cudaFree(steps)); CK(cudaFree(wrong));
   printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
