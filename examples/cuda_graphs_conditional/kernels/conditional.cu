@@ -9,8 +9,8 @@
 //   of the current input; the bodies run cgc_mark, which records in trace[cursor] and in
 //   counters[] which body ran; cgc_advance moves to the next input once every node is done.
 // - relaxation (WHILE): one damped Jacobi sweep of a small tridiagonal system per step, in one
-//   block; thread 0 counts the step, stores the residual (the largest change of any value) and
-//   decides whether to go on. cgc_relax_while sets the WHILE node's condition with it;
+//   block; the block decides whether to go on, thread 0 counts the step and, in the last
+//   sweep, stores the residual (the largest change of any value). cgc_relax_while sets the WHILE node's condition with it;
 //   cgc_relax_host also writes it where a host loop looks: back into the state, which the
 //   host copies back, or into mapped host memory, which the host reads in place. The arithmetic
 //   is the CPU model's (src/relax.rs), operation for operation (explicit _rn intrinsics: no FMA
@@ -69,59 +69,57 @@ static __device__ __forceinline__ uint32_t cgc_warp_max_bits(uint32_t bits) {
 #endif
 }
 
-// One sweep x[i] <- ((b[i] + x[i-1]) + x[i+1]) * w with x[-1] = x[n] = 0, in place (the old
-// values are read into shared memory first). state[0] counts steps, state[1] holds the
-// residual's bits, state[2] whether to go on: residual > tol and steps < max_steps. Returns
-// that decision in thread 0 (0 elsewhere). One block of blockDim.x >= n threads, a multiple
-// of 32; n <= CGC_MAX_N.
+// One sweep x[i] <- ((b[i] + x[i-1]) + x[i+1]) * w with x[-1] = x[n] = 0, in place. state[0]
+// counts steps, state[2] holds whether to go on (residual > tol and steps < max_steps) and,
+// written by the last sweep only, state[1] the residual's bits (the largest change of any
+// value in that sweep). Returns the decision in thread 0 (0 elsewhere). One block of
+// blockDim.x >= n threads, a multiple of 32; n <= CGC_MAX_N.
+//
+// A step of the WHILE loop is a few microseconds, so the sweep keeps its critical path to one
+// global round trip and one barrier: every thread loads its value, both neighbours, its
+// right-hand side and the step count at once (their latencies overlap), and one
+// __syncthreads_or both orders every read before any write (the update is in place) and
+// answers "did any value change by more than tol", which is "residual > tol" (the residual is
+// the largest change). Only the last sweep, where the block agrees to stop, pays for the max
+// reduction that gives the residual itself.
 static __device__ uint32_t cgc_relax_sweep(float* x, const float* b, uint32_t n, float w, float tol,
                                            uint32_t max_steps, uint32_t* state) {
-    __shared__ float s_x[CGC_MAX_N + 2];
     __shared__ uint32_t s_max[32];
     const uint32_t i = threadIdx.x;
-    // Every global load this sweep needs is issued here, before the first barrier, so their
-    // latencies overlap instead of adding up (b[i] and the step count do not depend on the
-    // exchange through shared memory). A step is a few microseconds; each global round trip
-    // saved is a visible part of it.
-    float b_i = 0.0f;
-    uint32_t steps_before = 0;
-    if (i < n) {
-        s_x[i + 1] = x[i];
-        b_i = b[i];
-    }
-    if (i == 0) {
-        s_x[0] = 0.0f;
-        s_x[n + 1] = 0.0f;
-        steps_before = state[0];
-    }
-    __syncthreads();
+    const bool mine = i < n;
+    const float left = (mine && i > 0) ? x[i - 1] : 0.0f;
+    const float old = mine ? x[i] : 0.0f;
+    const float right = (i + 1 < n) ? x[i + 1] : 0.0f;
+    const float b_i = mine ? b[i] : 0.0f;
+    const uint32_t steps = state[0] + 1u;
 
     // |next - old| >= 0, never NaN: with the diagonal above 2 (the options' rule) the sweep
     // contracts, so every value stays finite.
-    uint32_t change_bits = 0;
-    if (i < n) {
-        const float next = __fmul_rn(__fadd_rn(__fadd_rn(b_i, s_x[i]), s_x[i + 2]), w);
-        change_bits = __float_as_uint(fabsf(__fsub_rn(next, s_x[i + 1])));
+    const float next = __fmul_rn(__fadd_rn(__fadd_rn(b_i, left), right), w);
+    const float change = mine ? fabsf(__fsub_rn(next, old)) : 0.0f;
+    const bool above_tol = __syncthreads_or(change > tol) != 0;
+    const uint32_t go_on = (above_tol && steps < max_steps) ? 1u : 0u;  // the same in every thread
+    if (mine) {
         x[i] = next;
     }
-    change_bits = cgc_warp_max_bits(change_bits);
-    if ((i & 31u) == 0) {
-        s_max[i >> 5] = change_bits;
+    if (i == 0) {
+        state[0] = steps;
+        state[2] = go_on;
     }
-    __syncthreads();
-
-    uint32_t go_on = 0;
-    if (i < 32) {
-        const float residual = __uint_as_float(cgc_warp_max_bits(i < (blockDim.x >> 5) ? s_max[i] : 0u));
-        if (i == 0) {
-            const uint32_t steps = steps_before + 1u;
-            go_on = (residual > tol && steps < max_steps) ? 1u : 0u;
-            state[0] = steps;
-            state[1] = __float_as_uint(residual);
-            state[2] = go_on;
+    if (go_on == 0) {
+        const uint32_t warp_max = cgc_warp_max_bits(__float_as_uint(change));
+        if ((i & 31u) == 0) {
+            s_max[i >> 5] = warp_max;
+        }
+        __syncthreads();
+        if (i < 32) {
+            const uint32_t residual_bits = cgc_warp_max_bits(i < (blockDim.x >> 5) ? s_max[i] : 0u);
+            if (i == 0) {
+                state[1] = residual_bits;
+            }
         }
     }
-    return go_on;
+    return i == 0 ? go_on : 0u;
 }
 
 // The WHILE body: one sweep, then thread 0 stops the loop when it is done. The handle's
