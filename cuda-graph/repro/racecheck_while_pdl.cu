@@ -1,5 +1,5 @@
-// Does compute-sanitizer's racecheck survive a WHILE loop whose body has a programmatic edge,
-// or the same kernels on a stream?
+// Does compute-sanitizer's racecheck survive a WHILE loop whose body has a programmatic edge or
+// shared-memory atomics, or the same kernels on a stream? (Output: racecheck_while_pdl.h100.txt)
 // Plain CUDA C++, no Rust: examples/generation_loop's way (d) reduced to two kernels. Run it on
 // a GPU machine with `bash scripts/run-standalone repro-racecheck-while-pdl`, which runs each
 // variant without a sanitizer and under racecheck and prints one line each.
@@ -11,6 +11,10 @@
 //   chain-pdl     no WHILE node: STEPS copies of the body, each a programmatic pair, in one graph
 //   stream        no graph: STEPS pairs launched on a stream (the kernels' dependency calls no-ops)
 //   stream-pdl    no graph: the same, each count launched with programmatic stream serialization
+//   while-smem, while-smem-atomic, stream-smem-atomic
+//                 as while-plain and stream, with count_smem for count: it exchanges the values
+//                 through shared memory behind a barrier and, in the -atomic variants, counts
+//                 stale reads with a shared-memory atomicAdd (as generation_loop's gl_pick does)
 // Exit status 0 and PASS when every value is right, 1 and FAIL when not, 2 on a CUDA error.
 #include <cstdio>
 #include <cstdlib>
@@ -42,11 +46,39 @@ __global__ void count(cudaGraphConditionalHandle loop, const unsigned* x, unsign
   }
 }
 
+// count with shared memory: each thread checks its neighbour's value through a shared array;
+// with `atomics`, stale reads are counted by a shared-memory atomicAdd, else by a barrier's OR.
+__global__ void count_smem(cudaGraphConditionalHandle loop, const unsigned* x, unsigned* steps, unsigned* wrong,
+                           int atomics) {
+  __shared__ unsigned s_x[THREADS];
+  __shared__ unsigned s_stale;
+  if (threadIdx.x == 0) s_stale = 0;
+  s_x[threadIdx.x] = x[threadIdx.x];
+  const unsigned step = *steps + 1;
+  __syncthreads();
+  const bool stale = s_x[(threadIdx.x + 1) % THREADS] != step;
+  unsigned any_stale;
+  if (atomics) {
+    if (stale) atomicAdd(&s_stale, 1u);
+    __syncthreads();
+    any_stale = s_stale;
+  } else {
+    any_stale = __syncthreads_or(stale);
+  }
+  if (threadIdx.x == 0) {
+    if (any_stale) atomicAdd(wrong, 1u);
+    *steps = step;
+    if (loop != 0 && step >= STEPS) cudaGraphSetConditional(loop, 0);
+  }
+}
+
+static int smem_mode = 0;  // 0: count; 1: count_smem; 2: count_smem with atomics
+
 // Adds bump -> count to `graph` after `after` (if any), the edge programmatic when asked.
 static cudaGraphNode_t add_pair(cudaGraph_t graph, cudaGraphNode_t after, bool programmatic, void** bump_args,
                                 void** count_args) {
   cudaGraphNode_t b = add_body_kernel(graph, (void*)bump, THREADS, bump_args);
-  cudaGraphNode_t c = add_body_kernel(graph, (void*)count, THREADS, count_args);
+  cudaGraphNode_t c = add_body_kernel(graph, smem_mode ? (void*)count_smem : (void*)count, THREADS, count_args);
   cudaGraphEdgeData edge = {};
   if (programmatic) {
     edge.from_port = cudaGraphKernelNodePortProgrammatic;
@@ -59,11 +91,13 @@ static cudaGraphNode_t add_pair(cudaGraph_t graph, cudaGraphNode_t after, bool p
 
 int main(int argc, char** argv) {
   const char* variant = argc > 1 ? argv[1] : "";
-  const bool in_while = !strcmp(variant, "while-plain") || !strcmp(variant, "while-pdl");
-  const bool on_stream = !strcmp(variant, "stream") || !strcmp(variant, "stream-pdl");
+  smem_mode = !strcmp(variant, "while-smem") ? 1 : !strcmp(variant, "while-smem-atomic") || !strcmp(variant, "stream-smem-atomic") ? 2 : 0;
+  const bool in_while = !strcmp(variant, "while-plain") || !strcmp(variant, "while-pdl") || !strncmp(variant, "while-smem", 10);
+  const bool on_stream = !strcmp(variant, "stream") || !strcmp(variant, "stream-pdl") || !strcmp(variant, "stream-smem-atomic");
   const bool programmatic = !strcmp(variant, "while-pdl") || !strcmp(variant, "chain-pdl") || !strcmp(variant, "stream-pdl");
   if (!in_while && !on_stream && strcmp(variant, "chain-pdl")) {
-    fprintf(stderr, "usage: racecheck_while_pdl while-plain|while-pdl|chain-pdl|stream|stream-pdl\n");
+    fprintf(stderr, "usage: racecheck_while_pdl while-plain|while-pdl|chain-pdl|stream|stream-pdl|while-smem|"
+                    "while-smem-atomic|stream-smem-atomic\n");
     return 2;
   }
   unsigned *x, *steps, *wrong;
@@ -71,7 +105,8 @@ int main(int argc, char** argv) {
   cudaGraph_t graph = nullptr;
   cudaGraphConditionalHandle handle = 0;
   void* bump_args[] = {&x};
-  void* count_args[] = {&handle, &x, &steps, &wrong};
+  int atomics = smem_mode == 2;
+  void* count_args[] = {&handle, &x, &steps, &wrong, &atomics};
   if (in_while) {
     WhileGraph loop = make_while_graph();
     graph = loop.graph;
@@ -99,7 +134,12 @@ int main(int argc, char** argv) {
       for (unsigned step = 0; step < STEPS; ++step) {
         bump<<<1, THREADS, 0, stream>>>(x);
         CK(cudaGetLastError());
-        CK(cudaLaunchKernelEx(&config, count, handle, (const unsigned*)x, steps, wrong));
+        if (smem_mode) {
+          count_smem<<<1, THREADS, 0, stream>>>(handle, x, steps, wrong, atomics);
+          CK(cudaGetLastError());
+        } else {
+          CK(cudaLaunchKernelEx(&config, count, handle, (const unsigned*)x, steps, wrong));
+        }
       }
     } else {
       CK(cudaGraphLaunch(exec, stream));

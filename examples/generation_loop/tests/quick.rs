@@ -12,7 +12,8 @@ fn quick_run_matches_the_reference_every_way_and_writes_its_outputs() {
     if gpu_test_support::sanitizer_tool().as_deref() == Some("racecheck") {
         // racecheck's process dies with SIGSEGV on a thread of the tool's own
         // (libsanitizer-collection.so), 0 hazards reported, even at --batches 1 --max-len 2;
-        // memcheck, synccheck and initcheck run this test (RELIABILITY.md, "Sanitizers").
+        // memcheck, synccheck and initcheck run this test, and tests/each_way.rs runs the
+        // same kernels under racecheck through the host-driven ways (RELIABILITY.md, "Sanitizers").
         eprintln!("skipped under racecheck: the tool's process dies on this program (RELIABILITY.md)");
         return;
     }
