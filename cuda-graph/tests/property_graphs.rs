@@ -1,7 +1,8 @@
-//! Property tests on the GPU: random DAGs of kernel, memcpy, memset and conditional (IF)
-//! nodes, built through the safe API and run, leave the same buffer contents as a CPU model
-//! of the same DAG; and updating an exec to a random graph of the same shape leaves what the
-//! model of the new graph says. `PROPTEST_CASES` sets the number of cases (default 500).
+//! Property tests on the GPU: random DAGs of kernel, memcpy and memset nodes, each run always
+//! or inside a conditional node (IF, one body of a SWITCH, or a WHILE loop of 0 to 3 runs),
+//! built through the safe API and run, leave the same buffer contents as a CPU model of the
+//! same DAG; and updating an exec to a random graph of the same shape leaves what the model of
+//! the new graph says. `PROPTEST_CASES` sets the number of cases (default 500).
 //!
 //! Nodes that touch the same buffer are always ordered by an edge (each node depends on the
 //! last node that touched any buffer it touches, plus random earlier nodes), so the result is
@@ -16,10 +17,14 @@ use gpu_test_support::require_gpu;
 use graph_support::stream;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use test_kernels::{add_scalar, fill_pattern, pattern, scale_add_index, set_condition_from};
+use test_kernels::{add_scalar, fill_pattern, pattern, scale_add_index, set_condition_from, while_step};
 
 const BUFFERS: usize = 3;
 const N: u32 = 777;
+/// Bodies of a SWITCH node; a value of this or more runs none.
+const SWITCH_CASES: usize = 3;
+/// The most nodes of a DAG (one WHILE counter each).
+const MAX_NODES: usize = 15;
 
 /// One operation on the buffers.
 #[derive(Debug, Clone, Copy)]
@@ -31,12 +36,47 @@ enum Op {
     Copy { dst: usize, src: usize },
 }
 
-/// A node: an operation, run unconditionally or inside an IF whose condition is either the
-/// handle's default or set by a kernel reading a 0/1 flag from device memory.
+/// How a node's operation runs. A condition comes from the handle's default or, `by_kernel`,
+/// from a kernel that reads it from device memory before the conditional node.
+#[derive(Debug, Clone, Copy)]
+enum Runs {
+    Always,
+    /// Inside an IF whose condition is `runs`.
+    If {
+        runs: bool,
+        by_kernel: bool,
+    },
+    /// In body `slot` of a SWITCH of `SWITCH_CASES` bodies (the others empty) whose value is
+    /// `value`: it runs when they are equal.
+    Switch {
+        slot: usize,
+        value: u32,
+        by_kernel: bool,
+    },
+    /// In a WHILE body with `while_step`, which ends the loop after `times` runs (0: the
+    /// handle's default is 0 and the body never runs).
+    While {
+        times: u32,
+    },
+}
+
+impl Runs {
+    /// How many times the operation runs in one launch.
+    fn times(self) -> u32 {
+        match self {
+            Runs::Always => 1,
+            Runs::If { runs, .. } => u32::from(runs),
+            Runs::Switch { slot, value, .. } => u32::from(value as usize == slot),
+            Runs::While { times } => times,
+        }
+    }
+}
+
+/// A node: an operation, how it runs, and random extra dependencies on earlier nodes.
 #[derive(Debug, Clone)]
 struct NodeSpec {
     op: Op,
-    condition: Option<(bool, bool)>, // (runs?, set by a kernel rather than by the default?)
+    runs: Runs,
     extra_deps: Vec<prop::sample::Index>,
 }
 
@@ -53,17 +93,23 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+fn runs() -> impl Strategy<Value = Runs> {
+    prop_oneof![
+        6 => Just(Runs::Always),
+        2 => (any::<bool>(), any::<bool>()).prop_map(|(runs, by_kernel)| Runs::If { runs, by_kernel }),
+        1 => (0..SWITCH_CASES, 0..=SWITCH_CASES as u32, any::<bool>())
+            .prop_map(|(slot, value, by_kernel)| Runs::Switch { slot, value, by_kernel }),
+        1 => (0u32..4).prop_map(|times| Runs::While { times }),
+    ]
+}
+
 fn node() -> impl Strategy<Value = NodeSpec> {
-    (
-        op(),
-        prop::option::weighted(0.3, (any::<bool>(), any::<bool>())),
-        prop::collection::vec(any::<prop::sample::Index>(), 0..3),
-    )
-        .prop_map(|(op, condition, extra_deps)| NodeSpec { op, condition, extra_deps })
+    (op(), runs(), prop::collection::vec(any::<prop::sample::Index>(), 0..3))
+        .prop_map(|(op, runs, extra_deps)| NodeSpec { op, runs, extra_deps })
 }
 
 fn dag() -> impl Strategy<Value = Vec<NodeSpec>> {
-    prop::collection::vec(node(), 1..16)
+    prop::collection::vec(node(), 1..=MAX_NODES)
 }
 
 fn touched(op: Op) -> Vec<usize> {
@@ -76,39 +122,50 @@ fn touched(op: Op) -> Vec<usize> {
     }
 }
 
-/// The CPU model: the nodes applied in order, skipping IF bodies whose condition is false.
+/// The CPU model: the nodes applied in order, each as many times as its condition runs it.
 fn model(nodes: &[NodeSpec], start: &[Vec<u32>]) -> Vec<Vec<u32>> {
     let mut bufs = start.to_vec();
     for node in nodes {
-        if node.condition.is_some_and(|(runs, _)| !runs) {
-            continue;
-        }
-        match node.op {
-            Op::Fill { buf, seed } => {
-                bufs[buf].iter_mut().enumerate().for_each(|(i, v)| *v = pattern(i as u32, seed))
-            }
-            Op::Add { buf, value } => bufs[buf].iter_mut().for_each(|v| *v = v.wrapping_add(value)),
-            Op::ScaleAddIndex { buf, scale } => bufs[buf]
-                .iter_mut()
-                .enumerate()
-                .for_each(|(i, v)| *v = v.wrapping_mul(scale).wrapping_add(i as u32)),
-            Op::Memset { buf, value } => bufs[buf].iter_mut().for_each(|v| *v = value),
-            Op::Copy { dst, src } => bufs[dst] = bufs[src].clone(),
+        for _ in 0..node.runs.times() {
+            apply(node.op, &mut bufs);
         }
     }
     bufs
 }
 
-/// Device memory for one case: the buffers and the 0/1 flags conditions are read from.
+/// One operation on the model's buffers.
+fn apply(op: Op, bufs: &mut [Vec<u32>]) {
+    match op {
+        Op::Fill { buf, seed } => {
+            bufs[buf].iter_mut().enumerate().for_each(|(i, v)| *v = pattern(i as u32, seed))
+        }
+        Op::Add { buf, value } => bufs[buf].iter_mut().for_each(|v| *v = v.wrapping_add(value)),
+        Op::ScaleAddIndex { buf, scale } => bufs[buf]
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v = v.wrapping_mul(scale).wrapping_add(i as u32)),
+        Op::Memset { buf, value } => bufs[buf].iter_mut().for_each(|v| *v = value),
+        Op::Copy { dst, src } => bufs[dst] = bufs[src].clone(),
+    }
+}
+
+/// Device memory for one case: the buffers, the values conditions are read from (`values[v]`
+/// holds v), and one WHILE step counter per node.
 struct Buffers {
     data: Vec<DeviceBuffer<u32>>,
-    flags: DeviceBuffer<u32>,
+    values: DeviceBuffer<u32>,
+    counters: DeviceBuffer<u32>,
 }
 
 impl Buffers {
     fn new(start: &[Vec<u32>]) -> Result<Buffers, CudaError> {
         let data = start.iter().map(|b| DeviceBuffer::from_slice(b)).collect::<Result<_, _>>()?;
-        Ok(Buffers { data, flags: DeviceBuffer::from_slice(&[0, 1])? })
+        let values: Vec<u32> = (0..=SWITCH_CASES as u32).collect();
+        Ok(Buffers {
+            data,
+            values: DeviceBuffer::from_slice(&values)?,
+            counters: DeviceBuffer::zeroed(MAX_NODES)?,
+        })
     }
 
     fn reset(&mut self, start: &[Vec<u32>]) -> Result<(), CudaError> {
@@ -152,33 +209,61 @@ fn build(nodes: &[NodeSpec], bufs: &Buffers) -> Result<Graph, CudaError> {
         }
         dep_indices.sort_unstable();
         dep_indices.dedup();
-        let mut deps: Vec<NodeRef> = dep_indices.iter().map(|&i| added[i]).collect();
-        let node = match spec.condition {
-            None => add_op(&graph, spec.op, bufs, &deps)?,
-            Some((runs, by_kernel)) => {
-                let handle = graph.conditional_handle(if by_kernel { None } else { Some(runs as u32) })?;
-                if by_kernel {
-                    let flag = bufs.flags.ptr().offset(runs as usize)?;
-                    let set = graph.add_kernel(
-                        set_condition_from(),
-                        LaunchConfig::new(1, 1),
-                        (handle, flag),
-                        &[],
-                    )?;
-                    deps.push(set.as_node());
-                }
-                let dep_refs: Vec<&dyn AsNode> = deps.iter().map(|d| d as _).collect();
-                let (conditional, body) = graph.add_if(&handle, &dep_refs)?;
-                add_op(&body, spec.op, bufs, &[])?;
-                conditional.as_node()
-            }
-        };
+        let deps: Vec<NodeRef> = dep_indices.iter().map(|&i| added[i]).collect();
+        let node = add_node(&graph, spec, added.len(), bufs, &deps)?;
         for b in touched(spec.op) {
             last_toucher[b] = Some(added.len());
         }
         added.push(node);
     }
     Ok(graph)
+}
+
+/// Adds `spec` as node number `index` after `deps`: the operation itself, or the conditional
+/// node around it (with the kernel that sets its condition, or the reset of its WHILE counter,
+/// before it).
+fn add_node(
+    graph: &Graph, spec: &NodeSpec, index: usize, bufs: &Buffers, deps: &[NodeRef],
+) -> Result<NodeRef, CudaError> {
+    let mut deps = deps.to_vec();
+    let (default, by_kernel) = match spec.runs {
+        Runs::Always => return add_op(graph, spec.op, bufs, &deps),
+        Runs::If { runs, by_kernel } => (u32::from(runs), by_kernel),
+        Runs::Switch { value, by_kernel, .. } => (value, by_kernel),
+        Runs::While { times } => (u32::from(times > 0), false),
+    };
+    let handle = graph.conditional_handle(if by_kernel { None } else { Some(default) })?;
+    if by_kernel {
+        let value = bufs.values.ptr().offset(default as usize)?;
+        let set = graph.add_kernel(set_condition_from(), LaunchConfig::new(1, 1), (handle, value), &[])?;
+        deps.push(set.as_node());
+    }
+    let counter = bufs.counters.ptr().offset(index)?;
+    if let Runs::While { .. } = spec.runs {
+        let dep_refs: Vec<&dyn AsNode> = deps.iter().map(|d| d as _).collect();
+        deps = vec![graph.add_memset(&counter, 0, 1, &dep_refs)?.as_node()];
+    }
+    let dep_refs: Vec<&dyn AsNode> = deps.iter().map(|d| d as _).collect();
+    let conditional = match spec.runs {
+        Runs::Always => unreachable!("returned above"),
+        Runs::If { .. } => {
+            let (conditional, body) = graph.add_if(&handle, &dep_refs)?;
+            add_op(&body, spec.op, bufs, &[])?;
+            conditional
+        }
+        Runs::Switch { slot, .. } => {
+            let (conditional, bodies) = graph.add_switch(&handle, SWITCH_CASES, &dep_refs)?;
+            add_op(&bodies[slot], spec.op, bufs, &[])?;
+            conditional
+        }
+        Runs::While { times } => {
+            let (conditional, body) = graph.add_while(&handle, &dep_refs)?;
+            let op = add_op(&body, spec.op, bufs, &[])?;
+            body.add_kernel(while_step(), LaunchConfig::new(1, 1), (handle, counter, times), &[&op])?;
+            conditional
+        }
+    };
+    Ok(conditional.as_node())
 }
 
 fn start_values(seed: u32) -> Vec<Vec<u32>> {
@@ -230,7 +315,7 @@ fn reparameterized(nodes: &[NodeSpec], values: &[u32]) -> Vec<NodeSpec> {
                 Op::Memset { buf, .. } => Op::Memset { buf, value: v },
                 copy @ Op::Copy { .. } => copy,
             };
-            NodeSpec { op, condition: None, ..spec.clone() }
+            NodeSpec { op, runs: Runs::Always, ..spec.clone() }
         })
         .collect()
 }
