@@ -338,3 +338,81 @@ fn a_handle_set_from_a_body_two_levels_down_still_drives_its_loop() {
         Ok(())
     });
 }
+
+/// Handles made in which order, and one more that no conditional node tests.
+#[derive(Clone, Copy)]
+enum Handles {
+    WhileFirst,
+    IfFirst,
+    WhileFirstAndUntested,
+}
+
+/// A WHILE counting `steps` up to `limit`, then an IF whose kernel sets its condition from
+/// `flag` (1) and whose body counts in `counters[0]`. With `WhileFirstAndUntested`, that kernel
+/// sets a third handle instead, which no conditional node tests.
+fn while_then_if(
+    steps: &DeviceBuffer<u32>, flag: &DeviceBuffer<u32>, counters: &DeviceBuffer<u32>, limit: u32,
+    handles: Handles,
+) -> Result<Graph, CudaError> {
+    let graph = Graph::new()?;
+    let (for_while, for_if) = match handles {
+        Handles::IfFirst => {
+            let for_if = graph.conditional_handle(None)?;
+            (graph.conditional_handle(Some(1))?, for_if)
+        }
+        _ => {
+            let for_while = graph.conditional_handle(Some(1))?;
+            (for_while, graph.conditional_handle(None)?)
+        }
+    };
+    let set_by_kernel = match handles {
+        Handles::WhileFirstAndUntested => graph.conditional_handle(Some(0))?,
+        _ => for_if,
+    };
+    let reset = graph.add_memset(&steps.ptr(), 0u32, 1, &[])?;
+    let (while_node, body) = graph.add_while(&for_while, &[&reset])?;
+    body.add_kernel(while_step(), one(), (for_while, steps.ptr(), limit), &[])?;
+    let set = graph.add_kernel(set_condition_from(), one(), (set_by_kernel, flag.ptr()), &[&while_node])?;
+    let (_, if_body) = graph.add_if(&for_if, &[&set])?;
+    if_body.add_kernel(increment_counter(), one(), (counters.ptr(), 0), &[])?;
+    Ok(graph)
+}
+
+/// Found 2026-11-26: `cudaGraphExecUpdate` takes a graph with a handle that no conditional node
+/// tests (which CUDA will not instantiate), and the updated exec's kernel then set that handle,
+/// one the exec does not have. `update` refuses such a graph before CUDA is called. A graph
+/// rebuilt the same way updates the exec; CUDA refuses one whose conditional nodes test other
+/// handles; after either refusal the exec runs as before.
+#[test]
+fn whole_graph_updates_of_an_exec_with_conditional_nodes() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let (steps, counters) = (DeviceBuffer::<u32>::zeroed(1)?, DeviceBuffer::<u32>::zeroed(1)?);
+        let flag = DeviceBuffer::from_slice(&[1u32])?;
+        let build = |limit, handles| while_then_if(&steps, &flag, &counters, limit, handles);
+        let launch = |exec: &cuda_graph::graph::GraphExec<HostLaunch>| -> Result<(u32, u32), CudaError> {
+            exec.launch(&stream)?;
+            stream.synchronize()?;
+            Ok((steps.to_vec()?[0], counters.to_vec()?[0]))
+        };
+        let mut exec = build(3, Handles::WhileFirst)?.instantiate::<HostLaunch>(Default::default())?;
+        assert_eq!(launch(&exec)?, (3, 1));
+
+        exec.update(&build(5, Handles::WhileFirst)?)?;
+        assert_eq!(launch(&exec)?, (5, 2), "the rebuilt graph's limit");
+
+        let err = exec.update(&build(7, Handles::IfFirst)?).unwrap_err();
+        assert!(matches!(&err, CudaError::UpdateRefused { .. }), "{err}");
+        assert_eq!(launch(&exec)?, (5, 3), "as before the refused update");
+
+        let err = exec.update(&build(7, Handles::WhileFirstAndUntested)?).unwrap_err();
+        assert!(matches!(&err, CudaError::InvalidArgument { .. }), "{err}");
+        assert!(
+            err.to_string().contains("conditional handle 3") && err.to_string().contains("tested by no"),
+            "{err}"
+        );
+        assert_eq!(launch(&exec)?, (5, 4), "as before the refused update");
+        Ok(())
+    });
+}

@@ -300,9 +300,10 @@ fn random_dags_leave_what_the_cpu_model_says() {
     }
 }
 
-/// The same DAG shape with new operation parameters (kinds and buffers kept, so CUDA can
-/// update the exec in place). Conditions are left out: a rebuilt graph has new conditional
-/// handles, which an updated exec's conditional nodes do not take over.
+/// The same DAG shape with new parameters (kinds, buffers and conditional node kinds kept, so
+/// CUDA can update the exec in place): new operation values, new conditions. A rebuilt graph
+/// makes its conditional handles in the same order, so its conditional nodes test the handles
+/// the exec has.
 fn reparameterized(nodes: &[NodeSpec], values: &[u32]) -> Vec<NodeSpec> {
     nodes
         .iter()
@@ -315,7 +316,15 @@ fn reparameterized(nodes: &[NodeSpec], values: &[u32]) -> Vec<NodeSpec> {
                 Op::Memset { buf, .. } => Op::Memset { buf, value: v },
                 copy @ Op::Copy { .. } => copy,
             };
-            NodeSpec { op, runs: Runs::Always, ..spec.clone() }
+            let runs = match spec.runs {
+                Runs::Always => Runs::Always,
+                Runs::If { by_kernel, .. } => Runs::If { runs: v % 2 == 1, by_kernel },
+                Runs::Switch { slot, by_kernel, .. } => {
+                    Runs::Switch { slot, value: v % (SWITCH_CASES as u32 + 1), by_kernel }
+                }
+                Runs::While { .. } => Runs::While { times: v % 4 },
+            };
+            NodeSpec { op, runs, ..spec.clone() }
         })
         .collect()
 }

@@ -106,7 +106,12 @@ impl Graph {
                 nodes.insert(original as usize, copy as usize);
             }
             let origin = CloneOrigin { original: self.core().id(), epoch: self.core().epoch(), nodes };
-            clone.core().state().clone_of = Some(origin);
+            let mut clone_state = clone.core().state();
+            clone_state.clone_of = Some(origin);
+            // CUDA clones no graph with conditional nodes, so a handle made here is tested by
+            // no node of the clone: `update` refuses the clone as it refuses this graph.
+            clone_state.handles = state.handles.clone();
+            drop(clone_state);
             Ok(clone)
         })
     }

@@ -233,7 +233,7 @@ impl GraphBuilder {
             0
         };
         let _on_device = crate::device::CurrentFor::new(self.device())?;
-        self.core.locked("GraphBuilder::conditional_handle", |_| {
+        self.core.locked("GraphBuilder::conditional_handle", |state| {
             let mut raw = 0;
             check(
                 // SAFETY: the graph is alive and locked; `raw` is a valid out-pointer; flags are
@@ -243,6 +243,7 @@ impl GraphBuilder {
                 },
                 "cudaGraphConditionalHandleCreate",
             )?;
+            state.handles.push(raw);
             Ok(ConditionalHandle { raw, graph: self.id, default })
         })
     }
@@ -368,6 +369,31 @@ impl GraphBuilder {
         state.conditionals.insert(node.as_raw() as usize, recorded);
         drop(state);
         Ok((ConditionalNode { node, kind, bodies: size }, bodies))
+    }
+}
+
+/// Refuses a family that made a conditional handle no conditional node of it tests (any more).
+///
+/// CUDA refuses to instantiate such a graph, but `cudaGraphExecUpdate` takes it: a kernel of it
+/// may then set, in the exec, a handle the exec does not have (measured on CUDA 13.0: the
+/// update succeeds and the kernel's `cudaGraphSetConditional` runs). CUDA refuses an update
+/// that changes a conditional node's handle, so once every handle is tested by a node, every
+/// handle a kernel can receive (its graph's or an enclosing one's) is one the exec has.
+pub(crate) fn refuse_untested_handles(call: &'static str, state: &super::CoreState) -> Result<()> {
+    // Conditional nodes are never removed (`remove_node` refuses them), so every recorded
+    // one is in the family.
+    let tested = |handle: u64| state.conditionals.values().any(|recorded| recorded.handle == handle);
+    match state.handles.iter().position(|&handle| !tested(handle)) {
+        None => Ok(()),
+        Some(index) => Err(CudaError::invalid(
+            call,
+            format!(
+                "conditional handle {} of the graph's family (in the order made) is tested by no conditional \
+                 node: a kernel setting it would set a condition the exec does not have (CUDA refuses to \
+                 instantiate such a graph, and does not check an update)",
+                index + 1
+            ),
+        )),
     }
 }
 

@@ -131,6 +131,9 @@ pub(crate) struct CoreState {
     /// Per conditional node this crate added (by address), what it was made with: CUDA 13.0's
     /// runtime has no call that reads a conditional node back (see `readback`).
     pub(crate) conditionals: std::collections::HashMap<usize, conditional::Recorded>,
+    /// Every conditional handle made in the family (root or body), raw, in order: a whole-graph
+    /// update checks that each is still tested by a conditional node (see `update`).
+    pub(crate) handles: Vec<u64>,
 }
 
 impl CoreState {
@@ -176,6 +179,7 @@ impl GraphCore {
                 instantiated: false,
                 clone_of: None,
                 conditionals: Default::default(),
+                handles: Vec::new(),
             }),
             idle: Condvar::new(),
         })

@@ -90,7 +90,11 @@ impl<M: LaunchMode> GraphExec<M> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     ///
-    /// Refused, naming both devices, for a graph of another device than the exec's.
+    /// Refused, naming both devices, for a graph of another device than the exec's; and for a
+    /// graph that made a conditional handle no conditional node of it tests (which CUDA would
+    /// not instantiate, and whose kernels could set a condition the exec does not have). A
+    /// graph rebuilt the same way, its handles made in the same order, updates an exec with
+    /// conditional nodes; CUDA refuses one whose conditional nodes test other handles.
     pub fn update(&mut self, graph: &Graph) -> Result<()> {
         let device = self.source.device();
         graph.expect_device(device, "GraphExec::update", "the exec")?;
@@ -98,6 +102,7 @@ impl<M: LaunchMode> GraphExec<M> {
         let status = device.with_current(|| {
             graph.core().locked("GraphExec::update", |state| {
                 super::exec::refuse_pinned_for_device_launch::<M>(state, "GraphExec::update")?;
+                super::conditional::refuse_untested_handles("GraphExec::update", state)?;
                 // Before any node may use what needs it, so that no launch goes unfenced.
                 self.ensure_fence(state.execs_need_fence(device))?;
                 // SAFETY: exec and graph are alive, the graph's family locked; `info` is writable.
