@@ -49,22 +49,19 @@ fn run_alone(way: Way) {
     assert_eq!(record.mismatch, None, "{} differs from the CPU reference", way.label());
 }
 
-#[test]
-fn host_launches_alone() {
-    run_alone(Way::HostLaunches);
+/// One test per way, so that each can run alone (`--exact`).
+macro_rules! each_way_alone {
+    ($($test:ident: $way:ident),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            run_alone(Way::$way);
+        }
+    )*};
 }
 
-#[test]
-fn graph_per_step_alone() {
-    run_alone(Way::GraphPerStep);
-}
-
-#[test]
-fn while_graph_alone() {
-    run_alone(Way::WhileGraph);
-}
-
-#[test]
-fn while_pdl_alone() {
-    run_alone(Way::WhilePdl);
+each_way_alone! {
+    host_launches_alone: HostLaunches,
+    graph_per_step_alone: GraphPerStep,
+    while_graph_alone: WhileGraph,
+    while_pdl_alone: WhilePdl,
 }
