@@ -416,3 +416,31 @@ fn whole_graph_updates_of_an_exec_with_conditional_nodes() {
         Ok(())
     });
 }
+
+/// A graph that made a conditional handle is no child graph: CUDA 13.0 refuses to add one
+/// (`cudaErrorNotSupported`); the crate refuses it first, saying why, and an exec's child-graph
+/// setter refuses it too (there a kernel of it could set a condition of the graph it runs in).
+#[test]
+fn a_graph_with_conditional_handles_is_no_child_graph() {
+    require_gpu!();
+    run(|| {
+        let zero = DeviceBuffer::from_slice(&[0u32])?;
+        let with_handle = Graph::new()?;
+        let handle = with_handle.conditional_handle(Some(0))?;
+        with_handle.add_kernel(set_condition_from(), one(), (handle, zero.ptr()), &[])?;
+        let parent = Graph::new()?;
+        let err = parent.add_child_graph(&with_handle, &[]).unwrap_err();
+        assert!(matches!(&err, CudaError::InvalidArgument { .. }), "{err}");
+        assert!(err.to_string().contains("conditional handle"), "{err}");
+        assert_eq!(parent.node_count()?, 0, "nothing was added");
+
+        let plain = Graph::new()?;
+        plain.add_kernel(increment_counter(), one(), (zero.ptr(), 0), &[])?;
+        let node = parent.add_child_graph(&plain, &[])?;
+        let mut exec = parent.instantiate::<HostLaunch>(Default::default())?;
+        let err = exec.set_child_graph(&node, &with_handle).unwrap_err();
+        assert!(matches!(&err, CudaError::InvalidArgument { .. }), "{err}");
+        assert!(err.to_string().contains("conditional handle"), "{err}");
+        Ok(())
+    });
+}

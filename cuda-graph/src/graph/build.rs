@@ -162,7 +162,8 @@ impl GraphBuilder {
     }
 
     /// Adds a node that runs a copy of `child` (CUDA clones it now: later changes to `child`
-    /// do not reach this node). CUDA refuses children with conditional or memory nodes.
+    /// do not reach this node). CUDA refuses children with conditional or memory nodes; a
+    /// child that made conditional handles is refused here first, with the reason.
     ///
     /// ```no_run
     /// let child = cuda_graph::graph::Graph::new()?;
@@ -184,6 +185,9 @@ impl GraphBuilder {
         let deps = raw_deps(CALL, self.id, deps)?;
         let _on_device = crate::device::CurrentFor::new(self.device())?;
         let (mut mine, theirs) = lock_pair(CALL, &self.core, child.core())?;
+        if let Some(theirs) = &theirs {
+            super::conditional::refuse_child_with_handles(CALL, theirs)?;
+        }
         let deps = mine.live(CALL, &deps)?;
         let inherited: Vec<KeepAlive> = theirs.iter().flat_map(|t| t.keep_alive.iter().cloned()).collect();
         let host_work = theirs.as_ref().is_some_and(|t| t.host_work);

@@ -397,6 +397,24 @@ pub(crate) fn refuse_untested_handles(call: &'static str, state: &super::CoreSta
     }
 }
 
+/// Refuses, as a child graph, a family that made conditional handles. CUDA 13.0 refuses to
+/// add one (`cudaErrorNotSupported`, measured on the H100); refused here first, with the
+/// reason, and for an exec's child-graph setter too, where a kernel of it could otherwise set
+/// a condition of the graph it runs in.
+pub(crate) fn refuse_child_with_handles(call: &'static str, child: &super::CoreState) -> Result<()> {
+    if child.handles.is_empty() {
+        return Ok(());
+    }
+    Err(CudaError::invalid(
+        call,
+        format!(
+            "the child graph made {} conditional handle(s): a graph with conditional handles or nodes \
+             cannot be a child graph (CUDA does not support it); add its nodes to a conditional body instead",
+            child.handles.len()
+        ),
+    ))
+}
+
 /// What a conditional node was made with, kept for reading it back.
 pub(crate) struct Recorded {
     pub(crate) kind: ConditionalKind,

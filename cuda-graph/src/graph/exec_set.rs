@@ -126,8 +126,8 @@ impl<M: LaunchMode> GraphExec<M> {
     /// have completed.
     ///
     /// Refused before CUDA sees it: a `child` of this exec's own family, of another device,
-    /// or (for a [`DeviceLaunch`](super::DeviceLaunch) exec, whose nodes were checked at
-    /// instantiation) any child at all: instantiate anew instead.
+    /// one that made conditional handles, or (for a [`DeviceLaunch`](super::DeviceLaunch) exec,
+    /// whose nodes were checked at instantiation) any child at all: instantiate anew instead.
     ///
     /// ```no_run
     /// use cuda_graph::graph::{Graph, HostLaunch};
@@ -159,6 +159,7 @@ impl<M: LaunchMode> GraphExec<M> {
         // A private copy under the child's lock, so that CUDA reads a graph nobody else may
         // change while the exec's family is locked (never both locks at once).
         let (copy, keep, fence) = child.core().locked(CALL, |state| {
+            super::conditional::refuse_child_with_handles(CALL, state)?;
             let keep: Vec<KeepAlive> = state.keep_alive.as_slice().to_vec();
             Ok((RawClone::of(child.as_raw())?, keep, state.execs_need_fence(child.device())))
         })?;
