@@ -113,6 +113,15 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use std::thread;
 
+    /// The gate is process-wide and these tests run in parallel: a test that holds one read
+    /// guard and takes a second would wait behind another test's waiting writer, which waits
+    /// for the first guard (a deadlock seen once in `cargo test`). They take turns.
+    static ONE_GATE_TEST_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+    fn gate_to_myself() -> std::sync::MutexGuard<'static, ()> {
+        ONE_GATE_TEST_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     #[derive(Default)]
     struct ModelStream {
         /// The capture id, or 0 when not capturing.
@@ -132,6 +141,7 @@ mod tests {
 
     #[test]
     fn every_captured_launch_had_its_owner_retained() {
+        let _turn = gate_to_myself();
         let stream = Arc::new(ModelStream::default());
         // The registry: per capture id, the owners handed to it.
         let registry: Arc<Mutex<HashMap<u64, Vec<u32>>>> = Arc::default();
@@ -185,6 +195,7 @@ mod tests {
 
     #[test]
     fn readers_share_the_gate_and_a_writer_waits_for_them() {
+        let _turn = gate_to_myself();
         let reader = enter_queue("test").unwrap();
         let second = enter_queue("test").unwrap(); // readers do not exclude each other
         let entered = Arc::new(AtomicBool::new(false));
