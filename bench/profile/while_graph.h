@@ -26,14 +26,22 @@ static WhileGraph make_while_graph() {
   return w;
 }
 
-// Adds `kernel`, one block of `threads`, with parameters `args`, as a node of `body`.
-static cudaGraphNode_t add_body_kernel(cudaGraph_t body, const void* kernel, unsigned threads, void** args) {
-  cudaKernelNodeParams params = {};
-  params.func = const_cast<void*>(kernel);
-  params.gridDim = dim3(1);
-  params.blockDim = dim3(threads);
-  params.kernelParams = args;
+// Adds `kernel`, one block of `threads`, with parameters `args`, as a node of `body`: after
+// `after` when given, joined by a programmatic edge when `programmatic`.
+static cudaGraphNode_t add_body_kernel(cudaGraph_t body, const void* kernel, unsigned threads, void** args,
+                                       cudaGraphNode_t after = nullptr, bool programmatic = false) {
+  cudaGraphNodeParams params = {};
+  params.type = cudaGraphNodeTypeKernel;
+  params.kernel.func = const_cast<void*>(kernel);
+  params.kernel.gridDim = dim3(1);
+  params.kernel.blockDim = dim3(threads);
+  params.kernel.kernelParams = args;
+  cudaGraphEdgeData edge = {};
+  if (programmatic) {
+    edge.from_port = cudaGraphKernelNodePortProgrammatic;
+    edge.type = cudaGraphDependencyTypeProgrammatic;
+  }
   cudaGraphNode_t node;
-  CK(cudaGraphAddKernelNode(&node, body, nullptr, 0, &params));
+  CK(cudaGraphAddNode(&node, body, after ? &after : nullptr, after ? &edge : nullptr, after ? 1 : 0, &params));
   return node;
 }

@@ -35,6 +35,7 @@ fn quick_run_passes_and_reports_every_figure() {
     assert_eq!(goal["met"], figure("while_us_per_step") <= 4.5, "{goal}");
     assert!(cuda_graphs_conditional::headline(&report).contains("over mapped-flag host loop"));
     assert!(figure("while_steps") >= 2.0);
+    assert_eq!(figure("sweeps_per_round"), f64::from(options.unroll));
     assert_eq!(figure("routing_inputs"), f64::from(options.inputs));
     // Every body ran at least once (the first 64 inputs cover every path).
     let bodies = json["data"]["bodies"].as_object().expect("data.bodies");

@@ -1,11 +1,13 @@
 //! The WHILE loop: damped Jacobi sweeps of a small tridiagonal system until the largest change
-//! of any value drops to the tolerance, run as a WHILE node whose body kernel sets the loop's
-//! condition, and as two host-driven loops that learn the decision after every step: one reads
-//! a flag the kernel wrote into mapped host memory (no copy), one copies the flag back.
+//! of any value drops to the tolerance, run as a WHILE node whose body kernels set the loop's
+//! condition, and as two host-driven loops that learn the decision after every round of
+//! sweeps: one reads a flag the kernel wrote into mapped host memory (no copy), one copies the
+//! flag back. A round ([`Rounds`]) is one run of the WHILE body, or one host round trip; both
+//! kinds of loop put the same number of sweeps in one.
 
 use chapter_common::Rng;
-use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
-use cuda_graph::kernel::LaunchConfig;
+use cuda_graph::graph::{Dependency, Graph, GraphExec, HostLaunch, KernelNode};
+use cuda_graph::kernel::{KernelAttributes, LaunchAttributes, LaunchConfig};
 use cuda_graph::{
     ConditionalHandle, DeviceBuffer, DevicePtr, Event, MappedBuffer, PinnedBuffer, Result, Stream,
 };
@@ -14,7 +16,8 @@ use cuda_graph::{
 // (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
 // no larger than the buffers they point into.
 cuda_graph::kernels! {
-    /// The WHILE body: one sweep; the last one calls `cudaGraphSetConditional(handle, 0)`.
+    /// A WHILE body's sweep; the last one calls `cudaGraphSetConditional(handle, 0)`, and those
+    /// after it in the same body run do nothing.
     unsafe fn cgc_relax_while(
         handle: ConditionalHandle,
         x: DevicePtr<f32>,
@@ -25,8 +28,9 @@ cuda_graph::kernels! {
         max_steps: u32,
         state: DevicePtr<u32>,
     );
-    /// A host-driven loop's step: one sweep, then `*flag` = whether to go on (`state[2]` for
-    /// the copy loop, a word of mapped host memory for the mapped-flag loop).
+    /// A host-driven loop's sweep, then `*flag` = whether to go on (`state[2]` for the copy
+    /// loop, a word of mapped host memory for the mapped-flag loop); those after the last one
+    /// in the same round do nothing.
     unsafe fn cgc_relax_host(
         x: DevicePtr<f32>,
         b: DevicePtr<f32>,
@@ -41,6 +45,39 @@ cuda_graph::kernels! {
 
 /// The most unknowns one block sweeps (`CGC_MAX_N` in the kernels).
 pub const MAX_UNKNOWNS: u32 = 1024;
+
+/// How the loops group their sweeps: `sweeps` in a row in each run of the WHILE body and in
+/// each host round trip, joined by programmatic dependent launch when `programmatic` (sm_90
+/// and later). A WHILE iteration costs about 4 µs on the H100 however little its body does,
+/// and a host round trip more: a round of several sweeps pays that once for all of them.
+/// The sweeps after the one that stops the loop do nothing, so every grouping runs exactly
+/// the sweeps of one sweep a round, with the same results.
+///
+/// ```
+/// use cuda_graphs_conditional::relax::Rounds;
+/// let one_by_one = Rounds { sweeps: 1, programmatic: false };
+/// assert_eq!(one_by_one.to_string(), "1 sweep a round");
+/// assert_eq!(Rounds { sweeps: 4, programmatic: true }.to_string(), "4 sweeps a round, programmatic");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rounds {
+    /// Sweeps a round, at least 1.
+    pub sweeps: u32,
+    /// Whether consecutive sweeps are joined by programmatic edges (WHILE) or launched with
+    /// programmatic stream serialization (host loops).
+    pub programmatic: bool,
+}
+
+impl std::fmt::Display for Rounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = if self.sweeps == 1 { "" } else { "s" };
+        write!(f, "{} sweep{plural} a round", self.sweeps)?;
+        if self.programmatic {
+            write!(f, ", programmatic")?;
+        }
+        Ok(())
+    }
+}
 
 /// One system to relax: `x[i] <- ((b[i] + x[i-1]) + x[i+1]) * w` (`x[-1] = x[n] = 0`) until
 /// the largest change of a sweep is at most `tol`, or `max_steps` sweeps have run.
@@ -156,13 +193,14 @@ pub struct RelaxBench {
     end: Event,
     exec: GraphExec<HostLaunch>,
     problem: Problem,
+    rounds: Rounds,
 }
 
 impl RelaxBench {
     /// Uploads `problem` and builds its WHILE graph: one WHILE node, whose handle starts at 1
-    /// on every launch (so the body runs at least once) and whose only body node is the sweep,
-    /// which sets it to 0 when the loop is done.
-    pub fn new(problem: &Problem) -> Result<RelaxBench> {
+    /// on every launch (so the body runs at least once) and whose body is `rounds.sweeps`
+    /// sweeps in a row; the last sweep of the loop sets the handle to 0.
+    pub fn new(problem: &Problem, rounds: Rounds) -> Result<RelaxBench> {
         let x0 = DeviceBuffer::from_slice(&problem.x0)?;
         let x = DeviceBuffer::from_slice(&problem.x0)?;
         let b = DeviceBuffer::from_slice(&problem.b)?;
@@ -173,7 +211,18 @@ impl RelaxBench {
         let (_loop, body) = graph.add_while(&handle, &[])?;
         let args =
             (handle, x.ptr(), b.ptr(), problem.n(), problem.w, problem.tol, problem.max_steps, state.ptr());
-        body.add_kernel(cgc_relax_while(), sweep_config(problem.n()), args, &[])?;
+        let mut previous: Option<KernelNode> = None;
+        for _ in 0..rounds.sweeps.max(1) {
+            let deps: Vec<Dependency> = match &previous {
+                Some(node) if rounds.programmatic => vec![Dependency::programmatic(node)],
+                Some(node) => vec![Dependency::full(node)],
+                None => Vec::new(),
+            };
+            let attributes = KernelAttributes::default();
+            let config = sweep_config(problem.n());
+            previous =
+                Some(body.add_kernel_with(cgc_relax_while(), config, args.clone(), &attributes, &deps)?);
+        }
         let exec = graph.instantiate::<HostLaunch>(Default::default())?;
 
         Ok(RelaxBench {
@@ -188,6 +237,7 @@ impl RelaxBench {
             end: Event::new()?,
             exec,
             problem: problem.clone(),
+            rounds,
         })
     }
 
@@ -203,31 +253,43 @@ impl RelaxBench {
         self.timed(|bench| bench.exec.launch(&bench.stream))
     }
 
-    /// Runs the copy loop: launch one sweep, copy the state to pinned memory, wait for the
-    /// copy, read the flag, repeat while it says so. Returns the solution and the time between
-    /// events around the whole loop, in ms.
+    /// Runs the copy loop: launch a round of sweeps, copy the state to pinned memory, wait for
+    /// the copy, read the flag, repeat while it says so. Returns the solution and the time
+    /// between events around the whole loop, in ms.
     pub fn run_copy_loop(&mut self) -> Result<(Solution, f64)> {
         let args = self.host_step_args(self.state.ptr().offset(2)?);
-        let config = sweep_config(self.problem.n());
         self.host_driven(|bench| {
-            cgc_relax_host().launch(&bench.stream, config, args.clone())?;
+            bench.launch_round(&args)?;
             bench.state.copy_to_pinned_async(&mut bench.readback, &bench.stream)?;
             Ok(bench.readback.as_slice()?[2] != 0)
         })
     }
 
-    /// Runs the mapped-flag loop, the cheapest host-driven one: launch one sweep, which
-    /// writes its decision straight into mapped host memory, wait for the stream, read the
+    /// Runs the mapped-flag loop, the cheapest host-driven one: launch a round of sweeps, which
+    /// write their decision straight into mapped host memory, wait for the stream, read the
     /// flag in place (no copy), repeat while it says so. Returns the solution and the time
     /// between events around the whole loop, in ms.
     pub fn run_mapped_loop(&mut self) -> Result<(Solution, f64)> {
         let args = self.host_step_args(self.flag.ptr());
-        let config = sweep_config(self.problem.n());
         self.host_driven(|bench| {
-            cgc_relax_host().launch(&bench.stream, config, args.clone())?;
+            bench.launch_round(&args)?;
             bench.stream.synchronize()?;
             Ok(bench.flag.load(0) != 0)
         })
+    }
+
+    /// Queues one round of host-loop sweeps on the stream.
+    fn launch_round(&self, args: &HostStepArgs) -> Result<()> {
+        let config = sweep_config(self.problem.n());
+        let attributes = if self.rounds.programmatic {
+            LaunchAttributes::programmatic()
+        } else {
+            LaunchAttributes::default()
+        };
+        for _ in 0..self.rounds.sweeps.max(1) {
+            cgc_relax_host().launch_with(&self.stream, config, &attributes, args.clone())?;
+        }
+        Ok(())
     }
 
     /// The arguments of `cgc_relax_host`, its decision going to `flag`.
@@ -236,8 +298,8 @@ impl RelaxBench {
         (self.x.ptr(), self.b.ptr(), p.n(), p.w, p.tol, p.max_steps, self.state.ptr(), flag)
     }
 
-    /// A host-driven loop: `step` (queue one sweep, wait for its decision, return it) until it
-    /// says stop, timed by [`timed`](Self::timed). The kernels stop by themselves at
+    /// A host-driven loop: `step` (queue a round of sweeps, wait for its decision, return it)
+    /// until it says stop, timed by [`timed`](Self::timed). The kernels stop by themselves at
     /// `max_steps`; the bound here only guards against a broken flag.
     fn host_driven(
         &mut self, mut step: impl FnMut(&mut RelaxBench) -> Result<bool>,
