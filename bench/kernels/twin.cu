@@ -313,12 +313,26 @@ int twin_session_create(TwinSession** out) {
     return create(out, "new TwinSession", build, twin_session_destroy);
 }
 
-// (a) `launches` launches of the empty kernel between two events: µs per launch.
-int twin_stream_empty(TwinSession* s, int launches, double* us_per_launch) {
+// (a) `launches` launches of the empty kernel between two events: µs per launch. With
+// `programmatic`, bench_pdl_empty launched with programmatic stream serialization.
+int twin_stream_empty(TwinSession* s, int launches, int programmatic, double* us_per_launch) {
+    cudaLaunchAttribute serialize = {};
+    serialize.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    serialize.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(1);
+    config.blockDim = dim3(1);
+    config.stream = s->stream;
+    config.attrs = &serialize;
+    config.numAttrs = 1;
     TWIN_CHECK(cudaEventRecord(s->start, s->stream));
     for (int i = 0; i < launches; ++i) {
-        TWIN_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(bench_empty), dim3(1), dim3(1), nullptr, 0,
-                                    s->stream));
+        if (programmatic) {
+            TWIN_CHECK(cudaLaunchKernelEx(&config, bench_pdl_empty));
+        } else {
+            TWIN_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(bench_empty), dim3(1), dim3(1), nullptr, 0,
+                                        s->stream));
+        }
     }
     float ms = 0;
     int status = end_sample(s, &ms, nullptr);

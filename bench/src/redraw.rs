@@ -81,7 +81,8 @@ fn parse(csv: &str) -> Result<(String, Vec<Row>)> {
 
 /// The operations the bench measures besides the charted ones: with [`CHARTED`], every
 /// operation whose rows are read back.
-const NOT_CHARTED: [&str; 10] = [
+const NOT_CHARTED: [&str; 11] = [
+    stream_launch::PROGRAMMATIC,
     instantiate_update::INSTANTIATE,
     instantiate_update::UPDATE,
     instantiate_update::UPDATE_ADD_NODE,

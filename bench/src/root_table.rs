@@ -16,8 +16,12 @@ struct Line {
     rows: &'static [(&'static str, &'static str)],
 }
 
-const LINES: [Line; 8] = [
+const LINES: [Line; 9] = [
     Line { label: "stream launch, empty kernel", rows: &[(stream_launch::OPERATION, "launches=1000")] },
+    Line {
+        label: "stream launch, empty kernel, programmatic serialization",
+        rows: &[(stream_launch::PROGRAMMATIC, "launches=1000")],
+    },
     Line { label: "graph replay, 100-node chain", rows: &[(graph_replay::OPERATION, "nodes=100")] },
     Line { label: "graph instantiate, 100 nodes", rows: &[(instantiate_update::INSTANTIATE, "nodes=100")] },
     Line { label: "graph exec update, 100 nodes", rows: &[(instantiate_update::UPDATE, "nodes=100")] },

@@ -48,7 +48,9 @@ extern "C" {
     fn twin_failed_call() -> *const c_char;
     fn twin_session_create(out: *mut *mut RawSession) -> c_int;
     fn twin_session_destroy(session: *mut RawSession) -> c_int;
-    fn twin_stream_empty(session: *mut RawSession, launches: c_int, us_per_launch: *mut f64) -> c_int;
+    fn twin_stream_empty(
+        session: *mut RawSession, launches: c_int, programmatic: c_int, us_per_launch: *mut f64,
+    ) -> c_int;
     fn twin_chain_create(
         session: *mut RawSession, nodes: c_int, value: u32, node_api: c_int, out: *mut *mut RawChain,
     ) -> c_int;
@@ -142,12 +144,16 @@ impl Twin {
         Ok(Twin { raw, _not_send: PhantomData })
     }
 
-    /// (a) One sample of `launches` empty-kernel launches: µs per launch.
-    pub fn stream_empty(&self, launches: u32) -> Result<f64> {
+    /// (a) One sample of `launches` empty-kernel launches: µs per launch. With `programmatic`,
+    /// `bench_pdl_empty` launched by `cudaLaunchKernelEx` with programmatic stream
+    /// serialization; else `bench_empty` by `cudaLaunchKernel`.
+    pub fn stream_empty(&self, launches: u32, programmatic: bool) -> Result<f64> {
         let launches = c_count("launches", launches)?;
         let mut us = 0.0;
         // SAFETY: the session is alive; `us` is a valid out-pointer.
-        check(unsafe { twin_stream_empty(self.raw.as_ptr(), launches, &mut us) }, "twin_stream_empty")?;
+        let status =
+            unsafe { twin_stream_empty(self.raw.as_ptr(), launches, c_int::from(programmatic), &mut us) };
+        check(status, "twin_stream_empty")?;
         Ok(us)
     }
 

@@ -145,6 +145,14 @@ impl Device {
         current::read().map(|ordinal| Device { ordinal })
     }
 
+    /// The thread's current device as this crate remembers it, asking CUDA only when it does
+    /// not know (see [`Device::current`], which always asks): for the checks a launch makes
+    /// after making its stream's device current, which must not cost a CUDA call each.
+    #[inline]
+    pub(crate) fn current_remembered() -> Result<Device> {
+        current::cached().map(|ordinal| Device { ordinal })
+    }
+
     /// The ordinal.
     pub fn ordinal(self) -> i32 {
         self.ordinal

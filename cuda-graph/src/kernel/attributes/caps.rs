@@ -1,5 +1,6 @@
 //! What the current device can do with launch attributes, read once per device.
 
+use std::cell::Cell;
 use std::sync::{Mutex, PoisonError};
 
 use cudart_graph_sys as sys;
@@ -28,10 +29,30 @@ pub(super) struct Caps {
 /// Devices already read, by ordinal.
 static CACHE: Mutex<Vec<(i32, Caps)>> = Mutex::new(Vec::new());
 
+thread_local! {
+    /// The last device whose caps this thread looked up: a launch's checks find them here
+    /// without a lock.
+    static LAST: Cell<Option<(i32, Caps)>> = const { Cell::new(None) };
+}
+
 impl Caps {
-    /// The current device's (read from CUDA the first time for each device).
+    /// The current device's (read from CUDA the first time for each device). The current
+    /// device is the one this crate remembers (launches make their stream's device current
+    /// first), so a launch's check asks CUDA nothing.
     pub(super) fn current() -> Result<Caps> {
-        let device = Device::current()?;
+        let device = Device::current_remembered()?;
+        if let Some((ordinal, caps)) = LAST.with(Cell::get) {
+            if ordinal == device.ordinal() {
+                return Ok(caps);
+            }
+        }
+        let caps = Caps::read(device)?;
+        LAST.with(|last| last.set(Some((device.ordinal(), caps))));
+        Ok(caps)
+    }
+
+    /// `device`'s, from the process-wide cache or, the first time, from CUDA.
+    fn read(device: Device) -> Result<Caps> {
         let cached = CACHE
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
