@@ -33,6 +33,7 @@
 #include <algorithm>
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s -> %s\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_)); exit(2);} } while (0)
 #include "while_graph.h"
+#include "relax_model.h"
 
 constexpr uint32_t TIMED_STEPS = 2000;
 constexpr uint32_t N = 256;
@@ -193,43 +194,6 @@ static const Body BODIES[] = {
 };
 constexpr int BODY_COUNT = sizeof BODIES / sizeof BODIES[0];
 
-struct Problem {
-  std::vector<float> x0, b;
-  float w, tol;
-  uint32_t max_steps;
-};
-
-struct Solution {
-  std::vector<float> x;
-  uint32_t steps;
-  uint32_t residual_bits;
-  bool operator==(const Solution& o) const {
-    return steps == o.steps && residual_bits == o.residual_bits && x.size() == o.x.size() &&
-           memcmp(x.data(), o.x.data(), x.size() * sizeof(float)) == 0;
-  }
-};
-
-// The example's CPU model (src/relax.rs), in C++ (x86-64 host code: no fused multiply-add).
-static Solution solve_cpu(const Problem& p) {
-  const size_t n = p.b.size();
-  std::vector<float> x = p.x0, old(n + 2, 0.0f);
-  uint32_t steps = 0;
-  for (;;) {
-    std::copy(x.begin(), x.end(), old.begin() + 1);
-    float residual = 0.0f;
-    for (size_t i = 0; i < n; ++i) {
-      const float next = ((p.b[i] + old[i]) + old[i + 2]) * p.w;
-      residual = std::max(residual, std::fabs(next - old[i + 1]));
-      x[i] = next;
-    }
-    ++steps;
-    if (!(residual > p.tol && steps < p.max_steps)) {
-      uint32_t bits; memcpy(&bits, &residual, 4);
-      return {x, steps, bits};
-    }
-  }
-}
-
 struct Device {
   float* x; float* b; uint32_t* state; cudaStream_t stream;
 };
@@ -295,14 +259,7 @@ int main(int argc, char** argv) {
   int driver; CK(cudaDriverGetVersion(&driver));
   printf("%s, CUDA driver %d; %u steps of %u unknowns per launch, %d execs per body\n", prop.name, driver,
          TIMED_STEPS, N, execs);
-  Problem timed;
-  timed.x0.resize(N); timed.b.resize(N);
-  srand(7);
-  for (uint32_t i = 0; i < N; ++i) {
-    timed.x0[i] = rand() / (float)RAND_MAX * 2 - 1;
-    timed.b[i] = rand() / (float)RAND_MAX * 2 - 1;
-  }
-  timed.w = 1.0f / 2.05f; timed.tol = -1.0f; timed.max_steps = TIMED_STEPS;
+  const Problem timed = timed_problem(N, TIMED_STEPS);
   Device d;
   CK(cudaMalloc(&d.x, N * sizeof(float))); CK(cudaMalloc(&d.b, N * sizeof(float)));
   CK(cudaMalloc(&d.state, 3 * sizeof(uint32_t)));
