@@ -5,10 +5,12 @@ use std::marker::PhantomData;
 use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use cuda_graph::{CudaError, Device, Result};
 use cudarc::nccl::sys;
 
+use crate::agreement::{parse_timeout, CliqueLog, AGREEMENT_TIMEOUT_VAR, DEFAULT_AGREEMENT_TIMEOUT};
 use crate::library::{check, loaded};
 
 /// The NCCL handle, destroyed when the last [`Communicator`] and the last graph or exec whose
@@ -26,12 +28,22 @@ unsafe impl Sync for CommHandle {}
 
 impl Drop for CommHandle {
     fn drop(&mut self) {
+        let raw = std::mem::replace(&mut self.raw, ptr::null_mut());
+        if raw.is_null() {
+            return;
+        }
+        // Inside a host function no CUDA (or NCCL) call is allowed: this runs again on
+        // another thread once it returns.
+        let moved = CommHandle { raw, device: self.device };
+        let Some(mut handle) = cuda_graph::drop_outside_host_fn(moved) else { return };
+        let raw = std::mem::replace(&mut handle.raw, ptr::null_mut());
         // Work queued with the communicator (on streams, or by launches of execs whose
         // captured collectives used it) must be over before NCCL frees what it uses.
-        let result = self.device.synchronize().and_then(|()| {
-            // SAFETY: the communicator is alive, owned by this handle alone, destroyed once,
-            // and no work using it is queued any more (the device is idle).
-            check(unsafe { sys::ncclCommDestroy(self.raw) }, "ncclCommDestroy", None)
+        let result = handle.device.synchronize().and_then(|()| {
+            // SAFETY: the communicator is alive, owned by this handle alone, destroyed once
+            // (taken out of it above), and no work using it is queued any more (the device
+            // is idle).
+            check(unsafe { sys::ncclCommDestroy(raw) }, "ncclCommDestroy", None)
         });
         if let Err(err) = result {
             drop_errors().push(err);
@@ -59,7 +71,10 @@ pub fn take_drop_errors() -> Vec<CudaError> {
 ///
 /// Collectives are queued through a [`Group`](crate::Group) (or the one-call shorthands
 /// here), on streams of the communicator's device, with buffers of that device. `Send`, not
-/// `Sync`: NCCL allows one thread at a time per communicator.
+/// `Sync`: NCCL allows one thread at a time per communicator. The ranks of one clique may be
+/// driven from one thread (one [`Group`](crate::Group) holding them all) or from a thread
+/// each; either way every collective is compared across the clique before NCCL sees it (see
+/// [`Group`](crate::Group), "Ranks must agree").
 ///
 /// ```no_run
 /// use cuda_graph_nccl::Communicator;
@@ -73,8 +88,9 @@ pub struct Communicator {
     pub(crate) handle: Arc<CommHandle>,
     rank: usize,
     size: usize,
-    /// Which `init_on` call made it: ranks of one clique must issue matching collectives.
-    clique: u64,
+    /// The agreement log of the `init_on` call that made it, shared by its clique: ranks of
+    /// one clique must issue matching collectives.
+    log: Arc<CliqueLog>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
@@ -103,7 +119,9 @@ impl Communicator {
 
     /// One communicator per device of `devices`, rank `i` on `devices[i]`, made together by
     /// `ncclCommInitAll` from this thread. Devices must be distinct. The thread's current
-    /// device is the same afterwards.
+    /// device is the same afterwards. The clique's agreement timeout is
+    /// [`DEFAULT_AGREEMENT_TIMEOUT`](crate::DEFAULT_AGREEMENT_TIMEOUT), or the seconds that the
+    /// environment variable [`AGREEMENT_TIMEOUT_VAR`](crate::AGREEMENT_TIMEOUT_VAR) names.
     ///
     /// ```no_run
     /// use cuda_graph::Device;
@@ -125,6 +143,15 @@ impl Communicator {
                 });
             }
         }
+        let timeout = match std::env::var(AGREEMENT_TIMEOUT_VAR) {
+            Err(_) => DEFAULT_AGREEMENT_TIMEOUT,
+            Ok(text) => parse_timeout(&text).ok_or_else(|| CudaError::InvalidArgument {
+                call: CALL,
+                problem: format!(
+                    "{AGREEMENT_TIMEOUT_VAR}={text:?} is not a number of seconds (e.g. 60, 2.5, inf)"
+                ),
+            })?,
+        };
         let ordinals: Vec<i32> = devices.iter().map(|device| device.ordinal()).collect();
         let count = i32::try_from(devices.len())
             .map_err(|_| CudaError::InvalidArgument { call: CALL, problem: "too many devices".into() })?;
@@ -137,6 +164,7 @@ impl Communicator {
         check(status, "ncclCommInitAll", None)?;
         static NEXT_CLIQUE: AtomicU64 = AtomicU64::new(1);
         let clique = NEXT_CLIQUE.fetch_add(1, Ordering::Relaxed);
+        let log = Arc::new(CliqueLog::new(clique, devices.len(), timeout));
         Ok(raw
             .into_iter()
             .zip(devices)
@@ -145,7 +173,7 @@ impl Communicator {
                 handle: Arc::new(CommHandle { raw, device }),
                 rank,
                 size: devices.len(),
-                clique,
+                log: log.clone(),
                 _not_sync: PhantomData,
             })
             .collect())
@@ -166,8 +194,38 @@ impl Communicator {
         self.size
     }
 
-    pub(crate) fn clique(&self) -> u64 {
-        self.clique
+    /// How long a launch holding this rank waits for the other ranks of the clique to launch
+    /// their matching collectives (see [`set_agreement_timeout`](Self::set_agreement_timeout)).
+    ///
+    /// ```no_run
+    /// let comms = cuda_graph_nccl::Communicator::init_all()?;
+    /// assert_eq!(comms[0].agreement_timeout(), cuda_graph_nccl::DEFAULT_AGREEMENT_TIMEOUT);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn agreement_timeout(&self) -> Duration {
+        self.log.timeout()
+    }
+
+    /// Sets, for every rank of this clique, how long a [`Group::launch`](crate::Group::launch)
+    /// waits for the other ranks to launch their matching collectives; launches that begin
+    /// afterwards use it. When it passes, the launch returns `Err` naming the ranks that did
+    /// not come and the time waited, and the clique refuses every later collective (its ranks
+    /// are out of step). `Duration::MAX` waits without limit. A group holding every rank of
+    /// the clique never waits.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// let comms = cuda_graph_nccl::Communicator::init_all()?;
+    /// comms[0].set_agreement_timeout(Duration::from_secs(5));
+    /// assert_eq!(comms.last().unwrap().agreement_timeout(), Duration::from_secs(5));
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn set_agreement_timeout(&self, timeout: Duration) {
+        self.log.set_timeout(timeout);
+    }
+
+    pub(crate) fn log(&self) -> &CliqueLog {
+        &self.log
     }
 }
 

@@ -9,30 +9,10 @@ use cuda_graph::memory::{queue_raw_work, RawWork};
 use cuda_graph::{CudaError, Device, DeviceBuffer, KeepAlive, Result, Stream};
 use cudarc::nccl::sys;
 
+use crate::agreement::{CliqueLog, Kind, RankRun, Shape, Waves};
 use crate::comm::{restore_current, Communicator};
 use crate::library::{check, loaded};
 use crate::types::{NcclType, ReduceOp};
-
-/// Which collective an [`Op`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    AllReduce,
-    Broadcast,
-    Reduce,
-    AllGather,
-    ReduceScatter,
-}
-
-/// What every rank of a clique must agree on, for one collective.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Shape {
-    kind: Kind,
-    /// NCCL's count: elements per rank (all-gather: sent; reduce-scatter: received).
-    count: usize,
-    dtype: &'static str,
-    op: Option<ReduceOp>,
-    root: Option<usize>,
-}
 
 impl Shape {
     fn of<T: NcclType>(kind: Kind, count: usize, op: Option<ReduceOp>, root: Option<usize>) -> Shape {
@@ -56,13 +36,24 @@ struct Op<'a> {
 /// collective runs on its communicator's device, on `stream` (a stream of that device), with
 /// buffers of that device; the group borrows the buffers until [`launch`](Self::launch).
 ///
-/// Before NCCL sees anything, [`launch`](Self::launch) checks that the ranks of one clique
-/// present in the group issue the same collectives in the same order (kind, count, element
-/// type, operation, root): mismatches make NCCL hang or fail, here they are an error naming
-/// both ranks. Like this crate's stream operations, the buffers stay alive until the
+/// # Ranks must agree
+/// Before NCCL sees anything, [`launch`](Self::launch) checks that every rank of each clique
+/// issues the same collectives in the same order (kind, count, element type, operation,
+/// root): mismatches make NCCL hang or fail, here they are an error naming both ranks. The
+/// ranks the group holds are compared with each other; ranks that other groups hold (a
+/// thread per GPU) through the clique's shared log, the launch waiting until they have
+/// launched their matching collectives or the clique's
+/// [agreement timeout](Communicator::set_agreement_timeout) passes. A group holding every
+/// rank never waits. A mismatch between groups or a timeout leaves the ranks out of step: the
+/// clique then refuses every later collective (the crate docs, "Ranks must agree", say what
+/// still reaches NCCL).
+///
+/// Like this crate's stream operations, the buffers stay alive until the
 /// collectives are done (their drop waits where the free would not be ordered after them),
 /// and a capture of `cuda-graph` on the streams records them into its graph, which then keeps
 /// the buffers and the communicator alive.
+///
+/// One thread driving every GPU:
 ///
 /// ```no_run
 /// use cuda_graph::{DeviceBuffer, Stream};
@@ -78,6 +69,32 @@ struct Op<'a> {
 /// for stream in &streams { stream.synchronize()?; }
 /// let n = comms.len() as f32;
 /// assert_eq!(data[0].to_vec()?, vec![n * (n - 1.0) / 2.0; 4]);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+///
+/// A thread per GPU, each with its own group: each launch waits for the other ranks' matching
+/// broadcast, and a broadcast of another length on any rank would be `Err` on every thread.
+///
+/// ```no_run
+/// use cuda_graph::{DeviceBuffer, Stream};
+/// use cuda_graph_nccl::{Communicator, Group};
+/// let threads: Vec<_> = Communicator::init_all()?
+///     .into_iter()
+///     .map(|comm| {
+///         std::thread::spawn(move || -> cuda_graph::Result<Vec<u32>> {
+///             let stream = Stream::new_on(comm.device())?;
+///             let mut data = DeviceBuffer::from_slice_on(comm.device(), &[comm.rank() as u32; 256])?;
+///             let mut group = Group::new();
+///             group.broadcast_in_place(&comm, &mut data, 0, &stream)?;
+///             group.launch()?;
+///             stream.synchronize()?;
+///             data.to_vec()
+///         })
+///     })
+///     .collect();
+/// for thread in threads {
+///     assert_eq!(thread.join().unwrap()?, vec![0; 256]);
+/// }
 /// # Ok::<(), cuda_graph::CudaError>(())
 /// ```
 #[derive(Default)]
@@ -202,53 +219,137 @@ impl<'a> Group<'a> {
     /// Queues every collective of the group (`ncclGroupStart`, each call, `ncclGroupEnd`) and
     /// returns once NCCL has queued them; the results are there when the streams reach them.
     /// The thread's current device is the same afterwards.
+    ///
+    /// First the ranks of each clique are compared (see [`Group`], "Ranks must agree"): a
+    /// group that holds only some ranks of a clique waits here until the others have launched
+    /// their matching collectives, up to the clique's
+    /// [agreement timeout](Communicator::set_agreement_timeout). While it waits, it hands NCCL
+    /// each collective as soon as every rank has launched it (a rank that launches its
+    /// collectives one group each may need this one inside NCCL before it can launch its
+    /// next), so its collectives then reach NCCL in more than one NCCL group; a group that
+    /// waits for nobody is one NCCL group, as before. `Err` when the ranks disagree or do not
+    /// come in time; the collectives every rank agreed on before the first one that was not
+    /// are queued all the same (the error says how many), so that no rank's stream waits for a
+    /// partner that never comes.
     pub fn launch(self) -> Result<()> {
         const CALL: &str = "nccl::Group::launch";
         if self.ops.is_empty() {
             return Ok(());
         }
         loaded(CALL)?;
-        self.check_ranks_agree()?;
-        let parts: Vec<RawWork<'_>> =
-            self.ops.iter().map(|op| RawWork::new(op.stream, op.owners.clone())).collect();
-        let before = Device::current()?;
-        let queued = queue_raw_work(CALL, &parts, || {
-            // SAFETY: NCCL is loaded; a group only defers the calls that follow.
-            check(unsafe { sys::ncclGroupStart() }, "ncclGroupStart", None)?;
-            let mut result = self.ops.iter().try_for_each(Op::queue);
-            // Always ended, also after a failed call (NCCL then reports the group's error).
-            // SAFETY: matches the ncclGroupStart above.
-            let ended = check(unsafe { sys::ncclGroupEnd() }, "ncclGroupEnd", None);
-            result = result.and(ended);
-            result
-        });
-        restore_current(before)?;
-        queued
-    }
-
-    /// Refuses ranks of one clique that issue different collectives (see [`Group`]).
-    fn check_ranks_agree(&self) -> Result<()> {
-        let mut per_rank: HashMap<(u64, usize), Vec<Shape>> = HashMap::new();
-        for op in &self.ops {
-            per_rank.entry((op.comm.clique(), op.comm.rank())).or_default().push(op.shape);
+        let refuse = |problem: String| CudaError::InvalidArgument { call: CALL, problem };
+        let cliques = self.cliques();
+        for (log, runs) in &cliques {
+            log.check_together(runs).map_err(refuse)?;
         }
-        let mut first_of_clique: HashMap<u64, (usize, &Vec<Shape>)> = HashMap::new();
-        let mut ranks: Vec<_> = per_rank.iter().collect();
-        ranks.sort_by_key(|((clique, rank), _)| (*clique, *rank));
-        for ((clique, rank), shapes) in ranks {
-            let (first, expected) = *first_of_clique.entry(*clique).or_insert((*rank, shapes));
-            if shapes != expected {
-                return Err(CudaError::InvalidArgument {
-                    call: "nccl::Group::launch",
-                    problem: format!(
-                        "ranks {first} and {rank} of one clique issue different collectives: {expected:?} vs \
-                         {shapes:?} (every rank must issue the same ones, in the same order)"
-                    ),
-                });
+        // From here on what is presented counts: ranks in other groups may wait for it.
+        let mut refusal = None;
+        let mut waves = Waves::new();
+        let mut presented = 0;
+        for (log, runs) in &cliques {
+            match log.present(runs) {
+                Ok(ticket) => waves.push(ticket),
+                Err(problem) => {
+                    refusal = Some(problem);
+                    break;
+                }
+            }
+            presented += 1;
+        }
+        // Hand NCCL what every rank agreed on as soon as it is (all of it in one NCCL group
+        // when no rank is missing): the first `agreed` collectives of each rank, in the
+        // group's order.
+        let mut handed: HashMap<(u64, usize), usize> = HashMap::new();
+        let mut queued = 0;
+        loop {
+            let wave = waves.next();
+            let mut seen: HashMap<(u64, usize), usize> = HashMap::new();
+            let ops: Vec<&Op<'a>> = self
+                .ops
+                .iter()
+                .filter(|op| {
+                    let key = (op.comm.log().id(), op.comm.rank());
+                    let index = seen.entry(key).or_insert(0);
+                    *index += 1;
+                    let range =
+                        handed.get(&key).copied().unwrap_or(0)..wave.agreed.get(&key).copied().unwrap_or(0);
+                    range.contains(&(*index - 1))
+                })
+                .collect();
+            if !ops.is_empty() {
+                if let Err(err) = queue(CALL, &ops) {
+                    // The other ranks of a clique this group holds only in part may have
+                    // queued their share of what was agreed, and would queue what is agreed
+                    // later: the clique is out of step. (A clique held whole was agreed at
+                    // once, in the first wave: no other group has any of it.)
+                    for (log, runs) in &cliques[..presented] {
+                        if runs.len() < log.ranks() {
+                            let ranks: Vec<String> = runs.iter().map(|run| run.rank.to_string()).collect();
+                            log.out_of_step(format!(
+                                "rank(s) {} could not queue collectives every rank had agreed on ({err}); the \
+                                 other ranks' share may be queued and wait on the device for them",
+                                ranks.join(", ")
+                            ));
+                        }
+                    }
+                    return Err(err);
+                }
+                queued += ops.len();
+            }
+            handed = wave.agreed;
+            if wave.last {
+                refusal = refusal.or(wave.refusal);
+                break;
             }
         }
-        Ok(())
+        match refusal {
+            None => Ok(()),
+            Some(problem) => Err(refuse(format!(
+                "{problem}; {queued} of this group's {} collectives reached NCCL (those every rank agreed on)",
+                self.ops.len()
+            ))),
+        }
     }
+
+    /// Each clique's log and the runs of its ranks in this group, in the order they first
+    /// appear.
+    fn cliques(&self) -> Vec<(&'a CliqueLog, Vec<RankRun>)> {
+        let mut cliques: Vec<(&'a CliqueLog, Vec<RankRun>)> = Vec::new();
+        for op in &self.ops {
+            let comm: &'a Communicator = op.comm;
+            let log = comm.log();
+            let runs = match cliques.iter().position(|(known, _)| known.id() == log.id()) {
+                Some(index) => &mut cliques[index].1,
+                None => {
+                    cliques.push((log, Vec::new()));
+                    &mut cliques.last_mut().expect("just pushed").1
+                }
+            };
+            match runs.iter_mut().find(|run| run.rank == comm.rank()) {
+                Some(run) => run.shapes.push(op.shape),
+                None => runs.push(RankRun { rank: comm.rank(), shapes: vec![op.shape] }),
+            }
+        }
+        cliques
+    }
+}
+
+/// Queues `ops` as one NCCL group, kept alive and ordered by `queue_raw_work`.
+fn queue(call: &'static str, ops: &[&Op<'_>]) -> Result<()> {
+    let parts: Vec<RawWork<'_>> = ops.iter().map(|op| RawWork::new(op.stream, op.owners.clone())).collect();
+    let before = Device::current()?;
+    let queued = queue_raw_work(call, &parts, || {
+        // SAFETY: NCCL is loaded; a group only defers the calls that follow.
+        check(unsafe { sys::ncclGroupStart() }, "ncclGroupStart", None)?;
+        let mut result = ops.iter().try_for_each(|op| op.queue());
+        // Always ended, also after a failed call (NCCL then reports the group's error).
+        // SAFETY: matches the ncclGroupStart above.
+        let ended = check(unsafe { sys::ncclGroupEnd() }, "ncclGroupEnd", None);
+        result = result.and(ended);
+        result
+    });
+    restore_current(before)?;
+    queued
 }
 
 impl Op<'_> {
@@ -264,7 +365,10 @@ impl Op<'_> {
         // `owners`, as are both buffers, which live on the communicator's device and were
         // checked in `push` to hold what this collective reads and writes for `count` and
         // the clique's size); `stream` is a live stream of that device; what NCCL queues is
-        // kept alive and ordered by `queue_raw_work` (the caller).
+        // kept alive and ordered by `queue_raw_work` (the caller); and every rank of the
+        // clique has launched this collective with the same shape at the same place of its
+        // order (`launch` hands NCCL only what the clique's agreement log found agreed), so
+        // no rank's NCCL moves more than `count` elements per rank for it.
         let status = match kind {
             // SAFETY: see above.
             Kind::AllReduce => unsafe { sys::ncclAllReduce(send, recv, count, t, op, comm, stream) },
@@ -278,18 +382,6 @@ impl Op<'_> {
             Kind::ReduceScatter => unsafe { sys::ncclReduceScatter(send, recv, count, t, op, comm, stream) },
         };
         check(status, kind.call(), Some(comm))
-    }
-}
-
-impl Kind {
-    fn call(self) -> &'static str {
-        match self {
-            Kind::AllReduce => "ncclAllReduce",
-            Kind::Broadcast => "ncclBroadcast",
-            Kind::Reduce => "ncclReduce",
-            Kind::AllGather => "ncclAllGather",
-            Kind::ReduceScatter => "ncclReduceScatter",
-        }
     }
 }
 

@@ -58,19 +58,55 @@
 //! bodies (the instantiation's error names the node and the body). With it off, do not have
 //! eager and captured collectives of one communicator outstanding at the same time.
 //!
+//! # Ranks must agree
+//! NCCL requires every rank of a clique to issue the same collectives in the same order;
+//! ranks that disagree on a count, an element type, an operation or a root make NCCL hang
+//! (two H200, a broadcast of different counts from a thread per GPU) or move more data than a
+//! buffer holds. So every communicator of one [`Communicator::init_on`] call shares an
+//! agreement log, and [`Group::launch`] lets NCCL have a rank's collective number `k`
+//! (counted per rank since `init_on`, in launch order, across every group and thread) only
+//! once every rank of the clique has launched its number `k` with the same kind, count,
+//! element type, operation and root:
+//! - **One thread driving every rank** (one group holding them all, as above) never waits:
+//!   its ranks are compared with each other, and a mismatch is `Err` with nothing recorded
+//!   (the communicators work on).
+//! - **A thread per rank** (each group holding some ranks): a launch waits, on the host, until
+//!   the other ranks have launched their matching collectives. NCCL's own calls may already
+//!   block this way ("every NCCL call may have to block, waiting for other threads/ranks to
+//!   arrive"); a program must not make one rank's launch wait for another rank's launch to
+//!   return. A mismatch is `Err` for every launch involved, at once, naming both ranks and
+//!   both collectives. A rank that does not come within the clique's agreement timeout
+//!   ([`DEFAULT_AGREEMENT_TIMEOUT`], 60 s; [`Communicator::set_agreement_timeout`], or
+//!   [`AGREEMENT_TIMEOUT_VAR`] for new cliques) makes the waiting launch `Err`, naming the
+//!   ranks missing and the time waited.
+//! - After a mismatch between groups or a timeout the ranks are out of step, so the clique is
+//!   **poisoned**: every later launch on it is `Err` at once, saying why; make new
+//!   communicators. What every rank agreed on before the first collective not agreed is
+//!   still queued (a launch's `Err` says how many of its collectives were), nothing after it
+//!   ever reaches NCCL, and so no rank's stream waits on the device for a partner that never
+//!   comes. A failure to queue collectives already agreed (NCCL's error, or `cuda-graph`
+//!   refusing the stream) poisons the clique too when the group held only some of its ranks:
+//!   the others may have queued their share, which then waits on the device.
+//!
+//! How ranks group their collectives is not compared (rank 0 may launch two in one group
+//! while rank 1 launches them one by one), only each rank's order. What NCCL does with
+//! collectives that agree is NCCL's promise.
+//!
 //! # Errors
 //! NCCL's status codes are [`CudaError::Library`](cuda_graph::CudaError::Library) with NCCL's
 //! description and its last error message; mistakes caught before NCCL sees them (a buffer
-//! or stream of another device, wrong lengths, ranks that disagree) are
-//! `CudaError::InvalidArgument` naming both sides.
+//! or stream of another device, wrong lengths, ranks that disagree or do not come in time,
+//! a poisoned clique) are `CudaError::InvalidArgument` naming both sides.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod agreement;
 mod comm;
 mod group;
 mod library;
 mod types;
 
+pub use agreement::{AGREEMENT_TIMEOUT_VAR, DEFAULT_AGREEMENT_TIMEOUT};
 pub use comm::{take_drop_errors, Communicator};
 pub use group::Group;
 pub use library::{version, MIN_VERSION};

@@ -5,7 +5,7 @@
 use std::ffi::{c_void, CStr};
 use std::ptr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::error::{check, CudaError, Result};
 

@@ -5,7 +5,7 @@
 
 use std::ffi::{c_char, CStr};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 /// The result of every fallible call in this crate.
 pub type Result<T, E = CudaError> = std::result::Result<T, E>;
@@ -127,10 +127,17 @@ impl CudaError {
 pub(crate) fn check(status: sys::cudaError_t, call: &'static str) -> Result<()> {
     if status == sys::cudaError::cudaSuccess {
         Ok(())
+    } else if status == sys::cudaError::cudaErrorNotPermitted && sys::in_host_fn() {
+        Err(CudaError::invalid(call, IN_HOST_FN))
     } else {
         Err(CudaError::from_code(status.0 as i32, call))
     }
 }
+
+/// Why a CUDA call of this crate was refused inside a host function (see `runtime`).
+pub(crate) const IN_HOST_FN: &str = "CUDA calls are not allowed inside a host function (a closure of \
+    Stream::launch_host_fn or a graph host node): refused before CUDA saw it. Send the work to \
+    another thread, or queue it after the host function on the stream";
 
 /// The status of a query (`cudaEventQuery`, `cudaStreamQuery`) as done or not: `true` for
 /// success, `false` for `cudaErrorNotReady`, any other status as the error of `call`.

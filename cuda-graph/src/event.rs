@@ -3,7 +3,7 @@
 
 use std::ptr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::device::Device;
 use crate::error::{check, check_done, CudaError, Result};
@@ -66,6 +66,10 @@ pub struct Event {
     device: Device,
     /// Created with timing (not `cudaEventDisableTiming`).
     timing: bool,
+    /// Made by other code ([`Event::from_raw`], [`Event::borrow_raw`]): it may have been
+    /// recorded in a capture this crate did not begin, so a stream waiting on it is marked
+    /// (see [`Stream::wait_event`]).
+    foreign: bool,
 }
 
 runtime_handle! {
@@ -111,7 +115,7 @@ impl Event {
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; the flags are valid event flags.
         check(unsafe { sys::cudaEventCreateWithFlags(&mut raw, flags) }, "cudaEventCreateWithFlags")?;
-        Ok(Event { raw, device, timing: options.timing })
+        Ok(Event { raw, device, timing: options.timing, foreign: false })
     }
 
     /// The device the event belongs to.
@@ -145,7 +149,10 @@ impl Event {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     ///
-    /// Refused, naming both devices, when `stream` belongs to another device than the event.
+    /// Refused, naming both devices, when `stream` belongs to another device than the event;
+    /// refused too while `stream` is captured by code outside this crate (cudarc's
+    /// `begin_capture` on a stream it made): a stream waiting on the event would join that
+    /// capture, whose graph keeps nothing of this crate's work alive.
     pub fn record(&self, stream: &Stream) -> Result<()> {
         if stream.device() != self.device {
             return Err(CudaError::invalid(
@@ -157,8 +164,15 @@ impl Event {
                 ),
             ));
         }
+        // A stream that captures for other code is refused: a stream of this crate waiting on
+        // the event would join that capture (see `capture_gate`). Held until CUDA has the
+        // record, so no capture begins between the check and the call.
+        let gate = crate::capture_gate::enter_queue_on(stream, "Event::record")?;
+        crate::capture_gate::with_capture_sink(stream, "Event::record", |_| Ok(()))?;
         // SAFETY: the event and the stream are alive.
-        check(unsafe { sys::cudaEventRecord(self.raw, stream.as_raw()) }, "cudaEventRecord")
+        let status = unsafe { sys::cudaEventRecord(self.raw, stream.as_raw()) };
+        drop(gate);
+        check(status, "cudaEventRecord")
     }
 
     /// Waits on the host until the event has completed (`cudaEventSynchronize`); at once if
@@ -262,11 +276,12 @@ impl Drop for Event {
             return;
         }
         // CUDA calls are not allowed inside a host function: destroy it elsewhere.
-        let (device, timing) = (self.device, self.timing);
+        let (device, timing, foreign) = (self.device, self.timing, self.foreign);
         if deferred_in_host_fn(|| Event {
             raw: std::mem::replace(&mut self.raw, ptr::null_mut()),
             device,
             timing,
+            foreign,
         }) {
             return;
         }
@@ -299,7 +314,7 @@ impl Stream {
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         // The wait may join this stream into a capture: no launch on it may be between its
         // capture check and its CUDA call meanwhile (see `capture_gate`).
-        let _gate = crate::capture_gate::enter_wait()?;
+        let _gate = crate::capture_gate::enter_wait(self, event.foreign)?;
         // SAFETY: the stream and the event are alive; flags 0 is the default wait.
         check(unsafe { sys::cudaStreamWaitEvent(self.as_raw(), event.raw, 0) }, "cudaStreamWaitEvent")
     }

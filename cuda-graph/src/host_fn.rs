@@ -21,7 +21,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::capture_gate::refuse_during_capture;
 use crate::error::{check, CudaError, Result};

@@ -51,21 +51,23 @@
 //! Each module imports only modules of lower layers, never one of its own layer or above
 //! (re-exports here aside); `tests/layers.rs` reads this list and the sources and fails on an
 //! upward import. Lowest first:
-//! 1. `error` — [`CudaError`], [`Result`], the `check` of CUDA statuses, [`UpdateRefusal`].
-//! 2. `release`, `driver` — releasing resources: [`KeepAlive`], destructor errors
+//! 1. `runtime` — the CUDA runtime as the crate calls it: each call refused inside a host
+//!    function, where CUDA forbids CUDA calls.
+//! 2. `error` — [`CudaError`], [`Result`], the `check` of CUDA statuses, [`UpdateRefusal`].
+//! 3. `release`, `driver` — releasing resources: [`KeepAlive`], destructor errors
 //!    ([`take_drop_errors`]), drops deferred out of host functions ([`drop_outside_host_fn`]);
 //!    the driver functions the runtime hands out (parameter layouts, active contexts).
-//! 3. `device` — [`Device`] and its properties, the thread's current device, peer access.
-//! 4. `stream` — [`Stream`], which belongs to a device.
-//! 5. `capture_gate`, `graph_memory` — the gate between queuing stream work and beginning or
+//! 4. `device` — [`Device`] and its properties, the thread's current device, peer access.
+//! 5. `stream` — [`Stream`], which belongs to a device.
+//! 6. `capture_gate`, `graph_memory` — the gate between queuing stream work and beginning or
 //!    ending a capture, and the registry of captures in progress; [`GraphMemoryUsage`].
-//! 6. `event`, `host_fn` — [`Event`]; host functions on streams and graph host nodes.
-//! 7. `memory`, `completion` — device, pinned and mapped buffers, typed device pointers, pools,
+//! 7. `event`, `host_fn` — [`Event`]; host functions on streams and graph host nodes.
+//! 8. `memory`, `completion` — device, pinned and mapped buffers, typed device pointers, pools,
 //!    async copies, the device memory lives on and copies between devices; [`Completion`],
 //!    futures of stream work, events and exec launches.
-//! 8. `kernel` — typed kernels, their arguments, launch configuration and stream launches.
-//! 9. `graph` — graphs, nodes, capture, execs, updates, and the device-launch exec pool.
-//! 10. `interop` — other Rust CUDA crates (cudarc, with the `cudarc` feature) on this one.
+//! 9. `kernel` — typed kernels, their arguments, launch configuration and stream launches.
+//! 10. `graph` — graphs, nodes, capture, execs, updates, and the device-launch exec pool.
+//! 11. `interop` — other Rust CUDA crates (cudarc, with the `cudarc` feature) on this one.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
@@ -82,6 +84,7 @@ pub mod interop;
 pub mod kernel;
 pub mod memory;
 mod release;
+mod runtime;
 mod stream;
 
 pub use completion::Completion;

@@ -11,7 +11,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::mem::ManuallyDrop;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::error::{check, CudaError};
 
@@ -91,7 +91,8 @@ thread_local! {
 /// (a leak is safe, a CUDA call inside a host function is not allowed).
 pub(crate) fn run_in_host_fn(body: impl FnOnce()) -> Option<CudaError> {
     let outer = DEFERRED.try_with(|deferred| deferred.borrow_mut().replace(Vec::new())).ok().flatten();
-    body();
+    // Every CUDA call of this crate refuses while the flag is set (see `runtime`).
+    crate::runtime::with_host_fn_flag(body);
     let deferred = DEFERRED.try_with(|deferred| std::mem::replace(&mut *deferred.borrow_mut(), outer));
     match deferred {
         Ok(Some(items)) => release_elsewhere(items),
@@ -120,7 +121,7 @@ fn release_elsewhere(items: Vec<Box<dyn Any + Send>>) -> Option<CudaError> {
 /// True while the calling thread runs a host function of this crate, where CUDA calls are
 /// forbidden.
 pub(crate) fn in_host_fn() -> bool {
-    DEFERRED.try_with(|deferred| deferred.borrow().is_some()).unwrap_or(false)
+    crate::runtime::in_host_fn()
 }
 
 /// For this crate's destructors that call CUDA: inside a host function, where CUDA calls are

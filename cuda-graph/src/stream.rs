@@ -1,10 +1,11 @@
 //! Streams: ordered queues of device work.
 
 use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
-use crate::device::{note_in_use, Device};
+use crate::device::{note_in_use, CurrentFor, Device};
 use crate::error::{check, check_done, Result};
 
 mod raw;
@@ -81,6 +82,17 @@ pub struct Stream {
     non_blocking: bool,
     /// The device it was created on (`cudaStreamGetDevice`).
     device: Device,
+    /// Whether the stream may take part in a capture that this crate did not begin: it was
+    /// made by other code ([`Stream::from_raw`], [`Stream::borrow_raw`], cudarc's streams),
+    /// shown to other code that can begin one on it (`to_cudarc`), or made to wait on an event
+    /// of other code (which may join it into their capture). Work queued on such a stream
+    /// asks CUDA whether it is capturing every time, instead of only while a capture of this
+    /// crate runs (see `capture_gate`). Never cleared.
+    foreign_capture: AtomicBool,
+    /// A default-stream handle (null, `cudaStreamLegacy`, `cudaStreamPerThread`): it names the
+    /// default stream of whichever context is current at each call, so work queued on it
+    /// makes `device`'s primary context current first ([`Stream::make_current`]).
+    context_relative: bool,
 }
 
 runtime_handle! {
@@ -133,7 +145,7 @@ impl Stream {
         // SAFETY: the stream was just created; `ordinal` is a valid, writable int.
         let status = unsafe { sys::cudaStreamGetDevice(raw, &mut ordinal) };
         // Owned from here: dropped (destroyed) if asking for its device failed.
-        let mut stream = Stream { raw, non_blocking: options.non_blocking, device: Device::from_ordinal(0) };
+        let mut stream = Stream::owned(raw, options.non_blocking, Device::from_ordinal(0));
         check(status, "cudaStreamGetDevice")?;
         stream.device = Device::from_ordinal(ordinal);
         note_in_use(stream.device);
@@ -174,14 +186,64 @@ impl Stream {
 
     /// Waits until all work queued so far has finished.
     pub fn synchronize(&self) -> Result<()> {
+        let _on_device = self.make_current()?;
         // SAFETY: the stream is alive.
         check(unsafe { sys::cudaStreamSynchronize(self.raw) }, "cudaStreamSynchronize")
     }
 
     /// True when all queued work has finished (`cudaStreamQuery`), without waiting.
     pub fn is_idle(&self) -> Result<bool> {
+        let _on_device = self.make_current()?;
         // SAFETY: the stream is alive.
         check_done(unsafe { sys::cudaStreamQuery(self.raw) }, "cudaStreamQuery")
+    }
+
+    /// A stream of this crate's own making (queuing on it takes the cheap capture check).
+    fn owned(raw: sys::cudaStream_t, non_blocking: bool, device: Device) -> Stream {
+        Stream { raw, non_blocking, device, foreign_capture: AtomicBool::new(false), context_relative: false }
+    }
+
+    /// A stream other code made (or a default-stream handle): queuing on it always asks CUDA
+    /// about capture.
+    fn foreign(raw: sys::cudaStream_t, non_blocking: bool, device: Device) -> Stream {
+        let context_relative = (raw as usize) <= 2;
+        Stream { raw, non_blocking, device, foreign_capture: AtomicBool::new(true), context_relative }
+    }
+
+    /// Makes the stream's device current for the work about to be queued on it, until the
+    /// guard drops: a thread-local read when the crate remembers it current already (the
+    /// stream's handle names its context, so a stale memory can only make CUDA refuse the
+    /// call); for a default-stream handle, which names the default stream of whatever
+    /// context is current, the device's primary context is always made current.
+    #[inline]
+    pub(crate) fn make_current(&self) -> Result<CurrentFor> {
+        if self.context_relative {
+            CurrentFor::always(self.device)
+        } else {
+            CurrentFor::new(self.device)
+        }
+    }
+
+    /// Whether the handle is a default-stream handle, whose meaning depends on the current
+    /// context (see [`Stream::make_current`]).
+    #[inline]
+    pub(crate) fn is_context_relative(&self) -> bool {
+        self.context_relative
+    }
+
+    /// Whether the stream may be captured by code other than this crate (see the field's
+    /// docs): one relaxed load.
+    #[inline]
+    pub(crate) fn may_capture_elsewhere(&self) -> bool {
+        self.foreign_capture.load(Ordering::Relaxed)
+    }
+
+    /// From now on, work queued on this stream asks CUDA about capture every time: other code
+    /// may begin a capture on it, or join it into one. Called under the capture gate's write
+    /// guard (`capture_gate::note_foreign_capture_possible`), whose release orders the store
+    /// before every later queuing operation's read guard.
+    pub(crate) fn set_foreign_capture(&self) {
+        self.foreign_capture.store(true, Ordering::Relaxed);
     }
 
     /// Whether the stream was created non-blocking ([`StreamOptions::non_blocking`]): its
@@ -198,6 +260,15 @@ impl Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
+        // CUDA calls are not allowed inside a host function: destroy it on another thread.
+        if self.raw.is_null() {
+            return;
+        }
+        let (non_blocking, device) = (self.non_blocking, self.device);
+        let moved = || Stream::owned(std::mem::replace(&mut self.raw, ptr::null_mut()), non_blocking, device);
+        if crate::release::deferred_in_host_fn(moved) {
+            return;
+        }
         // SAFETY: the handle is owned and destroyed once; queued work still completes.
         let status = unsafe { sys::cudaStreamDestroy(self.raw) };
         crate::release::record_drop_error(status, "cudaStreamDestroy");

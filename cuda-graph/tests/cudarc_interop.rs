@@ -38,7 +38,8 @@ fn the_runtime_and_cudarc_see_one_primary_context() {
     assert_eq!(ctx.default_stream().clone_dtoh(&*lent).unwrap(), [1, 2, 3]);
     // A non-primary context is refused by name.
     let other = CudaContext::new_non_primary(0, 0).unwrap();
-    let err = Stream::borrow_cudarc(&other.default_stream()).unwrap_err();
+    // SAFETY: no other thread captures the cudarc stream while it is borrowed.
+    let err = unsafe { Stream::borrow_cudarc(&other.default_stream()) }.unwrap_err();
     assert!(err.to_string().contains("primary context"), "{err}");
 }
 
@@ -62,7 +63,8 @@ fn a_while_graph_runs_its_body_on_cudarc_memory() {
             .unwrap();
         let exec = graph.instantiate::<HostLaunch>(Default::default()).unwrap();
         drop(graph);
-        let stream = Stream::borrow_cudarc(&cudarc_stream).unwrap();
+        // SAFETY: no other thread captures the cudarc stream while it is borrowed.
+        let stream = unsafe { Stream::borrow_cudarc(&cudarc_stream) }.unwrap();
         exec.launch(&stream).unwrap();
         stream.synchronize().unwrap();
         assert_eq!(cudarc_stream.clone_dtoh(counter.cudarc()).unwrap(), [limit]);
@@ -110,7 +112,8 @@ fn streams_and_buffers_go_both_ways() {
     // A cudarc stream runs our kernels in order with cudarc's own work on it.
     let cudarc_stream = ctx.new_stream().unwrap();
     let ours = DeviceBuffer::<u32>::zeroed(500).unwrap();
-    let borrowed = Stream::borrow_cudarc(&cudarc_stream).unwrap();
+    // SAFETY: no other thread captures the cudarc stream while it is borrowed.
+    let borrowed = unsafe { Stream::borrow_cudarc(&cudarc_stream) }.unwrap();
     fill_pattern().launch(&borrowed, LaunchConfig::for_elements(500, 128), (ours.ptr(), 500, 3)).unwrap();
     let lent = ours.lend_to_cudarc(&cudarc_stream).unwrap();
     let expected: Vec<u32> = (0..500).map(|i| pattern(i, 3)).collect();

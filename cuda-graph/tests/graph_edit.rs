@@ -212,3 +212,21 @@ fn an_update_refusal_names_the_node_cuda_points_at() {
         Ok(())
     });
 }
+
+/// A node's edges may be what orders a use of graph memory after its allocation
+/// (alloc -> middle -> use -> free): removing the middle node would unorder the use, so node
+/// removal is refused in graphs with memory nodes, as edge removal is.
+#[test]
+fn nodes_are_not_removed_from_graphs_with_memory_nodes() {
+    require_gpu!();
+    run(|| {
+        let graph = Graph::new()?;
+        let alloc = graph.add_mem_alloc::<u32>(256, &[])?;
+        let middle = graph.add_empty(&[&alloc])?;
+        let last = graph.add_empty(&[&middle])?;
+        graph.add_mem_free(&alloc, &[&last])?;
+        refused(graph.remove_node(middle), "memory alloc or free nodes");
+        assert_eq!(graph.node_count()?, 4);
+        Ok(())
+    });
+}

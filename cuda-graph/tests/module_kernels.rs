@@ -20,11 +20,18 @@ fn add_of(module: &Module) -> Result<Add, CudaError> {
     unsafe { module.kernel("mod_add") }
 }
 
+/// Loads one of tests/module-images' images.
+fn load(image: &'static [u8]) -> Result<Module, CudaError> {
+    // SAFETY: every image passed here is one cuda_build::ImageBuild wrote in module-images'
+    // build.rs, included unchanged (`include_bytes!`).
+    unsafe { Module::from_image(image) }
+}
+
 fn modules() -> Result<Vec<(&'static str, Module)>, CudaError> {
     Ok(vec![
         ("ptx", Module::from_ptx(PLAIN_PTX)?),
-        ("cubin", Module::from_image(PLAIN_CUBIN)?),
-        ("fatbin", Module::from_image(PLAIN_FATBIN)?),
+        ("cubin", load(PLAIN_CUBIN)?),
+        ("fatbin", load(PLAIN_FATBIN)?),
     ])
 }
 
@@ -66,7 +73,7 @@ fn wrong_declarations_are_refused_before_any_launch() {
     require_gpu!();
     run(|| {
         let stream = stream()?;
-        let module = Module::from_image(PLAIN_FATBIN)?;
+        let module = load(PLAIN_FATBIN)?;
         let data = DeviceBuffer::<f64>::zeroed(4)?;
         // Same sizes as `float*`: only the type check tells them apart.
         // SAFETY: never launched: the check refuses it.
@@ -88,6 +95,66 @@ fn wrong_declarations_are_refused_before_any_launch() {
     });
 }
 
+/// Issue 35, item 9: the type lists are read when the module is loaded, so rewriting a
+/// kernel's signature global afterwards cannot make a wrong declaration pass. Safe code could
+/// rewrite it through `Module::symbol` (now refused for these names; either refusal passes
+/// this test, a wrong-typed kernel that passes its check never does).
+#[test]
+fn a_rewritten_signature_global_does_not_change_what_a_lookup_accepts() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        for (kind, module) in modules()? {
+            let genuine = module.cpp_types("mod_scale")?.expect("ImageBuild images carry types").join(", ");
+            assert_eq!(genuine, "*mut f32, u32, f32", "{kind}");
+            // The same length, so that the global's size check lets the write through.
+            let forged = format!("{}\0", genuine.replacen("*mut f32", "*mut f64", 1));
+            match module.symbol::<u8>("mod_scale__cuda_graph_signature", forged.len()) {
+                Err(err) => assert!(err.to_string().contains("reserved"), "{kind}: {err}"),
+                Ok(global) => global.write(0, forged.as_bytes())?,
+            }
+            // SAFETY: never launched: refused by the lookup or by the check at first use.
+            let lookup = unsafe { module.kernel::<(DevicePtr<f64>, u32, f32)>("mod_scale") };
+            let refusal = match lookup {
+                Err(err) => err,
+                Ok(wrong) => match wrong.function() {
+                    Err(err) => err,
+                    Ok(_) => panic!("{kind}: a double* declaration of mod_scale(float*, …) passed its check"),
+                },
+            };
+            assert!(
+                matches!(refusal, CudaError::KernelSignature { kernel: "mod_scale", .. }),
+                "{kind}: {refusal}"
+            );
+            assert!(refusal.to_string().contains("*mut f32"), "{kind}: {refusal}");
+            assert_eq!(module.cpp_types("mod_scale")?.map(|types| types.join(", ")), Some(genuine), "{kind}");
+            // The genuine declaration still passes and runs.
+            // SAFETY: mod_scale writes data[i] only for i < n; launched with n = data.len().
+            let scale = unsafe { module.kernel::<(DevicePtr<f32>, u32, f32)>("mod_scale") }?;
+            let floats = DeviceBuffer::from_slice(&[1.0f32, 2.0])?;
+            scale.launch(&stream, per_element(2), (floats.ptr(), 2, 4.0))?;
+            stream.synchronize()?;
+            assert_eq!(floats.to_vec()?, [4.0, 8.0], "{kind}");
+        }
+        Ok(())
+    });
+}
+
+/// Issue 35, item 9: the globals that carry the type lists are not handed out.
+#[test]
+fn the_signature_globals_are_not_handed_out() {
+    require_gpu!();
+    run(|| {
+        for (kind, module) in modules()? {
+            let err = module.symbol::<u8>("mod_add__cuda_graph_signature", 1).unwrap_err();
+            assert!(err.to_string().contains("is reserved"), "{kind}: {err}");
+            // Other globals still are.
+            assert_eq!(module.symbol::<u32>("mod_bias", 4)?.len(), 4, "{kind}");
+        }
+        Ok(())
+    });
+}
+
 #[test]
 fn module_kernels_are_graph_nodes_that_keep_their_module_loaded() {
     require_gpu!();
@@ -96,7 +163,7 @@ fn module_kernels_are_graph_nodes_that_keep_their_module_loaded() {
         let data = DeviceBuffer::<u32>::zeroed(512)?;
         let graph = Graph::new()?;
         let node = {
-            let module = Module::from_image(PLAIN_CUBIN)?;
+            let module = load(PLAIN_CUBIN)?;
             let add = add_of(&module)?;
             let first = graph.add_kernel(&add, per_element(512), (data.ptr(), 512, 1), &[])?;
             graph.add_kernel(&add, per_element(512), (data.ptr(), 512, 10), &[&first])?
@@ -142,7 +209,7 @@ fn a_while_loop_of_module_kernels_runs_as_long_as_the_data_says() {
     run(|| {
         let stream = stream()?;
         let plain = Module::from_ptx(PLAIN_PTX)?;
-        let conditional = Module::from_image(CONDITIONAL_FATBIN)?;
+        let conditional = load(CONDITIONAL_FATBIN)?;
         // SAFETY: mod_double_until reads value[0] and limit[0] and writes value[0] only.
         let double = unsafe {
             conditional.kernel::<(ConditionalHandle, DevicePtr<u32>, DevicePtr<u32>)>("mod_double_until")
@@ -175,7 +242,7 @@ fn captured_module_launches_keep_their_module() {
         let stream = stream()?;
         let data = DeviceBuffer::<u32>::zeroed(128)?;
         let graph = {
-            let module = Module::from_image(PLAIN_FATBIN)?;
+            let module = load(PLAIN_FATBIN)?;
             let add = add_of(&module)?;
             let capture = stream.begin_capture(CaptureMode::Global)?;
             add.launch(&stream, per_element(128), (data.ptr(), 128, 5))?;
@@ -198,8 +265,11 @@ fn images_that_are_not_whole_are_refused() {
     if PLAIN_FATBIN.is_empty() {
         return; // a docs-only build has empty images
     }
-    let err = Module::from_image(cut).unwrap_err();
+    // SAFETY: not a complete image, which `from_image` asks for: this shows the header checks
+    // kept as a defence refusing it before the driver reads it (nothing is loaded).
+    let err = unsafe { Module::from_image(cut) }.unwrap_err();
     assert!(err.to_string().contains("fatbin"), "{err}");
-    let err = Module::from_image(&PLAIN_CUBIN[..PLAIN_CUBIN.len() - 1]).unwrap_err();
+    // SAFETY: as above.
+    let err = unsafe { Module::from_image(&PLAIN_CUBIN[..PLAIN_CUBIN.len() - 1]) }.unwrap_err();
     assert!(err.to_string().contains("cubin"), "{err}");
 }

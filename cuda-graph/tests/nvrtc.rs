@@ -56,8 +56,8 @@ fn both_outputs_are_images_a_module_accepts() {
         let compiled =
             compile(SOURCE, &CompileOptions { arch: Some(90), output, ..Default::default() }).unwrap();
         match output {
-            Output::Cubin => assert!(compiled.image.starts_with(b"\x7fELF")),
-            Output::Ptx => assert!(String::from_utf8_lossy(&compiled.image).contains(".entry affine")),
+            Output::Cubin => assert!(compiled.image().starts_with(b"\x7fELF")),
+            Output::Ptx => assert!(String::from_utf8_lossy(compiled.image()).contains(".entry affine")),
         }
     }
 }

@@ -119,7 +119,9 @@ impl<A: KernelArgs> Launcher<A> {
     }
 
     /// Changes the kernel's configuration and arguments for later launches
-    /// (`cudaGraphExecKernelNodeSetParams`).
+    /// (`cudaGraphExecKernelNodeSetParams`). Waits first for the last launch, and with it for
+    /// every relaunch of itself the kernel made (`DL_RELAUNCH_SELF`): CUDA leaves changing an
+    /// exec the device may still be launching undefined.
     ///
     /// ```no_run
     /// # fn f(launcher: &mut device_launch::Launcher<()>) -> device_launch::Result<()> {

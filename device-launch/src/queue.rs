@@ -219,7 +219,8 @@ impl std::fmt::Debug for WorkQueueArg {
 }
 
 // SAFETY: the kernel parameter is `DlQueue*`, a 64-bit device address passed as `u64`; it
-// points at a `RawQueue` whose memory (and the items it points to) `owners` keeps alive.
+// points at a `RawQueue` whose memory (and the items it points to) `owners` keeps alive, and
+// `keep_alive` hands out both allocations' own records (`DeviceBuffer::keep_alive`).
 unsafe impl KernelParam for WorkQueueArg {
     type Raw = u64;
     fn raw(&self) -> u64 {
@@ -228,8 +229,9 @@ unsafe impl KernelParam for WorkQueueArg {
     fn cpp_type() -> String {
         "*mut DlQueue".to_string()
     }
-    fn keep_alive(&self) -> Option<KeepAlive> {
-        Some(self.owners.clone())
+    fn keep_alive(&self, owners: &mut Vec<KeepAlive>) {
+        // Each allocation's own record, not a wrapper: device checks and frees see them.
+        owners.extend(self.owners.iter().cloned());
     }
 }
 

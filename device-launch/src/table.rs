@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cuda_graph::{CudaError, DeviceBuffer, KeepAlive, KernelParam};
+use cuda_graph::{CudaError, Device, DeviceBuffer, KeepAlive, KernelParam};
 
 use crate::error::Result;
 use crate::exec::{DeviceGraph, ExecOwner};
@@ -57,8 +57,21 @@ impl DeviceGraphTable {
             }
             .into());
         }
+        let device = graphs[0].device();
+        if let Some(other) = graphs.iter().find(|graph| graph.device() != device) {
+            return Err(CudaError::InvalidArgument {
+                call: "DeviceGraphTable::new",
+                problem: format!(
+                    "the graphs belong to devices {} and {}: a table holds graphs of one device, whose \
+                     kernels launch them",
+                    device.ordinal(),
+                    other.device().ordinal()
+                ),
+            }
+            .into());
+        }
         let raw: Vec<u64> = graphs.iter().map(|graph| graph.raw()).collect();
-        let handles = DeviceBuffer::from_slice(&raw)?;
+        let handles = DeviceBuffer::from_slice_on(device, &raw)?;
         let owners = graphs.iter().map(|graph| graph.owner().clone()).collect();
         Ok(DeviceGraphTable { inner: Arc::new(TableInner { handles, _owners: owners }) })
     }
@@ -101,7 +114,9 @@ impl std::fmt::Debug for DeviceGraphTableArg {
 }
 
 // SAFETY: the kernel parameter is a device pointer (`const cudaGraphExec_t*`): a 64-bit
-// address, passed as `u64`. It points at `len` handles of live execs, kept by `inner`.
+// address, passed as `u64`. It points at `len` handles of live execs, kept by `inner`; the
+// handles' allocation is handed out as its own record. The execs are all of the device the
+// handles live on (`DeviceGraphTable::new`), which `device` reports.
 unsafe impl KernelParam for DeviceGraphTableArg {
     type Raw = u64;
     fn raw(&self) -> u64 {
@@ -110,7 +125,13 @@ unsafe impl KernelParam for DeviceGraphTableArg {
     fn cpp_type() -> String {
         "*const *mut CUgraphExec_st".to_string()
     }
-    fn keep_alive(&self) -> Option<KeepAlive> {
-        Some(self.inner.clone())
+    fn keep_alive(&self, owners: &mut Vec<KeepAlive>) {
+        // The handles' memory as its own record (device checks and frees see it), and the
+        // table, which holds the execs.
+        owners.push(self.inner.handles.keep_alive());
+        owners.push(self.inner.clone());
+    }
+    fn device(&self) -> Option<Device> {
+        Some(self.inner.handles.device())
     }
 }

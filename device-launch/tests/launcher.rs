@@ -95,3 +95,31 @@ fn a_launcher_dropped_while_its_loop_runs_waits_for_it_before_its_exec_is_reused
         Ok(())
     });
 }
+
+/// Issue 35, item 7: changing a launcher's arguments while its self-relaunching loop may
+/// still launch it from the device. CUDA leaves changing an exec the device may be launching
+/// undefined, so `set_args` waits for the loop (the launch it started) first. Before the fix
+/// it changed the exec at once, with about 20,000 relaunches still to come.
+#[test]
+fn set_args_waits_for_a_running_self_relaunching_loop() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let slot = ErrorSlot::new()?;
+        let (first, second) = (DeviceBuffer::<u32>::zeroed(1)?, DeviceBuffer::<u32>::zeroed(1)?);
+        let mut looping = Launcher::new(dl_relaunch_until(), one(), (first.ptr(), 20_000, slot.ptr()))?;
+        looping.launch(&stream)?;
+        looping.set_args(one(), (second.ptr(), 50, slot.ptr()))?;
+        // Not synchronized: only the setter's wait can have finished the loop by now.
+        let idle = stream.is_idle()?;
+        let counted = first.to_vec()?;
+        assert!(
+            idle && counted == [20_000],
+            "set_args changed the exec while its loop ran ({counted:?} steps done)"
+        );
+        looping.run(&stream, &slot)?;
+        assert_eq!(second.to_vec()?, [50]);
+        assert_eq!(first.to_vec()?, [20_000]);
+        Ok(())
+    });
+}

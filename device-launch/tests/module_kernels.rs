@@ -19,7 +19,8 @@ fn device_launched_graphs_run_module_kernels() {
         const N: u32 = 8;
         const LEN: u32 = 64;
         let stream = stream()?;
-        let module = Module::from_image(module_images::PLAIN_FATBIN)?;
+        // SAFETY: the fatbin cuda_build::ImageBuild wrote in module-images' build.rs, unchanged.
+        let module = unsafe { Module::from_image(module_images::PLAIN_FATBIN) }?;
         // SAFETY: mod_add writes data[i] only for i < n; each graph passes n = LEN inside
         // its own LEN-element part of `data`.
         let add: Kernel<(DevicePtr<u32>, u32, u32)> = unsafe { module.kernel("mod_add") }?;

@@ -9,8 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The folders that hold the standalone programs, relative to the workspace root.
-const FOLDERS: [&str; 3] = ["device-launch/repro", "cuda-graph/repro", "bench/profile"];
+/// The folders that hold the standalone programs, relative to the workspace root. (The NCCL
+/// reproducers load NCCL at run time, with their own declarations of its calls: they compile
+/// without NCCL's header, like every other program here.)
+const FOLDERS: [&str; 4] =
+    ["device-launch/repro", "cuda-graph/repro", "cuda-graph-nccl/repro", "bench/profile"];
 
 /// The workspace root: found from the current folder (cargo and `.gpu/run` start tests in
 /// their package's folder, on a machine where the build's paths may not exist), else from

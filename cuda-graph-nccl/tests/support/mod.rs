@@ -58,6 +58,7 @@ pub fn streams_for(comms: &[cuda_graph_nccl::Communicator]) -> Vec<cuda_graph::S
 }
 
 /// Waits for every stream.
+#[allow(dead_code)] // used by some of the test binaries sharing this module
 pub fn sync_all(streams: &[cuda_graph::Stream]) {
     for stream in streams {
         stream.synchronize().unwrap();

@@ -30,8 +30,13 @@
 //! with CUDA: what the operation saw is what its CUDA call meets. Either the stream was not
 //! capturing, and the work runs now (ordinary stream semantics), or it was capturing into a
 //! registered graph, and the owners were handed to that graph before the work was captured.
-//! Captures begun by raw calls (`sys::cudaStreamBeginCapture`) bypass the gate; as before,
-//! their caller accounts for them.
+//!
+//! # Streams and captures of other code
+//! A capture begun outside this crate (cudarc's safe `CudaStream::begin_capture` on a stream
+//! it made, raw calls) is not in the registry. Work of this crate queued into one would be
+//! recorded without its owners, so it is refused. The cheap path (ask CUDA only while a
+//! capture of this crate runs) holds for the crate's own streams, which can only capture
+//! through it; every other stream asks CUDA each time ([`capture_possible`]).
 //!
 //! # Cost
 //! Queuing takes an uncontended read lock: two atomic read-modify-writes on one word, no
@@ -48,12 +53,14 @@
 
 mod registry;
 
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::{CudaError, Result};
 
+#[cfg(feature = "cudarc")]
+pub(crate) use registry::note_foreign_capture_possible;
 pub(crate) use registry::{
-    any_capture_active, capture_id, enter_wait, refuse_during_capture, refuse_if_capturing, register,
+    capture_id, capture_possible, enter_wait, refuse_during_capture, refuse_if_capturing, register,
     retain_for_capture, unregister, with_capture_sink, CaptureTarget, Sink,
 };
 
@@ -63,6 +70,9 @@ static GATE: RwLock<()> = RwLock::new(());
 #[must_use = "the gate protects the CUDA call that follows: hold the guard until it returns"]
 pub(crate) struct QueueGuard {
     _read: RwLockReadGuard<'static, ()>,
+    /// For a default-stream handle: its device's primary context, current until the work is
+    /// queued (see `Stream::make_current`).
+    _bound: Option<crate::device::CurrentFor>,
 }
 
 /// Held while a stream's capture state changes (see the module docs).
@@ -72,26 +82,28 @@ pub(crate) struct ChangeGuard {
 }
 
 /// Enters the gate to queue work on a stream, for `call`. Never held across another
-/// `enter_*`. Waits while a capture begins or ends on another thread, except inside a host
-/// function: CUDA work feeding the waiting writer's peers may be queued behind that very
-/// host function, so there it refuses instead of waiting (CUDA does not allow CUDA calls in
-/// host functions anyway).
+/// `enter_*`. Waits while a capture begins or ends on another thread. Refused inside a host
+/// function, where no CUDA call is allowed (nor waiting for a writer whose peers' work may
+/// be queued behind that very host function).
 pub(crate) fn enter_queue(call: &'static str) -> Result<QueueGuard> {
-    match GATE.try_read() {
-        Ok(read) => return Ok(QueueGuard { _read: read }),
-        // Poisoning is impossible in practice (nothing panics under the guard) and harmless:
-        // the lock guards no data.
-        Err(TryLockError::Poisoned(poisoned)) => return Ok(QueueGuard { _read: poisoned.into_inner() }),
-        Err(TryLockError::WouldBlock) => {}
+    // Inside a host function every CUDA call is refused (see `runtime`), and waiting here for
+    // a writer could wait for work queued behind this very host function: refuse at once.
+    if crate::runtime::in_host_fn() {
+        return Err(CudaError::invalid(call, crate::error::IN_HOST_FN));
     }
-    if crate::release::in_host_fn() {
-        return Err(CudaError::invalid(
-            call,
-            "a host function may not queue CUDA work (and a capture is beginning or ending on another \
-             thread, which it must not wait for)",
-        ));
+    let read = GATE.read().unwrap_or_else(PoisonError::into_inner);
+    Ok(QueueGuard { _read: read, _bound: None })
+}
+
+/// [`enter_queue`] for work queued on `stream`: a default-stream handle's device is also made
+/// current until the guard drops (`Stream::make_current`), so the work lands on the default
+/// stream of the device the crate's bookkeeping assumes.
+pub(crate) fn enter_queue_on(stream: &crate::stream::Stream, call: &'static str) -> Result<QueueGuard> {
+    let mut gate = enter_queue(call)?;
+    if stream.is_context_relative() {
+        gate._bound = Some(stream.make_current()?);
     }
-    Ok(QueueGuard { _read: GATE.read().unwrap_or_else(PoisonError::into_inner) })
+    Ok(gate)
 }
 
 /// Enters the gate to begin or end a capture, or to join a stream into one.

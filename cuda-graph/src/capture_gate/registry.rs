@@ -7,9 +7,9 @@ use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
-use super::{enter_change, enter_queue, ChangeGuard, QueueGuard};
+use super::{enter_change, enter_queue_on, ChangeGuard, QueueGuard};
 use crate::error::{check, CudaError, Result};
 use crate::release::KeepAlive;
 use crate::stream::Stream;
@@ -48,11 +48,36 @@ fn captures<R>(f: impl FnOnce(&mut HashMap<u64, Sink>) -> R) -> R {
     result
 }
 
-/// True while a capture begun through this crate is in progress on any stream. A stream can
-/// only be capturing into a graph of this crate (directly, or joined through an event) while
-/// one is; captures begun by raw calls are their caller's to account for.
+/// True while a capture begun through this crate is in progress on any stream.
 pub(crate) fn any_capture_active() -> bool {
     ACTIVE_CAPTURES.load(Ordering::Acquire) != 0
+}
+
+/// Whether work queued on `stream` must ask CUDA whether the stream captures: while a capture
+/// of this crate runs, and always on a stream that other code may capture (one it made, one
+/// shown to it, one joined to its event: [`Stream::may_capture_elsewhere`]).
+///
+/// Why this is enough for the crate's own streams: a stream of this crate's making captures
+/// only through this crate (registered here), or after joining a capture through
+/// `Stream::wait_event`. The event waited for was recorded either by this crate, which
+/// refuses to record on a stream that captures for others ([`with_capture_sink`]), so the
+/// join is into a capture of this crate, or by other code (a raw event), and then the wait
+/// marks the stream first ([`note_foreign_capture_possible`]).
+#[inline]
+pub(crate) fn capture_possible(stream: &Stream) -> bool {
+    any_capture_active() || stream.may_capture_elsewhere()
+}
+
+/// Marks `stream` as one other code may capture ([`Stream::may_capture_elsewhere`]), under
+/// the gate's write guard: a queuing operation that began before waits for nothing here and
+/// is not captured by a capture begun after this call; every one that begins after sees the
+/// mark (the write guard's release orders it before their read guard).
+pub(crate) fn note_foreign_capture_possible(stream: &Stream) {
+    if stream.may_capture_elsewhere() {
+        return;
+    }
+    let _change = enter_change();
+    stream.set_foreign_capture();
 }
 
 /// What a wait that may join a stream into a capture holds (see [`enter_wait`]): the read
@@ -61,19 +86,27 @@ pub(crate) fn any_capture_active() -> bool {
 pub(crate) struct WaitGuard {
     _queue: Option<QueueGuard>,
     _change: Option<ChangeGuard>,
+    _bound: Option<crate::device::CurrentFor>,
 }
 
-/// Enters the capture gate for `cudaStreamWaitEvent`, which joins the waiting stream into the
-/// capture that recorded the event: as a writer while a capture of this crate runs (so no
-/// launch is between its check and its call when the stream joins), else as a reader (no
-/// capture can begin while it is held, so the wait joins none of ours).
-pub(crate) fn enter_wait() -> Result<WaitGuard> {
-    let queue = enter_queue("Stream::wait_event")?;
+/// Enters the capture gate for `cudaStreamWaitEvent` on `stream`, which joins the waiting
+/// stream into the capture that recorded the event: as a writer while a capture of this
+/// crate runs (so no launch is between its check and its call when the stream joins), else
+/// as a reader (no capture can begin while it is held, so the wait joins none of ours).
+/// An event of other code (`foreign_event`) may have been recorded in a capture of theirs:
+/// the stream is marked first ([`note_foreign_capture_possible`]), so that work queued on it
+/// afterwards asks CUDA and is refused if it joined one.
+pub(crate) fn enter_wait(stream: &Stream, foreign_event: bool) -> Result<WaitGuard> {
+    if foreign_event {
+        note_foreign_capture_possible(stream);
+    }
+    let queue = enter_queue_on(stream, "Stream::wait_event")?;
     if !any_capture_active() {
-        return Ok(WaitGuard { _queue: Some(queue), _change: None });
+        return Ok(WaitGuard { _queue: Some(queue), _change: None, _bound: None });
     }
     drop(queue);
-    Ok(WaitGuard { _queue: None, _change: Some(enter_change()) })
+    let bound = if stream.is_context_relative() { Some(stream.make_current()?) } else { None };
+    Ok(WaitGuard { _queue: None, _change: Some(enter_change()), _bound: bound })
 }
 
 /// The id of the capture `stream` takes part in, if any.
@@ -105,12 +138,13 @@ pub(crate) fn capture_id(stream: sys::cudaStream_t) -> Result<Option<u64>> {
 /// `stream` is capturing through this crate, keeps `owners()` alive as long as the captured
 /// graph and its execs. `host_work` says the work calls a host function (one of `owners`),
 /// so execs wait for their last launch before dropping it. Returns whether it kept them;
-/// `false` when the stream is not capturing (or was put in capture mode by raw calls, whose
-/// caller then owns that duty).
+/// `false` when the stream is not capturing. Refuses (for `call`) a stream that captures for
+/// other code (see [`with_capture_sink`]).
 pub(crate) fn retain_for_capture(
-    _gate: &QueueGuard, stream: sys::cudaStream_t, owners: impl FnOnce() -> Vec<KeepAlive>, host_work: bool,
+    _gate: &QueueGuard, stream: &Stream, call: &'static str, owners: impl FnOnce() -> Vec<KeepAlive>,
+    host_work: bool,
 ) -> Result<bool> {
-    with_capture_sink(stream, |sink| match sink {
+    with_capture_sink(stream, call, |sink| match sink {
         Some(sink) => {
             sink.retain(owners(), host_work);
             Ok(true)
@@ -120,15 +154,31 @@ pub(crate) fn retain_for_capture(
 }
 
 /// Runs `f` with the registry entry of the capture `stream` takes part in (`None` when it
-/// does not capture, or captures through raw calls). Call it under the capture gate.
+/// does not capture). Call it under the capture gate. A stream that captures into a graph
+/// this crate did not begin (a capture begun by cudarc or by raw calls on a stream it made or
+/// was shown) is refused for `call`: what the work points to would not be kept by that
+/// graph, which may run after the memory is freed.
 pub(crate) fn with_capture_sink<R>(
-    stream: sys::cudaStream_t, f: impl FnOnce(Option<&mut Sink>) -> Result<R>,
+    stream: &Stream, call: &'static str, f: impl FnOnce(Option<&mut Sink>) -> Result<R>,
 ) -> Result<R> {
-    if !any_capture_active() {
+    if !capture_possible(stream) {
         return f(None);
     }
-    let Some(id) = capture_id(stream)? else { return f(None) };
-    captures(|map| f(map.get_mut(&id)))
+    let Some(id) = capture_id(stream.as_raw())? else { return f(None) };
+    captures(|map| match map.get_mut(&id) {
+        Some(sink) => f(Some(sink)),
+        None => Err(foreign_capture(call)),
+    })
+}
+
+/// The refusal of work queued on a stream that captures for other code.
+pub(crate) fn foreign_capture(call: &'static str) -> CudaError {
+    CudaError::invalid(
+        call,
+        "the stream is being captured by code outside this crate (cudarc's begin_capture, or raw \
+         calls): that graph would not keep this work's memory alive. Capture through \
+         Stream::begin_capture (or interop::cudarc::capture_cudarc) instead",
+    )
 }
 
 impl Sink {
@@ -159,7 +209,7 @@ pub(crate) fn unregister(_change: &ChangeGuard, id: u64) -> Option<Sink> {
 /// returns the capture gate (see the parent module): hold it until the work is queued,
 /// so that no capture begins on `stream` between this check and the CUDA call.
 pub(crate) fn refuse_during_capture(stream: &Stream, call: &'static str) -> Result<QueueGuard> {
-    let gate = enter_queue(call)?;
+    let gate = enter_queue_on(stream, call)?;
     refuse_if_capturing(&gate, stream, call)?;
     Ok(gate)
 }

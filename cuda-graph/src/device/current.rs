@@ -14,7 +14,7 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::Device;
 use crate::error::{check, Result};

@@ -6,7 +6,7 @@ mod peer;
 
 use std::ffi::CStr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::error::{check, Result};
 
@@ -193,10 +193,16 @@ impl Device {
         set
     }
 
-    /// Runs `f` with this device current on the calling thread, then makes the device that
-    /// was current before current again (also when `f` panics). When this device is current
-    /// already, `f` just runs. An error making either device current is returned (the one
-    /// restoring the caller's device before `f`'s own error, which is then dropped).
+    /// Runs `f` with this device's primary context current on the calling thread, then makes
+    /// the device that was current before current again (also when `f` panics). An error
+    /// making either device current is returned (the one restoring the caller's device
+    /// before `f`'s own error, which is then dropped).
+    ///
+    /// The device is always made current (`cudaSetDevice`), and the one before is read from
+    /// CUDA (`cudaGetDevice`), not from the crate's memory of it: other code on this thread
+    /// (cudarc, raw calls) may have made another context current since, even a context of
+    /// this device that is not its primary one, and what `f` waits for or makes must be the
+    /// primary context's. Afterwards the primary context of the device before is current.
     ///
     /// ```no_run
     /// use cuda_graph::Device;
@@ -205,18 +211,15 @@ impl Device {
     /// assert_eq!(Device::current()?, Device::get(0)?);
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    ///
-    /// Whether this device is current already is read from the crate's memory of it (see
-    /// [`Device::current`]): that case costs no CUDA call.
     #[inline]
     pub fn with_current<R, E: From<crate::CudaError>>(
         self, f: impl FnOnce() -> Result<R, E>,
     ) -> Result<R, E> {
-        let before = Device { ordinal: current::cached()? };
+        let before = Device { ordinal: current::read()? };
+        self.set_current()?;
         if before == self {
             return f();
         }
-        self.set_current()?;
         let restore = RestoreOnUnwind(before);
         let result = f();
         std::mem::forget(restore);
@@ -342,7 +345,9 @@ impl Device {
 pub(crate) struct CurrentFor(Option<Device>);
 
 impl CurrentFor {
-    /// Makes `device` current until the guard drops (nothing to do when it is already).
+    /// Makes `device` current until the guard drops (nothing to do when the crate remembers
+    /// it current already: for launches on a stream, whose handle names its context, so a
+    /// stale memory can only make CUDA refuse the launch).
     pub(crate) fn new(device: Device) -> Result<CurrentFor> {
         let before = Device { ordinal: current::cached()? };
         if before == device {
@@ -350,6 +355,15 @@ impl CurrentFor {
         }
         device.set_current()?;
         Ok(CurrentFor(Some(before)))
+    }
+
+    /// Makes `device`'s primary context current until the guard drops, asking CUDA what was
+    /// current before and setting it whatever the crate remembers: for work whose meaning
+    /// depends on the current context (a default-stream handle).
+    pub(crate) fn always(device: Device) -> Result<CurrentFor> {
+        let before = Device { ordinal: current::read()? };
+        device.set_current()?;
+        Ok(CurrentFor((before != device).then_some(before)))
     }
 }
 

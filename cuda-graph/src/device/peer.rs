@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::Device;
 use crate::error::{check, CudaError, Result};

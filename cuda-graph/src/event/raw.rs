@@ -4,7 +4,7 @@
 
 use std::mem::ManuallyDrop;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::Event;
 use crate::device::Device;
@@ -38,7 +38,7 @@ impl Event {
         // early refusal of timed events where CUDA needs untimed ones (launch attributes)
         // leaves the verdict to CUDA, which checks the event itself.
         // Its device cannot be asked of CUDA either: the caller promises the current one.
-        Ok(Event { raw, timing: false, device: Device::current()? })
+        Ok(Event { raw, timing: false, device: Device::current()?, foreign: true })
     }
 
     /// Borrows an event this crate does not own, for as long as `'a`: the returned value

@@ -2,7 +2,7 @@
 
 use std::ptr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::node::raw_deps;
 use super::params::{kernel_node_params, node_params_of, with_kernel_params, Copy1D, Fill, MemsetElement};
@@ -109,10 +109,7 @@ impl GraphBuilder {
     ) -> Result<KernelNode> {
         const CALL: &str = "GraphBuilder::add_kernel";
         crate::kernel::check_node_handles(CALL, &self.lineage, &args)?;
-        let mut keep = Vec::new();
-        args.keep_alive(&mut keep);
-        keep.extend(kernel.owner());
-        crate::memory::check_owners_on(&keep, self.device(), CALL)?;
+        let keep = crate::kernel::kernel_owners(CALL, kernel, &args, self.device())?;
         with_kernel_params(kernel, &config, &args, |raw| {
             let mut params = kernel_node_params(raw);
             self.add_node(CALL, &mut params, keep, deps)

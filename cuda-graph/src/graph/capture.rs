@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::ptr;
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::node::raw_deps;
 use super::{list_nodes, AsNode, Graph, GraphBuilder, GraphCore};

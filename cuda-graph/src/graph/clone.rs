@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::ptr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::{list_nodes, lock_pair, AsNode, ChildGraphNode, EmptyNode, EventRecordNode, EventWaitNode};
 use super::{Graph, HostNode, KernelNode, MemcpyNode, MemsetNode, NodeRef};

@@ -1,7 +1,7 @@
 //! Conditional nodes: IF, IF/ELSE, WHILE and SWITCH, whose bodies are graphs built with the
 //! same calls as any other, nested to any depth.
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use std::sync::Arc;
 

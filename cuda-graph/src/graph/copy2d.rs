@@ -3,7 +3,7 @@
 //! checked inside both sides before CUDA sees it (`memory::copy_bounds`); the node keeps both
 //! sides alive with the graph and its execs.
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::params::node_params_of;
 use super::{AsNode, GraphBuilder, MemcpyNode};

@@ -15,7 +15,7 @@
 
 use std::ptr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::node::raw_deps;
 use super::params::{kernel_node_params, with_kernel_params};
@@ -181,13 +181,12 @@ impl GraphBuilder {
         if deps.iter().any(|dep| dep.edge != Edge::Full) {
             crate::kernel::require_programmatic_launch(CALL)?;
         }
-        attributes.check(CALL, &config, kernel.function()?)?;
+        // Checked against the limits of the graph's device, which runs the node.
+        self.device().with_current(|| attributes.check(CALL, &config, kernel.function()?))?;
         crate::kernel::check_node_handles(CALL, &self.lineage, &args)?;
         let edges: Vec<sys::cudaGraphEdgeData> = deps.iter().map(|dep| dep.edge.raw()).collect();
         let all_full = deps.iter().all(|dep| dep.edge == Edge::Full);
-        let mut keep = Vec::new();
-        args.keep_alive(&mut keep);
-        crate::memory::check_owners_on(&keep, self.device(), CALL)?;
+        let keep = crate::kernel::kernel_owners(CALL, kernel, &args, self.device())?;
         let entries = attributes.raw();
         with_kernel_params(kernel, &config, &args, |params| {
             let mut params = kernel_node_params(params);

@@ -21,10 +21,11 @@
 //! - A [`ChildGraph`](super::ChildGraph) view reads nothing once a node of its family was
 //!   removed (the removed node may have held the graph it shows).
 //!
-//! Dependencies are not removed from graphs holding memory alloc or free nodes (CUDA refuses
-//! it, and such an edge may be what orders a use of graph memory after its allocation).
+//! Neither dependencies nor nodes are removed from graphs holding memory alloc or free nodes
+//! (CUDA refuses the first, and an edge, or a node's edges, may be what orders a use of graph
+//! memory after its allocation).
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::edges::{edge_list, Dependency, Edge};
 use super::node::{kind_of, raw_deps};
@@ -46,6 +47,26 @@ impl CoreState {
             })
             .collect()
     }
+}
+
+/// Refuses removing `what` (a node or an edge) from `graph` when it holds memory alloc or free
+/// nodes: the edges removed may be what orders a use of graph memory after its allocation and
+/// before its free ([`MemAllocNode::ptr`](super::MemAllocNode::ptr)'s promise rests on them).
+fn refuse_beside_memory_nodes(call: &'static str, graph: sys::cudaGraph_t, what: &str) -> Result<()> {
+    let (status, all) = list_nodes(graph);
+    check(status, "cudaGraphGetNodes")?;
+    for node in all {
+        if matches!(kind_of(node)?, NodeKind::MemAlloc | NodeKind::MemFree) {
+            return Err(CudaError::invalid(
+                call,
+                format!(
+                    "the graph holds memory alloc or free nodes, whose ordering edges may not be removed \
+                     (nor {what} with its edges): edit a graph without them"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The kinds a removal refuses, with the reason.
@@ -94,6 +115,9 @@ impl GraphBuilder {
             if let Some(reason) = refuse_removal(kind_of(raw)?) {
                 return Err(CudaError::invalid(CALL, reason));
             }
+            // Removing a node removes its edges, which may be what orders a use of graph
+            // memory after its allocation (alloc -> a -> use): refused as edge removal is.
+            refuse_beside_memory_nodes(CALL, self.raw, "a node")?;
             // SAFETY: `raw` is a live node of this graph (checked by id and epoch), its family
             // locked; it is no conditional node (whose bodies have builders) and no memory
             // node; no exec names it (the family was never instantiated); handles of it are
@@ -202,16 +226,7 @@ impl GraphBuilder {
                 return Err(CudaError::invalid(call, "programmatic edges lead only into kernel nodes"));
             }
             if cuda_call == "cudaGraphRemoveDependencies" {
-                let (status, all) = list_nodes(self.raw);
-                check(status, "cudaGraphGetNodes")?;
-                for node in all {
-                    if matches!(kind_of(node)?, NodeKind::MemAlloc | NodeKind::MemFree) {
-                        return Err(CudaError::invalid(
-                            call,
-                            "the graph holds memory alloc or free nodes, whose ordering edges may not be removed",
-                        ));
-                    }
-                }
+                refuse_beside_memory_nodes(call, self.raw, "an edge")?;
             }
             let targets = vec![to; from.len()];
             check(call_cuda(self.raw, from.as_ptr(), targets.as_ptr(), edges.as_ptr(), from.len()), cuda_call)

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::params::node_params_of;
 use super::{AsNode, GraphBuilder, NodeRef};

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::params::{checked_bytes, node_params_of, Copy1D};
 use super::{AsNode, GraphBuilder, MemcpyNode, NodeRef};

@@ -25,7 +25,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ptr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::node::kind_of;
 use super::{list_nodes, next_id, AsNode, CoreState, GraphBuilder, GraphCore, NodeInfo, NodeKind, NodeRef};

@@ -65,7 +65,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, ThreadId};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::device::Device;
 use crate::error::{check, CudaError, Result};

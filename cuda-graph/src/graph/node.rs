@@ -4,7 +4,7 @@ use std::ffi::CStr;
 use std::fmt;
 use std::ptr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::error::{check, CudaError, Result};
 
@@ -438,7 +438,9 @@ impl MemAllocNode {
     /// # Safety
     /// The memory exists only while the graph runs, between this node and its free node:
     /// use the pointer only in nodes of this graph ordered after this node (and before the
-    /// free node), never in launches or graphs elsewhere.
+    /// free node) by full edges, never in launches or graphs elsewhere. A programmatic edge
+    /// ([`Edge::Programmatic`](super::Edge::Programmatic)) orders memory only through the
+    /// dependent kernel's wait, so it does not count as ordering here.
     ///
     /// ```no_run
     /// let graph = cuda_graph::graph::Graph::new()?;

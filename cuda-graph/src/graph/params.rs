@@ -4,7 +4,7 @@
 use std::ffi::c_void;
 use std::ptr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::error::{CudaError, Result};
 use crate::kernel::{Kernel, KernelArgs, LaunchConfig};

@@ -4,7 +4,7 @@
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::Graph;
 

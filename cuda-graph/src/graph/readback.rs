@@ -5,7 +5,7 @@
 
 use std::ffi::c_void;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::inspect::{node_readers, View};
 use super::{AsNode, ChildGraph, ConditionalHandle, ConditionalKind, GraphBuilder, MemcpyParams, NodeKind};

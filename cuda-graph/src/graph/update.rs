@@ -1,7 +1,7 @@
 //! Changing an exec after instantiation: the whole graph at once (`cudaGraphExecUpdate`,
 //! with the reason when refused) or one node's parameters at a time.
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::params::{with_kernel_params, Copy1D, Fill, MemsetElement};
 use super::{AsNode, Graph, GraphExec, KernelNode, LaunchMode, MemcpyNode, MemsetNode, NodeRef};
@@ -90,6 +90,11 @@ impl<M: LaunchMode> GraphExec<M> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     ///
+    /// A device-launch exec ([`DeviceLaunch`](super::DeviceLaunch)) first waits for its last
+    /// host launch, which may still relaunch it from the device (CUDA leaves changing an exec
+    /// the device may be launching undefined); so do its per-node setters and
+    /// [`set_node_enabled`](Self::set_node_enabled). Host-launch execs change at once.
+    ///
     /// Refused, naming both devices, for a graph of another device than the exec's; and for a
     /// graph that made a conditional handle no conditional node of it tests (which CUDA would
     /// not instantiate, and whose kernels could set a condition the exec does not have). A
@@ -98,6 +103,7 @@ impl<M: LaunchMode> GraphExec<M> {
     pub fn update(&mut self, graph: &Graph) -> Result<()> {
         let device = self.source.device();
         graph.expect_device(device, "GraphExec::update", "the exec")?;
+        self.wait_before_change("GraphExec::update")?;
         let mut info = sys::cudaGraphExecUpdateResultInfo::default();
         let status = device.with_current(|| {
             graph.core().locked("GraphExec::update", |state| {
@@ -195,6 +201,7 @@ impl<M: LaunchMode> GraphExec<M> {
     ) -> Result<()> {
         let device = self.source.device();
         crate::memory::check_owners_on(&keep, device, call)?;
+        self.wait_before_change(call)?;
         let foreign = crate::memory::any_foreign(&keep, device);
         self.ensure_fence(fence || foreign || keep.iter().any(crate::memory::free_is_queued))?;
         let raw = self.raw;
@@ -257,9 +264,7 @@ impl<M: LaunchMode> GraphExec<M> {
             let lineage = super::conditional::lineage_of(&self.source, node.graph_id());
             crate::kernel::check_node_handles(CALL, &lineage, &args)?;
         }
-        let mut keep = Vec::new();
-        args.keep_alive(&mut keep);
-        keep.extend(kernel.owner());
+        let keep = crate::kernel::kernel_owners(CALL, kernel, &args, self.device())?;
         self.set_node(CALL, node, keep, false, |exec, exec_node| {
             with_kernel_params(kernel, &config, &args, |raw| {
                 // SAFETY: exec alive; `exec_node` names a kernel node of it (its source graph's
@@ -317,6 +322,7 @@ impl<M: LaunchMode> GraphExec<M> {
     pub fn set_node_enabled(&mut self, node: &dyn AsNode, enabled: bool) -> Result<()> {
         const CALL: &str = "GraphExec::set_node_enabled";
         let node = self.own_node(CALL, node)?;
+        self.wait_before_change(CALL)?;
         let raw = self.raw;
         self.with_exec_node(CALL, node, |exec_node| {
             // SAFETY: exec alive; `exec_node` names a node of it (checked, kept, locked).

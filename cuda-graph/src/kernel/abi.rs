@@ -1,16 +1,26 @@
 //! The parameter (ABI) check: the Rust declaration of a kernel against the compiled kernel.
 //!
 //! The compiled side comes from the driver's `cuFuncGetParamInfo` (reached through
-//! `cudaGetDriverEntryPointByVersion`), asked for index 0, 1, … until it answers
-//! `CUDA_ERROR_INVALID_VALUE`, which is how the parameters are counted. The Rust side is laid
-//! out from [`ParamLayout`]s the way the C ABI lays out a parameter buffer: each parameter at
-//! the end of the previous one, rounded up to its alignment.
+//! `cudaGetDriverEntryPointByVersion`; `cudaFuncGetParamInfo` for a module's kernels), asked
+//! for each parameter's offset and size. How many there are:
+//! - known from the kernel's generated signature (`kernels!` declarations, whose signature
+//!   functions cuda-build compiles from the kernel's own C++ declaration; kernels of images
+//!   built by `cuda_build::ImageBuild`, whose signature globals are made the same way): the
+//!   driver is asked for indices `0..n` only, and no call fails;
+//! - otherwise (`Kernel::from_stub` and `from_stub_with_params`, a module kernel whose image
+//!   carries no types: NVRTC, other compilers' PTX), counted by asking for index 0, 1, … until
+//!   the driver answers "invalid value": one failing call per kernel, at its first use, which
+//!   compute-sanitizer reports as an API error under its default settings (CUDA 13.0 has no
+//!   call that gives the count).
+//!
+//! The Rust side is laid out from [`ParamLayout`]s the way the C ABI lays out a parameter
+//! buffer: each parameter at the end of the previous one, rounded up to its alignment.
 
 use std::ffi::c_void;
 use std::fmt::Write as _;
 use std::ptr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::ParamLayout;
 use crate::error::{check, CudaError, Result};
@@ -30,41 +40,76 @@ pub(crate) struct ParamSlot {
 const MAX_PARAMS: usize = 32_768;
 
 /// Checks the declared `layout` of kernel `name` (host stub `stub`) against the compiled
-/// kernel. `params` describes each parameter for messages (may be empty).
+/// kernel. `params` describes each parameter for messages (may be empty). `count`: the number
+/// of parameters of the kernel's generated signature, when it has one (then no call fails).
 pub(crate) fn check_kernel(
-    name: &'static str, stub: *const c_void, params: &[&str], layout: &[ParamLayout],
+    name: &'static str, stub: *const c_void, params: &[&str], layout: &[ParamLayout], count: Option<usize>,
 ) -> Result<()> {
-    let compiled = compiled_slots(stub)?;
+    let compiled = compiled_slots(stub, count)?;
     compare(Labels { kernel: name, params }, &declared_slots(layout), &compiled)
 }
 
 /// Checks the declared `layout` of kernel `name` of a loaded module (`kernel`, its
 /// `cudaKernel_t`) against the compiled kernel (`cudaFuncGetParamInfo`, which takes kernel
-/// handles).
+/// handles). `count`: the number of parameters of the type list the image carries for it,
+/// when it carries one (then no call fails).
 pub(crate) fn check_loaded_kernel(
-    name: &'static str, kernel: *const c_void, layout: &[ParamLayout],
+    name: &'static str, kernel: *const c_void, layout: &[ParamLayout], count: Option<usize>,
 ) -> Result<()> {
-    let mut slots = Vec::new();
-    for index in 0..MAX_PARAMS {
+    let slots = parameter_slots(count, "cudaFuncGetParamInfo", |index| {
         let (mut offset, mut size) = (0usize, 0usize);
         // SAFETY: `kernel` is a kernel handle of a library the caller keeps loaded; both
         // out-pointers are valid, writable usizes.
         let status = unsafe { sys::cudaFuncGetParamInfo(kernel, index, &mut offset, &mut size) };
         match status {
-            sys::cudaError::cudaSuccess => slots.push(ParamSlot { offset, size }),
+            sys::cudaError::cudaSuccess => Answer::Param(ParamSlot { offset, size }),
             sys::cudaError::cudaErrorInvalidValue => {
-                // Past the last parameter: how they are counted. Not an error to keep.
+                // No parameter at `index`: an answer, not an error to keep.
                 // SAFETY: plain call; clears this thread's last error of that answer.
                 let _ = unsafe { sys::cudaGetLastError() };
-                return compare(Labels { kernel: name, params: &[] }, &declared_slots(layout), &slots);
+                Answer::NoSuchParam
             }
-            status => return Err(CudaError::from_code(status.0 as i32, "cudaFuncGetParamInfo")),
+            status => Answer::Failed(CudaError::from_code(status.0 as i32, "cudaFuncGetParamInfo")),
+        }
+    })?;
+    compare(Labels { kernel: name, params: &[] }, &declared_slots(layout), &slots)
+}
+
+/// What the driver answered when asked about one parameter.
+enum Answer {
+    /// Its place in the parameter buffer.
+    Param(ParamSlot),
+    /// There is no parameter at that index (`CUDA_ERROR_INVALID_VALUE`).
+    NoSuchParam,
+    /// Any other failure.
+    Failed(CudaError),
+}
+
+/// The compiled kernel's parameters, asking `ask` about index 0, 1, …: up to `count` when the
+/// count is known from the kernel's generated signature, which makes no failing call; else
+/// until the answer is [`Answer::NoSuchParam`], which is how they are counted then.
+///
+/// With a known count, a kernel with more parameters than its signature goes unseen: that is
+/// impossible when both come from the same source, as they do here (cuda-build renders the
+/// signature from the kernel's own C++ declaration, `decltype(&kernel)`, in the same
+/// compilation; ImageBuild's globals are rendered the same way). A kernel with fewer
+/// parameters answers `NoSuchParam` early (one failing call), and the comparison then reports
+/// the counts.
+fn parameter_slots(
+    count: Option<usize>, call: &'static str, mut ask: impl FnMut(usize) -> Answer,
+) -> Result<Vec<ParamSlot>> {
+    let mut slots = Vec::new();
+    for index in 0..count.unwrap_or(MAX_PARAMS) {
+        match ask(index) {
+            Answer::Param(slot) => slots.push(slot),
+            Answer::NoSuchParam => return Ok(slots),
+            Answer::Failed(err) => return Err(err),
         }
     }
-    Err(CudaError::invalid(
-        "cudaFuncGetParamInfo",
-        format!("the kernel reports more than {MAX_PARAMS} parameters"),
-    ))
+    if count.is_some() {
+        return Ok(slots);
+    }
+    Err(CudaError::invalid(call, format!("the kernel reports more than {MAX_PARAMS} parameters")))
 }
 
 /// A kernel's name and a description of each of its parameters (may be empty), which both
@@ -153,32 +198,27 @@ fn describe(slots: &[ParamSlot]) -> String {
     text
 }
 
-/// The compiled kernel's parameters, from the driver.
-fn compiled_slots(stub: *const c_void) -> Result<Vec<ParamSlot>> {
+/// The compiled kernel's parameters, from the driver: `count` of them when known.
+fn compiled_slots(stub: *const c_void, count: Option<usize>) -> Result<Vec<ParamSlot>> {
     let mut function: sys::cudaFunction_t = ptr::null_mut();
     // SAFETY: `function` is a valid out-pointer. `stub` is a host function address; the
     // runtime only looks it up in its table of registered kernels (an address that is not a
     // kernel gives cudaErrorInvalidDeviceFunction, it is never called).
     check(unsafe { sys::cudaGetFuncBySymbol(&mut function, stub) }, "cudaGetFuncBySymbol")?;
     let param_info = param_info_entry_point()?;
-    let mut slots = Vec::new();
-    for index in 0..MAX_PARAMS {
+    parameter_slots(count, "cuFuncGetParamInfo", |index| {
         let (mut offset, mut size) = (0usize, 0usize);
         // SAFETY: `param_info` is the driver's cuFuncGetParamInfo, whose C signature is
         // PFN_cuFuncGetParamInfo; `function` came from cudaGetFuncBySymbol just above, and
         // both out-pointers are valid, writable usizes (size_t).
         let status = unsafe { param_info(function, index, &mut offset, &mut size) };
         match status {
-            0 => slots.push(ParamSlot { offset, size }),
-            sys::CUDA_ERROR_INVALID_VALUE => return Ok(slots),
+            0 => Answer::Param(ParamSlot { offset, size }),
+            sys::CUDA_ERROR_INVALID_VALUE => Answer::NoSuchParam,
             // Driver codes share the runtime's numbering for the errors this call returns.
-            code => return Err(CudaError::from_code(code, "cuFuncGetParamInfo")),
+            code => Answer::Failed(CudaError::from_code(code, "cuFuncGetParamInfo")),
         }
-    }
-    Err(CudaError::invalid(
-        "cuFuncGetParamInfo",
-        format!("the kernel reports more than {MAX_PARAMS} parameters"),
-    ))
+    })
 }
 
 /// The driver's `cuFuncGetParamInfo`.
@@ -273,6 +313,48 @@ mod tests {
         let err = compare(Labels { kernel: "noop", params: &[] }, &slots(&[(0, 4)]), &[]).unwrap_err();
         assert!(err.to_string().contains("Rust declares 1 parameter, the compiled kernel has 0"), "{err}");
         assert!(err.to_string().contains("compiled: none"), "{err}");
+    }
+
+    /// A driver stand-in for a kernel of `params`: answers each index asked, counting them.
+    fn driver(params: &[ParamSlot], asked: &mut Vec<usize>, index: usize) -> Answer {
+        asked.push(index);
+        match params.get(index) {
+            Some(&slot) => Answer::Param(slot),
+            None => Answer::NoSuchParam,
+        }
+    }
+
+    #[test]
+    fn a_known_count_asks_only_for_the_parameters_there_are() {
+        let compiled = abi_probe_compiled();
+        let mut asked = Vec::new();
+        let slots = parameter_slots(Some(5), "t", |i| driver(&compiled, &mut asked, i)).unwrap();
+        assert_eq!((slots, asked), (compiled.clone(), vec![0, 1, 2, 3, 4]), "no question past the last");
+        let mut asked = Vec::new();
+        assert_eq!(parameter_slots(Some(0), "t", |i| driver(&compiled, &mut asked, i)).unwrap(), []);
+        assert!(asked.is_empty(), "a kernel without parameters costs no call");
+    }
+
+    #[test]
+    fn an_unknown_count_is_found_by_asking_one_past_the_last() {
+        let compiled = abi_probe_compiled();
+        let mut asked = Vec::new();
+        let slots = parameter_slots(None, "t", |i| driver(&compiled, &mut asked, i)).unwrap();
+        assert_eq!((slots, asked), (compiled, vec![0, 1, 2, 3, 4, 5]));
+    }
+
+    #[test]
+    fn a_kernel_with_fewer_parameters_than_its_signature_is_reported_by_the_comparison() {
+        let compiled = abi_probe_compiled();
+        let mut asked = Vec::new();
+        let slots = parameter_slots(Some(6), "t", |i| driver(&compiled, &mut asked, i)).unwrap();
+        assert_eq!(slots.len(), 5);
+        let declared = declared_slots(&layout(&[(8, 8), (4, 4), (8, 8), (1, 1), (4, 4), (4, 4)]));
+        let err = compare(Labels { kernel: "k", params: &[] }, &declared, &slots).unwrap_err();
+        assert!(err.to_string().contains("Rust declares 6 parameters, the compiled kernel has 5"), "{err}");
+        let err =
+            parameter_slots(Some(2), "t", |_| Answer::Failed(CudaError::invalid("t", "boom"))).unwrap_err();
+        assert!(err.to_string().contains("boom"), "{err}");
     }
 
     #[test]

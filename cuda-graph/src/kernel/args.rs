@@ -30,8 +30,14 @@ pub struct ParamLayout {
 /// [`cpp_type`](KernelParam::cpp_type) must name a C++ type whose values the kernel may be
 /// given as this value's `Raw` without undefined behaviour (for a pointer: memory of that
 /// element type, alive and with that permission, as long as a launch or node uses it).
-/// [`keep_alive`](KernelParam::keep_alive) must hand out the owner of the allocation itself
-/// (as `DevicePtr`'s does), since frees are ordered after the uses it reports. A type whose
+/// [`keep_alive`](KernelParam::keep_alive) must push the owner of *each* allocation the value
+/// reaches, each the allocation's own record (what [`DeviceBuffer::keep_alive`](crate::DeviceBuffer::keep_alive) and
+/// [`DevicePtr::keep_alive`] return), never a wrapper that holds them: frees are ordered after
+/// the uses recorded on those records, and launches and nodes on another device check them
+/// (peer access, pool access) and mark them used there, so that their drop waits for that
+/// device. An owner hidden inside a wrapper is kept alive, but neither checked nor waited
+/// for. A value that is not memory but belongs to one device (an exec handle) reports it
+/// through [`device`](KernelParam::device). A type whose
 /// raw form carries a conditional handle (wrapping a
 /// [`ConditionalHandle`](crate::graph::ConditionalHandle)) must report it through
 /// `IS_CONDITIONAL_HANDLE` and `conditional_graph`: the defaults report none.
@@ -55,9 +61,28 @@ pub unsafe trait KernelParam: Send + Sync + 'static {
     /// assert_eq!(<usize>::cpp_type(), "u64");
     /// ```
     fn cpp_type() -> String;
-    /// What must stay alive while a launch or node uses this value (the buffer a pointer
-    /// points into).
-    fn keep_alive(&self) -> Option<KeepAlive> {
+    /// Pushes what must stay alive while a launch or node uses this value: the owner of each
+    /// allocation it reaches (the buffer a pointer points into), each one pushed by itself
+    /// (see the trait's safety section).
+    ///
+    /// ```
+    /// use cuda_graph::KernelParam;
+    /// let mut owners = Vec::new();
+    /// 7u32.keep_alive(&mut owners);
+    /// assert!(owners.is_empty());
+    /// ```
+    fn keep_alive(&self, owners: &mut Vec<KeepAlive>) {
+        let _ = owners;
+    }
+    /// The device this value belongs to when it is not memory and only that device's kernels
+    /// may receive it (a device-launch exec handle): launches and kernel nodes of another
+    /// device refuse it, naming both. `None` (the default) for numbers and for memory, whose
+    /// owners [`keep_alive`](KernelParam::keep_alive) hands out and which is checked by them.
+    ///
+    /// ```
+    /// assert_eq!(cuda_graph::KernelParam::device(&7u32), None);
+    /// ```
+    fn device(&self) -> Option<crate::device::Device> {
         None
     }
     /// True for [`ConditionalHandle`](crate::graph::ConditionalHandle), which may reach only
@@ -94,8 +119,8 @@ macro_rules! pointer_params {
             fn raw(&self) -> u64 {
                 self.addr()
             }
-            fn keep_alive(&self) -> Option<KeepAlive> {
-                $ptr::keep_alive(self)
+            fn keep_alive(&self, owners: &mut Vec<KeepAlive>) {
+                owners.extend($ptr::keep_alive(self));
             }
             fn cpp_type() -> String {
                 format!(concat!($qualifier, " {}"), T::cpp_type())
@@ -120,8 +145,8 @@ unsafe impl<T: DeviceRepr> KernelParam for DeviceSlice<T> {
     fn raw(&self) -> RawDeviceSlice {
         DeviceSlice::raw(self)
     }
-    fn keep_alive(&self) -> Option<KeepAlive> {
-        DeviceSlice::keep_alive(self)
+    fn keep_alive(&self, owners: &mut Vec<KeepAlive>) {
+        owners.extend(DeviceSlice::keep_alive(self));
     }
     fn cpp_type() -> String {
         format!("cuda_graph::slice<*mut {}>", T::cpp_type())
@@ -177,8 +202,18 @@ pub unsafe trait KernelArgs: Send + Sync + 'static {
     /// Pointers to each raw value in `packed`; valid while `packed` is neither moved nor
     /// dropped.
     fn pointers(packed: &mut Self::Packed) -> Self::Pointers;
-    /// Pushes what these arguments need kept alive.
+    /// Pushes what these arguments need kept alive ([`KernelParam::keep_alive`] of each).
     fn keep_alive(&self, out: &mut Vec<KeepAlive>);
+    /// Calls `f` with the device of each argument bound to one ([`KernelParam::device`]).
+    ///
+    /// ```
+    /// let mut devices = Vec::new();
+    /// cuda_graph::KernelArgs::bound_devices(&(1u32, 2.0f32), &mut |device| devices.push(device));
+    /// assert!(devices.is_empty());
+    /// ```
+    fn bound_devices(&self, f: &mut dyn FnMut(crate::device::Device)) {
+        let _ = f;
+    }
     /// Whether a parameter is a conditional handle ([`KernelParam::IS_CONDITIONAL_HANDLE`]).
     ///
     /// ```
@@ -224,7 +259,11 @@ macro_rules! tuple_args {
             }
             #[allow(unused_variables)]
             fn keep_alive(&self, out: &mut Vec<KeepAlive>) {
-                $(out.extend(self.$index.keep_alive());)*
+                $(self.$index.keep_alive(out);)*
+            }
+            #[allow(unused_variables)]
+            fn bound_devices(&self, f: &mut dyn FnMut(crate::device::Device)) {
+                $(if let Some(device) = self.$index.device() { f(device) })*
             }
             const HAS_CONDITIONAL_HANDLE: bool = false $(|| $name::IS_CONDITIONAL_HANDLE)*;
             #[allow(unused_variables)]

@@ -42,9 +42,9 @@ impl From<(u32, u32, u32)> for Dim3 {
     }
 }
 
-impl From<Dim3> for cudart_graph_sys::dim3 {
-    fn from(d: Dim3) -> cudart_graph_sys::dim3 {
-        cudart_graph_sys::dim3 { x: d.x, y: d.y, z: d.z }
+impl From<Dim3> for crate::runtime::dim3 {
+    fn from(d: Dim3) -> crate::runtime::dim3 {
+        crate::runtime::dim3 { x: d.x, y: d.y, z: d.z }
     }
 }
 

@@ -3,11 +3,11 @@
 use std::ffi::c_void;
 use std::ptr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::check_launch_handles;
 use super::{CheckAttributes, Kernel, KernelArgs, LaunchAttributes, LaunchConfig};
-use crate::capture_gate::{any_capture_active, enter_queue, with_capture_sink, QueueGuard, Sink};
+use crate::capture_gate::{capture_possible, enter_queue, with_capture_sink, QueueGuard, Sink};
 use crate::error::{check, Result};
 use crate::memory::KeepAlive;
 use crate::stream::Stream;
@@ -59,7 +59,7 @@ impl<A: KernelArgs> Kernel<A> {
     /// memory: [`MemoryPool::enable_access_from`](crate::MemoryPool::enable_access_from)).
     pub fn launch(&self, stream: &Stream, config: LaunchConfig, args: A) -> Result<()> {
         // The stream's device, current for the call (a thread-local read when it is already).
-        let _on_device = crate::device::CurrentFor::new(stream.device())?;
+        let _on_device = stream.make_current()?;
         config.validate()?;
         let function = self.function()?;
         self.queue("Kernel::launch", stream, &args, &[], |pointers| {
@@ -117,7 +117,7 @@ impl<A: KernelArgs> Kernel<A> {
     ) -> Result<()> {
         const CALL: &str = "Kernel::launch_with";
         // The stream's device, current for the call and for the attributes' device checks.
-        let _on_device = crate::device::CurrentFor::new(stream.device())?;
+        let _on_device = stream.make_current()?;
         config.validate()?;
         let function = self.function()?;
         attributes.check(CALL, &config, function)?;
@@ -161,9 +161,10 @@ impl<A: KernelArgs> Kernel<A> {
         // A launch recorded by stream capture runs whenever the graph runs, long after this
         // call: the captured graph must then own the buffers the arguments point into. A
         // conditional handle is allowed only when captured into its own graph. Both are
-        // compile-time or one-atomic-load checks while no capture runs.
-        if A::HAS_CONDITIONAL_HANDLE || any_capture_active() {
-            prepare_kernel_launch(&gate, stream, args, owners, self.owner())?;
+        // compile-time or two-relaxed-load checks on this crate's streams while no capture
+        // runs; streams other code may capture ask CUDA each time (see `capture_gate`).
+        if A::HAS_CONDITIONAL_HANDLE || capture_possible(stream) {
+            prepare_kernel_launch(call, &gate, stream, self, args, owners)?;
         }
         // A free queued on the legacy stream is not ordered after this launch on a
         // non-blocking stream: mark the stream-ordered buffers it uses, whose drop then waits
@@ -198,14 +199,14 @@ impl<A: KernelArgs> Kernel<A> {
 }
 
 /// Refuses arguments in memory that `stream`'s device cannot reach (another device's, without
-/// peer access), naming both devices; notes the uses of other devices' memory, whose drop
-/// then waits for `stream`'s device too.
+/// peer access) or bound to another device, naming both devices; notes the uses of other
+/// devices' memory, whose drop then waits for `stream`'s device too.
 #[cold]
 #[inline(never)]
 fn check_argument_devices<A: KernelArgs>(call: &'static str, stream: &Stream, args: &A) -> Result<()> {
     let mut owners = Vec::new();
     args.keep_alive(&mut owners);
-    crate::memory::check_owners_on(&owners, stream.device(), call)?;
+    super::check_placement(call, args, &owners, stream.device())?;
     if crate::memory::any_foreign(&owners, stream.device()) {
         crate::memory::note_unordered_uses(&owners, stream);
     }
@@ -220,13 +221,14 @@ fn check_argument_devices<A: KernelArgs>(call: &'static str, stream: &Stream, ar
 ///   (a plain stream launch, a capture into a new graph or another graph) it is refused;
 /// - when captured, the captured graph keeps what the arguments point into, `extra` (the
 ///   events a launch attribute records) and the module of a kernel loaded at run time
-///   (`kernel_owner`).
+///   ([`kernel_owners`](super::kernel_owners), which checks them against the stream's device).
 #[cold]
 #[inline(never)]
 fn prepare_kernel_launch<A: KernelArgs>(
-    _gate: &QueueGuard, stream: &Stream, args: &A, extra: &[KeepAlive], kernel_owner: Option<KeepAlive>,
+    call: &'static str, _gate: &QueueGuard, stream: &Stream, kernel: &Kernel<A>, args: &A,
+    extra: &[KeepAlive],
 ) -> Result<()> {
-    with_capture_sink(stream.as_raw(), |sink| {
+    with_capture_sink(stream, call, |sink| {
         if A::HAS_CONDITIONAL_HANDLE {
             let lineage = match &sink {
                 Some(Sink::Into { lineage, .. }) => Some(&**lineage),
@@ -236,8 +238,7 @@ fn prepare_kernel_launch<A: KernelArgs>(
         }
         if let Some(sink) = sink {
             let mut owners = extra.to_vec();
-            args.keep_alive(&mut owners);
-            owners.extend(kernel_owner);
+            owners.extend(super::kernel_owners(call, kernel, args, stream.device())?);
             sink.retain(owners, false);
         }
         Ok(())

@@ -29,6 +29,7 @@ mod macros;
 mod module;
 #[cfg(feature = "nvrtc")]
 pub mod nvrtc;
+mod owners;
 mod symbol;
 mod types;
 
@@ -48,6 +49,7 @@ pub use types::SignatureFn;
 
 pub(crate) use args::{check_launch_handles, check_node_handles};
 pub(crate) use attributes::{require_programmatic_launch, CheckAttributes};
+pub(crate) use owners::{check_placement, kernel_owners};
 
 use crate::error::{CudaError, Result};
 use crate::release::KeepAlive;
@@ -110,6 +112,13 @@ impl<A: KernelArgs> Kernel<A> {
     /// the caller's promise, as is everything [`kernels!`](crate::kernels!)'s `# Safety`
     /// asks of a declared kernel (it stays inside the memory it is given).
     ///
+    /// Without a signature the parameters are counted by asking the driver
+    /// (`cuFuncGetParamInfo`) for one past the last, which fails: under compute-sanitizer's
+    /// default settings the first use shows one API error, counted in its `ERROR SUMMARY`
+    /// (`CUDA_ERROR_INVALID_VALUE` on `cuFuncGetParamInfo`). It is expected;
+    /// `--report-api-errors no` silences it. [`kernels!`](crate::kernels!) declarations count
+    /// from their signature and make no failing call.
+    ///
     /// ```no_run
     /// use cuda_graph::{kernel::Kernel, DevicePtr};
     /// extern "C" {
@@ -132,7 +141,9 @@ impl<A: KernelArgs> Kernel<A> {
     /// (`<name>__cuda_graph_signature`), with a description of each parameter (`"n: u32"`)
     /// for check errors: what [`kernels!`](crate::kernels!) calls. The first use checks the
     /// count, sizes and offsets of the parameters, and each parameter's C++ type against
-    /// [`KernelParam::cpp_type`].
+    /// [`KernelParam::cpp_type`]. The count comes from the signature: the driver is asked
+    /// about those parameters only, and no CUDA call fails (no API error under
+    /// compute-sanitizer).
     ///
     /// # Safety
     /// `stub` must be the host stub of an `extern "C" __global__` kernel named `name`,
@@ -169,7 +180,9 @@ impl<A: KernelArgs> Kernel<A> {
 
     /// Like [`from_stub`](Kernel::from_stub) (no type check), with a description of each
     /// parameter (`"n: u32"`) that parameter-check errors quote; `params` may be empty, or
-    /// must have one entry per parameter.
+    /// must have one entry per parameter. As for `from_stub`, the parameters are counted by
+    /// one failing `cuFuncGetParamInfo` at the first use: one API error under
+    /// compute-sanitizer's default settings (`--report-api-errors no` silences it).
     ///
     /// # Safety
     /// As for [`from_stub`](Kernel::from_stub).
@@ -285,9 +298,19 @@ impl<A: KernelArgs> Kernel<A> {
         if let Some(outcome) = self.checked.get() {
             return outcome.clone().map(|()| stub);
         }
+        // The count of parameters, where a generated signature gives it: the driver is then
+        // asked about those only (no failing call; see `abi`).
         let layout = match &self.entry {
-            Entry::Stub(_) => abi::check_kernel(self.name, stub, self.params, &A::layout()),
-            Entry::Loaded(_) => abi::check_loaded_kernel(self.name, stub, &A::layout()),
+            Entry::Stub(_) => {
+                // SAFETY: `signature` was given to `from_stub_with_signature`, whose caller
+                // promised it is the kernel's generated signature function.
+                let count = self.signature.map(|signature| unsafe { types::cpp_types(signature) }.len());
+                abi::check_kernel(self.name, stub, self.params, &A::layout(), count)
+            }
+            Entry::Loaded(kernel) => {
+                let count = kernel.cpp_types().map(<[String]>::len);
+                abi::check_loaded_kernel(self.name, stub, &A::layout(), count)
+            }
         };
         let outcome = layout.and_then(|()| self.check_types());
         if matches!(outcome, Ok(()) | Err(CudaError::KernelSignature { .. })) {

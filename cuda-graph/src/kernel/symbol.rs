@@ -28,7 +28,7 @@ use std::marker::PhantomData;
 use std::ptr;
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::module::Library;
 use crate::device::Device;

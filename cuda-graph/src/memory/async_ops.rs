@@ -39,10 +39,10 @@
 //! Each call holds the capture gate (`capture_gate/mod.rs`) from its capture check to its
 //! CUDA call, so a capture begun by another thread cannot start between the two.
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::capture_gate::{
-    enter_queue, refuse_during_capture, refuse_if_capturing, retain_for_capture, QueueGuard,
+    enter_queue_on, refuse_during_capture, refuse_if_capturing, retain_for_capture, QueueGuard,
 };
 use crate::error::{check, CudaError, Result};
 use crate::memory::pinned::DeviceAccess;
@@ -55,8 +55,8 @@ use crate::stream::Stream;
 pub(super) fn retain_if_capturing(
     stream: &Stream, call: &'static str, owners: impl FnOnce() -> Vec<KeepAlive>,
 ) -> Result<QueueGuard> {
-    let gate = enter_queue(call)?;
-    if !retain_for_capture(&gate, stream.as_raw(), owners, false)? {
+    let gate = enter_queue_on(stream, call)?;
+    if !retain_for_capture(&gate, stream, call, owners, false)? {
         refuse_if_capturing(&gate, stream, call)?;
     }
     Ok(gate)

@@ -7,11 +7,11 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::device::{note_in_use, Device};
 use crate::error::{check, CudaError, Result};
-use crate::memory::free::{device_idle, devices_idle, free_stream_ordered, on_device};
+use crate::memory::free::{device_idle, devices_idle, free_stream_ordered, on_device, EVERY_DEVICE};
 use crate::memory::{DeviceRepr, KeepAlive};
 use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
@@ -56,12 +56,28 @@ pub(crate) enum FreeKind {
         /// The pool it came from, kept alive until the memory is back in it.
         _pool: Option<KeepAlive>,
     },
+    /// Memory other code allocated and shares with this crate (a cudarc slice,
+    /// `interop::cudarc::CudarcSlice`): the drop waits for `device` (and every device that
+    /// used it), then calls `release`, which gives it back to its owner.
+    #[cfg_attr(not(feature = "cudarc"), allow(dead_code))]
+    Foreign {
+        /// The device the memory lives on.
+        device: i32,
+        /// The memory pool of pool memory (null otherwise): other devices reach it only
+        /// where the pool grants access.
+        pool: sys::cudaMemPool_t,
+        /// Gives the memory back (drops the other code's handle to it); taken once, by the
+        /// drop, or by [`Allocation::disarm`] when the memory goes back unfreed.
+        release: Option<Box<dyn FnOnce() + Send>>,
+    },
 }
 
 // SAFETY: a device address is just a number to the host; the runtime calls on it are
-// thread-safe, and the pool handle kept is `Send + Sync`.
+// thread-safe, the pool handle kept is `Send + Sync`, and a foreign release closure is `Send`.
 unsafe impl Send for Allocation {}
-// SAFETY: as above; `&Allocation` exposes only the address, the size and an atomic flag.
+// SAFETY: as above; `&Allocation` exposes only the address, the size, the device, the pool
+// handle and atomic flags. The release closure (not `Sync`) is reached only through `&mut`
+// (the drop, `disarm`).
 unsafe impl Sync for Allocation {}
 
 /// How many allocations are alive whose free is queued on the legacy default stream
@@ -106,19 +122,64 @@ impl Allocation {
         allocation
     }
 
-    /// The device the memory lives on.
-    pub(crate) fn device(&self) -> Device {
-        match self.free {
-            FreeKind::Synchronous { device } | FreeKind::StreamOrdered { device, .. } => {
-                Device::from_ordinal(device)
-            }
+    /// Takes over memory of other code (`FreeKind::Foreign`): `bytes` bytes at `ptr` on
+    /// `device` (from `pool`, or null), given back by `release` once every device that may
+    /// use it is idle.
+    #[cfg_attr(not(feature = "cudarc"), allow(dead_code))]
+    pub(crate) fn foreign(
+        ptr: *mut c_void, bytes: usize, device: Device, pool: sys::cudaMemPool_t,
+        release: Box<dyn FnOnce() + Send>,
+    ) -> Allocation {
+        if !ptr.is_null() {
+            note_in_use(device);
+        }
+        Allocation {
+            ptr,
+            bytes,
+            free: FreeKind::Foreign { device: device.ordinal(), pool, release: Some(release) },
+            unordered_use: AtomicBool::new(false),
+            foreign_use: AtomicU64::new(0),
         }
     }
 
-    /// The pool of stream-ordered memory (`None` for `cudaMalloc` memory).
+    /// Waits for every device whose work may use the memory (its own, and the other devices
+    /// that used it). False (the error recorded) when a wait failed.
+    #[cfg_attr(not(feature = "cudarc"), allow(dead_code))]
+    pub(crate) fn uses_finished(&self) -> bool {
+        if !devices_idle(self.foreign_use.load(Ordering::Relaxed)) {
+            return false;
+        }
+        let mut idle = false;
+        on_device(self.device().ordinal(), || idle = device_idle());
+        idle
+    }
+
+    /// For memory of other code going back to it unfreed (nothing of this crate uses it any
+    /// more): the drop will neither wait nor call the release.
+    #[cfg_attr(not(feature = "cudarc"), allow(dead_code))]
+    pub(crate) fn disarm(&mut self) {
+        if let FreeKind::Foreign { release, .. } = &mut self.free {
+            release.take();
+        }
+        self.ptr = ptr::null_mut();
+    }
+
+    /// The device the memory lives on.
+    pub(crate) fn device(&self) -> Device {
+        match self.free {
+            FreeKind::Synchronous { device }
+            | FreeKind::StreamOrdered { device, .. }
+            | FreeKind::Foreign { device, .. } => Device::from_ordinal(device),
+        }
+    }
+
+    /// The pool of pool memory (stream-ordered, or other code's from a pool); `None` for
+    /// `cudaMalloc` memory.
     pub(crate) fn pool(&self) -> Option<sys::cudaMemPool_t> {
         match self.free {
-            FreeKind::StreamOrdered { pool, .. } if !pool.is_null() => Some(pool),
+            FreeKind::StreamOrdered { pool, .. } | FreeKind::Foreign { pool, .. } if !pool.is_null() => {
+                Some(pool)
+            }
             _ => None,
         }
     }
@@ -159,6 +220,22 @@ impl Allocation {
                 self.foreign_use.fetch_or(bit, Ordering::Relaxed);
             }
         }
+    }
+}
+
+impl Allocation {
+    /// Notes that code outside this crate was given the memory (a buffer lent to cudarc): it
+    /// may queue work on it on any stream of any device, which no free of ours is ordered
+    /// after. The drop then waits for every device with an active context before freeing.
+    #[cfg_attr(not(feature = "cudarc"), allow(dead_code))]
+    pub(crate) fn note_use_by_other_code(&self) {
+        if self.ptr.is_null() {
+            return;
+        }
+        if self.free_is_queued() {
+            self.unordered_use.store(true, Ordering::Relaxed);
+        }
+        self.foreign_use.store(EVERY_DEVICE, Ordering::Relaxed);
     }
 }
 
@@ -212,7 +289,7 @@ impl Drop for Allocation {
             // under it (the error is recorded).
             return;
         }
-        match &self.free {
+        match &mut self.free {
             FreeKind::Synchronous { device } => on_device(*device, || {
                 // CUDA documents only that `cudaFree` *may* synchronize: wait for the device
                 // ourselves, so that no kernel still queued or running uses the memory.
@@ -225,6 +302,20 @@ impl Drop for Allocation {
             }),
             FreeKind::StreamOrdered { device, blocking_stream, .. } => {
                 free_stream_ordered(self.ptr, *device, *blocking_stream && !unordered_use)
+            }
+            FreeKind::Foreign { device, release, .. } => {
+                let release = release.take();
+                on_device(*device, || {
+                    // Its owner's free need not wait for work of this crate: wait here.
+                    if device_idle() {
+                        if let Some(release) = release {
+                            release();
+                        }
+                    } else {
+                        // Work may still use the memory: never given back (leaked).
+                        std::mem::forget(release);
+                    }
+                })
             }
         }
     }
@@ -345,6 +436,11 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     /// Notes that work queued on `stream` uses this buffer ([`Allocation::note_use_on`]):
     /// call it before queuing the work.
+    #[cfg_attr(not(feature = "cudarc"), allow(dead_code))]
+    pub(crate) fn note_use_by_other_code(&self) {
+        self.allocation.note_use_by_other_code();
+    }
+
     pub(crate) fn note_use_on(&self, stream: &Stream) {
         self.allocation.note_use_on(stream);
     }

@@ -5,7 +5,7 @@ use crate::error::{CudaError, Result};
 use crate::memory::buffer::memcpy_sync;
 use crate::memory::{DeviceBuffer, DeviceRepr};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Copies `data` into the buffer from element `offset` on, leaving the other elements as

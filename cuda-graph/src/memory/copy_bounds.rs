@@ -11,7 +11,7 @@
 
 use std::ffi::c_void;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::error::{CudaError, Result};
 use crate::release::KeepAlive;

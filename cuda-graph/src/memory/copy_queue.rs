@@ -9,7 +9,7 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::async_ops::retain_if_capturing;
 use super::buffer::finish_on_legacy_stream;

@@ -4,17 +4,23 @@
 
 use std::ffi::c_void;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::release::record_drop_error;
 
 /// The legacy default stream (`cudaStreamLegacy`), ordered after all work on blocking streams.
 const LEGACY_STREAM: sys::cudaStream_t = 1 as sys::cudaStream_t;
 
+/// The device mask of memory that code outside this crate was given (a buffer lent to cudarc):
+/// any device may have queued work on it, on any stream. [`devices_idle`] waits for every
+/// device whose primary context is active (one without a context has run nothing).
+pub(crate) const EVERY_DEVICE: u64 = u64::MAX;
+
 /// Waits for every device in `devices` (bit = ordinal; bit 63 stands for every device from 63
-/// on): those whose streams used memory of another device, which nothing on that device is
-/// ordered after. False (the error recorded) when a wait failed: the memory must be leaked.
-pub(super) fn devices_idle(devices: u64) -> bool {
+/// on; [`EVERY_DEVICE`]: every device with an active context): those whose streams used memory
+/// of another device, which nothing on that device is ordered after. False (the error
+/// recorded) when a wait failed: the memory must be leaked.
+pub(crate) fn devices_idle(devices: u64) -> bool {
     if devices == 0 {
         return true;
     }
@@ -25,7 +31,13 @@ pub(super) fn devices_idle(devices: u64) -> bool {
         record_drop_error(status, "cudaGetDeviceCount");
         return false;
     }
-    (0..count).filter(|&ordinal| devices & (1u64 << ordinal.min(63)) != 0).all(|ordinal| {
+    let worked = |ordinal: i32| {
+        // A device whose context was never made has run no work (asked without making one);
+        // when that cannot be told, it is waited for.
+        devices != EVERY_DEVICE
+            || crate::device::Device::from_ordinal(ordinal).has_active_context().unwrap_or(true)
+    };
+    (0..count).filter(|&ordinal| devices & (1u64 << ordinal.min(63)) != 0 && worked(ordinal)).all(|ordinal| {
         let mut idle = false;
         on_device(ordinal, || idle = device_idle());
         idle

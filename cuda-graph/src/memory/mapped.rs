@@ -9,7 +9,7 @@ use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::free::{device_idle, on_device};
 use crate::device::{devices_with_context, Device};

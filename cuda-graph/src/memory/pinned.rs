@@ -8,7 +8,7 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::error::{check, CudaError, Result};
 use crate::event::Event;

@@ -9,7 +9,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::copy_bounds::{CheckedCopy, Extent3D, Side, Volume};
 use super::copy_queue::{

@@ -2,7 +2,7 @@
 //! pointer, copies between the memory of two devices, and the check that work on one device
 //! only uses memory it can reach.
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::async_ops::{expect_same_len, retain_if_capturing};
 use super::{Allocation, DeviceBuffer, DevicePtr, DeviceRepr, KeepAlive};

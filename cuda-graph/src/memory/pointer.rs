@@ -3,7 +3,7 @@
 use std::ffi::c_void;
 use std::fmt;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::error::{check, Result};
 

@@ -45,7 +45,7 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::device::Device;
 use crate::error::{check, Result};

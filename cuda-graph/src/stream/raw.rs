@@ -4,7 +4,7 @@
 
 use std::mem::ManuallyDrop;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::Stream;
 use crate::device::{note_in_use, Device};
@@ -54,7 +54,9 @@ impl Stream {
     /// # Safety
     /// `raw` must be a live stream (`cudaStreamCreate*`, or the driver's `cuStreamCreate*`) of
     /// a device's primary context (the context the runtime uses), which nothing else
-    /// destroys: ownership passes to the returned value. Work is queued on it only while its
+    /// destroys, and on which no other thread begins a capture while this crate queues work
+    /// on it (captures begun before a call are seen and its work refused; see
+    /// [`Stream::borrow_raw`]): ownership passes to the returned value. Work is queued on it only while its
     /// device is current (CUDA refuses kernels on another device's stream).
     ///
     /// ```no_run
@@ -78,7 +80,7 @@ impl Stream {
         let non_blocking = unsafe { created_non_blocking(raw) }?;
         // SAFETY: as above.
         let device = unsafe { device_of(raw) }?;
-        Ok(Stream { raw, non_blocking, device })
+        Ok(Stream::foreign(raw, non_blocking, device))
     }
 
     /// Borrows a stream this crate does not own, for as long as `'a`: the returned value
@@ -89,9 +91,17 @@ impl Stream {
     /// Prefer a borrow whose lifetime the compiler ties to the owner where there is one (the
     /// `cudarc` feature's `Stream::borrow_cudarc`); `'a` here is whatever the caller picks.
     ///
+    /// Other code may capture the stream: every call of this crate that queues work on the
+    /// borrow asks CUDA whether it captures, and refuses while it captures into a graph this
+    /// crate did not begin. A default-stream handle names the default stream of whichever
+    /// context is current: the borrow takes it as the current device's, and every call on it
+    /// makes that device's primary context current first.
+    ///
     /// # Safety
     /// `raw` must be a stream of a device's primary context (or a default-stream handle) that
-    /// stays alive, not destroyed by its owner, for all of `'a`.
+    /// stays alive, not destroyed by its owner, for all of `'a`; and while the borrow lives,
+    /// no other thread begins a capture on it (one begun between the crate's look and its
+    /// CUDA call could not be seen, and would record the work without keeping its memory).
     ///
     /// ```no_run
     /// use cuda_graph::Stream;
@@ -108,7 +118,7 @@ impl Stream {
         let non_blocking = unsafe { created_non_blocking(raw) }?;
         // SAFETY: as above.
         let device = unsafe { device_of(raw) }?;
-        Ok(BorrowedStream::new(Stream { raw, non_blocking, device }))
+        Ok(BorrowedStream::new(Stream::foreign(raw, non_blocking, device)))
     }
 
     /// Hands the stream over: returns the raw handle without destroying it. The caller owns

@@ -67,9 +67,9 @@ pub(crate) struct ExecOwner {
     exec: Option<Mutex<GraphExec<DeviceLaunch>>>,
     /// The `cudaGraphExec_t`, as kernels receive it.
     raw: u64,
-    /// The device current at instantiation (the exec's), which drop synchronizes; `None` if
-    /// it could not be read (then the device current at the wait is synchronized).
-    device: Option<Device>,
+    /// The exec's device (its graph's), which drop synchronizes and whose kernels alone may
+    /// receive the handle.
+    device: Device,
     /// Set once a [`DeviceGraphArg`] was made: kernels may have launched it since.
     given_to_kernels: AtomicBool,
 }
@@ -82,8 +82,7 @@ impl ExecOwner {
         // mark it given to kernels (so edit and drop wait for the device first), or through
         // `DeviceGraph::as_raw`, whose caller promises the same.
         let raw = unsafe { exec.as_raw() } as u64;
-        // Fails only without a usable device, and then no exec exists to wrap.
-        let device = Device::current().ok();
+        let device = exec.device();
         ExecOwner { exec: Some(Mutex::new(exec)), raw, device, given_to_kernels: AtomicBool::new(false) }
     }
 
@@ -104,10 +103,7 @@ impl ExecOwner {
         if !*self.given_to_kernels.get_mut() {
             return Ok(());
         }
-        let device = match self.device {
-            Some(device) => device,
-            None => Device::current()?,
-        };
+        let device = self.device;
         device.with_current(|| device.synchronize())?;
         *self.given_to_kernels.get_mut() = false;
         Ok(())
@@ -471,6 +467,18 @@ impl<'a> DeviceGraph<'a> {
         self.owner.raw
     }
 
+    /// The device the exec belongs to (its graph's): only kernels of that device may launch
+    /// it, so launches and kernel nodes of another device refuse its [`DeviceGraphArg`].
+    ///
+    /// ```no_run
+    /// # fn f(uploaded: &device_launch::UploadedGraphExec) -> cuda_graph::Result<()> {
+    /// assert_eq!(uploaded.handle().device(), cuda_graph::Device::current()?);
+    /// # Ok(()) }
+    /// ```
+    pub fn device(self) -> Device {
+        self.owner.device
+    }
+
     fn given_to_kernels(self) {
         self.owner.given_to_kernels.store(true, Ordering::Relaxed);
     }
@@ -531,8 +539,11 @@ unsafe impl KernelParam for DeviceGraphArg {
         // `cudaGraphExec_t` is `struct CUgraphExec_st*`.
         "*mut CUgraphExec_st".to_string()
     }
-    fn keep_alive(&self) -> Option<KeepAlive> {
-        Some(self.owner.clone())
+    fn keep_alive(&self, owners: &mut Vec<KeepAlive>) {
+        owners.push(self.owner.clone());
+    }
+    fn device(&self) -> Option<Device> {
+        Some(self.owner.device)
     }
 }
 

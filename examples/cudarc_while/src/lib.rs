@@ -118,7 +118,7 @@ pub fn run(config: &Config) -> Result<Report, Error> {
     let initial = stream.clone_htod(&(1..=u64::from(config.n)).collect::<Vec<_>>())?;
     let (ptx, kernel_from) = if config.nvrtc {
         let compiled = cuda_graph::kernel::nvrtc::compile(STEP_SOURCE, &Default::default())?;
-        (Ptx::from_binary(compiled.image.clone()), "NVRTC")
+        (Ptx::from_binary(compiled.image().to_vec()), "NVRTC")
     } else {
         (Ptx::from_src(STEP_PTX), "PTX")
     };
@@ -214,7 +214,8 @@ fn while_graph(cudarc: &Cudarc, module: &Module, config: &Config) -> Result<(Vec
         // SAFETY: as above; the PTX's type lists are checked against the Rust types.
         unsafe { module.kernel("collatz_step") }?
     };
-    let condition = Module::from_image(CONDITION_FATBIN)?;
+    // SAFETY: CONDITION_FATBIN is the fatbin cuda_build::ImageBuild wrote in build.rs, unchanged.
+    let condition = unsafe { Module::from_image(CONDITION_FATBIN) }?;
     // SAFETY: keep_going reads and writes active[0] and rounds[0] only.
     let keep_going: KeepGoing = unsafe { condition.kernel("keep_going") }?;
 
@@ -231,7 +232,8 @@ fn while_graph(cudarc: &Cudarc, module: &Module, config: &Config) -> Result<(Vec
     body.add_kernel(&keep_going, LaunchConfig::new(1, 1), (handle, active.ptr(), rounds.ptr()), &[&stepped])?;
     let exec: GraphExec<HostLaunch> = graph.instantiate(Default::default())?;
 
-    let ours = Stream::borrow_cudarc(stream)?;
+    // SAFETY: no other thread captures the cudarc stream while it is borrowed.
+    let ours = unsafe { Stream::borrow_cudarc(stream) }?;
     exec.launch(&ours)?; // warm-up
     ours.synchronize()?;
     let start = Instant::now();

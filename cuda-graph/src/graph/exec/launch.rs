@@ -7,7 +7,7 @@ use crate::error::{check, CudaError, Result};
 use crate::memory::{as_pinned, LaunchLock, PinnedAllocation};
 use crate::stream::Stream;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 impl<M: LaunchMode> GraphExec<M> {
     /// Uploads the exec to the device on `stream` (`cudaGraphUpload`), so that the first
@@ -23,6 +23,7 @@ impl<M: LaunchMode> GraphExec<M> {
     /// Refused, naming both devices, on a stream of another device than the exec's.
     pub fn upload(&self, stream: &Stream) -> Result<()> {
         self.expect_stream_device(stream, "GraphExec::upload")?;
+        let _on_device = stream.make_current()?;
         // SAFETY: exec and stream are alive.
         check(unsafe { sys::cudaGraphUpload(self.raw, stream.as_raw()) }, "cudaGraphUpload")
     }
@@ -59,8 +60,8 @@ impl<M: LaunchMode> GraphExec<M> {
             return device.with_current(|| self.launch(stream));
         }
         // Held until the launch is queued: no capture begins on `stream` after the check.
-        let _gate = crate::capture_gate::enter_queue("GraphExec::launch")?;
-        if crate::capture_gate::any_capture_active() && stream.is_capturing()? {
+        let _gate = crate::capture_gate::enter_queue_on(stream, "GraphExec::launch")?;
+        if crate::capture_gate::capture_possible(stream) && stream.is_capturing()? {
             // The captured launch would run with later launches of the captured graph, which
             // keep nothing of this exec alive and which its fences cannot see.
             return Err(CudaError::invalid(

@@ -4,7 +4,7 @@
 
 use std::mem::ManuallyDrop;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::{GraphExec, HostLaunch, LaunchMode};
 use crate::error::{check, CudaError, Result};

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::ptr;
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::{GraphExec, LaunchMode};
 use crate::error::{check, Result};
@@ -173,6 +173,25 @@ impl<M: LaunchMode> Drop for GraphExec<M> {
 }
 
 impl<M: LaunchMode> GraphExec<M> {
+    /// Before a change of a device-launch exec (an update, a per-node setter, enabling or
+    /// disabling a node): waits for its last host launch. Such an exec may relaunch itself
+    /// from the device (a tail launch of `cudaGetCurrentGraphExec()`, as a self-relaunching
+    /// loop does) for as long as that launch runs, and CUDA leaves changing an exec that the
+    /// device may be launching undefined. Device launches belong to the host launch that
+    /// started them, so its fence (device-launch execs always fence) completes after the last.
+    /// Host-launch execs change at once: later launches see the change, earlier ones not.
+    pub(in crate::graph) fn wait_before_change(&self, call: &'static str) -> Result<()> {
+        if !M::DEVICE_LAUNCH || self.release.last_launch_finished(true) {
+            return Ok(());
+        }
+        Err(crate::error::CudaError::invalid(
+            call,
+            "the exec's last launch, which may still launch it again from the device, could not be \
+             waited for (an earlier CUDA error, see take_drop_errors or the stream's status); \
+             the exec was not changed",
+        ))
+    }
+
     /// Lets go of what the graphs this exec keeps point to, for each graph that only
     /// execs naming their nodes by it (see `exec_pool::OriginRef`) would hold after this exec.
     fn release_graphs_only_named(&self) {

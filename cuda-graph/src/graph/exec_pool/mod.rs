@@ -60,7 +60,7 @@ mod store;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::GraphCore;
 use crate::release::record_drop_error;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::graph::GraphCore;
 

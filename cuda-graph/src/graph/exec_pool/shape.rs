@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::ptr;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::graph::list_nodes;
 

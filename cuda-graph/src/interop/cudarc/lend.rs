@@ -5,25 +5,24 @@ use std::mem::ManuallyDrop;
 use std::ops::Deref;
 use std::sync::Arc;
 
+use crate::runtime as sys;
 use ::cudarc::driver::{CudaSlice, CudaStream, CudaViewMut};
-use cudart_graph_sys as sys;
 
 use super::primary_device;
 use crate::error::{check, CudaError, Result};
 use crate::memory::{DeviceBuffer, DeviceRepr};
-use crate::stream::Stream;
 
 /// One of this crate's buffers seen by cudarc as a [`CudaSlice`] on a cudarc stream, while
 /// the buffer is borrowed ([`DeviceBuffer::lend_to_cudarc`]). It derefs to the `CudaSlice`
 /// for cudarc's reading calls; [`view_mut`](LentSlice::view_mut) gives a `CudaViewMut` for
 /// writing ones. Dropping it gives nothing back to free: the buffer still owns the memory
 /// (cudarc's `CudaSlice::leak` releases only cudarc's bookkeeping).
-pub struct LentSlice<'a, T> {
+pub struct LentSlice<'a, T: DeviceRepr> {
     slice: ManuallyDrop<CudaSlice<T>>,
     _buffer: PhantomData<&'a [T]>,
 }
 
-impl<T> Deref for LentSlice<'_, T> {
+impl<T: DeviceRepr> Deref for LentSlice<'_, T> {
     type Target = CudaSlice<T>;
 
     fn deref(&self) -> &CudaSlice<T> {
@@ -31,7 +30,7 @@ impl<T> Deref for LentSlice<'_, T> {
     }
 }
 
-impl<T> LentSlice<'_, T> {
+impl<T: DeviceRepr> LentSlice<'_, T> {
     /// A mutable cudarc view of the whole buffer, for cudarc's writing calls
     /// (`memcpy_htod`, `memset_zeros`, kernel arguments it writes).
     pub fn view_mut(&mut self) -> CudaViewMut<'_, T> {
@@ -39,22 +38,35 @@ impl<T> LentSlice<'_, T> {
     }
 }
 
-impl<T> Drop for LentSlice<'_, T> {
+impl<T: DeviceRepr> Drop for LentSlice<'_, T> {
     fn drop(&mut self) {
         // SAFETY: taken once, here; the field is never used again.
         let slice = unsafe { ManuallyDrop::take(&mut self.slice) };
-        // Releases cudarc's events and stream share, never the memory (the buffer owns it);
-        // cudarc first makes its stream wait for the uses it tracked.
-        let _address = slice.leak();
+        // Inside a host function no CUDA call is allowed, and leaking the slice may make
+        // cudarc wait on its events (`cuStreamWaitEvent`): done on another thread then.
+        drop(crate::release::drop_outside_host_fn(Leaker(Some(slice))));
+    }
+}
+
+/// A lent slice whose drop releases cudarc's bookkeeping, never the memory (the buffer owns
+/// it): `CudaSlice::leak`, after which cudarc first makes its stream wait for the uses it
+/// tracked.
+struct Leaker<T>(Option<CudaSlice<T>>);
+
+impl<T> Drop for Leaker<T> {
+    fn drop(&mut self) {
+        if let Some(slice) = self.0.take() {
+            let _address = slice.leak();
+        }
     }
 }
 
 impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Shows this buffer to cudarc as a [`CudaSlice`] on `stream` for as long as the returned
     /// value lives (it borrows the buffer, which cannot be dropped meanwhile). cudarc's calls
-    /// on it queue on cudarc's streams: the buffer's memory is marked as used by work on a
-    /// non-blocking stream, so that its eventual free waits for the device (see
-    /// `memory::pool`, "Freeing"). That work and this crate's are ordered only by the streams
+    /// on it may queue on any of cudarc's streams, and run after the lend ends: the buffer's
+    /// memory is marked as used by other code, so that its eventual free waits for every
+    /// device with an active context (`cudaDeviceSynchronize` on each). That work and this crate's are ordered only by the streams
     /// they share; a race gives wrong values, never undefined behaviour ([`DeviceRepr`]).
     /// `stream` must be of the primary context of the buffer's device.
     ///
@@ -89,7 +101,10 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
                 ));
             }
         }
-        self.note_use_on(&*Stream::borrow_cudarc(stream)?);
+        // cudarc may use the slice on any of its streams, of any device (its event tracking
+        // is off for streams it wraps): the free waits for every device (see
+        // `Allocation::note_use_by_other_code`), not only for `stream`'s ordering.
+        self.note_use_by_other_code();
         // SAFETY: the address is the buffer's live allocation of `len` elements on the
         // stream's device (checked), which outlives the returned value (it borrows the
         // buffer); any bit pattern is a valid `T` (`DeviceRepr`). The slice is never dropped

@@ -75,7 +75,7 @@ pub fn same_primary_context(ctx: &CudaContext) -> Result<bool> {
     let device = primary_device(ctx, "same_primary_context")?;
     let runtime = device.with_current(|| {
         // SAFETY: a null pointer is a no-op free; it initializes the device's primary context.
-        check(unsafe { cudart_graph_sys::cudaFree(std::ptr::null_mut()) }, "cudaFree(NULL)")?;
+        check(unsafe { crate::runtime::cudaFree(std::ptr::null_mut()) }, "cudaFree(NULL)")?;
         ::cudarc::driver::result::ctx::get_current().map_err(|err| driver_error(err, "cuCtxGetCurrent"))
     })?;
     Ok(runtime.is_some_and(|current| std::ptr::eq(current, ctx.cu_ctx())))

@@ -1,22 +1,25 @@
 //! [`CudarcSlice`]: a cudarc device slice shared with this crate's kernels, copies, graphs and
 //! execs, kept alive by them as a [`DeviceBuffer`](crate::DeviceBuffer) is.
 
+use std::ffi::c_void;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::runtime as sys;
 use ::cudarc::driver::{CudaSlice, DevicePtr as _};
 
 use super::{driver_error, primary_device};
 use crate::device::Device;
 use crate::error::Result;
-use crate::memory::{DevicePtr, DeviceRepr, DeviceSlice, KeepAlive};
-use crate::release::{defer_drop, in_host_fn, record_drop_failure};
+use crate::memory::{Allocation, DevicePtr, DeviceRepr, DeviceSlice, KeepAlive};
 
 /// A cudarc [`CudaSlice`] given to this crate: [`ptr`](CudarcSlice::ptr) and
 /// [`slice`](CudarcSlice::slice) make kernel arguments, copy and memset endpoints and graph
 /// memory of it, each holding a share of it; the `CudaSlice` is dropped (cudarc frees it)
-/// when the last share goes, after waiting for its device, so no kernel, copy or exec launch
-/// queued before runs on freed memory. That is how this crate frees `cudaMalloc` memory, and
+/// when the last share goes, after waiting for its device and every other device whose work
+/// used it, so no kernel, copy or exec launch queued before runs on freed memory. Its shares
+/// are the same record as a [`DeviceBuffer`](crate::DeviceBuffer)'s, so launches and nodes of
+/// another device check peer (or pool) access for it and mark it used there. That is how this crate frees `cudaMalloc` memory, and
 /// what makes sharing safe: cudarc's own frees are ordered only after work it tracked.
 ///
 /// [`new`](CudarcSlice::new) waits for the slice's stream, so work of this crate queued
@@ -39,40 +42,20 @@ use crate::release::{defer_drop, in_host_fn, record_drop_failure};
 /// # Ok::<(), cuda_graph::CudaError>(())
 /// ```
 pub struct CudarcSlice<T: DeviceRepr> {
-    held: Arc<Held<T>>,
+    /// The record kernels, copies, graphs and execs keep (as they keep a `DeviceBuffer`'s):
+    /// device checks and frees see it like this crate's own memory. Its drop waits for every
+    /// device that used the memory, then drops its share of `slice`.
+    allocation: Arc<Allocation>,
+    /// cudarc's slice, for [`cudarc`](CudarcSlice::cudarc); the allocation's release holds
+    /// the other share, so cudarc frees it only after that wait.
+    slice: Arc<CudaSlice<T>>,
     addr: u64,
     len: usize,
 }
 
 impl<T: DeviceRepr> fmt::Debug for CudarcSlice<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CudarcSlice({:#x}, len {}, device {})", self.addr, self.len, self.held.device.ordinal())
-    }
-}
-
-/// The shared owner: drops the cudarc slice only after its device is idle.
-struct Held<T: DeviceRepr> {
-    slice: Option<CudaSlice<T>>,
-    device: Device,
-}
-
-impl<T: DeviceRepr> Drop for Held<T> {
-    fn drop(&mut self) {
-        if self.slice.is_none() {
-            return;
-        }
-        // CUDA calls are not allowed inside a host function: wait and free on another thread.
-        if in_host_fn() {
-            defer_drop(Held { slice: self.slice.take(), device: self.device });
-            return;
-        }
-        let device = self.device;
-        if let Err(err) = device.with_current(|| device.synchronize()) {
-            // Work may still use the memory: leak it rather than let cudarc free it under it.
-            record_drop_failure(err);
-            std::mem::forget(self.slice.take());
-        }
-        // Else the slice drops with this value's fields: cudarc frees it, the device idle.
+        write!(f, "CudarcSlice({:#x}, len {}, device {})", self.addr, self.len, self.device().ordinal())
     }
 }
 
@@ -98,7 +81,16 @@ impl<T: DeviceRepr> CudarcSlice<T> {
             let (addr, _record) = slice.device_ptr(slice.stream());
             addr
         };
-        Ok(CudarcSlice { held: Arc::new(Held { slice: Some(slice), device }), addr, len })
+        let pool = if len == 0 { std::ptr::null_mut() } else { memory_pool(addr)? };
+        let slice = Arc::new(slice);
+        let release = {
+            let share = slice.clone();
+            Box::new(move || drop(share)) as Box<dyn FnOnce() + Send>
+        };
+        let bytes = len.saturating_mul(size_of::<T>());
+        let ptr = if len == 0 { std::ptr::null_mut() } else { addr as usize as *mut c_void };
+        let allocation = Arc::new(Allocation::foreign(ptr, bytes, device, pool, release));
+        Ok(CudarcSlice { allocation, slice, addr, len })
     }
 
     /// A typed pointer to the first element, holding a share of the slice: a kernel
@@ -110,7 +102,7 @@ impl<T: DeviceRepr> CudarcSlice<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn ptr(&self) -> DevicePtr<T> {
-        DevicePtr::owned(self.addr, self.len, self.held.clone() as KeepAlive)
+        DevicePtr::owned(self.addr, self.len, self.allocation.clone() as KeepAlive)
     }
 
     /// The whole slice as a [`DeviceSlice`] (pointer and length in one kernel argument),
@@ -122,7 +114,7 @@ impl<T: DeviceRepr> CudarcSlice<T> {
     /// The cudarc slice, for cudarc's calls (copies to the host, cudarc launches). Work
     /// queued through it is ordered with this crate's only by streams (see the type's docs).
     pub fn cudarc(&self) -> &CudaSlice<T> {
-        self.held.slice.as_ref().expect("a shared slice is only taken by its last owner")
+        &self.slice
     }
 
     /// Number of elements.
@@ -137,12 +129,13 @@ impl<T: DeviceRepr> CudarcSlice<T> {
 
     /// The device the memory lives on.
     pub fn device(&self) -> Device {
-        self.held.device
+        self.allocation.device()
     }
 
     /// Gives the cudarc slice back, once nothing of this crate shares it any more (no
-    /// pointer, graph or exec holds it): refused, giving `self` back, otherwise. Waits for
-    /// the device first, since stream launches of this crate that used it hold no share.
+    /// pointer, graph or exec holds it): refused, giving `self` back, otherwise. Waits first
+    /// for its device and every other device whose work used it, since stream launches of
+    /// this crate that used it hold no share.
     ///
     /// ```no_run
     /// let ctx = cudarc::driver::CudaContext::new(0).expect("cudarc context");
@@ -152,16 +145,37 @@ impl<T: DeviceRepr> CudarcSlice<T> {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn into_cudarc(self) -> std::result::Result<CudaSlice<T>, CudarcSlice<T>> {
-        let CudarcSlice { held, addr, len } = self;
-        match Arc::try_unwrap(held) {
-            Ok(mut held) => {
-                let device = held.device;
-                if device.with_current(|| device.synchronize()).is_err() {
-                    return Err(CudarcSlice { held: Arc::new(held), addr, len });
-                }
-                Ok(held.slice.take().expect("the slice is taken once"))
-            }
-            Err(held) => Err(CudarcSlice { held, addr, len }),
+        let CudarcSlice { allocation, slice, addr, len } = self;
+        let mut allocation = match Arc::try_unwrap(allocation) {
+            Ok(allocation) => allocation,
+            Err(allocation) => return Err(CudarcSlice { allocation, slice, addr, len }),
+        };
+        if !allocation.uses_finished() {
+            return Err(CudarcSlice { allocation: Arc::new(allocation), slice, addr, len });
         }
+        // Nothing of this crate holds or runs on it: the release (and its share) goes unused.
+        allocation.disarm();
+        drop(allocation);
+        // The release's share went with it, and `self` was the only other owner of `slice`.
+        Ok(Arc::try_unwrap(slice).unwrap_or_else(|_| unreachable!("the cudarc slice has one owner left")))
     }
+}
+
+/// The memory pool `addr` was allocated from (`CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`; cudarc
+/// allocates stream-ordered where the device supports it), or null for memory of no pool:
+/// other devices reach pool memory only where its pool grants them access.
+fn memory_pool(addr: u64) -> Result<sys::cudaMemPool_t> {
+    use ::cudarc::driver::sys as driver;
+    let mut pool: driver::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: `pool` is a writable `CUmemoryPool`, the type this attribute writes; `addr` is
+    // a live allocation of cudarc's (the caller's slice); the driver only looks it up.
+    let status = unsafe {
+        driver::cuPointerGetAttribute(
+            (&mut pool as *mut driver::CUmemoryPool).cast(),
+            driver::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+            addr,
+        )
+    };
+    status.result().map_err(|err| driver_error(err, "cuPointerGetAttribute(MEMPOOL_HANDLE)"))?;
+    Ok(pool.cast())
 }

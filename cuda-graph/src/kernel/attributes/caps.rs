@@ -3,7 +3,7 @@
 use std::cell::Cell;
 use std::sync::{Mutex, PoisonError};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use crate::device::Device;
 use crate::error::Result;

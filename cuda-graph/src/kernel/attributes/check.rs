@@ -3,7 +3,7 @@
 
 use std::ffi::c_void;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::caps::Caps;
 use super::{KernelAttributes, LaunchAttributes};

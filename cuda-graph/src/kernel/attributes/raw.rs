@@ -1,6 +1,6 @@
 //! Attributes as CUDA takes them: `cudaLaunchAttribute` entries, built on the stack.
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::{ClusterScheduling, KernelAttributes, LaunchAttributes, MemSyncDomain};
 use crate::kernel::Dim3;

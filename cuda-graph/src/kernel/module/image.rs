@@ -1,6 +1,13 @@
 //! What a module image is, checked before the driver reads it: the driver takes a pointer,
 //! not a length, and reads as far as the image's own headers say (cubins and fatbins) or to
 //! the first NUL (PTX). The outer sizes are checked to lie inside the bytes given.
+//!
+//! These checks are a defence, not a safety boundary. A fatbin's entries, a cubin's sections
+//! and what they point at are parsed by the driver, which trusts them: an image cut inside its
+//! first entry, its outer size made consistent, was read past its end (issue 35, item 4). So
+//! loading a cubin or fatbin is `unsafe` ([`Module::from_image`](super::Module::from_image));
+//! only PTX text, which the driver reads up to the NUL added here, is loaded from safe code
+//! ([`prepare_ptx`]).
 
 use std::borrow::Cow;
 
@@ -44,6 +51,53 @@ pub(super) fn prepare<'a>(call: &'static str, image: &'a [u8]) -> Result<(Format
     let mut bytes = text.to_vec();
     bytes.push(0);
     Ok((Format::Ptx, Cow::Owned(bytes)))
+}
+
+/// The bytes to hand the driver for PTX `text`: cut at its first NUL, with a NUL added, after
+/// checking that it is text the driver reads as PTX. The driver tells formats apart by their
+/// first bytes, and `\x7fELF` is valid UTF-8: text that does not begin with a printable ASCII
+/// character or whitespace is refused, so that it is never parsed as a cubin.
+pub(super) fn prepare_ptx<'a>(call: &'static str, text: &'a str) -> Result<Cow<'a, [u8]>> {
+    match text.bytes().next() {
+        Some(first) if first.is_ascii_graphic() || first.is_ascii_whitespace() => {}
+        _ => {
+            return Err(CudaError::invalid(
+                call,
+                "PTX text must begin with a printable ASCII character or whitespace (the driver \
+                 would read other first bytes as a binary image's)",
+            ))
+        }
+    }
+    match prepare(call, text.as_bytes())? {
+        (Format::Ptx, bytes) => Ok(bytes),
+        // Not reached: text beginning with a printable character or whitespace has neither
+        // the ELF nor the fatbin magic.
+        _ => Err(CudaError::invalid(call, "the text is not PTX")),
+    }
+}
+
+/// The symbols of `image` (of `format`) that may be named `<prefix><suffix>`, as the prefixes
+/// written before `suffix` (the identifier characters before each place it occurs), in one
+/// pass over the image; `None` for a fatbin, whose entries may be compressed and so may hold
+/// any name. Cubins and PTX hold symbol names in the clear: a kernel `k` whose name ends no
+/// prefix listed has no global `k<suffix>` (a string table may share a name's tail with a
+/// longer one, hence "ends", not "equals").
+pub(super) fn named_before<'a>(format: Format, image: &'a [u8], suffix: &str) -> Option<Vec<&'a [u8]>> {
+    if format == Format::Fatbin {
+        return None;
+    }
+    let suffix = suffix.as_bytes();
+    let is_name = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$';
+    let mut prefixes: Vec<&[u8]> = (0..image.len().saturating_sub(suffix.len().saturating_sub(1)))
+        .filter(|&at| image[at..].starts_with(suffix))
+        .map(|at| {
+            let start = image[..at].iter().rposition(|b| !is_name(b)).map_or(0, |before| before + 1);
+            &image[start..at]
+        })
+        .collect();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    Some(prefixes)
 }
 
 fn read_u16(bytes: &[u8], at: usize) -> std::result::Result<u64, String> {
@@ -126,6 +180,31 @@ mod tests {
         // Text after a NUL is not PTX the driver would read: cut there.
         let (_, bytes) = prepare("t", b".version 8.0\0garbage").unwrap();
         assert_eq!(&bytes[..], b".version 8.0\0");
+    }
+
+    #[test]
+    fn ptx_text_that_begins_like_a_binary_is_refused() {
+        let err = prepare_ptx("t", "\x7fELF .version 8.0").unwrap_err();
+        assert!(err.to_string().contains("printable ASCII"), "{err}");
+        assert!(prepare_ptx("t", "").is_err());
+        assert!(prepare_ptx("t", "no version here").is_err());
+        let bytes = prepare_ptx("t", "// a comment\n.version 8.0\n").unwrap();
+        assert_eq!(bytes.last(), Some(&0));
+    }
+
+    #[test]
+    fn names_are_looked_for_in_the_clear_except_in_fatbins() {
+        const SUFFIX: &str = "__cuda_graph_signature";
+        let ptx =
+            b".version 8.0\n.global .b8 k__cuda_graph_signature[1];\n.b8 mod_add__cuda_graph_signature[2];\0";
+        let found = named_before(Format::Ptx, ptx, SUFFIX).unwrap();
+        assert_eq!(found, [&b"k"[..], b"mod_add"]);
+        let strtab = b"\x7fELF\0kernel\0mod_add__cuda_graph_signature\0";
+        assert_eq!(named_before(Format::Cubin, strtab, SUFFIX).unwrap(), [&b"mod_add"[..]]);
+        assert_eq!(named_before(Format::Cubin, b"__cuda_graph_signature", SUFFIX).unwrap(), [&b""[..]]);
+        assert!(named_before(Format::Cubin, b"\x7fELF", SUFFIX).unwrap().is_empty());
+        assert!(named_before(Format::Ptx, b"", SUFFIX).unwrap().is_empty());
+        assert_eq!(named_before(Format::Fatbin, &[], SUFFIX), None);
     }
 
     #[test]

@@ -3,31 +3,36 @@
 
 use std::ffi::{c_void, CStr, CString};
 use std::ptr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::read_device;
 use crate::error::{check, Result};
+use crate::memory::{devices_idle, EVERY_DEVICE};
 use crate::release::{defer_drop, in_host_fn, record_drop_error, KeepAlive};
 
-/// A loaded library. Unloaded on drop, after waiting for every device its kernels were used
-/// on (`used_on`), since unloading is not documented to wait for kernels still running.
+/// A loaded library. Unloaded on drop, after waiting for every device with an active context,
+/// since unloading is not documented to wait for kernels still running. Which devices ran its
+/// kernels is not tracked: a lookup happens before the device that runs the kernel is made
+/// current (a graph of another device), so any record kept at lookup could miss it.
 pub(in crate::kernel) struct Library {
     raw: usize,
-    /// Bit `d` set once a kernel of this library was used with device `d` current; bit 63
-    /// stands for every device from 63 up.
-    used_on: AtomicU64,
 }
 
 impl Library {
     /// Loads `image` (a cubin, a fatbin, or NUL-terminated PTX; checked by `image::prepare`).
-    pub(super) fn load(image: &[u8]) -> Result<Library> {
+    ///
+    /// # Safety
+    /// As for [`Module::from_image`](super::Module::from_image): `image` is NUL-terminated PTX
+    /// text, or a complete, unmodified cubin or fatbin made by NVIDIA's tools, so that the
+    /// driver, which takes no length, reads only inside it.
+    pub(super) unsafe fn load(image: &[u8]) -> Result<Library> {
         let mut raw: sys::cudaLibrary_t = ptr::null_mut();
         check(
-            // SAFETY: `raw` is a valid out-pointer; `image` is a complete image whose header
-            // sizes lie inside it, or NUL-terminated PTX (`image::prepare`); no options.
+            // SAFETY: `raw` is a valid out-pointer; the caller promises that the driver reads
+            // only inside `image` (NUL-terminated PTX, or a complete image of NVIDIA's tools);
+            // no options.
             unsafe {
                 sys::cudaLibraryLoadData(
                     &mut raw,
@@ -42,7 +47,7 @@ impl Library {
             },
             "cudaLibraryLoadData",
         )?;
-        Ok(Library { raw: raw as usize, used_on: AtomicU64::new(0) })
+        Ok(Library { raw: raw as usize })
     }
 
     pub(super) fn raw(&self) -> usize {
@@ -84,8 +89,7 @@ impl Library {
     }
 
     /// The address and size in bytes of the device global `name` on the current device
-    /// (`cudaLibraryGetGlobal`), noting the device as one the library is used on: the
-    /// library is unloaded only after that device is idle.
+    /// (`cudaLibraryGetGlobal`).
     pub(in crate::kernel) fn global(&self, name: &CStr) -> Result<(usize, usize)> {
         let (mut address, mut bytes): (*mut c_void, usize) = (ptr::null_mut(), 0);
         // SAFETY: the library is alive; `name` is NUL-terminated; both outputs writable.
@@ -97,7 +101,6 @@ impl Library {
             let _ = unsafe { sys::cudaGetLastError() };
         }
         check(status, "cudaLibraryGetGlobal")?;
-        self.note_use();
         Ok((address as usize, bytes))
     }
 
@@ -130,17 +133,6 @@ impl Library {
             })
             .collect()
     }
-
-    /// Notes that a kernel of this library is used with the current device.
-    fn note_use(&self) {
-        let mut device = 0;
-        // SAFETY: `device` is a valid, writable i32.
-        if unsafe { sys::cudaGetDevice(&mut device) } == sys::cudaError::cudaSuccess {
-            self.used_on.fetch_or(1 << device.clamp(0, 63), Ordering::Relaxed);
-        } else {
-            self.used_on.fetch_or(u64::MAX, Ordering::Relaxed);
-        }
-    }
 }
 
 impl Drop for Library {
@@ -149,62 +141,18 @@ impl Drop for Library {
             return;
         }
         if in_host_fn() {
-            defer_drop(Library {
-                raw: std::mem::take(&mut self.raw),
-                used_on: AtomicU64::new(self.used_on.load(Ordering::Relaxed)),
-            });
+            defer_drop(Library { raw: std::mem::take(&mut self.raw) });
             return;
         }
-        if !devices_idle(self.used_on.load(Ordering::Relaxed)) {
+        if !devices_idle(EVERY_DEVICE) {
             // A kernel of it may still run: leak the library rather than unload it under it.
             return;
         }
-        // SAFETY: loaded once, unloaded once; no kernel of it runs (the devices it was used
-        // on are idle) and none can be launched (the last owner is going).
+        // SAFETY: loaded once, unloaded once; no kernel of it runs (every device with an
+        // active context, so every device that ran one, is idle) and none can be launched
+        // (the last owner is going).
         record_drop_error(unsafe { sys::cudaLibraryUnload(self.handle()) }, "cudaLibraryUnload");
     }
-}
-
-/// Waits for each device of the `used` mask (every device when bit 63 is set), restoring the
-/// caller's current device. False (errors recorded) when any wait failed.
-fn devices_idle(used: u64) -> bool {
-    if used == 0 {
-        return true;
-    }
-    let (mut current, mut count) = (0, 0);
-    // SAFETY: both are valid, writable i32s.
-    let status = unsafe { sys::cudaGetDevice(&mut current) };
-    if status != sys::cudaError::cudaSuccess {
-        record_drop_error(status, "cudaGetDevice");
-        return false;
-    }
-    // SAFETY: as above.
-    let status = unsafe { sys::cudaGetDeviceCount(&mut count) };
-    if status != sys::cudaError::cudaSuccess {
-        record_drop_error(status, "cudaGetDeviceCount");
-        return false;
-    }
-    let mut idle = true;
-    for device in 0..count {
-        if used & (1 << device.min(63)) == 0 {
-            continue;
-        }
-        // SAFETY: plain calls on a valid ordinal; the caller's device is restored below.
-        let set = unsafe { sys::cudaSetDevice(device) };
-        let synced = if set == sys::cudaError::cudaSuccess {
-            // SAFETY: plain call.
-            unsafe { sys::cudaDeviceSynchronize() }
-        } else {
-            set
-        };
-        if synced != sys::cudaError::cudaSuccess {
-            record_drop_error(synced, "cudaDeviceSynchronize before cudaLibraryUnload");
-            idle = false;
-        }
-    }
-    // SAFETY: restores the caller's current device.
-    record_drop_error(unsafe { sys::cudaSetDevice(current) }, "cudaSetDevice");
-    idle
 }
 
 /// A kernel of a loaded library, as a [`Kernel`](crate::kernel::Kernel) holds it.
@@ -233,9 +181,8 @@ impl LoadedKernel {
     }
 
     /// The `cudaKernel_t`, as the `func` that launches and kernel nodes take (the runtime
-    /// accepts a kernel handle there), noting the current device as one it is used on.
+    /// accepts a kernel handle there).
     pub(crate) fn function(&self) -> *const c_void {
-        self.library.note_use();
         self.handle as *const c_void
     }
 

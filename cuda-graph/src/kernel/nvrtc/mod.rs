@@ -9,6 +9,15 @@
 //! checked. Write them `extern "C"` so that their names are not mangled. NVRTC output is not
 //! device-linked: kernels cannot call the device runtime (`cudaGraphSetConditional`).
 //!
+//! Without a type list the parameters are counted by asking the driver for one past the last
+//! (CUDA 13.0 has no call that gives the count), so under compute-sanitizer's default settings
+//! each such kernel's first use shows one API error, counted in the `ERROR SUMMARY`:
+//! `cudaErrorInvalidValue` from `cudaFuncGetParamInfo`. It is expected; `--report-api-errors
+//! no` silences it.
+//!
+//! NVRTC's output loads from safe code ([`Compiled::load`]): a [`Compiled`] is made only by
+//! [`compile`], and its bytes cannot be changed afterwards.
+//!
 //! ```no_run
 //! use cuda_graph::kernel::nvrtc::{compile, CompileOptions};
 //! use cuda_graph::DevicePtr;
@@ -75,21 +84,83 @@ impl CompileOptions {
     }
 }
 
-/// What NVRTC made: the image and its log (warnings).
+/// What NVRTC made: the image and its log (warnings). Only [`compile`] makes one, and its
+/// image cannot be changed afterwards (the fields are private): that is what makes
+/// [`load`](Compiled::load) safe, where [`Module::from_image`] of arbitrary bytes is not.
+///
+/// ```no_run
+/// use cuda_graph::kernel::nvrtc::{compile, CompileOptions, Output};
+/// let compiled = compile(r#"extern "C" __global__ void noop() {}"#, &CompileOptions::default())?;
+/// assert_eq!(compiled.output(), Output::Cubin);
+/// assert!(compiled.image().starts_with(b"\x7fELF"));
+/// let module = compiled.load()?;
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Compiled {
-    /// The cubin, or the PTX text (with its NUL).
-    pub image: Vec<u8>,
+    /// The cubin, or the PTX text (with its NUL), as NVRTC wrote it.
+    image: Vec<u8>,
     /// Which of the two.
-    pub output: Output,
+    output: Output,
     /// NVRTC's log: empty, or its warnings.
-    pub log: String,
+    log: String,
 }
 
 impl Compiled {
-    /// Loads the image as a [`Module`] ([`Module::from_image`]).
+    /// Loads the image as a [`Module`] (as [`Module::from_image`] does, safely here: the bytes
+    /// are NVRTC's, unchanged).
+    ///
+    /// ```no_run
+    /// let compiled = cuda_graph::kernel::nvrtc::compile(
+    ///     r#"extern "C" __global__ void noop() {}"#,
+    ///     &Default::default(),
+    /// )?;
+    /// assert_eq!(compiled.load()?.kernel_names()?, ["noop"]);
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
     pub fn load(&self) -> crate::Result<Module> {
-        Module::from_image(&self.image)
+        // SAFETY: `image` is what NVRTC wrote (nvrtcGetCUBIN or nvrtcGetPTX, read into a
+        // buffer of the size NVRTC gave), unchanged: only `compile` makes a `Compiled`, its
+        // fields are private and nothing hands out a mutable view. A complete image made by
+        // NVIDIA's tools is what `from_image` asks for.
+        unsafe { Module::from_image(&self.image) }
+    }
+
+    /// The cubin, or the PTX text with its NUL, as NVRTC wrote it (a copy may be handed to
+    /// another loader, such as cudarc's `Ptx::from_binary`).
+    ///
+    /// ```no_run
+    /// let compiled = cuda_graph::kernel::nvrtc::compile("extern \"C\" __global__ void k() {}", &Default::default())?;
+    /// let bytes: Vec<u8> = compiled.image().to_vec();
+    /// # Ok::<(), cuda_graph::kernel::nvrtc::CompileError>(())
+    /// ```
+    pub fn image(&self) -> &[u8] {
+        &self.image
+    }
+
+    /// Which output the image is: a cubin or PTX.
+    ///
+    /// ```no_run
+    /// use cuda_graph::kernel::nvrtc::{compile, CompileOptions, Output};
+    /// let options = CompileOptions { output: Output::Ptx, ..Default::default() };
+    /// assert_eq!(compile("extern \"C\" __global__ void k() {}", &options)?.output(), Output::Ptx);
+    /// # Ok::<(), cuda_graph::kernel::nvrtc::CompileError>(())
+    /// ```
+    pub fn output(&self) -> Output {
+        self.output
+    }
+
+    /// NVRTC's log: empty, or its warnings.
+    ///
+    /// ```no_run
+    /// let compiled = cuda_graph::kernel::nvrtc::compile("extern \"C\" __global__ void k() {}", &Default::default())?;
+    /// for line in compiled.log().lines() {
+    ///     eprintln!("nvrtc: {line}");
+    /// }
+    /// # Ok::<(), cuda_graph::kernel::nvrtc::CompileError>(())
+    /// ```
+    pub fn log(&self) -> &str {
+        &self.log
     }
 }
 

@@ -4,7 +4,7 @@
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::{finish_on_legacy_stream, Allocation, FreeKind};
 use crate::device::{note_in_use, Device};

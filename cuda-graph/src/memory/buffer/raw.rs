@@ -9,7 +9,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
-use cudart_graph_sys as sys;
+use crate::runtime as sys;
 
 use super::{bytes_for, Allocation, DeviceBuffer, DevicePtr, FreeKind};
 use crate::error::{check, Result};
