@@ -134,7 +134,7 @@ fn a_rewritten_signature_global_does_not_change_what_a_lookup_accepts() {
             let floats = DeviceBuffer::from_slice(&[1.0f32, 2.0])?;
             scale.launch(&stream, per_element(2), (floats.ptr(), 2, 4.0))?;
             stream.synchronize()?;
-            assert_eq!(floats.to_vec()?, [4.0, 8.0], "{kind}");
+            assert_eq!(floats.to_vec()?, [5.0, 9.0], "{kind}"); // data * 4 + 1
         }
         Ok(())
     });

@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 
 use crate::summary::{collect, Column, ProgramRuns};
 
+/// The package folder, where `cargo test` and `.gpu/run` start tests (the build's own path
+/// may not exist where a bundle runs).
+const PACKAGE: &str = ".";
+
 /// The committed run sets, the later ones taking precedence for the programs they hold.
 const RUN_SETS: [&str; 1] = ["results/h100-2026-11-26e"];
 
@@ -33,7 +37,7 @@ fn runs_of(dir: &Path, column: Column) -> Vec<ProgramRuns> {
 
 /// Every program's runs of `column`, a later set replacing an earlier one's entry.
 fn committed(column: Column) -> Vec<ProgramRuns> {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let here = Path::new(PACKAGE);
     let mut programs: Vec<ProgramRuns> = Vec::new();
     for set in RUN_SETS {
         for program in runs_of(&here.join(set), column) {
@@ -121,7 +125,7 @@ fn mismatches(readme: &str, header: &str, programs: &[ProgramRuns]) -> Vec<Strin
 
 #[test]
 fn the_readmes_ch12_table_matches_the_committed_runs() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+    let readme = std::fs::read_to_string(Path::new(PACKAGE).join("../../README.md"))
         .expect("README.md");
     let programs = committed(Column::Port);
     assert_eq!(programs.len(), 14, "every program has committed runs");
@@ -135,7 +139,7 @@ fn the_readmes_ch12_table_matches_the_committed_runs() {
 
 #[test]
 fn a_changed_figure_is_caught() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+    let readme = std::fs::read_to_string(Path::new(PACKAGE).join("../../README.md"))
         .expect("README.md");
     let programs = committed(Column::Port);
     let kernel_fusion = programs.iter().find(|p| p.program == "kernel_fusion").expect("kernel_fusion");
