@@ -17,8 +17,9 @@ use std::process::Command;
 
 use crate::arch::{gencode_flags, Arch, DEFAULT_ARCHS};
 use crate::kernels::BuildError;
-use crate::signature::{kernel_definitions, SIGNATURE_HEADER_NAME, SIGNATURE_SUFFIX};
-use crate::toolkit::Toolkit;
+use crate::nvcc::{self, NvccError};
+use crate::signature::{SIGNATURE_HEADER_NAME, SIGNATURE_SUFFIX};
+use crate::toolkit::{Piece, Toolkit};
 
 /// What [`ImageBuild`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,9 +53,11 @@ impl ImageKind {
 /// inside (see the module docs). Meant for `build.rs`; the image is then embedded with
 /// `include_bytes!(concat!(env!("OUT_DIR"), "/<name>.<ext>"))` and loaded at run time.
 ///
-/// Reads `CUDA_ARCHS` (default `80;90`) and `DOCS_RS` (writes an empty file, compiles
-/// nothing). The signatures come from a host program built from the source and run on the
-/// build machine, so cross-compiling needs a host that can run it.
+/// Reads `CUDA_PATH` and `CUDA_HOME` (the toolkit, found as [`Toolkit::find`] finds it),
+/// `CUDA_ARCHS` (default `80;90`) and `DOCS_RS` (writes an empty file, compiles nothing).
+/// Kernels are found as [`KernelBuild`](crate::KernelBuild) finds them (the source
+/// preprocessed by `nvcc -E`). The signatures come from a host program built from the source
+/// and run on the build machine, so cross-compiling needs a host that can run it.
 ///
 /// ```no_run
 /// // in build.rs's main():
@@ -83,27 +86,38 @@ impl ImageBuild {
         self
     }
 
-    /// Writes `OUT_DIR/<name>.<ptx|cubin|fatbin>` and returns its path.
+    /// Writes `OUT_DIR/<name>.<ptx|cubin|fatbin>` and returns its path. A failing step's
+    /// error holds nvcc's own diagnostics, as [`KernelBuild`](crate::KernelBuild)'s do; what a
+    /// step that succeeds prints becomes `cargo:warning=` lines.
     pub fn compile(&self, name: &str) -> Result<PathBuf, BuildError> {
         println!("cargo:rerun-if-changed={}", self.source.display());
-        println!("cargo:rerun-if-env-changed=CUDA_ARCHS");
+        for var in ["CUDA_ARCHS"].iter().chain(&crate::kernels::NVCC_ENV_VARS) {
+            println!("cargo:rerun-if-env-changed={var}");
+        }
         let out_dir = env::var_os("OUT_DIR").map(PathBuf::from).unwrap_or_else(env::temp_dir);
         let image = out_dir.join(format!("{name}.{}", self.kind.extension()));
         if crate::is_docs_build() {
             std::fs::write(&image, b"").map_err(|err| BuildError::Io(image.clone(), err))?;
             return Ok(image);
         }
-        let toolkit = Toolkit::find().map_err(BuildError::Toolkit)?;
+        let toolkit = Toolkit::find()?;
+        let nvcc = toolkit.require(Piece::Nvcc)?;
+        if self.kind != ImageKind::Ptx {
+            toolkit.require(Piece::Cudadevrt)?;
+        }
         let archs = Arch::parse_list(&env::var("CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string()))
             .map_err(BuildError::Arch)?;
         let source =
             std::path::absolute(&self.source).map_err(|err| BuildError::Io(self.source.clone(), err))?;
-        let text = std::fs::read_to_string(&source).map_err(|err| BuildError::Io(source.clone(), err))?;
-        let kernels = kernel_definitions(&text);
         let work = out_dir.join(format!("cuda-graph-image-{name}"));
-        crate::signature::write_wrappers(&work, &[]).map_err(|err| BuildError::Io(work.clone(), err))?;
+        crate::signature::write_headers(&work).map_err(|err| BuildError::Io(work.clone(), err))?;
+        let kernels = crate::signature::kernels_of(
+            self.nvcc(&nvcc, &toolkit, &work),
+            &source,
+            &work.join(format!("{name}.ii")),
+        )?;
 
-        let signatures = self.signatures(&toolkit, &work, &source, &kernels)?;
+        let signatures = self.signatures(&nvcc, &toolkit, &work, &source, &kernels)?;
         let image_source = work.join(format!("{name}_image.cu"));
         write(&image_source, &image_source_text(&source, &kernels, &signatures))?;
 
@@ -114,39 +128,42 @@ impl ImageBuild {
                 gencode_flags(&archs).into_iter().flat_map(|g| ["-gencode".to_string(), g]).collect()
             }
         };
+        let compiling = format!("compiling {} into {}", source.display(), image.display());
         if self.kind == ImageKind::Ptx {
-            let mut nvcc = self.nvcc(&toolkit, &work);
-            nvcc.arg("-ptx").arg("-rdc=true").args(&targets).arg("-o").arg(&image).arg(&image_source);
-            run(&mut nvcc)?;
+            let mut compile = self.nvcc(&nvcc, &toolkit, &work);
+            compile.arg("-O3").arg("-lineinfo");
+            compile.arg("-ptx").arg("-rdc=true").args(&targets).arg("-o").arg(&image).arg(&image_source);
+            nvcc::run(&mut compile, &compiling, Some(&source))?;
             return Ok(image);
         }
         // Cubins and fatbins are compiled as relocatable code and device-linked with the
         // device runtime, so their kernels may set conditional handles and launch graphs.
         let object = work.join(format!("{name}_image.o"));
-        let mut compile = self.nvcc(&toolkit, &work);
+        let mut compile = self.nvcc(&nvcc, &toolkit, &work);
+        compile.arg("-O3").arg("-lineinfo");
         compile.arg("-rdc=true").arg("-c").args(&targets).arg("-o").arg(&object).arg(&image_source);
-        run(&mut compile)?;
-        let mut link = self.nvcc(&toolkit, &work);
+        nvcc::run(&mut compile, &compiling, Some(&source))?;
+        let mut link = self.nvcc(&nvcc, &toolkit, &work);
         link.arg("-dlink")
             .arg(if self.kind == ImageKind::Cubin { "-cubin" } else { "-fatbin" })
             .args(&targets);
         link.arg("-o").arg(&image).arg(&object).arg("-L").arg(toolkit.lib_dir()).arg("-lcudadevrt");
-        run(&mut link)?;
+        nvcc::run(&mut link, &format!("device-linking {}", image.display()), None)?;
         Ok(image)
     }
 
-    /// nvcc with the flags both compilations share.
-    fn nvcc(&self, toolkit: &Toolkit, work: &Path) -> Command {
-        let mut nvcc = Command::new(toolkit.nvcc());
-        nvcc.arg("-std=c++17").arg("-O3").arg("-lineinfo");
-        nvcc.arg("-I").arg(toolkit.include_dir()).arg("-I").arg(work);
-        nvcc.args(&self.flags);
-        nvcc
+    /// nvcc with the include folders and the flags every step shares (preprocessing too).
+    fn nvcc(&self, nvcc: &Path, toolkit: &Toolkit, work: &Path) -> Command {
+        let mut command = Command::new(nvcc);
+        command.arg("-std=c++17");
+        command.arg("-I").arg(toolkit.include_dir()).arg("-I").arg(work);
+        command.args(&self.flags);
+        command
     }
 
     /// Each kernel's C++ parameter list, printed by a host program built from the source.
     fn signatures(
-        &self, toolkit: &Toolkit, work: &Path, source: &Path, kernels: &[String],
+        &self, nvcc: &Path, toolkit: &Toolkit, work: &Path, source: &Path, kernels: &[String],
     ) -> Result<Vec<String>, BuildError> {
         if kernels.is_empty() {
             return Ok(Vec::new());
@@ -154,23 +171,21 @@ impl ImageBuild {
         let printer_source = work.join("print_signatures.cu");
         write(&printer_source, &printer_source_text(source, kernels))?;
         let printer = work.join("print_signatures");
-        let mut nvcc = self.nvcc(toolkit, work);
-        nvcc.arg("-L").arg(toolkit.lib_dir()).arg("-o").arg(&printer).arg(&printer_source);
-        run(&mut nvcc)?;
-        let output = Command::new(&printer)
-            .output()
-            .map_err(|err| BuildError::Nvcc(format!("running {}: {err}", printer.display())))?;
-        if !output.status.success() {
-            return Err(BuildError::Nvcc(format!("{} failed: {}", printer.display(), output.status)));
-        }
-        let lines: Vec<String> = String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect();
+        let mut build = self.nvcc(nvcc, toolkit, work);
+        build.arg("-O3").arg("-L").arg(toolkit.lib_dir()).arg("-o").arg(&printer).arg(&printer_source);
+        let building = format!("building the signature printer of {}", source.display());
+        nvcc::run(&mut build, &building, Some(source))?;
+        let printing = format!("running the signature printer of {}", source.display());
+        let output = nvcc::run_for_output(&mut Command::new(&printer), &printing)?;
+        let lines: Vec<String> = output.lines().map(str::to_owned).collect();
         if lines.len() != kernels.len() {
-            return Err(BuildError::Nvcc(format!(
-                "{} printed {} signatures for {} kernels",
-                printer.display(),
-                lines.len(),
-                kernels.len()
-            )));
+            return Err(BuildError::Nvcc(NvccError {
+                step: printing,
+                status: format!("it printed {} signatures for {} kernels", lines.len(), kernels.len()),
+                output: lines.join("\n"),
+                command: printer.display().to_string(),
+                hint: None,
+            }));
         }
         Ok(lines)
     }
@@ -185,24 +200,11 @@ fn write(path: &Path, text: &str) -> Result<(), BuildError> {
     std::fs::write(path, text).map_err(|err| BuildError::Io(path.to_path_buf(), err))
 }
 
-fn run(command: &mut Command) -> Result<(), BuildError> {
-    let output = command.output().map_err(|err| BuildError::Nvcc(format!("{command:?}: {err}")))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    Err(BuildError::Nvcc(format!(
-        "{command:?} failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )))
-}
-
 /// The host program that prints one line per kernel: its signature function's list.
 fn printer_source_text(source: &Path, kernels: &[String]) -> String {
     let mut text = format!(
         "// Generated by cuda-build: prints the parameter types of each kernel of {0}.\n\
-         #include \"{0}\"\n#include \"{SIGNATURE_HEADER_NAME}\"\n#include <cstdio>\n#ifndef __CUDA_ARCH__\n",
+         #include \"{SIGNATURE_HEADER_NAME}\"\n#include <cstdio>\n#include \"{0}\"\n#ifndef __CUDA_ARCH__\n",
         source.display().to_string().replace('\\', "/")
     );
     for kernel in kernels {

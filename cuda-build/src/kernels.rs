@@ -3,13 +3,15 @@
 use std::env;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use crate::arch::{gencode_flags, Arch, BadArch, DEFAULT_ARCHS};
-use crate::toolkit::{Toolkit, ToolkitNotFound};
+use crate::nvcc::{self, NvccError};
+use crate::toolkit::{MissingPiece, Piece, Toolkit, ToolkitNotFound};
 
 /// Compiles CUDA kernels with relocatable device code (`-rdc=true`), device-links them against
-/// `libcudadevrt` (so kernels may launch kernels and graphs), and tells Cargo how to link the
-/// result. Meant for `build.rs`.
+/// `libcudadevrt` (so kernels may launch kernels and graphs), archives them into
+/// `OUT_DIR/lib<name>.a`, and tells Cargo how to link the result. Meant for `build.rs`.
 ///
 /// Each `.cu` file is compiled through a wrapper generated in `OUT_DIR` that includes it and
 /// then defines, for every `extern "C" __global__` kernel it defines, a host function
@@ -17,17 +19,36 @@ use crate::toolkit::{Toolkit, ToolkitNotFound};
 /// size and signedness, `f32`, `*mut T`/`*const T`, structs by name: see
 /// `cuda_graph_signature.cuh`). `cuda_graph::kernels!` declares that function, so a kernel
 /// declared in Rust but not compiled here fails to link, and compares the list with its Rust
-/// parameter types at first use. Kernels are found by scanning the source: write them as
-/// `extern "C" __global__ void name(...) { ... }` (specifiers like `__launch_bounds__(256)`
-/// and `extern "C" { ... }` blocks are fine), not through a macro. The same folder, on the
-/// include path, holds `cuda_graph.cuh` (`cuda_graph::slice<T>`, a pointer and its length as
-/// one parameter: the C++ side of `cuda_graph::DeviceSlice<T>`) and `cuda_graph_pdl.cuh`
-/// (`cuda_graph::pdl::wait_upstream()` and `launch_dependents()`, for kernels joined by
-/// programmatic edges).
+/// parameter types at first use. Kernels are found in the source as the compiler sees it
+/// (preprocessed by `nvcc -E` with the same include folders and flags): kernels under `#if 0`
+/// or an `#ifdef` that is off are skipped, kernels written through macros are found. Write
+/// them `extern "C"` (specifiers like `__launch_bounds__(256)` and `extern "C" { ... }` blocks
+/// are fine). The same folder, on the include path, holds `cuda_graph.cuh`
+/// (`cuda_graph::slice<T>`, a pointer and its length as one parameter: the C++ side of
+/// `cuda_graph::DeviceSlice<T>`; a kernel that uses it writes `#include <cuda_graph.cuh>`) and
+/// `cuda_graph_pdl.cuh` (`cuda_graph::pdl::wait_upstream()` and `launch_dependents()`, for
+/// kernels joined by programmatic edges).
 ///
-/// Environment it reads: `CUDA_ARCHS` (default `80;90`; SASS for each, PTX for the last),
-/// `CUDA_DEVICE_DEBUG=1` (adds `-G`, off by default because it makes kernels very slow), and
-/// `DOCS_RS` (compiles nothing, so docs build without a toolkit).
+/// # Errors and warnings
+/// When nvcc (or the host compiler it runs, or nvlink) fails, the error
+/// ([`BuildError::Nvcc`]) holds its own diagnostics, `file(line): error: message` as nvcc
+/// writes them, with the step and the command line, and a hint for the mistakes cuda-build
+/// knows (a missing `#include <cuda_graph.cuh>`, a missing `device_launch.cuh`). What a step
+/// that succeeds prints (nvcc's warnings) becomes `cargo:warning=` lines, which Cargo shows
+/// for the packages of your workspace.
+///
+/// # Linking, also in bins, tests, examples and benches
+/// The archive is linked into the package's library (`cargo:rustc-link-lib`, which reaches
+/// crates depending on it through the library), and, through `cargo:rustc-link-arg`, into
+/// every binary, test, example and bench of the package itself: Cargo passes
+/// `rustc-link-lib` only to the library of a package that has one, so a `kernels!` declared
+/// in `src/main.rs` or `tests/*.rs` would otherwise not link (`undefined symbol: fill`).
+///
+/// Environment it reads: `CUDA_PATH` and `CUDA_HOME` (the toolkit: [`Toolkit::find`]),
+/// `CUDA_ARCHS` (default `80;90`; SASS for each, PTX for the last), `CUDA_DEVICE_DEBUG=1`
+/// (adds `-G`, off by default because it makes kernels very slow), `DOCS_RS` (compiles
+/// nothing, so docs build without a toolkit), and the variables nvcc reads itself
+/// (`NVCC_PREPEND_FLAGS`, `NVCC_APPEND_FLAGS`, `NVCC_CCBIN`); a change of any reruns it.
 ///
 /// ```no_run
 /// // in build.rs's main():
@@ -58,27 +79,34 @@ pub enum Compiled {
     SkippedForDocs,
 }
 
-/// Why kernels could not be compiled.
+/// Why kernels (or an image) could not be built. `Display` writes the whole story, meant to
+/// be the build script's panic message: `.unwrap_or_else(|err| panic!("{err}"))`.
 #[derive(Debug)]
 pub enum BuildError {
-    /// No toolkit was found; the inner value names where it looked.
+    /// No usable toolkit was found; the inner value names where it looked and the fix.
     Toolkit(ToolkitNotFound),
+    /// The toolkit found lacks what this build needs (`bin/nvcc`, `libcudadevrt.a`).
+    Incomplete(MissingPiece),
     /// `CUDA_ARCHS` has an entry that is not an architecture.
     Arch(BadArch),
     /// The kernel folder has no `.cu` file.
     NoKernels(PathBuf),
     /// A `.include_from_dependency(NAME)` whose `DEP_NAME_INCLUDE` Cargo did not set.
     MissingDependencyInclude(String),
-    /// Reading the kernel folder failed.
+    /// Reading the kernel folder or writing into `OUT_DIR` failed.
     Io(PathBuf, std::io::Error),
-    /// nvcc failed; its output was already printed by Cargo.
-    Nvcc(String),
+    /// nvcc, the host compiler or nvlink it runs, the archiver, or the signature printer
+    /// failed. Nothing of it was printed before: the error holds their own output (nvcc's
+    /// `file(line): error: message` diagnostics), the step, the command line and, for known
+    /// mistakes, a hint.
+    Nvcc(NvccError),
 }
 
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BuildError::Toolkit(err) => err.fmt(f),
+            BuildError::Incomplete(err) => err.fmt(f),
             BuildError::Arch(err) => err.fmt(f),
             BuildError::NoKernels(dir) => write!(f, "no .cu file in {}", dir.display()),
             BuildError::MissingDependencyInclude(name) => write!(
@@ -87,13 +115,28 @@ impl fmt::Display for BuildError {
                  {:?} to [dependencies] so Cargo passes its include path",
                 name.to_lowercase().replace('_', "-")
             ),
-            BuildError::Io(path, err) => write!(f, "cannot read {}: {err}", path.display()),
-            BuildError::Nvcc(msg) => write!(f, "nvcc failed: {msg}"),
+            BuildError::Io(path, err) => write!(f, "cannot read or write {}: {err}", path.display()),
+            BuildError::Nvcc(err) => err.fmt(f),
         }
     }
 }
 
 impl std::error::Error for BuildError {}
+
+impl From<ToolkitNotFound> for BuildError {
+    fn from(err: ToolkitNotFound) -> Self {
+        BuildError::Toolkit(err)
+    }
+}
+
+impl From<MissingPiece> for BuildError {
+    fn from(err: MissingPiece) -> Self {
+        BuildError::Incomplete(err)
+    }
+}
+
+/// The environment variables that nvcc reads itself: a change reruns the build script.
+pub(crate) const NVCC_ENV_VARS: [&str; 3] = ["NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN"];
 
 impl Default for KernelBuild {
     fn default() -> Self {
@@ -138,7 +181,7 @@ impl KernelBuild {
         self
     }
 
-    /// Passes an extra flag to nvcc.
+    /// Passes an extra flag to nvcc (every step: preprocessing, compiling, device-linking).
     pub fn flag(mut self, flag: impl Into<String>) -> Self {
         self.flags.push(flag.into());
         self
@@ -146,7 +189,7 @@ impl KernelBuild {
 
     /// Compiles the kernels into `lib<lib_name>.a` and prints the Cargo link lines.
     pub fn compile(self, lib_name: &str) -> Result<Compiled, BuildError> {
-        for var in ["CUDA_ARCHS", "CUDA_DEVICE_DEBUG", "CUDA_PATH", "CUDA_HOME", "DOCS_RS"] {
+        for var in ["CUDA_ARCHS", "CUDA_DEVICE_DEBUG"].iter().chain(&NVCC_ENV_VARS) {
             println!("cargo:rerun-if-env-changed={var}");
         }
         println!("cargo:rerun-if-changed={}", self.kernel_dir.display());
@@ -159,60 +202,101 @@ impl KernelBuild {
         if crate::is_docs_build() {
             return Ok(Compiled::SkippedForDocs);
         }
-        let toolkit = Toolkit::find().map_err(BuildError::Toolkit)?;
+        let toolkit = Toolkit::find()?;
+        let nvcc = toolkit.require(Piece::Nvcc)?;
+        toolkit.require(Piece::Cudadevrt)?;
         let archs = Arch::parse_list(&env::var("CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string()))
             .map_err(BuildError::Arch)?;
         let sources = cu_files(&self.kernel_dir)?;
-
-        let mut build = cc::Build::new();
-        build
-            .cuda(true)
-            .cudart("none")
-            .compiler(toolkit.nvcc())
-            .debug(false)
-            // cc's defaults are gcc flags that nvcc rejects; the host compiler gets -fPIC below.
-            .no_default_flags(true)
-            .warnings(false)
-            .extra_warnings(false)
-            .cargo_warnings(false)
-            .flag("-O3")
-            .flag("-Xcompiler")
-            .flag("-fPIC")
-            .include(toolkit.include_dir())
-            .flag("-rdc=true")
-            // nvlink (CUDA 13) drops kernels that no nvcc-compiled host code references once
-            // any object carries host-reference information (a .cu file whose host code takes
-            // a kernel's address): kernels launched only from Rust would then be missing at
-            // run time (cudaErrorSymbolNotFound). nvlink cannot see Rust's references.
-            .flag("-Xnvlink")
-            .flag("-ignore-host-info")
-            .flag("-std=c++17")
-            .flag("-lineinfo")
-            .flag("-L")
-            .flag(toolkit.lib_dir().to_string_lossy().as_ref())
-            .flag("-lcudadevrt");
-        if env::var("CUDA_DEVICE_DEBUG").as_deref() == Ok("1") {
-            build.flag("-G");
-        }
-        for gencode in gencode_flags(&archs) {
-            build.flag("-gencode").flag(&gencode);
-        }
-        for dir in &self.includes {
-            build.include(dir);
-        }
-        for flag in &self.flags {
-            build.flag(flag);
-        }
-        // Each source is compiled through a wrapper that adds its kernels' signature functions.
         let out_dir = env::var_os("OUT_DIR").map(PathBuf::from).unwrap_or_else(env::temp_dir);
-        let wrapper_dir = out_dir.join("cuda-graph-signatures");
-        let wrappers = crate::signature::write_wrappers(&wrapper_dir, &sources)
-            .map_err(|err| BuildError::Io(wrapper_dir.clone(), err))?;
-        build.include(&wrapper_dir).files(&wrappers);
-        build.try_compile(lib_name).map_err(|err| BuildError::Nvcc(err.to_string()))?;
+        let work = out_dir.join("cuda-graph-signatures");
+        crate::signature::write_headers(&work).map_err(|err| BuildError::Io(work.clone(), err))?;
 
+        // nvcc with the include folders and the flags every step shares.
+        let base = |extra: &[String]| {
+            let mut command = Command::new(&nvcc);
+            command.arg("-I").arg(toolkit.include_dir()).arg("-I").arg(&work);
+            for dir in &self.includes {
+                command.arg("-I").arg(dir);
+            }
+            command.arg("-std=c++17").args(extra).args(&self.flags);
+            command
+        };
+        let code_flags = code_flags(&archs);
+
+        let mut objects = Vec::with_capacity(sources.len() + 1);
+        for source in &sources {
+            let source = std::path::absolute(source).map_err(|err| BuildError::Io(source.clone(), err))?;
+            let stem = source.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let kernels = crate::signature::kernels_of(base(&[]), &source, &work.join(format!("{stem}.ii")))?;
+            let wrapper = crate::signature::write_wrapper(&work, &source, &kernels)
+                .map_err(|err| BuildError::Io(work.clone(), err))?;
+            let object = out_dir.join(format!("{lib_name}-{stem}.o"));
+            let mut compile = base(&code_flags);
+            compile.arg("-c").arg("-o").arg(&object).arg(&wrapper);
+            nvcc::run(&mut compile, &format!("compiling {}", source.display()), Some(&source))?;
+            objects.push(object);
+        }
+        // Device code is linked here, with the device runtime, into one more host object, so
+        // Rust's linker (which knows nothing of device code) can link the archive.
+        let dlink = out_dir.join(format!("{lib_name}_dlink.o"));
+        let mut device_link = base(&code_flags);
+        device_link.arg("--device-link").arg("-o").arg(&dlink).args(&objects);
+        device_link.arg("-L").arg(toolkit.lib_dir()).arg("-lcudadevrt");
+        nvcc::run(&mut device_link, &format!("device-linking the kernels of lib{lib_name}.a"), None)?;
+        objects.push(dlink);
+
+        let archive = out_dir.join(format!("lib{lib_name}.a"));
+        // `nvcc --lib` adds to an existing archive: start from none, so no stale object stays.
+        if let Err(err) = std::fs::remove_file(&archive) {
+            if err.kind() != std::io::ErrorKind::NotFound {
+                return Err(BuildError::Io(archive, err));
+            }
+        }
+        let mut lib = Command::new(&nvcc);
+        lib.arg("--lib").arg("-o").arg(&archive).args(&objects);
+        nvcc::run(&mut lib, &format!("archiving {}", archive.display()), None)?;
+
+        emit_kernel_library_link(&out_dir, lib_name, &archive);
         emit_device_runtime_link(&toolkit);
         Ok(Compiled::Library { sources, toolkit })
+    }
+}
+
+/// The flags of compiling and device-linking: optimization, relocatable device code, the
+/// architectures.
+fn code_flags(archs: &[Arch]) -> Vec<String> {
+    let mut flags: Vec<String> = ["-O3", "-lineinfo", "-rdc=true"].map(String::from).into();
+    if !env::var("TARGET").unwrap_or_default().contains("windows") {
+        flags.extend(["-Xcompiler".to_string(), "-fPIC".to_string()]);
+    }
+    // nvlink (CUDA 13) drops kernels that no nvcc-compiled host code references once any
+    // object carries host-reference information (a .cu file whose host code takes a
+    // kernel's address): kernels launched only from Rust would then be missing at run
+    // time (cudaErrorSymbolNotFound). nvlink cannot see Rust's references.
+    flags.extend(["-Xnvlink".to_string(), "-ignore-host-info".to_string()]);
+    if env::var("CUDA_DEVICE_DEBUG").as_deref() == Ok("1") {
+        flags.push("-G".to_string());
+    }
+    for gencode in gencode_flags(archs) {
+        flags.push("-gencode".to_string());
+        flags.push(gencode);
+    }
+    flags
+}
+
+/// The Cargo lines that link the kernels' archive: into the package's library
+/// (`rustc-link-lib`, bundled into its rlib, so crates depending on it link it too), and into
+/// the package's own binaries, tests, examples and benches (`rustc-link-arg`: Cargo passes
+/// `rustc-link-lib` only to the library of a package that has one). A target that gets both
+/// links the archive once: the linker takes an archive's member only for a symbol still
+/// undefined. The C++ runtime follows the archive, for linkers that read left to right.
+fn emit_kernel_library_link(out_dir: &Path, lib_name: &str, archive: &Path) {
+    println!("cargo:rustc-link-search=native={}", out_dir.display());
+    println!("cargo:rustc-link-lib=static={lib_name}");
+    println!("cargo:rustc-link-arg={}", archive.display());
+    if !env::var("TARGET").unwrap_or_default().contains("msvc") {
+        println!("cargo:rustc-link-arg=-lstdc++");
     }
 }
 

@@ -8,9 +8,26 @@
 //! committed, so building needs no libclang. Every function is `unsafe` and returns a raw
 //! [`cudaError_t`]; the safe API is the `cuda-graph` crate.
 //!
-//! Linking: `libcudart_static.a` by default, `libcudart.so` with the `dynamic` feature. The
-//! toolkit is found by `cuda-build` (`CUDA_PATH`, `CUDA_HOME`, `nvcc` on `PATH`,
-//! `/usr/local/cuda`, a project-local `.cuda/`).
+//! Linking: `libcudart_static.a` by default, `libcudart.so` (or `libcudart.so.13`) with the
+//! `dynamic` feature.
+//!
+//! # The CUDA toolkit
+//! The build script finds the toolkit with `cuda-build`'s `Toolkit::find`, the search that
+//! also compiles kernels, so one build uses one toolkit; it needs CUDA 13.0 or newer, checked
+//! at build time (an older one is refused, naming its version and place). The first of these
+//! wins: `CUDA_PATH`, then `CUDA_HOME` (when set, it must name a usable toolkit); a
+//! project-local `.cuda/` in a folder above the build's target folder; the toolkit of the
+//! `nvcc` on `PATH`; `/usr/local/cuda`. Without root, one command in the folder of your
+//! `Cargo.toml` installs CUDA 13.0 into `.cuda/` (Python 3 with pip is all it needs):
+//!
+//! ```text
+//! python3 -m pip install --upgrade --target .cuda nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85
+//! ```
+//!
+//! This crate needs no `bin/nvcc`: without kernels compiled at build time, `nvidia-cuda-runtime`
+//! alone is enough. Build scripts rerun when `CUDA_PATH` or `CUDA_HOME` changes; name a
+//! toolkit outside the project once in `.cargo/config.toml` (`[env] CUDA_PATH = "..."`) so a
+//! shell and an editor build alike. `cuda-build`'s documentation tells the whole story.
 //!
 //! ```no_run
 //! use cudart_graph_sys as sys;
@@ -38,6 +55,9 @@ pub use driver::*;
 /// The `CUDART_VERSION` of the headers the committed bindings were generated from.
 pub const BINDINGS_CUDART_VERSION: u32 = CUDART_VERSION;
 
+// The build refuses toolkits older than CUDA 13.0 (build.rs, through cuda-build); this test
+// is the workspace's drift check: the committed bindings come from the headers of the toolkit
+// the tests link.
 #[cfg(test)]
 mod tests {
     #[test]

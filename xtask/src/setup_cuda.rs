@@ -16,16 +16,15 @@ use crate::wheels::{self, io_fail, Pin};
 use crate::workspace::root;
 use crate::{libclang, nccl, Fail};
 
-/// The wheels, pinned: compiler, front end, NVVM, runtime libraries, CCCL headers, NVRTC.
-const WHEELS: &[Pin] = &[
-    ("nvidia-cuda-nvcc", "13.0.88"),
-    ("nvidia-cuda-crt", "13.0.88"),
-    ("nvidia-nvvm", "13.0.88"),
-    ("nvidia-cuda-runtime", "13.0.96"),
-    ("nvidia-cuda-cccl", "13.0.85"),
-    // NVRTC, for cuda-graph's `nvrtc` feature (loaded at run time from `.cuda/lib`).
-    ("nvidia-cuda-nvrtc", "13.0.88"),
-];
+/// NVRTC, for cuda-graph's `nvrtc` feature (loaded at run time from `.cuda/lib`).
+const NVRTC_WHEEL: Pin = ("nvidia-cuda-nvrtc", "13.0.88");
+
+/// The wheels, pinned: the toolkit that cuda-build's documented `pip install` names
+/// (compiler, front end, NVVM, runtime libraries, CCCL headers: [`cuda_build::TOOLKIT_WHEELS`],
+/// one list for both), then NVRTC.
+fn pins() -> Vec<Pin> {
+    cuda_build::TOOLKIT_WHEELS.iter().copied().chain([NVRTC_WHEEL]).collect()
+}
 
 /// `cargo xtask setup-cuda`: the toolkit into `.cuda/`, then libclang where none is found.
 pub fn run(args: &[String]) -> Result<(), Fail> {
@@ -46,25 +45,26 @@ pub fn run(args: &[String]) -> Result<(), Fail> {
 /// Installs the pinned toolkit wheels into `.cuda/` (or finds them already there).
 pub fn install_toolkit() -> Result<Toolkit, Fail> {
     let target = root().join(LOCAL_TOOLKIT_DIR);
-    if wheels::is_installed(&target, WHEELS) {
+    let pins = pins();
+    if wheels::is_installed(&target, &pins) {
         if let Ok(toolkit) = Toolkit::at(&target) {
             println!("setup-cuda: CUDA {} already installed in {}", toolkit.version(), target.display());
             return Ok(toolkit);
         }
     }
     let work = root().join("target").join("setup-cuda");
-    let unpacked = wheels::download_and_unpack("setup-cuda", WHEELS, &work)?;
+    let unpacked = wheels::download_and_unpack("setup-cuda", &pins, &work)?;
     let toolkit_root = unpacked.join("nvidia").join("cu13");
     wheels::restore_executable_bits(&toolkit_root.join("bin"))?;
     wheels::restore_executable_bits(&toolkit_root.join("nvvm").join("bin"))?;
     link_unversioned_cudart(&toolkit_root.join("lib"))?;
-    wheels::move_into_place(WHEELS, &toolkit_root, &target)?;
+    wheels::move_into_place(&pins, &toolkit_root, &target)?;
     wheels::remove_if_present(&work)?;
     let toolkit = Toolkit::at(&target).map_err(|why| {
         Fail::new(format!("the unpacked toolkit in {} is incomplete: {why}", target.display()))
     })?;
     println!("setup-cuda: installed CUDA {} into {}:", toolkit.version(), target.display());
-    for line in wheels::marker_text(WHEELS).lines() {
+    for line in wheels::marker_text(&pins).lines() {
         println!("  {line}");
     }
     Ok(toolkit)
@@ -92,9 +92,11 @@ mod tests {
 
     #[test]
     fn every_toolkit_wheel_is_pinned_to_13_0() {
-        let text = wheels::marker_text(WHEELS);
-        assert_eq!(text.lines().count(), WHEELS.len());
+        let pins = pins();
+        let text = wheels::marker_text(&pins);
+        assert_eq!(text.lines().count(), pins.len());
         assert!(text.contains("nvidia-cuda-nvcc==13.0.88\n"));
-        assert!(WHEELS.iter().all(|(_, version)| version.starts_with("13.0.")));
+        assert!(text.contains("nvidia-cuda-nvrtc==13.0.88\n"));
+        assert!(pins.iter().all(|(_, version)| version.starts_with("13.0.")));
     }
 }
