@@ -236,6 +236,17 @@ impl<'a> Group<'a> {
         if self.ops.is_empty() {
             return Ok(());
         }
+        // Before the agreement log sees anything: a launch refused later (inside a host
+        // function every CUDA call is) would leave the other ranks' agreed collectives waiting
+        // on the device for this rank.
+        if cuda_graph::in_host_function() {
+            return Err(CudaError::InvalidArgument {
+                call: CALL,
+                problem:
+                    "collectives cannot be launched inside a host function, where CUDA calls are not allowed"
+                        .into(),
+            });
+        }
         loaded(CALL)?;
         let refuse = |problem: String| CudaError::InvalidArgument { call: CALL, problem };
         let cliques = self.cliques();

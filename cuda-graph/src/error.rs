@@ -136,8 +136,9 @@ pub(crate) fn check(status: sys::cudaError_t, call: &'static str) -> Result<()> 
 
 /// Why a CUDA call of this crate was refused inside a host function (see `runtime`).
 pub(crate) const IN_HOST_FN: &str = "CUDA calls are not allowed inside a host function (a closure of \
-    Stream::launch_host_fn or a graph host node): refused before CUDA saw it. Send the work to \
-    another thread, or queue it after the host function on the stream";
+    Stream::launch_host_fn or a graph host node): refused before CUDA saw it. Queue the work \
+    after the host function on the stream, or hand it to another thread without waiting for it \
+    here";
 
 /// The status of a query (`cudaEventQuery`, `cudaStreamQuery`) as done or not: `true` for
 /// success, `false` for `cudaErrorNotReady`, any other status as the error of `call`.

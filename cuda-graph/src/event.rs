@@ -130,11 +130,15 @@ impl Event {
     }
 
     /// An event without timing, already recorded into `stream`: a fence that completes when
-    /// `stream` has finished the work queued so far.
+    /// `stream` has finished the work queued so far. For code that holds the capture gate for
+    /// the work it fences (pinned copies, exec launches), whose capture checks cover the
+    /// record: it takes no guard itself (a second read guard on one thread would wait behind
+    /// a waiting writer, which waits for the first: a deadlock).
     pub(crate) fn fence(stream: &Stream) -> Result<Event> {
         let event =
             Event::with_options_on(stream.device(), EventOptions { timing: false, blocking_sync: false })?;
-        event.record(stream)?;
+        // SAFETY: the event and the stream are alive.
+        check(unsafe { sys::cudaEventRecord(event.raw, stream.as_raw()) }, "cudaEventRecord")?;
         Ok(event)
     }
 

@@ -34,7 +34,8 @@ fn the_runtime_and_cudarc_see_one_primary_context() {
     let shared = CudarcSlice::new(slice).unwrap();
     assert_eq!(MemoryKind::of(shared.ptr().addr()).unwrap(), MemoryKind::Device);
     let ours = DeviceBuffer::from_slice(&[1u32, 2, 3]).unwrap();
-    let lent = ours.lend_to_cudarc(&ctx.default_stream()).unwrap();
+    // SAFETY: cudarc uses the slice only on the stream synchronized below, and captures nothing.
+    let lent = unsafe { ours.lend_to_cudarc(&ctx.default_stream()) }.unwrap();
     assert_eq!(ctx.default_stream().clone_dtoh(&*lent).unwrap(), [1, 2, 3]);
     // A non-primary context is refused by name.
     let other = CudaContext::new_non_primary(0, 0).unwrap();
@@ -115,7 +116,8 @@ fn streams_and_buffers_go_both_ways() {
     // SAFETY: no other thread captures the cudarc stream while it is borrowed.
     let borrowed = unsafe { Stream::borrow_cudarc(&cudarc_stream) }.unwrap();
     fill_pattern().launch(&borrowed, LaunchConfig::for_elements(500, 128), (ours.ptr(), 500, 3)).unwrap();
-    let lent = ours.lend_to_cudarc(&cudarc_stream).unwrap();
+    // SAFETY: cudarc uses the slice only on this stream, synchronized below; nothing captures it.
+    let lent = unsafe { ours.lend_to_cudarc(&cudarc_stream) }.unwrap();
     let expected: Vec<u32> = (0..500).map(|i| pattern(i, 3)).collect();
     assert_eq!(
         cudarc_stream.clone_dtoh(&*lent).unwrap(),

@@ -44,9 +44,12 @@ pub(crate) fn devices_idle(devices: u64) -> bool {
     })
 }
 
-/// Runs `f` with `device` current, restoring the caller's current device afterwards. When
+/// Runs `f` with `device`'s primary context current, restoring the caller's current device
+/// afterwards. The device is always set (`cudaSetDevice` binds its primary context): other code
+/// may have made another context of the same device current (cudarc's
+/// `CudaContext::new_non_primary`), whose waits and frees would not be this memory's. When
 /// `device` cannot be made current, `f` does not run (the error is recorded): waiting for
-/// another device would not make freeing this memory safe, so it is leaked.
+/// another context would not make freeing this memory safe, so it is leaked.
 pub(super) fn on_device(device: i32, f: impl FnOnce()) {
     let mut current = device;
     // SAFETY: `current` is a valid, writable i32.
@@ -55,17 +58,15 @@ pub(super) fn on_device(device: i32, f: impl FnOnce()) {
         record_drop_error(got, "cudaGetDevice");
         return;
     }
-    if current != device {
-        // SAFETY: plain call; `device` is a device of this host (CUDA checks the ordinal).
-        let set = unsafe { sys::cudaSetDevice(device) };
-        if set != sys::cudaError::cudaSuccess {
-            record_drop_error(set, "cudaSetDevice");
-            return;
-        }
+    // SAFETY: plain call; `device` is a device of this host (CUDA checks the ordinal).
+    let set = unsafe { sys::cudaSetDevice(device) };
+    if set != sys::cudaError::cudaSuccess {
+        record_drop_error(set, "cudaSetDevice");
+        return;
     }
     f();
     if current != device {
-        // SAFETY: plain call; restores the caller's current device.
+        // SAFETY: plain call; restores the caller's current device (its primary context).
         record_drop_error(unsafe { sys::cudaSetDevice(current) }, "cudaSetDevice");
     }
 }

@@ -66,21 +66,31 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// value lives (it borrows the buffer, which cannot be dropped meanwhile). cudarc's calls
     /// on it may queue on any of cudarc's streams, and run after the lend ends: the buffer's
     /// memory is marked as used by other code, so that its eventual free waits for every
-    /// device with an active context (`cudaDeviceSynchronize` on each). That work and this crate's are ordered only by the streams
-    /// they share; a race gives wrong values, never undefined behaviour ([`DeviceRepr`]).
-    /// `stream` must be of the primary context of the buffer's device.
+    /// device with an active context (`cudaDeviceSynchronize` in each primary context). That
+    /// work and this crate's are ordered only by the streams they share; a race gives wrong
+    /// values, never undefined behaviour ([`DeviceRepr`]). `stream` must be of the primary
+    /// context of the buffer's device.
+    ///
+    /// # Safety
+    /// cudarc's safe API keeps nothing alive for its own captures, and lets any stream use the
+    /// slice, of any context: what the crate waits for cannot cover all of it. So every piece
+    /// of cudarc work that uses the slice completes before the buffer is dropped: work on
+    /// streams of non-primary contexts (`CudaContext::new_non_primary`, which the crate's waits
+    /// do not reach) is waited for by the caller, and a cudarc graph that captured work on the
+    /// slice (`CudaStream::begin_capture`) is not launched after the buffer is dropped.
     ///
     /// ```no_run
     /// use cudarc::driver::CudaContext;
     /// let ctx = CudaContext::new(0).expect("cudarc context");
     /// let stream = ctx.default_stream();
     /// let buffer = cuda_graph::DeviceBuffer::from_slice(&[1u32, 2, 3])?;
-    /// let lent = buffer.lend_to_cudarc(&stream)?;
+    /// // SAFETY: cudarc's only use, the copy below, is synchronous; nothing captures the slice.
+    /// let lent = unsafe { buffer.lend_to_cudarc(&stream) }?;
     /// let host = stream.clone_dtoh(&*lent).expect("cudarc copy");
     /// assert_eq!(host, [1, 2, 3]);
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn lend_to_cudarc(&self, stream: &Arc<CudaStream>) -> Result<LentSlice<'_, T>> {
+    pub unsafe fn lend_to_cudarc(&self, stream: &Arc<CudaStream>) -> Result<LentSlice<'_, T>> {
         const CALL: &str = "DeviceBuffer::lend_to_cudarc";
         let device = primary_device(stream.context(), CALL)?;
         if self.bytes() > 0 {
