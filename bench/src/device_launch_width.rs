@@ -41,7 +41,7 @@
 
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::{DevicePtr, LaunchConfig};
-use device_launch::{instantiate_for_device, DeviceGraphArg, Launcher, RawErrorSlot};
+use device_launch::{instantiate_for_device, DeviceExecArg, Launcher, RawErrorSlot};
 
 use crate::error::{expect_count, expect_value, Result};
 use crate::harness::{interleave, Plan, Row, RustSide};
@@ -85,7 +85,7 @@ impl Mode {
 }
 
 /// `bench_dl_scheduler`'s arguments: (work, mode, iters, steps, slot).
-type SchedulerArgs = (DeviceGraphArg, u32, u32, DevicePtr<u32>, DevicePtr<RawErrorSlot>);
+type SchedulerArgs = (DeviceExecArg, u32, u32, DevicePtr<u32>, DevicePtr<RawErrorSlot>);
 
 /// How many identical sets of graphs each side has per width; samples rotate through them.
 /// With 8 sets in the order of [`rust_made_first`], where each exec happened to be made still

@@ -4,7 +4,7 @@
 
 use cuda_graph::graph::ConditionalHandle;
 use cuda_graph::DevicePtr;
-use device_launch::{DeviceGraphArg, RawErrorSlot};
+use device_launch::{DeviceExecArg, RawErrorSlot};
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
 // (see kernels/*.cu). They trust those counts: this unpublished crate's benchmarks pass
@@ -48,7 +48,7 @@ cuda_graph::kernels! {
     /// tail launch (2), counts the step, and tail-relaunches itself until `iters` steps ran.
     /// One thread, inside a device-launch graph.
     pub unsafe fn bench_dl_scheduler(
-        work: DeviceGraphArg,
+        work: DeviceExecArg,
         mode: u32,
         iters: u32,
         steps: DevicePtr<u32>,

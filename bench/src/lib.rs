@@ -185,7 +185,7 @@ impl Report {
 /// finishes.
 pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report> {
     options.validate()?;
-    Device::count()?; // no device: BenchError::NoDevice, before anything else
+    // No device: `Device::get` returns CUDA's reason (BenchError::NoDevice), before anything else.
     let device = Device::get(options.device)?;
     device.set_current()?;
     let info = RunInfo {

@@ -106,7 +106,8 @@ impl std::fmt::Debug for Communicator {
 
 impl Communicator {
     /// One communicator per GPU of this host, rank `i` on device `i`
-    /// ([`init_on`](Self::init_on) of [`Device::all`]).
+    /// ([`init_on`](Self::init_on) of [`Device::all`]). Without a GPU or driver, CUDA's reason
+    /// (`cudaErrorNoDevice`, `cudaErrorInsufficientDriver`: [`CudaError::is_no_device`]).
     ///
     /// ```no_run
     /// let comms = cuda_graph_nccl::Communicator::init_all()?;
@@ -114,7 +115,12 @@ impl Communicator {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn init_all() -> Result<Vec<Communicator>> {
-        Communicator::init_on(&Device::all()?)
+        let devices = Device::all()?;
+        if devices.is_empty() {
+            // `Device::count` is 0 without a driver; `get` returns why.
+            Device::get(0)?;
+        }
+        Communicator::init_on(&devices)
     }
 
     /// One communicator per device of `devices`, rank `i` on `devices[i]`, made together by

@@ -47,6 +47,11 @@
 //! - **Loaded-once libraries**: NVRTC (the `nvrtc` feature) and kernel names of modules
 //!   ([`kernel::Module`]) interned for the process.
 //!
+//! # Rust version
+//! Rust 1.82 or newer (`rust-version`), with the `nvrtc` feature too. The `cudarc` feature
+//! needs **Rust 1.88**: cudarc 0.19.10 depends on libloading 0.9, which declares 1.88, and
+//! Cargo refuses it on older toolchains. CI checks both (`scripts/ci-msrv` in the repository).
+//!
 //! # Layers
 //! Each module imports only modules of lower layers, never one of its own layer or above
 //! (re-exports here aside); `tests/layers.rs` reads this list and the sources and fails on an
@@ -103,6 +108,18 @@ pub use memory::{
     MemoryPoolOptions, PinnedBuffer, PinnedSlice, PinnedSliceMut,
 };
 pub use release::{drop_outside_host_fn, take_drop_errors};
+
+/// Whether the calling thread runs a host function of this crate (a closure of
+/// [`Stream::launch_host_fn`], a graph host node), where CUDA forbids CUDA calls: every CUDA
+/// call of this crate is refused there. For crates built on this one that call CUDA (or a
+/// library such as NCCL) themselves, to refuse likewise before they start.
+///
+/// ```
+/// assert!(!cuda_graph::in_host_function());
+/// ```
+pub fn in_host_function() -> bool {
+    runtime::in_host_fn()
+}
 pub use stream::{BorrowedStream, Stream, StreamOptions};
 
 /// The raw bindings this crate is built on, for the calls it does not wrap.

@@ -24,6 +24,25 @@ fn device_zero_reports_plausible_properties() {
     device.synchronize().unwrap();
 }
 
+/// Runs everywhere (no GPU needed): `count` agrees with the probe the tests skip by, and is
+/// `Ok(0)` without a GPU or driver, where `get` returns CUDA's reason.
+#[test]
+fn count_is_zero_without_a_device_and_get_says_why() {
+    match gpu_test_support::probe() {
+        gpu_test_support::Probe::Present(n) => assert_eq!(Device::count().unwrap(), *n),
+        gpu_test_support::Probe::Absent(why) => {
+            match Device::count() {
+                Ok(count) => assert_eq!(count, 0, "no device ({why}), but count is {count}"),
+                // The driver's stub library stays an error (a setup to fix); the probe skips on it.
+                Err(err) => assert_eq!(err.code(), Some(34), "no device ({why}), but count failed: {err}"),
+            }
+            let err = Device::get(0).unwrap_err();
+            assert!(err.is_no_device(), "Device::get(0) without a device must say why: {err}");
+            assert!(err.to_string().contains("cudaGetDeviceCount"), "{err}");
+        }
+    }
+}
+
 #[test]
 fn the_pending_launch_limit_round_trips() {
     gpu_test_support::require_gpu!();

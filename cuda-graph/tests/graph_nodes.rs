@@ -348,3 +348,27 @@ fn graphs_and_execs_can_move_between_threads() {
     movable::<GraphExec<HostLaunch>>();
     movable::<GraphExec<cuda_graph::graph::DeviceLaunch>>();
 }
+
+#[test]
+fn an_impossible_geometry_is_refused_naming_the_call_that_was_given_it() {
+    require_gpu!();
+    run(|| {
+        let out = DeviceBuffer::<u32>::zeroed(64)?;
+        let graph = Graph::new()?;
+        let too_many_threads = cuda_graph::LaunchConfig::new(1, 2048);
+        let err = graph.add_kernel(fill_pattern(), too_many_threads, (out.ptr(), 64, 1), &[]).unwrap_err();
+        assert!(
+            matches!(err, CudaError::InvalidArgument { call: "GraphBuilder::add_kernel", .. }),
+            "{err:?}"
+        );
+        let node = graph.add_kernel(fill_pattern(), one(), (out.ptr(), 64, 1), &[])?;
+        let mut exec = graph.instantiate_default()?;
+        let err =
+            exec.set_kernel_params(&node, fill_pattern(), too_many_threads, (out.ptr(), 64, 2)).unwrap_err();
+        assert!(
+            matches!(err, CudaError::InvalidArgument { call: "GraphExec::set_kernel_params", .. }),
+            "{err:?}"
+        );
+        Ok(())
+    });
+}

@@ -223,7 +223,10 @@ fn impossible_geometry_is_refused_before_cuda_is_called() {
             let err = test_kernels::fill_pattern()
                 .launch(&stream, config, (out.ptr(), 64, 1))
                 .expect_err("an impossible launch must be refused");
-            assert!(matches!(err, CudaError::InvalidArgument { call: "launch", .. }), "{config:?}: {err:?}");
+            assert!(
+                matches!(err, CudaError::InvalidArgument { call: "Kernel::launch", .. }),
+                "{config:?}: {err:?}"
+            );
             // A kernel whose check would fail gets the geometry error: the geometry is checked
             // before the kernel is looked up, so before any CUDA call.
             let err = wrong_type::abi_probe()

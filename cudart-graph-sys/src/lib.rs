@@ -40,6 +40,9 @@
 //! ```
 #![no_std]
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case)]
+// `unpredictable_function_pointer_comparisons` is newer (1.85) than this crate's MSRV (1.82),
+// where naming it would warn.
+#![allow(unknown_lints)]
 #![allow(clippy::all, unpredictable_function_pointer_comparisons)]
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags, rustdoc::bare_urls)]
 

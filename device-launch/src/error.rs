@@ -103,13 +103,13 @@ pub enum Error {
         /// CUDA's error.
         source: CudaError,
     },
-    /// [`UploadedGraphExec::update`](crate::UploadedGraphExec::update) (or `edit`) was called
+    /// [`DeviceExec::<Uploaded>::update`](crate::DeviceExec::update) (or `edit`) was called
     /// while graph nodes, launches or tables still hold a
-    /// [`DeviceGraphArg`](crate::DeviceGraphArg) of the exec: they could launch it from the
+    /// [`DeviceExecArg`](crate::DeviceExecArg) of the exec: they could launch it from the
     /// device after the update, before it is uploaded again.
     #[error(
-        "cannot update a device graph while {holders} kernel argument(s) of it are alive (DeviceGraphArg \
-         in graph nodes, launches or DeviceGraphTables): kernels could launch it from the device after \
+        "cannot update a device graph while {holders} kernel argument(s) of it are alive (DeviceExecArg \
+         in graph nodes, launches or DeviceExecTables): kernels could launch it from the device after \
          the update and before the next upload; drop the graphs and execs that hold them first"
     )]
     HandlesOutstanding {

@@ -21,7 +21,7 @@ const NOT_SUPPORTED: i32 = 801;
 ///
 /// The graph is instantiated with the device-launch flag: a kernel node is device-launchable,
 /// and the flag lets the kernel relaunch its own graph (`DL_RELAUNCH_SELF`). The graph owns
-/// its arguments (including [`DeviceGraphArg`](crate::DeviceGraphArg)s), so the graphs the
+/// its arguments (including [`DeviceExecArg`](crate::DeviceExecArg)s), so the graphs the
 /// kernel launches stay alive with the launcher.
 ///
 /// ```no_run
@@ -56,7 +56,7 @@ impl<A: KernelArgs> Launcher<A> {
     /// Builds the one-kernel graph around `kernel` with `config` and `args`, and instantiates it.
     ///
     /// ```no_run
-    /// # fn f(table: &device_launch::DeviceGraphTable, slot: &device_launch::ErrorSlot) -> device_launch::Result<()> {
+    /// # fn f(table: &device_launch::DeviceExecTable, slot: &device_launch::ErrorSlot) -> device_launch::Result<()> {
     /// let accepted = cuda_graph::DeviceBuffer::<u32>::zeroed(1)?;
     /// let launcher = device_launch::Launcher::new(
     ///     device_launch_kernels::dl_fire_and_forget_all(),
@@ -145,7 +145,7 @@ impl<A: KernelArgs> Launcher<A> {
 ///
 /// ```no_run
 /// use cuda_graph::{kernel::LaunchConfig, DeviceBuffer, Stream};
-/// # fn f(uploaded: &device_launch::UploadedGraphExec) -> device_launch::Result<()> {
+/// # fn f(uploaded: &device_launch::DeviceExec<device_launch::Uploaded>) -> device_launch::Result<()> {
 /// let (stream, slot) = (Stream::new()?, device_launch::ErrorSlot::new()?);
 /// let launcher = device_launch::launch_from_graph(
 ///     device_launch_kernels::dl_sibling_launch_one(),
@@ -173,7 +173,7 @@ pub fn launch_from_graph<A: KernelArgs>(
 ///
 /// ```no_run
 /// use device_launch::Error;
-/// # fn f(args: (device_launch::DeviceGraphArg, cuda_graph::DevicePtr<device_launch::RawErrorSlot>), stream: &cuda_graph::Stream) {
+/// # fn f(args: (device_launch::DeviceExecArg, cuda_graph::DevicePtr<device_launch::RawErrorSlot>), stream: &cuda_graph::Stream) {
 /// let kernel = device_launch_kernels::dl_sibling_launch_one();
 /// match device_launch::run_on_plain_stream(kernel, cuda_graph::kernel::LaunchConfig::new(1, 1), args, stream) {
 ///     Err(Error::LauncherNotInGraph { .. }) => {} // "… must itself run inside a graph …"

@@ -30,8 +30,20 @@
 //!
 //! ```cuda
 //! #include <device_launch.cuh>
-//! extern "C" __global__ void scheduler(unsigned long long graph, DlErrorSlot* slot) {
+//! extern "C" __global__ void scheduler(cudaGraphExec_t graph, DlErrorSlot* slot) {
 //!     DL_FIRE_AND_FORGET(graph, slot);
+//! }
+//! ```
+//!
+//! In Rust the kernel is declared with the graph as a [`DeviceExecArg`] (a `cudaGraphExec_t`;
+//! the types are checked against the C++ ones at first use):
+//!
+//! ```no_run
+//! use cuda_graph::DevicePtr;
+//! use device_launch::{DeviceExecArg, RawErrorSlot};
+//! cuda_graph::kernels! {
+//!     // SAFETY: scheduler touches only the slot it is given.
+//!     unsafe fn scheduler(graph: DeviceExecArg, slot: DevicePtr<RawErrorSlot>);
 //! }
 //! ```
 //!
@@ -49,16 +61,19 @@
 //! 1. Build a [`Graph`](cuda_graph::graph::Graph) of kernel, memcpy and memset nodes only.
 //!    [`instantiate_for_device`] checks that ([`validate`]) and names the first node CUDA
 //!    would refuse, e.g. `node 3 is a host node (CUDA 13.0 refuses it with
-//!    cudaErrorInvalidValue)`, then instantiates a [`DeviceGraphExec`] (device-launch flag).
-//! 2. [`DeviceGraphExec::upload`] gives an [`UploadedGraphExec`], the only state with
-//!    [`handle`](UploadedGraphExec::handle)s. A [`DeviceGraph<'_>`](DeviceGraph) borrows the
-//!    exec; its [`arg`](DeviceGraph::arg) is the kernel argument ([`DeviceGraphArg`], a
-//!    `cudaGraphExec_t` that keeps the exec alive). Several at once: [`DeviceGraphTable`].
+//!    cudaErrorInvalidValue)`, then instantiates a [`DeviceExec<NotUploaded>`](DeviceExec)
+//!    (device-launch flag), which kernels may not launch yet.
+//! 2. [`upload`](DeviceExec::upload) gives a `DeviceExec<`[`Uploaded`]`>`, the only state with
+//!    [`handle`](DeviceExec::handle)s (asking a not-uploaded exec for one does not compile,
+//!    and the compiler says to call `upload` first). A [`DeviceExecHandle<'_>`](DeviceExecHandle)
+//!    borrows the exec; its [`arg`](DeviceExecHandle::arg) is the kernel argument
+//!    ([`DeviceExecArg`], a `cudaGraphExec_t` that keeps the exec alive). Several at once:
+//!    [`DeviceExecTable`].
 //! 3. Run the launching kernel inside a graph: [`Launcher`] / [`launch_from_graph`]. On a
 //!    plain stream it would not run at all ([`run_on_plain_stream`] explains the 801).
 //! 4. Synchronize and read the [`ErrorSlot`]: [`Launcher::run`] does all three.
-//! 5. [`UploadedGraphExec::update`] takes the exec back to not uploaded; it refuses while
-//!    any `DeviceGraphArg` of it is alive ([`Error::HandlesOutstanding`], the one rule
+//! 5. [`DeviceExec::<Uploaded>::update`] takes the exec back to not uploaded; it refuses while
+//!    any `DeviceExecArg` of it is alive ([`Error::HandlesOutstanding`], the one rule
 //!    checked at run time; the others are compile errors).
 //!
 //! The launch modes (fire-and-forget, tail, sibling, self-relaunch), what runs when and the
@@ -100,13 +115,64 @@ pub use cancel::{CancelFlag, RunningLoop};
 pub use error::{Error, Result};
 pub use error_slot::{DeviceLaunchError, ErrorSlot, Operation, RawErrorSlot};
 pub use exec::{
-    instantiate_for_device, take_drop_errors, DeviceGraph, DeviceGraphArg, DeviceGraphExec, ExecState,
-    RawDeviceGraph, UpdateError, UploadedGraphExec,
+    instantiate_for_device, take_drop_errors, DeviceExec, DeviceExecArg, DeviceExecHandle, ExecState,
+    Launchable, NotUploaded, RawDeviceExec, UpdateError, UploadState, Uploaded,
 };
 pub use launcher::{launch_from_graph, run_on_plain_stream, Launcher};
 pub use queue::{RawQueue, WorkQueue, WorkQueueArg, MAX_CAPACITY as MAX_QUEUE_CAPACITY};
-pub use table::{DeviceGraphTable, DeviceGraphTableArg};
+pub use table::{DeviceExecTable, DeviceExecTableArg};
 pub use validate::{validate, CHILD_GRAPH_NODES_ALLOWED, PROGRAMMATIC_EDGES_ALLOWED};
+
+// The names before the upload typestate became one generic type (issue 36), kept so that code
+// written against them still builds, with a warning naming the new one.
+/// Renamed [`DeviceExec<NotUploaded>`](DeviceExec).
+#[doc(hidden)]
+#[deprecated(
+    note = "renamed `DeviceExec<NotUploaded>`; `upload` gives the `DeviceExec<Uploaded>` kernels launch"
+)]
+pub type DeviceGraphExec = DeviceExec<NotUploaded>;
+/// Renamed [`DeviceExec<Uploaded>`](DeviceExec).
+#[doc(hidden)]
+#[deprecated(note = "renamed `DeviceExec<Uploaded>`")]
+pub type UploadedGraphExec = DeviceExec<Uploaded>;
+/// Renamed [`DeviceExecHandle`].
+#[doc(hidden)]
+#[deprecated(note = "renamed `DeviceExecHandle`")]
+pub type DeviceGraph<'a> = DeviceExecHandle<'a>;
+/// Renamed [`DeviceExecArg`].
+#[doc(hidden)]
+#[deprecated(note = "renamed `DeviceExecArg`")]
+pub type DeviceGraphArg = DeviceExecArg;
+/// Renamed [`RawDeviceExec`].
+#[doc(hidden)]
+#[deprecated(note = "renamed `RawDeviceExec`")]
+pub type RawDeviceGraph = RawDeviceExec;
+/// Renamed [`DeviceExecTable`].
+#[doc(hidden)]
+#[deprecated(note = "renamed `DeviceExecTable`")]
+pub type DeviceGraphTable = DeviceExecTable;
+/// Renamed [`DeviceExecTableArg`].
+#[doc(hidden)]
+#[deprecated(note = "renamed `DeviceExecTableArg`")]
+pub type DeviceGraphTableArg = DeviceExecTableArg;
 
 /// The folder holding `device_launch.cuh` (this crate's `include/`).
 pub const INCLUDE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/include");
+
+#[cfg(test)]
+mod old_names {
+    /// The deprecated names still name the new types.
+    #[test]
+    #[allow(deprecated)]
+    fn are_the_new_types() {
+        use crate::*;
+        use std::any::TypeId;
+        assert_eq!(TypeId::of::<DeviceGraphExec>(), TypeId::of::<DeviceExec<NotUploaded>>());
+        assert_eq!(TypeId::of::<UploadedGraphExec>(), TypeId::of::<DeviceExec<Uploaded>>());
+        assert_eq!(TypeId::of::<DeviceGraph<'static>>(), TypeId::of::<DeviceExecHandle<'static>>());
+        assert_eq!(TypeId::of::<DeviceGraphArg>(), TypeId::of::<DeviceExecArg>());
+        assert_eq!(TypeId::of::<RawDeviceGraph>(), TypeId::of::<RawDeviceExec>());
+        assert_eq!(TypeId::of::<DeviceGraphTable>(), TypeId::of::<DeviceExecTable>());
+        assert_eq!(TypeId::of::<DeviceGraphTableArg>(), TypeId::of::<DeviceExecTableArg>());
+    }
+}

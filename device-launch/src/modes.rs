@@ -4,8 +4,8 @@
 //! *launcher*, which must itself run inside a graph ([`Launcher`](crate::Launcher)): on a
 //! plain stream CUDA 13.0 refuses to launch it (`cudaErrorNotSupported`, 801,
 //! [`Error::LauncherNotInGraph`](crate::Error::LauncherNotInGraph)). The launched exec must
-//! have been instantiated for device launch and uploaded: only an
-//! [`UploadedGraphExec`](crate::UploadedGraphExec) hands out handles. CUDA allows **one
+//! have been instantiated for device launch and uploaded: only a
+//! [`DeviceExec<Uploaded>`](crate::DeviceExec) hands out handles. CUDA allows **one
 //! pending launch of an exec at a time**: launching it again (in any mode) before its previous
 //! launch finished is refused with `cudaErrorInvalidValue`. The helpers of
 //! `device_launch.cuh` record every refusal in an [`ErrorSlot`](crate::ErrorSlot).
@@ -30,8 +30,8 @@
 //!
 //! The examples use the kernels of this crate's tests (`device_launch_kernels`, see its
 //! `kernels/*.cu`); declare yours the same way with `cuda_graph::kernels!`, using
-//! [`DeviceGraphArg`](crate::DeviceGraphArg) for a `cudaGraphExec_t` parameter,
-//! [`DeviceGraphTableArg`](crate::DeviceGraphTableArg) for `const cudaGraphExec_t*`, and
+//! [`DeviceExecArg`](crate::DeviceExecArg) for a `cudaGraphExec_t` parameter,
+//! [`DeviceExecTableArg`](crate::DeviceExecTableArg) for `const cudaGraphExec_t*`, and
 //! `DevicePtr<RawErrorSlot>` for `DlErrorSlot*`.
 //!
 //! # Fire-and-forget
@@ -41,7 +41,7 @@
 //!
 //! ```no_run
 //! use cuda_graph::{graph::Graph, kernel::LaunchConfig, DeviceBuffer, Stream};
-//! use device_launch::{instantiate_for_device, DeviceGraphTable, ErrorSlot, Launcher};
+//! use device_launch::{instantiate_for_device, DeviceExecTable, ErrorSlot, Launcher};
 //! let stream = Stream::new()?;
 //! let counters = DeviceBuffer::<u32>::zeroed(4)?;
 //! // Four different graphs: one exec may not be pending twice.
@@ -51,7 +51,7 @@
 //!     graph.add_kernel(device_launch_kernels::dl_mark(), LaunchConfig::new(1, 1), (counters.ptr(), i), &[])?;
 //!     execs.push(instantiate_for_device(&graph)?.upload(&stream)?);
 //! }
-//! let table = DeviceGraphTable::new(&execs.iter().map(|e| e.handle()).collect::<Vec<_>>())?;
+//! let table = DeviceExecTable::new(&execs.iter().map(|e| e.handle()).collect::<Vec<_>>())?;
 //! let (slot, accepted) = (ErrorSlot::new()?, DeviceBuffer::<u32>::zeroed(1)?);
 //! let launcher = Launcher::new(
 //!     device_launch_kernels::dl_fire_and_forget_all(),
@@ -71,7 +71,7 @@
 //!
 //! ```no_run
 //! use cuda_graph::{graph::Graph, kernel::LaunchConfig, DeviceBuffer, Stream};
-//! use device_launch::{instantiate_for_device, DeviceGraphTable, ErrorSlot, Launcher};
+//! use device_launch::{instantiate_for_device, DeviceExecTable, ErrorSlot, Launcher};
 //! let stream = Stream::new()?;
 //! let (log, accepted) = (DeviceBuffer::<u32>::zeroed(1 + 2 * 3)?, DeviceBuffer::<u32>::zeroed(1)?);
 //! let mut execs = Vec::new();
@@ -81,7 +81,7 @@
 //!     graph.add_kernel(device_launch_kernels::dl_append(), LaunchConfig::new(1, 1), args, &[])?;
 //!     execs.push(instantiate_for_device(&graph)?.upload(&stream)?);
 //! }
-//! let table = DeviceGraphTable::new(&execs.iter().map(|e| e.handle()).collect::<Vec<_>>())?;
+//! let table = DeviceExecTable::new(&execs.iter().map(|e| e.handle()).collect::<Vec<_>>())?;
 //! let slot = ErrorSlot::new()?;
 //! let launcher = Launcher::new(
 //!     device_launch_kernels::dl_tail_launch_all(),

@@ -198,7 +198,7 @@ fn queue_schedulers_made_after_others_were_destroyed_drain_their_queue() {
 /// `counters[i]`.
 fn wide_graphs(
     counters: &DeviceBuffer<u32>, width: u32, copies: usize, stream: &cuda_graph::Stream,
-) -> Result<Vec<device_launch::UploadedGraphExec>, Error> {
+) -> Result<Vec<device_launch::DeviceExec<device_launch::Uploaded>>, Error> {
     let graph = wide_marking_graph(counters, width)?;
     (0..copies).map(|_| instantiate_for_device(&graph)?.upload(stream)).collect()
 }

@@ -7,7 +7,7 @@ mod support;
 use cuda_graph::graph::{DeviceLaunch, Graph, MemsetNode};
 use cuda_graph::{CudaError, DeviceBuffer, Stream, UpdateRefusal};
 use device_launch::{
-    instantiate_for_device, DeviceGraphExec, Error, ErrorSlot, ExecState, Launcher, UploadedGraphExec,
+    instantiate_for_device, DeviceExec, Error, ErrorSlot, ExecState, Launcher, NotUploaded, Uploaded,
 };
 use device_launch_kernels::dl_fire_and_forget_one;
 use gpu_test_support::require_gpu;
@@ -21,7 +21,7 @@ fn fill(data: &DeviceBuffer<u32>, value: u32) -> Result<(Graph, MemsetNode), Err
 }
 
 /// Launches `exec` from the device (fire-and-forget from a launcher graph) and waits.
-fn launch_from_device(exec: &UploadedGraphExec, stream: &Stream) -> Result<(), Error> {
+fn launch_from_device(exec: &DeviceExec<Uploaded>, stream: &Stream) -> Result<(), Error> {
     let slot = ErrorSlot::new()?;
     Launcher::new(dl_fire_and_forget_one(), one(), (exec.handle().arg(), slot.ptr()))?.run(stream, &slot)
 }
@@ -110,7 +110,7 @@ fn an_edited_exec_uses_its_new_node_parameters_after_upload() {
         let data = DeviceBuffer::<u32>::zeroed(8)?;
         let (graph, node) = fill(&data, 1)?;
         // From a cuda-graph exec instantiated for device launch, too.
-        let exec = DeviceGraphExec::from(graph.instantiate::<DeviceLaunch>(Default::default())?);
+        let exec = DeviceExec::<NotUploaded>::from(graph.instantiate::<DeviceLaunch>(Default::default())?);
         let uploaded = exec.upload(&stream)?;
         launch_from_device(&uploaded, &stream)?;
         assert_eq!(data.to_vec()?, [1; 8]);

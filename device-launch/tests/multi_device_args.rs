@@ -13,7 +13,7 @@ use std::time::Duration;
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{Device, DeviceBuffer, Stream, StreamOptions};
-use device_launch::{instantiate_for_device, DeviceGraphTable, Launcher, WorkQueue};
+use device_launch::{instantiate_for_device, DeviceExecTable, Launcher, WorkQueue};
 use device_launch_kernels::{
     dl_mark, dl_queue_consume, dl_sibling_launch_one, dl_wait_for_release, QueueMode,
 };
@@ -71,7 +71,7 @@ fn queues_and_exec_handles_are_checked_and_waited_for_on_the_device_that_uses_th
         other_graph.add_kernel(dl_mark(), LaunchConfig::new(1, 1), (hits.ptr(), 0), &[])?;
         let other = instantiate_for_device(&other_graph)?.upload(&on_second)?;
         let err =
-            DeviceGraphTable::new(&[uploaded.handle(), other.handle()]).expect_err("a table of two devices");
+            DeviceExecTable::new(&[uploaded.handle(), other.handle()]).expect_err("a table of two devices");
         assert!(err.to_string().contains("devices 0 and 1"), "{err}");
 
         // With peer access the launch runs, and the queue's memory waits for device 1: here

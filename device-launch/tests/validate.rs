@@ -12,8 +12,8 @@ use cuda_graph::kernel::KernelAttributes;
 use cuda_graph::Device;
 use cuda_graph::{DeviceBuffer, Event, PinnedBuffer, Stream};
 use device_launch::{
-    instantiate_for_device, validate, DeviceGraphExec, Error, ErrorSlot, Launcher, CHILD_GRAPH_NODES_ALLOWED,
-    PROGRAMMATIC_EDGES_ALLOWED,
+    instantiate_for_device, validate, DeviceExec, Error, ErrorSlot, Launcher, NotUploaded,
+    CHILD_GRAPH_NODES_ALLOWED, PROGRAMMATIC_EDGES_ALLOWED,
 };
 use device_launch_kernels::{dl_fire_and_forget_one, dl_mark, dl_pdl_count};
 use gpu_test_support::require_gpu;
@@ -165,7 +165,7 @@ fn a_copy_from_pinned_host_memory_is_refused_naming_the_node() {
 
 /// Uploads `exec` and fire-and-forgets it once from a launcher kernel; `Ok` once the launch
 /// was accepted on the device and the stream synchronized.
-fn launch_from_device(exec: DeviceGraphExec, stream: &Stream) -> Result<(), Error> {
+fn launch_from_device(exec: DeviceExec<NotUploaded>, stream: &Stream) -> Result<(), Error> {
     let uploaded = exec.upload(stream)?;
     let slot = ErrorSlot::new()?;
     Launcher::new(dl_fire_and_forget_one(), one(), (uploaded.handle().arg(), slot.ptr()))?.run(stream, &slot)
@@ -194,7 +194,7 @@ fn a_child_graph_node_is_handled_as_the_probe_decided() {
             // What CUDA does without the crate's check (the probe's `kernel` variant).
             let outcome = match graph.instantiate::<DeviceLaunch>(Default::default()) {
                 Err(err) => format!("instantiation refused: {err}"),
-                Ok(exec) => match launch_from_device(DeviceGraphExec::from(exec), &stream) {
+                Ok(exec) => match launch_from_device(DeviceExec::from(exec), &stream) {
                     Err(err) => format!("instantiated, device launch failed: {err}"),
                     Ok(()) => format!(
                         "instantiated and launched from the device; counters {:?}",

@@ -4,7 +4,9 @@
 //! `scripts/gpu-run`; `scripts/gpu-sanitize` reads the same bundle).
 //!
 //! Programs link the CUDA runtime statically, so they need only the driver there. Test targets
-//! named `ui*` or `compile_fail*` (trybuild's) are left out: they run `cargo`.
+//! named `ui*` or `compile_fail*` (trybuild's) are left out: they run `cargo`. A bundle of the
+//! whole workspace also holds the quick start's program (`tests/quickstart`, a crate of its own
+//! outside the workspace), as the bin `app`: `bash .gpu/run app`.
 
 mod artifacts;
 mod pack;
@@ -22,6 +24,9 @@ use crate::workspace::{ensure_toolkit, root};
 use crate::Fail;
 
 const USAGE: &str = "cargo xtask bundle [-p PACKAGE]... [--dev]";
+
+/// The quick start's crate (cuda-graph's README), built into the workspace's target folder.
+const QUICKSTART: &str = "tests/quickstart";
 
 /// What to build.
 #[derive(Debug, PartialEq, Eq)]
@@ -82,6 +87,9 @@ pub fn run(args: &[String]) -> Result<(), Fail> {
     let selection = selection(&options);
     let mut programs = build(&root, &["test", "--no-run"], &selection)?;
     programs.extend(build(&root, &["build", "--bins", "--examples"], &selection)?);
+    if options.packages.is_empty() {
+        programs.extend(build(&root, &["build", "--bins"], &quickstart_selection(&root, &options)?)?);
+    }
     let programs = distinct_sorted(programs);
     if programs.is_empty() {
         return Err(Fail::new("cargo built no test, bin or example: nothing to bundle"));
@@ -104,6 +112,27 @@ pub fn run(args: &[String]) -> Result<(), Fail> {
     println!("next: copy .gpu/ beside a checkout of this commit on the GPU machine, then there");
     println!("  bash .gpu/run              (every test)   or   bash .gpu/run NAME [ARGS]   (one program)");
     Ok(())
+}
+
+/// The arguments that build the quick start's crate: its manifest, the workspace's target
+/// folder (the workspace's toolkit and builds of the crates are found from there) and profile.
+/// Its lock file (ignored by git) starts as the workspace's, so the dependencies are the same.
+fn quickstart_selection(root: &Path, options: &Options) -> Result<Vec<String>, Fail> {
+    let lock = root.join(QUICKSTART).join("Cargo.lock");
+    if !lock.exists() {
+        let from = root.join("Cargo.lock");
+        std::fs::copy(&from, &lock).map_err(|e| io_fail("copy", &from, e))?;
+    }
+    let mut args = vec![
+        "--manifest-path".to_string(),
+        format!("{QUICKSTART}/Cargo.toml"),
+        "--target-dir".to_string(),
+        "target".to_string(),
+    ];
+    if !options.dev {
+        args.push("--release".to_string());
+    }
+    Ok(args)
 }
 
 /// Runs `cargo <command> --message-format=json-render-diagnostics <selection>` in `root` with

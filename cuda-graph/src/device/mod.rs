@@ -114,19 +114,52 @@ impl Limit {
     }
 }
 
+/// CUDA's answers that mean this machine has no device to count (not a broken one): no GPU
+/// (`cudaErrorNoDevice`), no driver or one too old (`cudaErrorInsufficientDriver`).
+fn none_here(err: &crate::CudaError) -> bool {
+    matches!(
+        err.code(),
+        Some(code) if code == sys::cudaError::cudaErrorNoDevice.0 as i32
+            || code == sys::cudaError::cudaErrorInsufficientDriver.0 as i32
+    )
+}
+
 impl Device {
-    /// How many devices the runtime sees. Without a driver this is the error 35
-    /// (`cudaErrorInsufficientDriver`); see [`crate::CudaError::is_no_device`].
+    /// How many devices the runtime sees (`cudaGetDeviceCount`): `Ok(0)` on a machine with no
+    /// GPU or no driver, where CUDA answers `cudaErrorNoDevice` (100) or
+    /// `cudaErrorInsufficientDriver` (35, no driver or one too old for the runtime). Every
+    /// other error stays an error, among them `cudaErrorStubLibrary` (34: the driver's stub
+    /// library was loaded instead of the driver, a setup to fix rather than a machine without
+    /// GPUs). [`Device::get`] says why there is none:
+    ///
+    /// ```no_run
+    /// use cuda_graph::Device;
+    /// if Device::count()? == 0 {
+    ///     // e.g. "cudaGetDeviceCount failed: cudaErrorInsufficientDriver (35) …"
+    ///     println!("no CUDA device: {}", Device::get(0).unwrap_err());
+    /// }
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
     pub fn count() -> Result<i32> {
+        match Device::count_or_why() {
+            Err(err) if none_here(&err) => Ok(0),
+            answer => answer,
+        }
+    }
+
+    /// `cudaGetDeviceCount` as CUDA answers: the error itself where there is no device.
+    fn count_or_why() -> Result<i32> {
         let mut count = 0;
         // SAFETY: `count` is a valid, writable i32.
         check(unsafe { sys::cudaGetDeviceCount(&mut count) }, "cudaGetDeviceCount")?;
         Ok(count)
     }
 
-    /// The device with this ordinal, checked against [`Device::count`].
+    /// The device with this ordinal, checked against [`Device::count`]. Where there is no
+    /// device, the error is CUDA's answer that says why (`cudaErrorNoDevice`,
+    /// `cudaErrorInsufficientDriver`: [`CudaError::is_no_device`](crate::CudaError::is_no_device)).
     pub fn get(ordinal: i32) -> Result<Device> {
-        let count = Device::count()?;
+        let count = Device::count_or_why()?;
         if ordinal < 0 || ordinal >= count {
             return Err(crate::CudaError::invalid(
                 "Device::get",
@@ -170,7 +203,8 @@ impl Device {
         Device { ordinal }
     }
 
-    /// Every device of the host, in ordinal order.
+    /// Every device of the host, in ordinal order: none without a GPU or driver (as
+    /// [`Device::count`]).
     ///
     /// ```no_run
     /// for device in cuda_graph::Device::all()? {
@@ -397,5 +431,27 @@ struct RestoreOnUnwind(Device);
 impl Drop for RestoreOnUnwind {
     fn drop(&mut self) {
         let _ = self.0.set_current();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::CudaError;
+
+    #[test]
+    fn no_gpu_and_no_driver_count_as_none_other_errors_do_not() {
+        let none = [sys::cudaError::cudaErrorNoDevice, sys::cudaError::cudaErrorInsufficientDriver];
+        for status in none {
+            assert!(none_here(&CudaError::from_code(status.0 as i32, "cudaGetDeviceCount")), "{status:?}");
+        }
+        for status in [
+            sys::cudaError::cudaErrorStubLibrary,
+            sys::cudaError::cudaErrorUnknown,
+            sys::cudaError::cudaErrorInitializationError,
+        ] {
+            assert!(!none_here(&CudaError::from_code(status.0 as i32, "cudaGetDeviceCount")), "{status:?}");
+        }
+        assert!(!none_here(&CudaError::invalid("Device::get", "no")));
     }
 }

@@ -41,7 +41,7 @@ impl GraphBuilder {
         host_work: bool, deps: &[NodeRef], edges: Option<&[sys::cudaGraphEdgeData]>,
         finish: impl FnOnce(sys::cudaGraphNode_t) -> Result<()>,
     ) -> Result<NodeRef> {
-        debug_assert!(edges.map_or(true, |edges| edges.len() == deps.len()));
+        debug_assert!(edges.is_none_or(|edges| edges.len() == deps.len()));
         let edge_data = edges.map_or(ptr::null(), <[_]>::as_ptr);
         // Kernel nodes take the function of the current device: the graph's.
         let _on_device = crate::device::CurrentFor::new(self.core.device())?;
@@ -110,7 +110,7 @@ impl GraphBuilder {
         const CALL: &str = "GraphBuilder::add_kernel";
         crate::kernel::check_node_handles(CALL, &self.lineage, &args)?;
         let keep = crate::kernel::kernel_owners(CALL, kernel, &args, self.device())?;
-        with_kernel_params(kernel, &config, &args, |raw| {
+        with_kernel_params(CALL, kernel, &config, &args, |raw| {
             let mut params = kernel_node_params(raw);
             self.add_node(CALL, &mut params, keep, deps)
         })

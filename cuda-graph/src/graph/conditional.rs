@@ -77,7 +77,8 @@ impl ConditionalHandle {
         self.raw
     }
 
-    /// The value assigned at the start of every launch, if one was given.
+    /// The value assigned at the start of every launch, if one was given
+    /// ([`GraphBuilder::conditional_handle`]'s `default_value`).
     ///
     /// ```no_run
     /// let graph = cuda_graph::graph::Graph::new()?;
@@ -215,19 +216,29 @@ fn check_handle(call: &'static str, lineage: &[u64], handle: &ConditionalHandle)
 
 impl GraphBuilder {
     /// Creates a conditional handle for nodes of this graph or bodies inside it
-    /// (`cudaGraphConditionalHandleCreate`). With `Some(value)`, every launch starts with the
-    /// handle set to `value` (`cudaGraphCondAssignDefault`); with `None` a kernel must set it
-    /// before the conditional node runs. A handle no conditional node uses makes instantiation
-    /// fail.
+    /// (`cudaGraphConditionalHandleCreate`). `default_value` is the value the handle holds
+    /// when each launch of the exec starts, before any kernel sets it:
+    /// - `Some(v)`: every launch starts with the value `v` (`cudaGraphCondAssignDefault`). For
+    ///   an IF or WHILE node, non-zero means the body runs (the first time, for WHILE), so
+    ///   `Some(1)` runs it unless a kernel sets 0 first and `Some(0)` skips it unless a kernel
+    ///   sets non-zero; for SWITCH, `v` is the index of the body that runs.
+    /// - `None`: no value is assigned; a kernel must set it (`cudaGraphSetConditional`) before
+    ///   the conditional node runs, each launch.
+    ///
+    /// A handle no conditional node uses makes instantiation fail.
     ///
     /// ```no_run
     /// let graph = cuda_graph::graph::Graph::new()?;
+    /// // Each launch starts with the value 1: an IF body on it runs unless a kernel sets 0.
     /// let handle = graph.conditional_handle(Some(1))?;
     /// assert_eq!(handle.default_value(), Some(1));
+    /// // No starting value: a kernel of the graph sets it before the node that tests it.
+    /// let set_by_kernel = graph.conditional_handle(None)?;
+    /// assert_eq!(set_by_kernel.default_value(), None);
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    pub fn conditional_handle(&self, default: Option<u32>) -> Result<ConditionalHandle> {
-        let flags = if default.is_some() {
+    pub fn conditional_handle(&self, default_value: Option<u32>) -> Result<ConditionalHandle> {
+        let flags = if default_value.is_some() {
             sys::cudaGraphConditionalHandleFlags::cudaGraphCondAssignDefault.0
         } else {
             0
@@ -239,12 +250,17 @@ impl GraphBuilder {
                 // SAFETY: the graph is alive and locked; `raw` is a valid out-pointer; flags are
                 // 0 or cudaGraphCondAssignDefault, the documented values.
                 unsafe {
-                    sys::cudaGraphConditionalHandleCreate(&mut raw, self.raw, default.unwrap_or(0), flags)
+                    sys::cudaGraphConditionalHandleCreate(
+                        &mut raw,
+                        self.raw,
+                        default_value.unwrap_or(0),
+                        flags,
+                    )
                 },
                 "cudaGraphConditionalHandleCreate",
             )?;
             state.handles.push(raw);
-            Ok(ConditionalHandle { raw, graph: self.id, default })
+            Ok(ConditionalHandle { raw, graph: self.id, default: default_value })
         })
     }
 

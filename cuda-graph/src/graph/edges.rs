@@ -188,7 +188,7 @@ impl GraphBuilder {
         let all_full = deps.iter().all(|dep| dep.edge == Edge::Full);
         let keep = crate::kernel::kernel_owners(CALL, kernel, &args, self.device())?;
         let entries = attributes.raw();
-        with_kernel_params(kernel, &config, &args, |params| {
+        with_kernel_params(CALL, kernel, &config, &args, |params| {
             let mut params = kernel_node_params(params);
             let edges = if all_full { None } else { Some(edges.as_slice()) };
             self.insert_node(CALL, &mut params, keep, false, &raw, edges, |node| {

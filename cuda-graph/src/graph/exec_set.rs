@@ -47,11 +47,11 @@ impl<M: LaunchMode> GraphExec<M> {
     ///
     /// ```no_run
     /// use std::sync::Arc;
-    /// use cuda_graph::graph::{Graph, HostLaunch};
+    /// use cuda_graph::graph::Graph;
     /// let (first, second) = (Arc::new(cuda_graph::Event::new()?), Arc::new(cuda_graph::Event::new()?));
     /// let graph = Graph::new()?;
     /// let record = graph.add_event_record(&first, &[])?;
-    /// let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
+    /// let mut exec = graph.instantiate_default()?;
     /// exec.set_event_record(&record, &second)?; // later launches record `second`
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
@@ -70,11 +70,11 @@ impl<M: LaunchMode> GraphExec<M> {
     ///
     /// ```no_run
     /// use std::sync::Arc;
-    /// use cuda_graph::graph::{Graph, HostLaunch};
+    /// use cuda_graph::graph::Graph;
     /// let (first, second) = (Arc::new(cuda_graph::Event::new()?), Arc::new(cuda_graph::Event::new()?));
     /// let graph = Graph::new()?;
     /// let wait = graph.add_event_wait(&first, &[])?;
-    /// let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
+    /// let mut exec = graph.instantiate_default()?;
     /// exec.set_event_wait(&wait, &second)?;
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
@@ -95,10 +95,10 @@ impl<M: LaunchMode> GraphExec<M> {
     /// ```no_run
     /// use std::sync::atomic::{AtomicU32, Ordering};
     /// use std::sync::Arc;
-    /// use cuda_graph::graph::{Graph, HostLaunch};
+    /// use cuda_graph::graph::Graph;
     /// let graph = Graph::new()?;
     /// let host = graph.add_host(|| {}, &[])?;
-    /// let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
+    /// let mut exec = graph.instantiate_default()?;
     /// let runs = Arc::new(AtomicU32::new(0));
     /// let counter = runs.clone();
     /// exec.set_host(&host, move || { counter.fetch_add(1, Ordering::SeqCst); })?;
@@ -130,7 +130,7 @@ impl<M: LaunchMode> GraphExec<M> {
     /// whose nodes were checked at instantiation) any child at all: instantiate anew instead.
     ///
     /// ```no_run
-    /// use cuda_graph::graph::{Graph, HostLaunch};
+    /// use cuda_graph::graph::Graph;
     /// let data = cuda_graph::DeviceBuffer::<u32>::zeroed(16)?;
     /// let child = |value: u32| -> cuda_graph::Result<Graph> {
     ///     let child = Graph::new()?;
@@ -139,7 +139,7 @@ impl<M: LaunchMode> GraphExec<M> {
     /// };
     /// let graph = Graph::new()?;
     /// let node = graph.add_child_graph(&child(1)?, &[])?;
-    /// let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
+    /// let mut exec = graph.instantiate_default()?;
     /// exec.set_child_graph(&node, &child(2)?)?; // later launches write 2
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```

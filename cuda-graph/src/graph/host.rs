@@ -68,12 +68,12 @@ impl GraphBuilder {
     /// only.
     ///
     /// ```no_run
-    /// use cuda_graph::graph::{Graph, HostLaunch};
+    /// use cuda_graph::graph::Graph;
     /// let mut input = cuda_graph::PinnedBuffer::from_slice(&[1u32, 2, 3])?;
     /// let device = cuda_graph::DeviceBuffer::<u32>::zeroed(3)?;
     /// let graph = Graph::new()?;
     /// graph.add_memcpy_from_host(&device.ptr(), &input, 3, &[])?;
-    /// let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+    /// let exec = graph.instantiate_default()?;
     /// let stream = cuda_graph::Stream::new()?;
     /// exec.launch(&stream)?;
     /// input.as_mut_slice()?.fill(7); // waits for the launch's copy first
@@ -97,12 +97,12 @@ impl GraphBuilder {
     /// Graphs with this node are for [`HostLaunch`](super::HostLaunch) only.
     ///
     /// ```no_run
-    /// use cuda_graph::graph::{Graph, HostLaunch};
+    /// use cuda_graph::graph::Graph;
     /// let device = cuda_graph::DeviceBuffer::from_slice(&[4u32, 5])?;
     /// let output = cuda_graph::PinnedBuffer::<u32>::zeroed(2)?;
     /// let graph = Graph::new()?;
     /// graph.add_memcpy_to_host(&output, &device.ptr(), 2, &[])?;
-    /// let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+    /// let exec = graph.instantiate_default()?;
     /// let stream = cuda_graph::Stream::new()?;
     /// exec.launch(&stream)?;
     /// let result = output.as_slice()?; // waits for the launch's copy

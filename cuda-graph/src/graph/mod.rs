@@ -6,7 +6,8 @@
 //! - Node handles ([`KernelNode`], [`MemcpyNode`], …) are `Copy` values that remember which
 //!   graph they belong to: a node of one graph given to another is refused, not undefined.
 //! - [`Graph::instantiate`] gives a [`GraphExec<M>`](GraphExec) for [`HostLaunch`] or
-//!   [`DeviceLaunch`], which launches, uploads, and takes whole-graph and per-node updates.
+//!   [`DeviceLaunch`], which launches, uploads, and takes whole-graph and per-node updates;
+//!   [`Graph::instantiate_default`] the common one, launched from the host with no options.
 //! - [`Stream::begin_capture`](crate::Stream::begin_capture) records stream work into a new
 //!   graph; [`Stream::begin_capture_to_graph`](crate::Stream::begin_capture_to_graph) into an
 //!   existing graph or body.
@@ -20,13 +21,13 @@
 //! a family's nodes is serialized by that family's lock.
 //!
 //! ```no_run
-//! use cuda_graph::graph::{Graph, HostLaunch};
+//! use cuda_graph::graph::Graph;
 //! use cuda_graph::{DeviceBuffer, Stream};
 //! let buffer = DeviceBuffer::<u32>::zeroed(1024)?;
 //! let graph = Graph::new()?;
 //! let fill = graph.add_memset(&buffer.ptr(), 7u32, 1024, &[])?;
 //! graph.add_memset(&buffer.ptr(), 9u32, 512, &[&fill])?;
-//! let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+//! let exec = graph.instantiate_default()?;
 //! let stream = Stream::new()?;
 //! exec.launch(&stream)?;
 //! stream.synchronize()?;
@@ -479,12 +480,12 @@ impl GraphBuilder {
 /// from it are all dropped. `Send`, not `Sync`.
 ///
 /// ```no_run
-/// use cuda_graph::graph::{Graph, HostLaunch};
+/// use cuda_graph::graph::Graph;
 /// let graph = Graph::new()?;
 /// let a = graph.add_empty(&[])?;
 /// let b = graph.add_empty(&[])?;
 /// graph.add_empty(&[&a, &b])?;
-/// let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+/// let exec = graph.instantiate_default()?;
 /// # Ok::<(), cuda_graph::CudaError>(())
 /// ```
 pub struct Graph {

@@ -12,11 +12,12 @@ use crate::memory::{DevicePtr, KeepAlive};
 
 /// Builds the kernel node parameters for `kernel` with `args` and hands them to `f` while
 /// the packed argument values they point to are alive (CUDA copies them during the call).
+/// `call` is the public call given `config`, which its errors name.
 pub(crate) fn with_kernel_params<A: KernelArgs, R>(
-    kernel: &Kernel<A>, config: &LaunchConfig, args: &A,
+    call: &'static str, kernel: &Kernel<A>, config: &LaunchConfig, args: &A,
     f: impl FnOnce(sys::cudaKernelNodeParams) -> Result<R>,
 ) -> Result<R> {
-    config.validate()?;
+    config.check(call)?;
     let func = kernel.function()?;
     let mut packed = args.pack();
     let mut pointers = A::pointers(&mut packed);

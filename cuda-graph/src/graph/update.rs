@@ -266,7 +266,7 @@ impl<M: LaunchMode> GraphExec<M> {
         }
         let keep = crate::kernel::kernel_owners(CALL, kernel, &args, self.device())?;
         self.set_node(CALL, node, keep, false, |exec, exec_node| {
-            with_kernel_params(kernel, &config, &args, |raw| {
+            with_kernel_params(CALL, kernel, &config, &args, |raw| {
                 // SAFETY: exec alive; `exec_node` names a kernel node of it (its source graph's
                 // node checked by id, kept alive and locked, translated for a reused exec);
                 // `raw` points at live packed args.

@@ -88,11 +88,19 @@ impl LaunchConfig {
     }
 
     /// Refuses what no device can launch: an empty grid or block, or more than 1024 threads
-    /// per block. (Device-specific limits are CUDA's to check at launch.)
+    /// per block. (Device-specific limits are CUDA's to check at launch.) The error names
+    /// `LaunchConfig::validate`; the calls that take a config (launches, kernel nodes, kernel
+    /// node updates) make the same check and name themselves.
     pub fn validate(&self) -> Result<()> {
+        self.check("LaunchConfig::validate")
+    }
+
+    /// [`validate`](Self::validate), the error naming `call`: the public call that was given
+    /// this config.
+    pub(crate) fn check(&self, call: &'static str) -> Result<()> {
         if self.grid.count() == 0 || self.block.count() == 0 {
             return Err(CudaError::invalid(
-                "launch",
+                call,
                 format!(
                     "empty launch: grid {:?}, block {:?} (every dimension must be at least 1)",
                     self.grid, self.block
@@ -101,7 +109,7 @@ impl LaunchConfig {
         }
         if self.block.count() > MAX_THREADS_PER_BLOCK {
             return Err(CudaError::invalid(
-                "launch",
+                call,
                 format!(
                     "block {:?} has {} threads; at most {MAX_THREADS_PER_BLOCK} are allowed",
                     self.block,
@@ -124,6 +132,14 @@ mod tests {
         let err = LaunchConfig::new(1, (64, 32)).validate().unwrap_err();
         assert!(err.to_string().contains("2048 threads"), "{err}");
         assert!(LaunchConfig::new(1, 1024).validate().is_ok());
+    }
+
+    #[test]
+    fn the_error_names_the_call_that_was_given_the_config() {
+        let err = LaunchConfig::new(0, 32).validate().unwrap_err();
+        assert!(matches!(err, CudaError::InvalidArgument { call: "LaunchConfig::validate", .. }), "{err:?}");
+        let err = LaunchConfig::new(1, 2048).check("GraphBuilder::add_kernel").unwrap_err();
+        assert!(err.to_string().starts_with("GraphBuilder::add_kernel: block"), "{err}");
     }
 
     #[test]

@@ -60,7 +60,7 @@ impl<A: KernelArgs> Kernel<A> {
     pub fn launch(&self, stream: &Stream, config: LaunchConfig, args: A) -> Result<()> {
         // The stream's device, current for the call (a thread-local read when it is already).
         let _on_device = stream.make_current()?;
-        config.validate()?;
+        config.check("Kernel::launch")?;
         let function = self.function()?;
         self.queue("Kernel::launch", stream, &args, &[], |pointers| {
             // SAFETY: `function` is the host stub of a kernel whose parameter list was checked
@@ -118,7 +118,7 @@ impl<A: KernelArgs> Kernel<A> {
         const CALL: &str = "Kernel::launch_with";
         // The stream's device, current for the call and for the attributes' device checks.
         let _on_device = stream.make_current()?;
-        config.validate()?;
+        config.check(CALL)?;
         let function = self.function()?;
         attributes.check(CALL, &config, function)?;
         let mut raw = attributes.raw();

@@ -17,9 +17,13 @@
 /// - At build time: `cuda-build` compiles, next to each `extern "C" __global__` kernel, a
 ///   host function `<name>__cuda_graph_signature` that returns the kernel's C++ parameter
 ///   types. The declaration refers to it, so a name that is not a kernel compiled by
-///   `cuda-build` into this program fails to link (`undefined reference to
-///   <name>__cuda_graph_signature`: the kernel is missing, or spelled through a macro that
-///   cuda-build's scan of the source does not see).
+///   `cuda-build` fails to link (`undefined symbol: <name>__cuda_graph_signature` or
+///   `undefined reference to …`): the kernel is missing from `kernels/*.cu`, misspelled, not
+///   `extern "C"`, or not compiled. A kernel under `#if 0` (or an `#ifdef` that is off) is not
+///   compiled, so its declaration fails to link on purpose: there is no kernel to launch.
+///   The target is never the cause: `cuda-build` links the kernels into every target of the
+///   package that compiles them (library, binaries, tests, examples, benches) and, through
+///   the library, into the crates that depend on it, so `kernels!` works in any of them.
 /// - At first use (launch, graph node, [`Kernel::function`](crate::kernel::Kernel::function)):
 ///   the count, sizes and offsets of the compiled kernel's parameters (from the driver), then
 ///   each parameter's C++ type against [`KernelParam::cpp_type`](crate::KernelParam::cpp_type):

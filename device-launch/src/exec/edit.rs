@@ -7,7 +7,7 @@ use cuda_graph::graph::{AsNode, KernelNode, MemcpyNode, MemsetElement, MemsetNod
 use cuda_graph::kernel::{Kernel, LaunchConfig};
 use cuda_graph::{DevicePtr, DeviceRepr, KernelArgs};
 
-use super::DeviceGraphExec;
+use super::{DeviceExec, NotUploaded};
 use crate::error::Result;
 
 /// Defines each setter as a forward to the [`GraphExec`](cuda_graph::graph::GraphExec) method
@@ -19,13 +19,13 @@ macro_rules! forward_to_exec {
     )*) => {$(
         $(#[$doc])*
         pub fn $name$(<$t: $bound>)?(&mut self, $($arg: $ty),*) -> Result<()> {
-            self.owner.exec_mut().$name($($arg),*)?;
+            self.owner.exec().$name($($arg),*)?;
             Ok(())
         }
     )*};
 }
 
-impl DeviceGraphExec {
+impl DeviceExec<NotUploaded> {
     forward_to_exec! {
         /// Sets a kernel node's launch and arguments in the exec
         /// ([`GraphExec::set_kernel_params`](cuda_graph::graph::GraphExec::set_kernel_params)), before upload. No kernel can hold the exec in this
@@ -33,7 +33,7 @@ impl DeviceGraphExec {
         /// kernels a handle to an exec parked or destroyed.)
         ///
         /// ```no_run
-        /// # fn f(exec: &mut device_launch::DeviceGraphExec, node: cuda_graph::graph::KernelNode, kernel: &cuda_graph::Kernel<(cuda_graph::DevicePtr<u32>, u32)>, data: &cuda_graph::DeviceBuffer<u32>) -> device_launch::Result<()> {
+        /// # fn f(exec: &mut device_launch::DeviceExec<device_launch::NotUploaded>, node: cuda_graph::graph::KernelNode, kernel: &cuda_graph::Kernel<(cuda_graph::DevicePtr<u32>, u32)>, data: &cuda_graph::DeviceBuffer<u32>) -> device_launch::Result<()> {
         /// exec.set_kernel_params(&node, kernel, cuda_graph::kernel::LaunchConfig::new(1, 32), (data.ptr(), 32))?;
         /// # Ok(()) }
         /// ```
@@ -44,7 +44,7 @@ impl DeviceGraphExec {
         /// Sets a memcpy node's copy in the exec ([`GraphExec::set_memcpy`](cuda_graph::graph::GraphExec::set_memcpy)), before upload.
         ///
         /// ```no_run
-        /// # fn f(exec: &mut device_launch::DeviceGraphExec, node: cuda_graph::graph::MemcpyNode, a: &cuda_graph::DeviceBuffer<u32>, b: &cuda_graph::DeviceBuffer<u32>) -> device_launch::Result<()> {
+        /// # fn f(exec: &mut device_launch::DeviceExec<device_launch::NotUploaded>, node: cuda_graph::graph::MemcpyNode, a: &cuda_graph::DeviceBuffer<u32>, b: &cuda_graph::DeviceBuffer<u32>) -> device_launch::Result<()> {
         /// exec.set_memcpy(&node, &b.ptr(), &a.ptr(), a.len())?;
         /// # Ok(()) }
         /// ```
@@ -55,7 +55,7 @@ impl DeviceGraphExec {
         /// Sets a memset node's fill in the exec ([`GraphExec::set_memset`](cuda_graph::graph::GraphExec::set_memset)), before upload.
         ///
         /// ```no_run
-        /// # fn f(exec: &mut device_launch::DeviceGraphExec, node: cuda_graph::graph::MemsetNode, data: &cuda_graph::DeviceBuffer<u32>) -> device_launch::Result<()> {
+        /// # fn f(exec: &mut device_launch::DeviceExec<device_launch::NotUploaded>, node: cuda_graph::graph::MemsetNode, data: &cuda_graph::DeviceBuffer<u32>) -> device_launch::Result<()> {
         /// exec.set_memset(&node, &data.ptr(), 9u32, data.len())?;
         /// # Ok(()) }
         /// ```
@@ -67,7 +67,7 @@ impl DeviceGraphExec {
         /// upload.
         ///
         /// ```no_run
-        /// # fn f(exec: &mut device_launch::DeviceGraphExec, node: cuda_graph::graph::MemsetNode) -> device_launch::Result<()> {
+        /// # fn f(exec: &mut device_launch::DeviceExec<device_launch::NotUploaded>, node: cuda_graph::graph::MemsetNode) -> device_launch::Result<()> {
         /// exec.set_node_enabled(&node, false)?;
         /// assert!(!exec.node_enabled(&node)?);
         /// # Ok(()) }
@@ -78,7 +78,7 @@ impl DeviceGraphExec {
     /// Whether a node is enabled in the exec ([`GraphExec::node_enabled`](cuda_graph::graph::GraphExec::node_enabled)).
     ///
     /// ```no_run
-    /// # fn f(exec: &device_launch::DeviceGraphExec, node: cuda_graph::graph::MemsetNode) -> device_launch::Result<()> {
+    /// # fn f(exec: &device_launch::DeviceExec<device_launch::NotUploaded>, node: cuda_graph::graph::MemsetNode) -> device_launch::Result<()> {
     /// assert!(exec.node_enabled(&node)?);
     /// # Ok(()) }
     /// ```

@@ -1,34 +1,37 @@
-//! The upload typestate: an exec instantiated for device launch is not launchable from a
-//! kernel until it is uploaded, and only the uploaded state hands out [`DeviceGraph`] handles.
+//! The upload typestate: [`DeviceExec<S>`](DeviceExec), an exec instantiated for device
+//! launch, is [`NotUploaded`] until [`upload`](DeviceExec::upload) makes it [`Uploaded`], and
+//! only an uploaded exec hands out [`DeviceExecHandle`]s, the handles kernels launch.
 //!
 //! ```text
-//! Graph ──instantiate_for_device──▶ DeviceGraphExec ──upload──▶ UploadedGraphExec ──handle──▶ DeviceGraph<'_>
-//!                                          ▲                          │                             │ arg()
-//!                                          └──────── update / edit ───┘                             ▼
-//!                                                 (refused while args live)                   DeviceGraphArg
+//! Graph ──instantiate_for_device──▶ DeviceExec<NotUploaded> ──upload──▶ DeviceExec<Uploaded> ──handle──▶ DeviceExecHandle<'_>
+//!                                          ▲                                  │                               │ arg()
+//!                                          └──────────── update / edit ───────┘                               ▼
+//!                                                  (refused while args live)                            DeviceExecArg
 //! ```
 //!
 //! Compile-time rules (borrow rules, proven by the `compile_fail` tests):
-//! - no handle before upload: [`DeviceGraphExec`] has no `handle`;
-//! - no handle after update: [`UploadedGraphExec::update`] takes the exec by value, which a
-//!   live `DeviceGraph<'_>` (a borrow of it) forbids, and handles taken before cannot be used
-//!   after;
-//! - no exec dropped while a `DeviceGraph<'_>` lives;
-//! - no handle from a host-launch exec: only this module makes `DeviceGraph`s, and only from
-//!   execs instantiated with the device-launch flag (launching a host exec from the device is
-//!   `cudaErrorIllegalAddress` on CUDA 13.0, which kills the context);
+//! - no handle before upload: [`handle`](DeviceExec::handle) needs the [`Uploaded`] state
+//!   (the compiler says to call `upload` first);
+//! - no handle after update: [`DeviceExec::<Uploaded>::update`] takes the exec by value, which a
+//!   live `DeviceExecHandle<'_>` (a borrow of it) forbids, and handles taken before cannot be
+//!   used after;
+//! - no exec dropped while a `DeviceExecHandle<'_>` lives;
+//! - no handle from a host-launch exec: only this module makes `DeviceExecHandle`s, and only
+//!   from execs instantiated with the device-launch flag (launching a host exec from the device
+//!   is `cudaErrorIllegalAddress` on CUDA 13.0, which kills the context);
 //! - no exec moved out of its owner: no `&mut GraphExec` leaves this module (the per-node
 //!   setters are forwarded, see `edit.rs`), so `mem::replace` cannot leave kernels the handle
 //!   of an exec parked for reuse or destroyed;
-//! - no raw handle from safe code: [`DeviceGraph::as_raw`] (like `GraphExec::as_raw`) is
+//! - no raw handle from safe code: [`DeviceExecHandle::as_raw`] (like `GraphExec::as_raw`) is
 //!   `unsafe`, its contract the rules above, which a plain number cannot enforce.
 //!
-//! The one rule checked at run time: a [`DeviceGraphArg`] (what a kernel receives) is `'static`
+//! The one rule checked at run time: a [`DeviceExecArg`] (what a kernel receives) is `'static`
 //! and shares ownership of the exec, so graph nodes can hold it. While any exists (or a
-//! [`DeviceGraphTable`](crate::DeviceGraphTable) holding the exec), `update` and `edit` refuse
+//! [`DeviceExecTable`](crate::DeviceExecTable) holding the exec), `update` and `edit` refuse
 //! with [`Error::HandlesOutstanding`]: a kernel could otherwise launch the exec from the device
 //! after the update and before the next upload.
 
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -43,7 +46,8 @@ mod edit;
 /// Instantiates `graph` for device launch after [`validate`](crate::validate) has checked
 /// that every node may be launched from the device (naming the first that may not).
 ///
-/// The exec is not uploaded yet: [`DeviceGraphExec::upload`] it before kernels may launch it.
+/// The exec is not uploaded yet (a `DeviceExec<NotUploaded>`): [`upload`](DeviceExec::upload)
+/// it before kernels may launch it.
 ///
 /// ```no_run
 /// use cuda_graph::{graph::Graph, DeviceBuffer, Stream};
@@ -55,10 +59,10 @@ mod edit;
 /// let handle = uploaded.handle(); // what kernels launch
 /// # Ok::<(), device_launch::Error>(())
 /// ```
-pub fn instantiate_for_device(graph: &Graph) -> Result<DeviceGraphExec> {
+pub fn instantiate_for_device(graph: &Graph) -> Result<DeviceExec<NotUploaded>> {
     validate(graph)?;
     let exec = graph.instantiate::<DeviceLaunch>(InstantiateOptions::default())?;
-    Ok(DeviceGraphExec::from(exec))
+    Ok(DeviceExec::from(exec))
 }
 
 /// Owns the exec for every state and every kernel argument made from it.
@@ -70,7 +74,7 @@ pub(crate) struct ExecOwner {
     /// The exec's device (its graph's), which drop synchronizes and whose kernels alone may
     /// receive the handle.
     device: Device,
-    /// Set once a [`DeviceGraphArg`] was made: kernels may have launched it since.
+    /// Set once a [`DeviceExecArg`] was made: kernels may have launched it since.
     given_to_kernels: AtomicBool,
 }
 
@@ -78,9 +82,9 @@ impl ExecOwner {
     fn new(exec: GraphExec<DeviceLaunch>) -> ExecOwner {
         // SAFETY: the owner keeps the exec for its whole life and never moves it out (no
         // `&mut GraphExec` leaves this module); the value reaches kernels only through
-        // `DeviceGraphArg`s and tables, which hold the owner (so update and edit refuse) and
+        // `DeviceExecArg`s and tables, which hold the owner (so update and edit refuse) and
         // mark it given to kernels (so edit and drop wait for the device first), or through
-        // `DeviceGraph::as_raw`, whose caller promises the same.
+        // `DeviceExecHandle::as_raw`, whose caller promises the same.
         let raw = unsafe { exec.as_raw() } as u64;
         let device = exec.device();
         ExecOwner { exec: Some(Mutex::new(exec)), raw, device, given_to_kernels: AtomicBool::new(false) }
@@ -89,11 +93,6 @@ impl ExecOwner {
     fn exec(&self) -> MutexGuard<'_, GraphExec<DeviceLaunch>> {
         let exec = self.exec.as_ref().expect("the exec is taken only when its owner is dropped");
         exec.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn exec_mut(&mut self) -> &mut GraphExec<DeviceLaunch> {
-        let exec = self.exec.as_mut().expect("the exec is taken only when its owner is dropped");
-        exec.get_mut().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Waits for every device launch of this exec that kernels may still have queued: the
@@ -154,130 +153,211 @@ pub fn take_drop_errors() -> Vec<Error> {
     std::mem::take(&mut *DROP_ERRORS.lock().unwrap_or_else(PoisonError::into_inner))
 }
 
-/// An exec instantiated for device launch and not uploaded: kernels may not launch it yet,
-/// so it hands out no [`DeviceGraph`]. Made by [`instantiate_for_device`] (or from any
-/// `GraphExec<DeviceLaunch>`), and by [`UploadedGraphExec::update`] / `edit`.
+mod sealed {
+    /// Implemented by the two states only; `NAME` is how `Debug` spells the state.
+    pub trait Sealed {
+        const NAME: &'static str;
+    }
+}
+
+/// The state of a [`DeviceExec`]: [`NotUploaded`] or [`Uploaded`] (sealed).
 ///
-/// Dropping an exec whose handle was given to kernels ([`DeviceGraph::arg`]) synchronizes
-/// the device first (`cudaDeviceSynchronize`): a kernel may still be about to launch it.
+/// ```
+/// use device_launch::{DeviceExec, NotUploaded, Uploaded};
+/// fn takes_either<S: device_launch::UploadState>(_exec: &DeviceExec<S>) {}
+/// # let _ = takes_either::<NotUploaded>;
+/// # let _ = takes_either::<Uploaded>;
+/// ```
+pub trait UploadState: sealed::Sealed + Send + Sync + 'static {}
+
+/// Not uploaded yet, so kernels may not launch it: call [`upload`](DeviceExec::upload) to get
+/// the [`Uploaded`] exec, whose [`handle`](DeviceExec::handle)s kernels launch.
+///
+/// ```no_run
+/// use device_launch::{DeviceExec, NotUploaded, Uploaded};
+/// # fn f(graph: &cuda_graph::graph::Graph, stream: &cuda_graph::Stream) -> device_launch::Result<()> {
+/// let exec: DeviceExec<NotUploaded> = device_launch::instantiate_for_device(graph)?;
+/// let exec: DeviceExec<Uploaded> = exec.upload(stream)?;
+/// let arg = exec.handle().arg(); // for a kernel
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub enum NotUploaded {}
+
+/// Uploaded: kernels may launch it through its [`handle`](DeviceExec::handle)s, and the host
+/// through [`launch`](DeviceExec::launch).
+///
+/// ```no_run
+/// # fn f(exec: &device_launch::DeviceExec<device_launch::Uploaded>) {
+/// let arg = exec.handle().arg();
+/// # }
+/// ```
+#[derive(Debug)]
+pub enum Uploaded {}
+
+impl sealed::Sealed for NotUploaded {
+    const NAME: &'static str = "NotUploaded";
+}
+impl sealed::Sealed for Uploaded {
+    const NAME: &'static str = "Uploaded";
+}
+impl UploadState for NotUploaded {}
+impl UploadState for Uploaded {}
+
+/// The states whose execs may be launched, by kernels ([`DeviceExec::handle`]) or from the
+/// host ([`DeviceExec::launch`]): [`Uploaded`] only. A `DeviceExec<NotUploaded>` has those
+/// methods too, so that calling one fails to compile saying to call `upload` first.
+///
+/// ```compile_fail
+/// # fn f(graph: &cuda_graph::graph::Graph) -> device_launch::Result<()> {
+/// let exec = device_launch::instantiate_for_device(graph)?;
+/// let handle = exec.handle(); // error: call `.upload(&stream)?` first
+/// # Ok(()) }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "only an uploaded exec is launched: call `.upload(&stream)?` on this `DeviceExec<{Self}>` first",
+    label = "needs a `DeviceExec<Uploaded>`",
+    note = "`upload` gives the `DeviceExec<Uploaded>` that kernels launch through its handles: \
+            `let exec = device_launch::instantiate_for_device(&graph)?.upload(&stream)?;`"
+)]
+pub trait Launchable: UploadState {}
+impl Launchable for Uploaded {}
+
+/// An exec instantiated for device launch, in upload state `S`: kernels may launch it only
+/// once uploaded, so call [`upload`](DeviceExec::upload) to get the `DeviceExec<Uploaded>`
+/// whose [`handle`](DeviceExec::handle)s kernels launch.
+///
+/// - `DeviceExec<`[`NotUploaded`]`>`: made by [`instantiate_for_device`] (or from any
+///   `GraphExec<DeviceLaunch>`), and by `update` / `edit` of an uploaded one. It can be
+///   updated ([`update`](DeviceExec::<NotUploaded>::update), per-node setters such as
+///   [`set_memset`](DeviceExec::set_memset)) and [`upload`](DeviceExec::upload)ed; it hands out
+///   no handle.
+/// - `DeviceExec<`[`Uploaded`]`>`: the only state with [`handle`](DeviceExec::handle)s, which
+///   kernels launch, and with [`launch`](DeviceExec::launch) from the host (as the first launch
+///   of a self-relaunching graph needs). [`update`](DeviceExec::<Uploaded>::update) and
+///   [`edit`](DeviceExec::edit) take it back to not uploaded.
+///
+/// Dropping an exec while a [`DeviceExecHandle`] borrowed from it lives does not compile;
+/// graph nodes hold [`DeviceExecArg`]s, which keep the exec alive. Dropping an exec whose
+/// handle was given to kernels ([`DeviceExecHandle::arg`]) synchronizes the device first
+/// (`cudaDeviceSynchronize`): a kernel may still be about to launch it.
 ///
 /// ```no_run
 /// # fn f(graph: &cuda_graph::graph::Graph, stream: &cuda_graph::Stream) -> device_launch::Result<()> {
-/// let exec = device_launch::instantiate_for_device(graph)?;
-/// let uploaded = exec.upload(stream)?;
+/// let exec = device_launch::instantiate_for_device(graph)?; // DeviceExec<NotUploaded>
+/// let uploaded = exec.upload(stream)?; // DeviceExec<Uploaded>
+/// let arg = uploaded.handle().arg(); // a kernel argument (cudaGraphExec_t)
+/// assert_eq!(uploaded.holders(), 1);
 /// # Ok(()) }
 /// ```
-pub struct DeviceGraphExec {
-    owner: Box<ExecOwner>,
+pub struct DeviceExec<S: UploadState> {
+    /// Shared with the exec's [`DeviceExecArg`]s and tables in the `Uploaded` state; the only
+    /// owner in the `NotUploaded` state (only an uploaded exec makes arguments, and `edit`
+    /// leaves that state only when none is left).
+    owner: Arc<ExecOwner>,
+    state: PhantomData<S>,
 }
 
-impl std::fmt::Debug for DeviceGraphExec {
+impl<S: UploadState> std::fmt::Debug for DeviceExec<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceGraphExec").field("raw", &format_args!("{:#x}", self.owner.raw)).finish()
+        let name = format!("DeviceExec<{}>", S::NAME);
+        f.debug_struct(&name)
+            .field("raw", &format_args!("{:#x}", self.owner.raw))
+            .field("holders", &(Arc::strong_count(&self.owner) - 1))
+            .finish()
     }
 }
 
-impl From<GraphExec<DeviceLaunch>> for DeviceGraphExec {
+impl From<GraphExec<DeviceLaunch>> for DeviceExec<NotUploaded> {
     /// Wraps an exec that `cuda-graph` instantiated for device launch (CUDA checked its nodes;
     /// [`instantiate_for_device`] names a refused node instead of CUDA's generic error).
-    fn from(exec: GraphExec<DeviceLaunch>) -> DeviceGraphExec {
-        DeviceGraphExec { owner: Box::new(ExecOwner::new(exec)) }
+    fn from(exec: GraphExec<DeviceLaunch>) -> DeviceExec<NotUploaded> {
+        DeviceExec::with_owner(Arc::new(ExecOwner::new(exec)))
     }
 }
 
-impl DeviceGraphExec {
-    /// Uploads the exec to the device on `stream` (`cudaGraphUpload`) and returns the state
-    /// that hands out [`DeviceGraph`] handles. Kernels queued on `stream` after this call may
-    /// launch it (other streams: order them after `stream`).
+impl<S: UploadState> DeviceExec<S> {
+    fn with_owner(owner: Arc<ExecOwner>) -> DeviceExec<S> {
+        DeviceExec { owner, state: PhantomData }
+    }
+
+    /// The handle kernels launch, borrowed from this exec: it cannot outlive it, nor be used
+    /// after [`update`](DeviceExec::<Uploaded>::update). Only a `DeviceExec<Uploaded>` has
+    /// one: on a `DeviceExec<NotUploaded>` this does not compile, and the compiler says to
+    /// call [`upload`](DeviceExec::upload) first.
     ///
     /// ```no_run
-    /// # fn f(exec: device_launch::DeviceGraphExec) -> device_launch::Result<()> {
+    /// # fn f(uploaded: &device_launch::DeviceExec<device_launch::Uploaded>) {
+    /// let handle = uploaded.handle();
+    /// let arg = handle.arg();
+    /// # }
+    /// ```
+    pub fn handle(&self) -> DeviceExecHandle<'_>
+    where
+        S: Launchable,
+    {
+        DeviceExecHandle { owner: &self.owner }
+    }
+
+    /// Launches the exec from the host on `stream` (`cudaGraphLaunch`). CUDA allows one
+    /// pending launch of an exec at a time: a kernel's device launch of it while this launch
+    /// is pending is refused (`cudaErrorInvalidValue`, recorded in the error slot). Only a
+    /// `DeviceExec<Uploaded>` launches: [`upload`](DeviceExec::upload) first.
+    ///
+    /// ```no_run
+    /// # fn f(uploaded: &device_launch::DeviceExec<device_launch::Uploaded>, stream: &cuda_graph::Stream) -> device_launch::Result<()> {
+    /// uploaded.launch(stream)?;
+    /// stream.synchronize()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn launch(&self, stream: &Stream) -> Result<()>
+    where
+        S: Launchable,
+    {
+        self.owner.exec().launch(stream)?;
+        Ok(())
+    }
+}
+
+impl DeviceExec<NotUploaded> {
+    /// Uploads the exec to the device on `stream` (`cudaGraphUpload`) and returns the
+    /// `DeviceExec<Uploaded>` that hands out [`handle`](DeviceExec::handle)s. Kernels queued on
+    /// `stream` after this call may launch it (other streams: order them after `stream`).
+    ///
+    /// ```no_run
+    /// # fn f(exec: device_launch::DeviceExec<device_launch::NotUploaded>) -> device_launch::Result<()> {
     /// let stream = cuda_graph::Stream::new()?;
     /// let uploaded = exec.upload(&stream)?;
     /// let handle = uploaded.handle();
     /// # Ok(()) }
     /// ```
-    pub fn upload(self, stream: &Stream) -> Result<UploadedGraphExec> {
+    pub fn upload(self, stream: &Stream) -> Result<DeviceExec<Uploaded>> {
         self.owner.exec().upload(stream)?;
-        Ok(UploadedGraphExec { owner: Arc::new(*self.owner) })
+        Ok(DeviceExec::with_owner(self.owner))
     }
 
     /// Updates the exec from `graph` (validated first, then `cudaGraphExecUpdate`), staying
     /// not uploaded.
     ///
     /// ```no_run
-    /// # fn f(exec: &mut device_launch::DeviceGraphExec, graph: &cuda_graph::graph::Graph) -> device_launch::Result<()> {
+    /// # fn f(exec: &mut device_launch::DeviceExec<device_launch::NotUploaded>, graph: &cuda_graph::graph::Graph) -> device_launch::Result<()> {
     /// exec.update(graph)?;
     /// # Ok(()) }
     /// ```
     pub fn update(&mut self, graph: &Graph) -> Result<()> {
         validate(graph)?;
-        self.owner.exec_mut().update(graph)?;
+        self.owner.exec().update(graph)?;
         Ok(())
     }
 }
 
-/// An uploaded device-launch exec: the only state that hands out [`DeviceGraph`] handles.
-///
-/// It can also be launched from the host ([`launch`](UploadedGraphExec::launch)), as the
-/// first launch of a self-relaunching graph needs. Dropping it while a `DeviceGraph<'_>`
-/// lives does not compile; graph nodes hold [`DeviceGraphArg`]s, which keep the exec alive.
-///
-/// ```no_run
-/// # fn f(graph: &cuda_graph::graph::Graph, stream: &cuda_graph::Stream) -> device_launch::Result<()> {
-/// let uploaded = device_launch::instantiate_for_device(graph)?.upload(stream)?;
-/// let arg = uploaded.handle().arg(); // a kernel argument (cudaGraphExec_t)
-/// assert_eq!(uploaded.holders(), 1);
-/// # Ok(()) }
-/// ```
-pub struct UploadedGraphExec {
-    owner: Arc<ExecOwner>,
-}
-
-impl std::fmt::Debug for UploadedGraphExec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UploadedGraphExec")
-            .field("raw", &format_args!("{:#x}", self.owner.raw))
-            .field("holders", &self.holders())
-            .finish()
-    }
-}
-
-impl UploadedGraphExec {
-    /// The handle kernels launch, borrowed from this exec: it cannot outlive it, nor be used
-    /// after [`update`](UploadedGraphExec::update).
-    ///
-    /// ```no_run
-    /// # fn f(uploaded: &device_launch::UploadedGraphExec) {
-    /// let handle = uploaded.handle();
-    /// let arg = handle.arg();
-    /// # }
-    /// ```
-    pub fn handle(&self) -> DeviceGraph<'_> {
-        DeviceGraph { owner: &self.owner }
-    }
-
-    /// Launches the exec from the host on `stream` (`cudaGraphLaunch`). CUDA allows one
-    /// pending launch of an exec at a time: a kernel's device launch of it while this launch
-    /// is pending is refused (`cudaErrorInvalidValue`, recorded in the error slot).
-    ///
-    /// ```no_run
-    /// # fn f(uploaded: &device_launch::UploadedGraphExec, stream: &cuda_graph::Stream) -> device_launch::Result<()> {
-    /// uploaded.launch(stream)?;
-    /// stream.synchronize()?;
-    /// # Ok(()) }
-    /// ```
-    pub fn launch(&self, stream: &Stream) -> Result<()> {
-        self.owner.exec().launch(stream)?;
-        Ok(())
-    }
-
-    /// How many owners besides this exec hold it: live [`DeviceGraphArg`]s (in graph nodes,
-    /// launches or your variables) and [`DeviceGraphTable`](crate::DeviceGraphTable)s.
+impl DeviceExec<Uploaded> {
+    /// How many owners besides this exec hold it: live [`DeviceExecArg`]s (in graph nodes,
+    /// launches or your variables) and [`DeviceExecTable`](crate::DeviceExecTable)s.
     /// `update` and `edit` need 0.
     ///
     /// ```no_run
-    /// # fn f(uploaded: &device_launch::UploadedGraphExec) {
+    /// # fn f(uploaded: &device_launch::DeviceExec<device_launch::Uploaded>) {
     /// let arg = uploaded.handle().arg();
     /// assert_eq!(uploaded.holders(), 1);
     /// drop(arg);
@@ -293,65 +373,68 @@ impl UploadedGraphExec {
     /// used after (they borrow `self`).
     ///
     /// Refused, with the exec given back unchanged in [`UpdateError::exec`], when `graph`
-    /// fails validation or while [`holders`](UploadedGraphExec::holders) is not 0
+    /// fails validation or while [`holders`](DeviceExec::holders) is not 0
     /// ([`Error::HandlesOutstanding`]: the run-time rule). If the exec's handle was ever
     /// given to kernels, the device is synchronized first (a graph holding it may have been
     /// dropped while its launch still runs). When CUDA refuses the update, the exec comes
     /// back not uploaded (CUDA may have changed some nodes).
     ///
     /// ```no_run
-    /// # fn f(uploaded: device_launch::UploadedGraphExec, graph: &cuda_graph::graph::Graph, stream: &cuda_graph::Stream) -> device_launch::Result<()> {
+    /// # fn f(uploaded: device_launch::DeviceExec<device_launch::Uploaded>, graph: &cuda_graph::graph::Graph, stream: &cuda_graph::Stream) -> device_launch::Result<()> {
     /// let uploaded = uploaded.update(graph)?.upload(stream)?;
     /// # Ok(()) }
     /// ```
-    pub fn update(self, graph: &Graph) -> Result<DeviceGraphExec, UpdateError> {
+    pub fn update(self, graph: &Graph) -> Result<DeviceExec<NotUploaded>, UpdateError> {
         if let Err(error) = validate(graph) {
             return Err(UpdateError { error, exec: ExecState::Uploaded(self) });
         }
-        let mut exec = self.edit()?;
-        match exec.owner.exec_mut().update(graph) {
+        let exec = self.edit()?;
+        let updated = exec.owner.exec().update(graph);
+        match updated {
             Ok(()) => Ok(exec),
             Err(err) => Err(UpdateError { error: err.into(), exec: ExecState::NotUploaded(exec) }),
         }
     }
 
     /// Returns to the not-uploaded state without changing the exec, for per-node updates
-    /// ([`DeviceGraphExec::set_memset`] and its siblings). Refused like [`update`](UploadedGraphExec::update)
-    /// while holders remain; synchronizes the device when the handle was given to kernels.
+    /// ([`DeviceExec::set_memset`] and its siblings). Refused like
+    /// [`update`](DeviceExec::<Uploaded>::update) while holders remain; synchronizes the
+    /// device when the handle was given to kernels.
     ///
     /// ```no_run
-    /// # fn f(uploaded: device_launch::UploadedGraphExec, node: cuda_graph::graph::MemsetNode, data: &cuda_graph::DeviceBuffer<u32>, stream: &cuda_graph::Stream) -> device_launch::Result<()> {
+    /// # fn f(uploaded: device_launch::DeviceExec<device_launch::Uploaded>, node: cuda_graph::graph::MemsetNode, data: &cuda_graph::DeviceBuffer<u32>, stream: &cuda_graph::Stream) -> device_launch::Result<()> {
     /// let mut exec = uploaded.edit()?;
     /// exec.set_memset(&node, &data.ptr(), 1u32, data.len())?;
     /// let uploaded = exec.upload(stream)?;
     /// # Ok(()) }
     /// ```
-    pub fn edit(self) -> Result<DeviceGraphExec, UpdateError> {
-        let mut owner = match Arc::try_unwrap(self.owner) {
-            Ok(owner) => Box::new(owner),
-            Err(owner) => {
-                let holders = Arc::strong_count(&owner) - 1;
-                return Err(UpdateError {
-                    error: Error::HandlesOutstanding { holders },
-                    exec: ExecState::Uploaded(UploadedGraphExec { owner }),
-                });
-            }
+    pub fn edit(mut self) -> Result<DeviceExec<NotUploaded>, UpdateError> {
+        let Some(owner) = Arc::get_mut(&mut self.owner) else {
+            let holders = self.holders();
+            return Err(UpdateError {
+                error: Error::HandlesOutstanding { holders },
+                exec: ExecState::Uploaded(self),
+            });
         };
-        match owner.wait_for_device_launches() {
-            Ok(()) => Ok(DeviceGraphExec { owner }),
-            Err(error) => Err(UpdateError { error, exec: ExecState::NotUploaded(DeviceGraphExec { owner }) }),
+        // The only owner: no argument or table of the exec is left, and none can be made
+        // until it is uploaded again.
+        let waited = owner.wait_for_device_launches();
+        let exec = DeviceExec::with_owner(self.owner);
+        match waited {
+            Ok(()) => Ok(exec),
+            Err(error) => Err(UpdateError { error, exec: ExecState::NotUploaded(exec) }),
         }
     }
 }
 
-/// A refused [`UploadedGraphExec::update`] or `edit`: why, and the exec back.
+/// A refused [`DeviceExec::<Uploaded>::update`] or `edit`: why, and the exec back.
 ///
 /// It converts into [`Error`] (dropping the exec), so `?` works in functions returning
 /// [`Result`](crate::Result).
 ///
 /// ```no_run
 /// use device_launch::{Error, ExecState};
-/// # fn f(uploaded: device_launch::UploadedGraphExec, graph: &cuda_graph::graph::Graph) {
+/// # fn f(uploaded: device_launch::DeviceExec<device_launch::Uploaded>, graph: &cuda_graph::graph::Graph) {
 /// match uploaded.update(graph) {
 ///     Ok(_not_uploaded) => {}
 ///     Err(refused) => {
@@ -387,18 +470,18 @@ pub struct UpdateError {
 #[derive(Debug)]
 pub enum ExecState {
     /// Unchanged and still uploaded (validation failed, or holders remain).
-    Uploaded(UploadedGraphExec),
+    Uploaded(DeviceExec<Uploaded>),
     /// Not uploaded: CUDA refused the update after perhaps changing some nodes, or the
     /// synchronization before it failed.
-    NotUploaded(DeviceGraphExec),
+    NotUploaded(DeviceExec<NotUploaded>),
 }
 
-/// A handle to an uploaded device-launch exec, borrowed from its [`UploadedGraphExec`]:
-/// the `cudaGraphExec_t` a kernel launches. `Copy`; to pass it to a kernel, make it a
-/// [`DeviceGraphArg`] with [`arg`](DeviceGraph::arg).
+/// The handle kernels launch, borrowed from a [`DeviceExec<Uploaded>`](DeviceExec) (its
+/// [`handle`](DeviceExec::handle)): the exec's `cudaGraphExec_t`. `Copy`; to pass it to a
+/// kernel, make it a [`DeviceExecArg`] with [`arg`](DeviceExecHandle::arg).
 ///
 /// ```no_run
-/// # fn f(uploaded: &device_launch::UploadedGraphExec) {
+/// # fn f(uploaded: &device_launch::DeviceExec<device_launch::Uploaded>) {
 /// let handle = uploaded.handle();
 /// let (a, b) = (handle, handle); // Copy
 /// let (a, b) = (a.arg(), b.arg()); // two kernel arguments for the same exec
@@ -406,46 +489,46 @@ pub enum ExecState {
 /// # }
 /// ```
 #[derive(Clone, Copy)]
-pub struct DeviceGraph<'a> {
+pub struct DeviceExecHandle<'a> {
     owner: &'a Arc<ExecOwner>,
 }
 
-impl std::fmt::Debug for DeviceGraph<'_> {
+impl std::fmt::Debug for DeviceExecHandle<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeviceGraph({:#x})", self.owner.raw)
+        write!(f, "DeviceExecHandle({:#x})", self.owner.raw)
     }
 }
 
-impl<'a> DeviceGraph<'a> {
-    /// The kernel argument for this graph: `'static`, it keeps the exec alive as long as the
-    /// graph node or launch holding it, and makes [`UploadedGraphExec::update`] refuse until
-    /// it is dropped.
+impl<'a> DeviceExecHandle<'a> {
+    /// The kernel argument for this exec: `'static`, it keeps the exec alive as long as the
+    /// graph node or launch holding it, and makes [`DeviceExec::<Uploaded>::update`] refuse
+    /// until it is dropped.
     ///
     /// ```no_run
-    /// # fn f(uploaded: &device_launch::UploadedGraphExec) {
-    /// let arg: device_launch::DeviceGraphArg = uploaded.handle().arg();
+    /// # fn f(uploaded: &device_launch::DeviceExec<device_launch::Uploaded>) {
+    /// let arg: device_launch::DeviceExecArg = uploaded.handle().arg();
     /// # }
     /// ```
-    pub fn arg(self) -> DeviceGraphArg {
+    pub fn arg(self) -> DeviceExecArg {
         self.given_to_kernels();
-        DeviceGraphArg { owner: self.owner.clone() }
+        DeviceExecArg { owner: self.owner.clone() }
     }
 
     /// The raw `cudaGraphExec_t` as a number, for kernels and calls this crate does not
-    /// check. Prefer [`arg`](DeviceGraph::arg), which keeps the exec alive and makes updates
-    /// refuse while a kernel may launch it: the plain number does neither.
+    /// check. Prefer [`arg`](DeviceExecHandle::arg), which keeps the exec alive and makes
+    /// updates refuse while a kernel may launch it: the plain number does neither.
     ///
     /// # Safety
     /// A kernel (or anything else) that is given the value may launch the exec only while
-    /// its [`UploadedGraphExec`] is alive, uploaded and unchanged: the caller must ensure that
-    /// every such kernel, and the device launches it made, has completed before the exec is
-    /// updated, edited ([`UploadedGraphExec::edit`]) or dropped, and that no copy of the value
-    /// is used after. (Marking the exec as given to kernels makes edit and drop synchronize
-    /// the device first, which covers kernels already queued, but not a copy of the number
-    /// used later.) The value must not be destroyed or updated through raw calls.
+    /// its [`DeviceExec<Uploaded>`](DeviceExec) is alive, uploaded and unchanged: the caller
+    /// must ensure that every such kernel, and the device launches it made, has completed
+    /// before the exec is updated, edited ([`DeviceExec::edit`]) or dropped, and that no copy
+    /// of the value is used after. (Marking the exec as given to kernels makes edit and drop
+    /// synchronize the device first, which covers kernels already queued, but not a copy of
+    /// the number used later.) The value must not be destroyed or updated through raw calls.
     ///
     /// ```no_run
-    /// # fn f(uploaded: &device_launch::UploadedGraphExec) {
+    /// # fn f(uploaded: &device_launch::DeviceExec<device_launch::Uploaded>) {
     /// // SAFETY: the value is only compared, never given to a kernel.
     /// assert_ne!(unsafe { uploaded.handle().as_raw() }, 0);
     /// # }
@@ -455,23 +538,23 @@ impl<'a> DeviceGraph<'a> {
         self.owner.raw
     }
 
-    /// The shared owner, for [`DeviceGraphTable`](crate::DeviceGraphTable).
+    /// The shared owner, for [`DeviceExecTable`](crate::DeviceExecTable).
     pub(crate) fn owner(self) -> &'a Arc<ExecOwner> {
         self.given_to_kernels();
         self.owner
     }
 
-    /// The raw handle, for [`DeviceGraphTable`](crate::DeviceGraphTable), which takes the
+    /// The raw handle, for [`DeviceExecTable`](crate::DeviceExecTable), which takes the
     /// owner too (so marks the exec given to kernels and holds it).
     pub(crate) fn raw(self) -> u64 {
         self.owner.raw
     }
 
     /// The device the exec belongs to (its graph's): only kernels of that device may launch
-    /// it, so launches and kernel nodes of another device refuse its [`DeviceGraphArg`].
+    /// it, so launches and kernel nodes of another device refuse its [`DeviceExecArg`].
     ///
     /// ```no_run
-    /// # fn f(uploaded: &device_launch::UploadedGraphExec) -> cuda_graph::Result<()> {
+    /// # fn f(uploaded: &device_launch::DeviceExec<device_launch::Uploaded>) -> cuda_graph::Result<()> {
     /// assert_eq!(uploaded.handle().device(), cuda_graph::Device::current()?);
     /// # Ok(()) }
     /// ```
@@ -484,17 +567,18 @@ impl<'a> DeviceGraph<'a> {
     }
 }
 
-/// A [`DeviceGraph`] as a kernel argument: the kernel receives the `cudaGraphExec_t`
-/// (declare the parameter as `DeviceGraphArg` in `cuda_graph::kernels!`). It shares ownership
-/// of the exec, so a graph node holding it keeps the exec alive; while any exists,
-/// [`UploadedGraphExec::update`] refuses.
+/// An uploaded exec as a kernel argument (from [`DeviceExecHandle::arg`]): the kernel
+/// receives the `cudaGraphExec_t` (declare the parameter as `DeviceExecArg` in
+/// `cuda_graph::kernels!`, as `cudaGraphExec_t` in C++). It shares ownership of the exec, so a
+/// graph node holding it keeps the exec alive; while any exists,
+/// [`DeviceExec::<Uploaded>::update`] refuses.
 ///
 /// ```no_run
 /// use cuda_graph::{graph::Graph, kernel::LaunchConfig, DevicePtr};
-/// use device_launch::{DeviceGraphArg, RawErrorSlot};
-/// # fn f(uploaded: &device_launch::UploadedGraphExec, slot: &device_launch::ErrorSlot) -> device_launch::Result<()> {
+/// use device_launch::{DeviceExecArg, RawErrorSlot};
+/// # fn f(uploaded: &device_launch::DeviceExec<device_launch::Uploaded>, slot: &device_launch::ErrorSlot) -> device_launch::Result<()> {
 /// cuda_graph::kernels! {
-///     unsafe fn dl_sibling_launch_one(graph: DeviceGraphArg, slot: DevicePtr<RawErrorSlot>);
+///     unsafe fn dl_sibling_launch_one(graph: DeviceExecArg, slot: DevicePtr<RawErrorSlot>);
 /// }
 /// let launcher = Graph::new()?;
 /// launcher.add_kernel(dl_sibling_launch_one(), LaunchConfig::new(1, 1), (uploaded.handle().arg(), slot.ptr()), &[])?;
@@ -502,38 +586,39 @@ impl<'a> DeviceGraph<'a> {
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
-pub struct DeviceGraphArg {
+pub struct DeviceExecArg {
     owner: Arc<ExecOwner>,
 }
 
-impl std::fmt::Debug for DeviceGraphArg {
+impl std::fmt::Debug for DeviceExecArg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeviceGraphArg({:#x})", self.owner.raw)
+        write!(f, "DeviceExecArg({:#x})", self.owner.raw)
     }
 }
 
-/// A [`DeviceGraphArg`] as a kernel receives it (`cudaGraphExec_t`): opaque, so that
-/// [`KernelParam::raw`] hands out no number that outlives the argument.
+/// The bytes a kernel receives for a [`DeviceExecArg`] (`cudaGraphExec_t`): opaque, so that
+/// [`KernelParam::raw`] hands out no number that outlives the argument. Code never needs to
+/// name it.
 ///
 /// ```
-/// assert_eq!(std::mem::size_of::<device_launch::RawDeviceGraph>(), 8);
+/// assert_eq!(std::mem::size_of::<device_launch::RawDeviceExec>(), 8);
 /// ```
 #[derive(Clone, Copy)]
 #[repr(transparent)]
-pub struct RawDeviceGraph(u64);
+pub struct RawDeviceExec(u64);
 
-impl std::fmt::Debug for RawDeviceGraph {
+impl std::fmt::Debug for RawDeviceExec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RawDeviceGraph(..)")
+        f.write_str("RawDeviceExec(..)")
     }
 }
 
 // SAFETY: a `cudaGraphExec_t` is a pointer-sized opaque handle (8 bytes, 8-aligned on every
 // CUDA platform), passed by value: exactly a transparent `u64`.
-unsafe impl KernelParam for DeviceGraphArg {
-    type Raw = RawDeviceGraph;
-    fn raw(&self) -> RawDeviceGraph {
-        RawDeviceGraph(self.owner.raw)
+unsafe impl KernelParam for DeviceExecArg {
+    type Raw = RawDeviceExec;
+    fn raw(&self) -> RawDeviceExec {
+        RawDeviceExec(self.owner.raw)
     }
     fn cpp_type() -> String {
         // `cudaGraphExec_t` is `struct CUgraphExec_st*`.
@@ -555,17 +640,16 @@ mod tests {
 
     #[test]
     fn the_states_and_arguments_can_cross_threads() {
-        assert_send_sync::<UploadedGraphExec>();
-        assert_send_sync::<DeviceGraphArg>();
-        assert_send_sync::<DeviceGraph<'static>>();
-        fn assert_send<T: Send>() {}
-        assert_send::<DeviceGraphExec>();
+        assert_send_sync::<DeviceExec<Uploaded>>();
+        assert_send_sync::<DeviceExec<NotUploaded>>();
+        assert_send_sync::<DeviceExecArg>();
+        assert_send_sync::<DeviceExecHandle<'static>>();
     }
 
     #[test]
-    fn a_device_graph_argument_is_a_pointer_sized_parameter() {
+    fn a_device_exec_argument_is_a_pointer_sized_parameter() {
         use cuda_graph::KernelArgs;
-        let layout = <(DeviceGraphArg, u32)>::layout();
+        let layout = <(DeviceExecArg, u32)>::layout();
         assert_eq!((layout[0].size, layout[0].align), (8, 8));
     }
 }

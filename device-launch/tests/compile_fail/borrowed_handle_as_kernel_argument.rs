@@ -1,4 +1,4 @@
-// A DeviceGraph is borrowed from its exec and cannot be stored in a graph node (which
+// A DeviceExecHandle is borrowed from its exec and cannot be stored in a graph node (which
 // outlives borrows): kernels receive `handle.arg()`, which keeps the exec alive.
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;

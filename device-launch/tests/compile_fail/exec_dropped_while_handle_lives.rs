@@ -1,4 +1,4 @@
-// A DeviceGraph borrows its exec: the exec cannot be dropped while the handle is in use.
+// A DeviceExecHandle borrows its exec: the exec cannot be dropped while the handle is in use.
 use cuda_graph::graph::Graph;
 use cuda_graph::Stream;
 

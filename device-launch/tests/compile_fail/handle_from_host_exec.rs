@@ -7,6 +7,6 @@ fn main() -> Result<(), device_launch::Error> {
     let graph = Graph::new()?;
     let exec = graph.instantiate::<HostLaunch>(Default::default())?;
     let _handle = exec.handle();
-    let _device = device_launch::DeviceGraphExec::from(exec);
+    let _device = device_launch::DeviceExec::<device_launch::NotUploaded>::from(exec);
     Ok(())
 }

@@ -1,5 +1,5 @@
 // The raw `cudaGraphExec_t` of an uploaded exec keeps nothing alive and escapes the update
-// rule: taking it is `unsafe` (`DeviceGraph::as_raw`), as is `GraphExec::as_raw`.
+// rule: taking it is `unsafe` (`DeviceExecHandle::as_raw`), as is `GraphExec::as_raw`.
 use cuda_graph::graph::{DeviceLaunch, Graph};
 use cuda_graph::Stream;
 

@@ -5,7 +5,7 @@ use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, Stream, StreamOptions};
 use device_launch::{
-    instantiate_for_device, DeviceGraphTable, Error, ErrorSlot, Launcher, UploadedGraphExec,
+    instantiate_for_device, DeviceExec, DeviceExecTable, Error, ErrorSlot, Launcher, Uploaded,
 };
 
 /// Runs a test body, failing the test with the error's message if it returns one.
@@ -28,7 +28,7 @@ pub fn one() -> LaunchConfig {
 /// `n` uploaded device graphs; graph `i` adds 1 to `counters[i]`.
 pub fn marking_graphs(
     counters: &DeviceBuffer<u32>, n: u32, stream: &Stream,
-) -> Result<Vec<UploadedGraphExec>, Error> {
+) -> Result<Vec<DeviceExec<Uploaded>>, Error> {
     (0..n)
         .map(|i| {
             let graph = Graph::new()?;
@@ -48,8 +48,8 @@ pub fn wide_marking_graph(counters: &DeviceBuffer<u32>, width: u32) -> Result<Gr
 }
 
 /// A table of every exec's handle, in order.
-pub fn table(execs: &[UploadedGraphExec]) -> Result<DeviceGraphTable, Error> {
-    DeviceGraphTable::new(&execs.iter().map(UploadedGraphExec::handle).collect::<Vec<_>>())
+pub fn table(execs: &[DeviceExec<Uploaded>]) -> Result<DeviceExecTable, Error> {
+    DeviceExecTable::new(&execs.iter().map(DeviceExec::handle).collect::<Vec<_>>())
 }
 
 /// Fire-and-forgets one graph twice from one launcher while its first launch is still pending

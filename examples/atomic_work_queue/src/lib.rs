@@ -160,7 +160,7 @@ impl Options {
             })
             .rule(
                 "block_chunk",
-                self.block_chunk % 32 == 0 && (32..=1 << 20).contains(&self.block_chunk),
+                self.block_chunk.is_multiple_of(32) && (32..=1 << 20).contains(&self.block_chunk),
                 || format!("block_chunk must be a multiple of 32 up to 2^20, not {}", self.block_chunk),
             )
             .done()

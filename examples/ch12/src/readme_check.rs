@@ -125,8 +125,7 @@ fn mismatches(readme: &str, header: &str, programs: &[ProgramRuns]) -> Vec<Strin
 
 #[test]
 fn the_readmes_ch12_table_matches_the_committed_runs() {
-    let readme = std::fs::read_to_string(Path::new(PACKAGE).join("../../README.md"))
-        .expect("README.md");
+    let readme = std::fs::read_to_string(Path::new(PACKAGE).join("../../README.md")).expect("README.md");
     let programs = committed(Column::Port);
     assert_eq!(programs.len(), 14, "every program has committed runs");
     let problems = mismatches(&readme, PORT_HEADER, &programs);
@@ -139,8 +138,7 @@ fn the_readmes_ch12_table_matches_the_committed_runs() {
 
 #[test]
 fn a_changed_figure_is_caught() {
-    let readme = std::fs::read_to_string(Path::new(PACKAGE).join("../../README.md"))
-        .expect("README.md");
+    let readme = std::fs::read_to_string(Path::new(PACKAGE).join("../../README.md")).expect("README.md");
     let programs = committed(Column::Port);
     let kernel_fusion = programs.iter().find(|p| p.program == "kernel_fusion").expect("kernel_fusion");
     let (median, runs, _) = expected(kernel_fusion);

@@ -63,7 +63,7 @@ impl OptionCheck {
 
     /// A CUDA block size: a multiple of 32 (whole warps) from 32 to 1024.
     pub fn threads_per_block(self, threads: u32) -> OptionCheck {
-        let holds = threads != 0 && threads % 32 == 0 && threads <= 1024;
+        let holds = threads != 0 && threads.is_multiple_of(32) && threads <= 1024;
         self.rule("threads_per_block", holds, || {
             format!("threads_per_block must be a multiple of 32 up to 1024, not {threads}")
         })

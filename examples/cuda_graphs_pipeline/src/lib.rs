@@ -93,7 +93,7 @@ impl Options {
             .within("capture_iters", self.capture_iters, 1..=10_000)
             .rule(
                 "iters",
-                self.iters != 0 && self.capture_iters != 0 && self.iters % self.capture_iters == 0,
+                self.iters != 0 && self.capture_iters != 0 && self.iters.is_multiple_of(self.capture_iters),
                 || {
                     format!(
                         "iters must be a positive multiple of capture_iters ({}), not {}",

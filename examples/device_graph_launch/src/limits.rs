@@ -7,8 +7,8 @@ use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DevicePtr, Stream};
 use device_launch::limits::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
 use device_launch::{
-    instantiate_for_device, DeviceGraphArg, DeviceGraphTable, DeviceGraphTableArg, DeviceLaunchError,
-    ErrorSlot, Launcher, Operation, RawErrorSlot, UploadedGraphExec,
+    instantiate_for_device, DeviceExec, DeviceExecArg, DeviceExecTable, DeviceExecTableArg,
+    DeviceLaunchError, ErrorSlot, Launcher, Operation, RawErrorSlot, Uploaded,
 };
 
 use crate::sweep::dgl_work;
@@ -19,7 +19,7 @@ use crate::sweep::dgl_work;
 cuda_graph::kernels! {
     /// Launches `graphs[0..n)` (mode 1 fire-and-forget, 2 tail) without stopping at a refusal.
     unsafe fn dgl_launch_many(
-        graphs: DeviceGraphTableArg,
+        graphs: DeviceExecTableArg,
         n: u32,
         mode: u32,
         accepted: DevicePtr<u32>,
@@ -28,7 +28,7 @@ cuda_graph::kernels! {
     /// A node that waits for `*release`, then adds 1 to `counters[index]`.
     unsafe fn dgl_wait_for_release(release: DevicePtr<u32>, counters: DevicePtr<u32>, index: u32);
     /// Fire-and-forgets `graph` twice (the second while the first is pending), then releases it.
-    unsafe fn dgl_launch_twice(graph: DeviceGraphArg, release: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
+    unsafe fn dgl_launch_twice(graph: DeviceExecArg, release: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
 }
 
 /// One limit probe: the check's name, whether the expected refusal came back (and nothing
@@ -57,10 +57,10 @@ pub fn probe_all(stream: &Stream) -> Result<Vec<Probe>, ExampleError> {
             )?;
             instantiate_for_device(&graph)?.upload(stream)
         })
-        .collect::<Result<Vec<UploadedGraphExec>, _>>()?;
+        .collect::<Result<Vec<DeviceExec<Uploaded>>, _>>()?;
     let table = |count: u32| {
-        let handles: Vec<_> = execs[..count as usize].iter().map(UploadedGraphExec::handle).collect();
-        DeviceGraphTable::new(&handles)
+        let handles: Vec<_> = execs[..count as usize].iter().map(DeviceExec::handle).collect();
+        DeviceExecTable::new(&handles)
     };
     let fire_and_forget = over_limit(
         stream,
@@ -100,7 +100,7 @@ fn expected_refusal(
 /// Launches `limit + 1` distinct graphs from one launcher in `mode`: the last must be refused,
 /// reported, and not run; the `limit` others must run once each.
 fn over_limit(
-    stream: &Stream, counters: &mut DeviceBuffer<u32>, table: &DeviceGraphTable, mode: u32, limit: u32,
+    stream: &Stream, counters: &mut DeviceBuffer<u32>, table: &DeviceExecTable, mode: u32, limit: u32,
     operation: Operation,
 ) -> Result<Result<String, String>, ExampleError> {
     let n = limit + 1;

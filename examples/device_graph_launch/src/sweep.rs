@@ -8,8 +8,8 @@ use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{Device, DeviceBuffer, DevicePtr, Event, Stream};
 use device_launch::{
-    instantiate_for_device, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher, RawErrorSlot,
-    UploadedGraphExec,
+    instantiate_for_device, DeviceExec, DeviceExecTable, DeviceExecTableArg, ErrorSlot, Launcher,
+    RawErrorSlot, Uploaded,
 };
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
@@ -20,7 +20,7 @@ cuda_graph::kernels! {
     pub(crate) unsafe fn dgl_work(counters: DevicePtr<u32>, index: u32, amount: u32, done: DevicePtr<u32>);
     /// The self-relaunching scheduler (see `kernels/scheduler.cu`).
     unsafe fn dgl_scheduler(
-        graphs: DeviceGraphTableArg,
+        graphs: DeviceExecTableArg,
         copies: u32,
         mode: u32,
         iters: u32,
@@ -157,11 +157,11 @@ pub struct Width {
     host: GraphExec<HostLaunch>,
     launchers: Vec<(Mode, Launcher<SchedulerArgs>)>,
     // The launchers' tables hold the device execs; kept for clarity of ownership.
-    _device: Vec<UploadedGraphExec>,
+    _device: Vec<DeviceExec<Uploaded>>,
 }
 
 type SchedulerArgs =
-    (DeviceGraphTableArg, u32, u32, u32, u32, DevicePtr<u32>, DevicePtr<u32>, DevicePtr<RawErrorSlot>);
+    (DeviceExecTableArg, u32, u32, u32, u32, DevicePtr<u32>, DevicePtr<u32>, DevicePtr<RawErrorSlot>);
 
 impl Width {
     /// Builds the `width`-node work graph (node i adds `amounts[i]` to `counters[i]`), its
@@ -178,7 +178,7 @@ impl Width {
         let device = (0..BATCH)
             .map(|_| instantiate_for_device(&graph)?.upload(&shared.stream))
             .collect::<Result<Vec<_>, _>>()?;
-        let handles: Vec<_> = device.iter().map(UploadedGraphExec::handle).collect();
+        let handles: Vec<_> = device.iter().map(DeviceExec::handle).collect();
         let mut launchers = Vec::new();
         for mode in Mode::ALL {
             let Some(code) = mode.device_code() else { continue };
@@ -187,7 +187,7 @@ impl Width {
                 Mode::FireAndForgetBatch => BATCH,
                 _ => 1,
             };
-            let table = DeviceGraphTable::new(&handles[..copies])?;
+            let table = DeviceExecTable::new(&handles[..copies])?;
             let copies = copies as u32;
             let args = (
                 table.arg(),

@@ -1,7 +1,7 @@
 //! The kernels of the CDP2 refinement (kernels/refine.cu), declared for Rust.
 
 use cuda_graph::DevicePtr;
-use device_launch::{DeviceGraphArg, RawErrorSlot};
+use device_launch::{DeviceExecArg, RawErrorSlot};
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
 // (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
@@ -69,7 +69,7 @@ cuda_graph::kernels! {
     );
     /// The launcher: fire-and-forgets the post-processing graph when any cell was refined.
     pub(crate) unsafe fn dp_dispatch(
-        post: DeviceGraphArg,
+        post: DeviceExecArg,
         flags: DevicePtr<u32>,
         cells: u32,
         dispatched: DevicePtr<u32>,

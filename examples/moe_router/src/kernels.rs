@@ -1,7 +1,7 @@
 //! The kernels of the mixture-of-experts router (kernels/moe.cu), declared for Rust.
 
 use cuda_graph::DevicePtr;
-use device_launch::{DeviceGraphArg, DeviceGraphTableArg, RawErrorSlot};
+use device_launch::{DeviceExecArg, DeviceExecTableArg, RawErrorSlot};
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
 // (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
@@ -31,8 +31,8 @@ cuda_graph::kernels! {
         counters: DevicePtr<u32>,
         lists: DevicePtr<u32>,
         gates: DevicePtr<u32>,
-        expert_graphs: DeviceGraphTableArg,
-        combine: DeviceGraphArg,
+        expert_graphs: DeviceExecTableArg,
+        combine: DeviceExecArg,
         slot: DevicePtr<RawErrorSlot>,
     );
     /// One expert over the tokens routed to it (a grid-stride loop: any count, any grid).

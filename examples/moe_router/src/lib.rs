@@ -35,8 +35,8 @@ use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{CudaError, DeviceBuffer, DevicePtr, Event, PinnedBuffer, Stream};
 use device_launch::{
-    instantiate_for_device, DeviceGraphArg, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher,
-    RawErrorSlot, UploadedGraphExec,
+    instantiate_for_device, DeviceExec, DeviceExecArg, DeviceExecTable, DeviceExecTableArg, ErrorSlot,
+    Launcher, RawErrorSlot, Uploaded,
 };
 use kernels::{moe_combine, moe_expert, moe_finalize, moe_route, moe_route_dispatch};
 use serde_json::json;
@@ -200,17 +200,17 @@ type DispatchArgs = (
     DevicePtr<u32>,
     DevicePtr<u32>,
     DevicePtr<u32>,
-    DeviceGraphTableArg,
-    DeviceGraphArg,
+    DeviceExecTableArg,
+    DeviceExecArg,
     DevicePtr<RawErrorSlot>,
 );
 
 /// The device way: one graph per expert, the combine graph, and the router's graph.
 struct DeviceWay {
     /// The expert graphs (also held by the table in the router's arguments).
-    _experts: Vec<UploadedGraphExec>,
+    _experts: Vec<DeviceExec<Uploaded>>,
     /// The combine graph (also held by the router's arguments).
-    _combine: UploadedGraphExec,
+    _combine: DeviceExec<Uploaded>,
     router: Launcher<DispatchArgs>,
 }
 
@@ -293,8 +293,8 @@ impl Bench {
             &[&combine],
         )?;
         let combine = instantiate_for_device(&graph)?.upload(&self.stream)?;
-        let handles: Vec<_> = execs.iter().map(UploadedGraphExec::handle).collect();
-        let table = DeviceGraphTable::new(&handles)?;
+        let handles: Vec<_> = execs.iter().map(DeviceExec::handle).collect();
+        let table = DeviceExecTable::new(&handles)?;
         // The host router's arguments, then what the device router launches with.
         let (x, gate, tokens, hidden, experts, top_k, counters, lists, gates) = self.route_args();
         let args = (

@@ -1,7 +1,7 @@
 //! The kernels of the persistent scheduler (kernels/scheduler.cu), declared for Rust.
 
 use cuda_graph::DevicePtr;
-use device_launch::{DeviceGraphTableArg, RawErrorSlot, WorkQueueArg};
+use device_launch::{DeviceExecTableArg, RawErrorSlot, WorkQueueArg};
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
 // (see kernels/*.cu); the declarations are private to this crate, whose launches pass counts
@@ -28,7 +28,7 @@ cuda_graph::kernels! {
         lists: DevicePtr<u32>,
         capacity: u32,
         counters: DevicePtr<u32>,
-        graphs: DeviceGraphTableArg,
+        graphs: DeviceExecTableArg,
         replicas: u32,
         launch_threads: u32,
         slot: DevicePtr<RawErrorSlot>,

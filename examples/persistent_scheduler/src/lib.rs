@@ -44,8 +44,8 @@ use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DevicePtr, Event, Stream};
 use device_launch::limits::FIRE_AND_FORGET_LIMIT;
 use device_launch::{
-    instantiate_for_device, DeviceGraphTable, DeviceGraphTableArg, ErrorSlot, Launcher, RawErrorSlot,
-    UploadedGraphExec, WorkQueue, WorkQueueArg,
+    instantiate_for_device, DeviceExec, DeviceExecTable, DeviceExecTableArg, ErrorSlot, Launcher,
+    RawErrorSlot, Uploaded, WorkQueue, WorkQueueArg,
 };
 use kernels::{ps_item, ps_scheduler};
 use serde_json::json;
@@ -208,7 +208,7 @@ type SchedulerArgs = (
     DevicePtr<u32>,
     u32,
     DevicePtr<u32>,
-    DeviceGraphTableArg,
+    DeviceExecTableArg,
     u32,
     u32,
     DevicePtr<RawErrorSlot>,
@@ -252,7 +252,7 @@ struct Outcome {
 /// The scheduler's graph and the item graphs it launches.
 struct SchedulerWay {
     /// `kinds x batch` uploaded execs (also held by the table in the scheduler's arguments).
-    _replicas: Vec<UploadedGraphExec>,
+    _replicas: Vec<DeviceExec<Uploaded>>,
     scheduler: Launcher<SchedulerArgs>,
 }
 
@@ -317,8 +317,8 @@ impl Bench {
                 replicas.push(instantiate_for_device(&graph)?.upload(&self.stream)?);
             }
         }
-        let handles: Vec<_> = replicas.iter().map(UploadedGraphExec::handle).collect();
-        let table = DeviceGraphTable::new(&handles)?;
+        let handles: Vec<_> = replicas.iter().map(DeviceExec::handle).collect();
+        let table = DeviceExecTable::new(&handles)?;
         let args = (
             self.queue.arg(),
             self.kinds.ptr(),

@@ -197,7 +197,7 @@ impl Options {
                     self.chunks
                 )
             })
-            .rule("rounds", !self.rounds.is_some_and(|r| !rounds_ok(r)), || format!("rounds must be 1..={MAX_ROUNDS}"))
+            .rule("rounds", self.rounds.is_none_or(rounds_ok), || format!("rounds must be 1..={MAX_ROUNDS}"))
             .rule("flood_rounds", rounds_ok(self.flood_rounds) && rounds_ok(self.urgent_rounds), || {
                 format!("flood and urgent rounds must be 1..={MAX_ROUNDS}")
             })

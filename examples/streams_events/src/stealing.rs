@@ -219,7 +219,7 @@ mod tests {
         assert_eq!((costs.spans, costs.hot_spans), (16, 1));
         let heavy: Vec<usize> = (0..64).filter(|&c| costs.rounds[c] == 800).collect();
         assert_eq!(heavy.len(), 4);
-        assert!(heavy.windows(2).all(|w| w[1] == w[0] + 1) && heavy[0] % 4 == 0);
+        assert!(heavy.windows(2).all(|w| w[1] == w[0] + 1) && heavy[0].is_multiple_of(4));
         assert_eq!(costs.distinct(), [100, 800]);
         assert_eq!(costs, Costs::build(&mut Rng::new(4), 64, 4, 16, 100, 8));
     }

@@ -2,8 +2,8 @@
 //! `device_launch.cuh` (found through the `device-launch` crate's `links` metadata) and
 //! declared once here with `cuda_graph::kernels!`.
 //!
-//! Graph handles are declared as [`DeviceGraphArg`] (one `cudaGraphExec_t`) and
-//! [`DeviceGraphTableArg`] (`const cudaGraphExec_t*`), so the execs they name stay alive
+//! Graph handles are declared as [`DeviceExecArg`] (one `cudaGraphExec_t`) and
+//! [`DeviceExecTableArg`] (`const cudaGraphExec_t*`), so the execs they name stay alive
 //! with the nodes that launch them; `DlErrorSlot*` is `DevicePtr<RawErrorSlot>` and
 //! `DlQueue*` is [`WorkQueueArg`].
 //!
@@ -11,13 +11,13 @@
 //!
 //! ```no_run
 //! use cuda_graph::{graph::Graph, kernel::LaunchConfig, DeviceBuffer, Stream};
-//! use device_launch::{instantiate_for_device, DeviceGraphTable, ErrorSlot, Launcher};
+//! use device_launch::{instantiate_for_device, DeviceExecTable, ErrorSlot, Launcher};
 //! let stream = Stream::new()?;
 //! let counters = DeviceBuffer::<u32>::zeroed(1)?;
 //! let graph = Graph::new()?;
 //! graph.add_kernel(device_launch_kernels::dl_mark(), LaunchConfig::new(1, 1), (counters.ptr(), 0), &[])?;
 //! let work = instantiate_for_device(&graph)?.upload(&stream)?;
-//! let table = DeviceGraphTable::new(&[work.handle()])?;
+//! let table = DeviceExecTable::new(&[work.handle()])?;
 //! let (slot, accepted) = (ErrorSlot::new()?, DeviceBuffer::<u32>::zeroed(1)?);
 //! let launcher = Launcher::new(
 //!     device_launch_kernels::dl_fire_and_forget_all(),
@@ -32,7 +32,7 @@
 #![warn(missing_docs)]
 
 use cuda_graph::{DeviceConstPtr, DevicePtr};
-use device_launch::{DeviceGraphArg, DeviceGraphTableArg, RawErrorSlot, WorkQueueArg};
+use device_launch::{DeviceExecArg, DeviceExecTableArg, RawErrorSlot, WorkQueueArg};
 
 // kernels/launchers.cu: work for launched graphs.
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
@@ -61,7 +61,7 @@ cuda_graph::kernels! {
     /// fire-and-forgets `graphs[0..n)` in order, stops at the first refusal, then writes the
     /// number accepted.
     pub unsafe fn dl_fire_and_forget_all(
-        graphs: DeviceGraphTableArg,
+        graphs: DeviceExecTableArg,
         n: u32,
         accepted: DevicePtr<u32>,
         slot: DevicePtr<RawErrorSlot>,
@@ -70,7 +70,7 @@ cuda_graph::kernels! {
     /// `dl_tail_launch_all(...)`: like [`dl_fire_and_forget_all`] with tail launches (which
     /// run after the launcher's graph, in order, and so see `*accepted`).
     pub unsafe fn dl_tail_launch_all(
-        graphs: DeviceGraphTableArg,
+        graphs: DeviceExecTableArg,
         n: u32,
         accepted: DevicePtr<u32>,
         slot: DevicePtr<RawErrorSlot>,
@@ -78,27 +78,27 @@ cuda_graph::kernels! {
 
     /// `dl_sibling_launch_all(...)`: like [`dl_fire_and_forget_all`] with sibling launches.
     pub unsafe fn dl_sibling_launch_all(
-        graphs: DeviceGraphTableArg,
+        graphs: DeviceExecTableArg,
         n: u32,
         accepted: DevicePtr<u32>,
         slot: DevicePtr<RawErrorSlot>,
     );
 
     /// `dl_fire_and_forget_one(cudaGraphExec_t graph, DlErrorSlot* slot)`.
-    pub unsafe fn dl_fire_and_forget_one(graph: DeviceGraphArg, slot: DevicePtr<RawErrorSlot>);
+    pub unsafe fn dl_fire_and_forget_one(graph: DeviceExecArg, slot: DevicePtr<RawErrorSlot>);
 
     /// `dl_sibling_launch_one(cudaGraphExec_t graph, DlErrorSlot* slot)`.
-    pub unsafe fn dl_sibling_launch_one(graph: DeviceGraphArg, slot: DevicePtr<RawErrorSlot>);
+    pub unsafe fn dl_sibling_launch_one(graph: DeviceExecArg, slot: DevicePtr<RawErrorSlot>);
 
     /// `dl_fire_and_forget_twice(cudaGraphExec_t graph, uint32_t* release, DlErrorSlot* slot)`:
     /// fire-and-forgets `graph` twice in a row (the second while the first is pending), then
     /// sets `*release = 1`.
-    pub unsafe fn dl_fire_and_forget_twice(graph: DeviceGraphArg, release: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
+    pub unsafe fn dl_fire_and_forget_twice(graph: DeviceExecArg, release: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
 
     /// `dl_fire_and_forget_past_limit(...)`: fire-and-forgets `graphs[0..min(n, 121))`
     /// without stopping, to exceed the 120 limit on purpose; writes the number accepted.
     pub unsafe fn dl_fire_and_forget_past_limit(
-        graphs: DeviceGraphTableArg,
+        graphs: DeviceExecTableArg,
         n: u32,
         accepted: DevicePtr<u32>,
         slot: DevicePtr<RawErrorSlot>,
@@ -107,7 +107,7 @@ cuda_graph::kernels! {
     /// `dl_tail_launch_past_limit(...)`: tail-launches `graphs[0..min(n, 256))` without
     /// stopping, to exceed the 255 limit on purpose; writes the number accepted.
     pub unsafe fn dl_tail_launch_past_limit(
-        graphs: DeviceGraphTableArg,
+        graphs: DeviceExecTableArg,
         n: u32,
         accepted: DevicePtr<u32>,
         slot: DevicePtr<RawErrorSlot>,
@@ -138,7 +138,7 @@ cuda_graph::kernels! {
     /// itself until the queue is drained. Launch with one thread, inside a graph.
     pub unsafe fn dl_queue_scheduler(
         queue: WorkQueueArg,
-        graphs: DeviceGraphTableArg,
+        graphs: DeviceExecTableArg,
         n: u32,
         steps: DevicePtr<u32>,
         slot: DevicePtr<RawErrorSlot>,

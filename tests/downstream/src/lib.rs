@@ -5,7 +5,7 @@
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DevicePtr, Stream};
-use device_launch::{instantiate_for_device, DeviceGraphArg, ErrorSlot, Launcher, RawErrorSlot};
+use device_launch::{instantiate_for_device, DeviceExecArg, ErrorSlot, Launcher, RawErrorSlot};
 
 // SAFETY: each kernel below reads and writes its pointers only below the counts it is given
 // (see kernels/*.cu). They trust those counts: this unpublished crate serves the workspace's
@@ -14,7 +14,7 @@ cuda_graph::kernels! {
     /// `data[i] += value`.
     pub unsafe fn downstream_add(data: DevicePtr<u32>, n: u32, value: u32);
     /// Fire-and-forgets `work`, counting accepted launches in `launched`.
-    pub unsafe fn downstream_scheduler(work: DeviceGraphArg, launched: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
+    pub unsafe fn downstream_scheduler(work: DeviceExecArg, launched: DevicePtr<u32>, slot: DevicePtr<RawErrorSlot>);
 }
 
 /// What one run observed.
@@ -59,7 +59,11 @@ pub fn run(rounds: u32) -> Result<Outcome, device_launch::Error> {
 pub fn device_present() -> Result<(), String> {
     match cuda_graph::Device::count() {
         Ok(count) if count > 0 => Ok(()),
-        Ok(_) => Err("no CUDA device".into()),
+        // None (no GPU, no driver): `get` returns CUDA's reason.
+        Ok(_) => match cuda_graph::Device::get(0) {
+            Err(err) => Err(format!("no CUDA device ({err})")),
+            Ok(_) => Err("no CUDA device".into()),
+        },
         Err(err) if err.is_no_device() => Err(format!("no CUDA device ({err})")),
         Err(err) => panic!("the CUDA device is present but broken: {err}"),
     }

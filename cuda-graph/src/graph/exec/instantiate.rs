@@ -11,7 +11,7 @@ use crate::runtime as sys;
 use super::release::ExecRelease;
 #[cfg(any(doc, test))]
 use super::DeviceLaunch;
-use super::{GraphExec, LaunchMode};
+use super::{GraphExec, HostLaunch, LaunchMode};
 use crate::error::{CudaError, Result};
 use crate::graph::exec_pool::{self, NodeAlias, Recyclable};
 use crate::graph::node::kind_of;
@@ -87,11 +87,32 @@ impl Graph {
     /// Instantiated on the graph's device ([`GraphBuilder::device`](crate::GraphBuilder::device)),
     /// whatever the thread's current device is; an upload stream of another device is
     /// refused, naming both.
+    ///
+    /// The common case, an exec launched from the host with no options, is
+    /// [`instantiate_default`](Self::instantiate_default).
     pub fn instantiate<M: LaunchMode>(&self, options: InstantiateOptions<'_>) -> Result<GraphExec<M>> {
         if let Some(stream) = options.upload_stream {
             self.expect_device(stream.device(), "Graph::instantiate", "the upload stream")?;
         }
         self.device().with_current(|| self.instantiate_here(options))
+    }
+
+    /// An exec launched from the host, with no options: the common case,
+    /// `instantiate::<HostLaunch>(InstantiateOptions::default())` (see
+    /// [`instantiate`](Self::instantiate), whose errors it returns).
+    ///
+    /// ```no_run
+    /// use cuda_graph::graph::Graph;
+    /// let stream = cuda_graph::Stream::new()?;
+    /// let graph = Graph::new()?;
+    /// graph.add_empty(&[])?;
+    /// let exec = graph.instantiate_default()?;
+    /// exec.launch(&stream)?;
+    /// stream.synchronize()?;
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn instantiate_default(&self) -> Result<GraphExec<HostLaunch>> {
+        self.instantiate(InstantiateOptions::default())
     }
 
     fn instantiate_here<M: LaunchMode>(&self, options: InstantiateOptions<'_>) -> Result<GraphExec<M>> {

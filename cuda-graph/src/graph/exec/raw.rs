@@ -29,7 +29,7 @@ impl GraphExec<HostLaunch> {
     /// use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
     /// let graph = Graph::new()?;
     /// graph.add_empty(&[])?;
-    /// let raw = graph.instantiate::<HostLaunch>(Default::default())?.into_raw();
+    /// let raw = graph.instantiate_default()?.into_raw();
     /// // SAFETY: a live host-launch exec owned by nobody else; its one node uses nothing.
     /// let exec = unsafe { GraphExec::<HostLaunch>::from_raw(raw) }?;
     /// let stream = cuda_graph::Stream::new()?;
@@ -73,9 +73,9 @@ impl<M: LaunchMode> GraphExec<M> {
     /// their host slices while it may run) nor fences.
     ///
     /// ```no_run
-    /// use cuda_graph::{graph::{Graph, HostLaunch}, sys};
+    /// use cuda_graph::{graph::Graph, sys};
     /// let graph = Graph::new()?;
-    /// let raw = graph.instantiate::<HostLaunch>(Default::default())?.into_raw();
+    /// let raw = graph.instantiate_default()?.into_raw();
     /// // SAFETY: `raw` is a live exec owned by nobody else now.
     /// assert_eq!(unsafe { sys::cudaGraphExecDestroy(raw) }, sys::cudaError::cudaSuccess);
     /// # Ok::<(), cuda_graph::CudaError>(())

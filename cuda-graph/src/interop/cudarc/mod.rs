@@ -1,4 +1,6 @@
 //! cudarc 0.19.10 (`cudarc = "=0.19.10"`, the `cudarc` feature) and this crate side by side.
+//! The feature needs Rust 1.88 (cudarc's libloading 0.9 declares it), where the crate
+//! otherwise needs 1.82.
 //!
 //! - [`Stream::borrow_cudarc`](crate::Stream::borrow_cudarc): a cudarc [`CudaStream`](::cudarc::driver::CudaStream) used
 //!   as a [`Stream`](crate::Stream) for as long as it is borrowed;

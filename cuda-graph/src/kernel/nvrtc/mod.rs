@@ -1,8 +1,14 @@
 //! Compiling CUDA C++ at run time with NVRTC (the `nvrtc` feature) into a [`Module`].
 //!
-//! NVRTC is loaded when first used (see `library.rs` for where it is looked for: `cargo xtask
-//! setup-cuda` installs it beside the toolkit), so building needs no CUDA. A compile error
-//! comes back as [`CompileError::Compilation`] with NVRTC's log.
+//! NVRTC is loaded when first used, so building needs no CUDA. `libnvrtc.so.13` is looked for
+//! in this order: the file `CUDA_GRAPH_NVRTC` names; the dynamic loader's search; `lib64/`,
+//! `lib/` and `nvidia/cu13/lib/` under `CUDA_PATH`, then `CUDA_HOME`; `.cuda/lib/` and
+//! `.cuda/nvidia/cu13/lib/` in the working folder or a folder above it; `/usr/local/cuda/lib64/`.
+//! The project-local `.cuda/` gets it from the same `pip install --upgrade --target .cuda …`
+//! command that installs the toolkit (`cuda-build`'s README) with `nvidia-cuda-nvrtc==13.0.88`
+//! added (in the cuda-graph workspace, `cargo xtask setup-cuda` installs it). When it is not
+//! found, [`CompileError::Unavailable`] lists every path tried. A compile error comes back as
+//! [`CompileError::Compilation`] with NVRTC's log.
 //!
 //! Kernels compiled this way carry no C++ type lists: look them up with
 //! [`Module::kernel_unchecked_types`]; only their parameters' count, sizes and offsets are
