@@ -117,7 +117,6 @@ refused_in_host_functions! {
     fn cudaGetDriverEntryPointByVersion(symbol: *const core::ffi::c_char, funcPtr: *mut *mut core::ffi::c_void, cudaVersion: core::ffi::c_uint, flags: core::ffi::c_ulonglong, driverStatus: *mut cudaDriverEntryPointQueryResult);
     fn cudaGetLastError();
     fn cudaGraphAddDependencies(graph: cudaGraph_t, from: *const cudaGraphNode_t, to: *const cudaGraphNode_t, edgeData: *const cudaGraphEdgeData, numDependencies: usize);
-    fn cudaGraphAddNode(pGraphNode: *mut cudaGraphNode_t, graph: cudaGraph_t, pDependencies: *const cudaGraphNode_t, dependencyData: *const cudaGraphEdgeData, numDependencies: usize, nodeParams: *mut cudaGraphNodeParams);
     fn cudaGraphChildGraphNodeGetGraph(node: cudaGraphNode_t, pGraph: *mut cudaGraph_t);
     fn cudaGraphClone(pGraphClone: *mut cudaGraph_t, originalGraph: cudaGraph_t);
     fn cudaGraphConditionalHandleCreate(pHandle_out: *mut cudaGraphConditionalHandle, graph: cudaGraph_t, defaultLaunchValue: core::ffi::c_uint, flags: core::ffi::c_uint);
@@ -127,9 +126,6 @@ refused_in_host_functions! {
     fn cudaGraphDestroyNode(node: cudaGraphNode_t);
     fn cudaGraphExecDestroy(graphExec: cudaGraphExec_t);
     fn cudaGraphExecGetFlags(graphExec: cudaGraphExec_t, flags: *mut core::ffi::c_ulonglong);
-    fn cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t, node: cudaGraphNode_t, pNodeParams: *const cudaKernelNodeParams);
-    fn cudaGraphExecNodeSetParams(graphExec: cudaGraphExec_t, node: cudaGraphNode_t, nodeParams: *mut cudaGraphNodeParams);
-    fn cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t, hGraph: cudaGraph_t, resultInfo: *mut cudaGraphExecUpdateResultInfo);
     fn cudaGraphGetEdges(graph: cudaGraph_t, from: *mut cudaGraphNode_t, to: *mut cudaGraphNode_t, edgeData: *mut cudaGraphEdgeData, numEdges: *mut usize);
     fn cudaGraphGetNodes(graph: cudaGraph_t, nodes: *mut cudaGraphNode_t, numNodes: *mut usize);
     fn cudaGraphKernelNodeGetParams(node: cudaGraphNode_t, pNodeParams: *mut cudaKernelNodeParams);
@@ -187,9 +183,17 @@ refused_in_host_functions! {
 }
 
 // Calls that make (or look up) something bound to the current context: the primary context
-// of the thread's current device is made current first (see `bind_primary_context`).
+// of the thread's current device is made current first (see `bind_primary_context`). Adding,
+// setting or updating kernel nodes belongs here: the runtime resolves a kernel's host stub to
+// a function of the current context, and a node naming a function of a context other code
+// destroys later would crash at instantiation (seen on CUDA 13.0 with cudarc's non-primary
+// context current).
 refused_in_host_functions! {
     primary_context_first;
+    fn cudaGraphAddNode(pGraphNode: *mut cudaGraphNode_t, graph: cudaGraph_t, pDependencies: *const cudaGraphNode_t, dependencyData: *const cudaGraphEdgeData, numDependencies: usize, nodeParams: *mut cudaGraphNodeParams);
+    fn cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t, node: cudaGraphNode_t, pNodeParams: *const cudaKernelNodeParams);
+    fn cudaGraphExecNodeSetParams(graphExec: cudaGraphExec_t, node: cudaGraphNode_t, nodeParams: *mut cudaGraphNodeParams);
+    fn cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t, hGraph: cudaGraph_t, resultInfo: *mut cudaGraphExecUpdateResultInfo);
     fn cudaEventCreateWithFlags(event: *mut cudaEvent_t, flags: core::ffi::c_uint);
     fn cudaGetFuncBySymbol(functionPtr: *mut cudaFunction_t, symbolPtr: *const core::ffi::c_void);
     fn cudaGetSymbolAddress(devPtr: *mut *mut core::ffi::c_void, symbol: *const core::ffi::c_void);

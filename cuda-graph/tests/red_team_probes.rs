@@ -544,3 +544,40 @@ fn kernel_node_under_other_context() -> ! {
     }
     finish(HELD, "the kernel node ran in the primary context")
 }
+
+/// The stream launch beside probe 9's node: a kernel launched on one of the crate's streams
+/// while cudarc's non-primary context of the same device is current (a launch takes no CUDA
+/// call to check the current device when the crate remembers it). The launch must either be
+/// refused or run in the stream's (primary) context, and nothing may crash once cudarc
+/// destroys its context.
+#[test]
+fn a_stream_launch_while_a_non_primary_context_is_current_runs_in_the_streams_context() {
+    const NAME: &str = "a_stream_launch_while_a_non_primary_context_is_current_runs_in_the_streams_context";
+    if is_child(NAME) {
+        stream_launch_under_other_context();
+    }
+    require_gpu!();
+    run_scenario(NAME);
+}
+
+fn stream_launch_under_other_context() -> ! {
+    step(Device::get(0).and_then(Device::set_current), "making device 0 current");
+    let stream = step(Stream::new(), "a stream");
+    let buffer = step(DeviceBuffer::<u32>::zeroed(N as usize), "the buffer");
+    step(fill_pattern().launch(&stream, config(), (buffer.ptr(), N, 1)), "a first launch");
+    step(stream.synchronize(), "waiting for it");
+    let other = step(CudaContext::new_non_primary(0, 0), "cudarc's non-primary context of device 0");
+    step(other.bind_to_thread(), "making cudarc's non-primary context current");
+    let launched = fill_pattern().launch(&stream, config(), (buffer.ptr(), N, 6));
+    drop(other); // cudarc destroys its context
+    if let Err(err) = launched {
+        finish(HELD, format!("the launch was refused while the other context was current: {err}"));
+    }
+    after_crux(stream.synchronize(), "waiting for the launch");
+    let values = after_crux(buffer.to_vec(), "reading the buffer");
+    let wrong = values.iter().enumerate().filter(|&(i, &v)| v != pattern(i as u32, 6)).count();
+    if wrong > 0 {
+        finish(DAMAGE, format!("the launch left {wrong} of {N} elements unwritten"));
+    }
+    finish(HELD, "the launch ran in the stream's context")
+}
