@@ -151,3 +151,34 @@ fn an_exec_dropped_inside_a_host_function_waits_for_the_device_elsewhere() {
         Ok(())
     });
 }
+
+/// The red team of issue 36: `edit` (and `update`, through it) waits for the device launches
+/// kernels may still make of the exec; when that wait fails (inside a host function every CUDA
+/// call is refused), the exec must come back uploaded and unchanged, not as a not-uploaded
+/// exec safe code could change under a pending device launch.
+#[test]
+fn an_edit_whose_wait_fails_gives_the_exec_back_uploaded() {
+    require_gpu!();
+    run(|| {
+        let stream = stream()?;
+        let data = DeviceBuffer::<u32>::zeroed(8)?;
+        let uploaded = instantiate_for_device(&fill(&data, 4)?.0)?.upload(&stream)?;
+        launch_from_device(&uploaded, &stream)?; // its handle went to a kernel
+        let (send, receive) = std::sync::mpsc::channel();
+        stream.launch_host_fn(move || {
+            let outcome = match uploaded.edit() {
+                Ok(_) => "edited inside the host function".to_string(),
+                Err(err) => match err.exec {
+                    ExecState::Uploaded(_) => "given back uploaded".to_string(),
+                    ExecState::NotUploaded(_) => format!("given back not uploaded: {}", err.error),
+                },
+            };
+            send.send(outcome).expect("the test waits for the outcome");
+        })?;
+        stream.synchronize()?;
+        let outcome =
+            receive.recv_timeout(std::time::Duration::from_secs(30)).expect("the host function ran");
+        assert_eq!(outcome, "given back uploaded");
+        Ok(())
+    });
+}

@@ -418,12 +418,13 @@ impl DeviceExec<Uploaded> {
         };
         // The only owner: no argument or table of the exec is left, and none can be made
         // until it is uploaded again.
-        let waited = owner.wait_for_device_launches();
-        let exec = DeviceExec::with_owner(self.owner);
-        match waited {
-            Ok(()) => Ok(exec),
-            Err(error) => Err(UpdateError { error, exec: ExecState::NotUploaded(exec) }),
+        // If the wait fails (inside a host function, say), kernels may still launch the exec:
+        // it stays uploaded and unchanged, still marked as given to kernels, so the next
+        // `edit` waits again.
+        if let Err(error) = owner.wait_for_device_launches() {
+            return Err(UpdateError { error, exec: ExecState::Uploaded(self) });
         }
+        Ok(DeviceExec::with_owner(self.owner))
     }
 }
 
@@ -469,10 +470,10 @@ pub struct UpdateError {
 /// ```
 #[derive(Debug)]
 pub enum ExecState {
-    /// Unchanged and still uploaded (validation failed, or holders remain).
+    /// Unchanged and still uploaded (validation failed, holders remain, or the wait for the
+    /// device launches kernels may still make failed).
     Uploaded(DeviceExec<Uploaded>),
-    /// Not uploaded: CUDA refused the update after perhaps changing some nodes, or the
-    /// synchronization before it failed.
+    /// Not uploaded: CUDA refused the update after perhaps changing some nodes.
     NotUploaded(DeviceExec<NotUploaded>),
 }
 
