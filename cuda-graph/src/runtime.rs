@@ -128,7 +128,6 @@ refused_in_host_functions! {
     fn cudaGraphExecGetFlags(graphExec: cudaGraphExec_t, flags: *mut core::ffi::c_ulonglong);
     fn cudaGraphGetEdges(graph: cudaGraph_t, from: *mut cudaGraphNode_t, to: *mut cudaGraphNode_t, edgeData: *mut cudaGraphEdgeData, numEdges: *mut usize);
     fn cudaGraphGetNodes(graph: cudaGraph_t, nodes: *mut cudaGraphNode_t, numNodes: *mut usize);
-    fn cudaGraphKernelNodeGetParams(node: cudaGraphNode_t, pNodeParams: *mut cudaKernelNodeParams);
     fn cudaGraphKernelNodeSetAttribute(hNode: cudaGraphNode_t, attr: cudaLaunchAttributeID, value: *const cudaLaunchAttributeValue);
     fn cudaGraphLaunch(graphExec: cudaGraphExec_t, stream: cudaStream_t);
     fn cudaGraphMemcpyNodeGetParams(node: cudaGraphNode_t, pNodeParams: *mut cudaMemcpy3DParms);
@@ -196,6 +195,7 @@ refused_in_host_functions! {
     fn cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t, hGraph: cudaGraph_t, resultInfo: *mut cudaGraphExecUpdateResultInfo);
     fn cudaEventCreateWithFlags(event: *mut cudaEvent_t, flags: core::ffi::c_uint);
     fn cudaGetFuncBySymbol(functionPtr: *mut cudaFunction_t, symbolPtr: *const core::ffi::c_void);
+    fn cudaGetKernel(kernelPtr: *mut cudaKernel_t, entryFuncAddr: *const core::ffi::c_void);
     fn cudaGetSymbolAddress(devPtr: *mut *mut core::ffi::c_void, symbol: *const core::ffi::c_void);
     fn cudaGetSymbolSize(size: *mut usize, symbol: *const core::ffi::c_void);
     fn cudaGraphInstantiateWithParams(pGraphExec: *mut cudaGraphExec_t, graph: cudaGraph_t, instantiateParams: *mut cudaGraphInstantiateParams);

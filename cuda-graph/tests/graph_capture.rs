@@ -55,8 +55,15 @@ fn three_captured_kernels_form_a_graph_that_runs() {
         assert!(!stream.is_capturing()?);
         stream.synchronize()?;
         assert!(data.to_vec()?.iter().all(|&v| v == 0), "captured work does not run");
-        let kinds: Vec<NodeKind> = graph.nodes()?.iter().map(|n| n.kind()).collect();
+        let nodes = graph.nodes()?;
+        let kinds: Vec<NodeKind> = nodes.iter().map(|n| n.kind()).collect();
         assert_eq!(kinds, [NodeKind::Kernel; 3]);
+        // Captured launches read back as the kernels launched, by name and by kernel.
+        let names: Vec<_> = nodes.iter().map(|n| n.kernel_name()).collect();
+        assert_eq!(names, [Some("fill_pattern"), Some("scale_add_index"), Some("add_scalar")]);
+        let last = graph.kernel_params(&nodes[2])?;
+        assert_eq!(last.config, per_element(N));
+        assert!(last.launches(add_scalar())? && !last.launches(fill_pattern())?);
         let exec = graph.instantiate::<HostLaunch>(Default::default())?;
         exec.launch(&stream)?;
         exec.launch(&stream)?;

@@ -166,12 +166,22 @@ fn module_kernels_are_graph_nodes_that_keep_their_module_loaded() {
             let module = load(PLAIN_CUBIN)?;
             let add = add_of(&module)?;
             let first = graph.add_kernel(&add, per_element(512), (data.ptr(), 512, 1), &[])?;
-            graph.add_kernel(&add, per_element(512), (data.ptr(), 512, 10), &[&first])?
+            let second = graph.add_kernel(&add, per_element(512), (data.ptr(), 512, 10), &[&first])?;
+            // Read back through the driver (the runtime's call refuses module kernels): the
+            // function, its name and the configuration, with no failing CUDA call.
+            let params = graph.kernel_params(&second)?;
+            assert_eq!((params.config, params.name.as_deref()), (per_element(512), Some("mod_add")));
+            assert!(params.launches(&add)?);
+            // SAFETY: not launched; only compared.
+            let scale = unsafe { module.kernel::<(DevicePtr<f32>, u32, f32)>("mod_scale") }?;
+            assert!(!params.launches(&scale)?);
+            second
             // `module` and `add` are dropped: the graph keeps the module.
         };
-        // Read back: kernel nodes (CUDA 13.0 gives no entry function, so no name, for them).
-        let kinds: Vec<_> = graph.nodes()?.iter().map(|info| info.kind()).collect();
+        let infos = graph.nodes()?;
+        let kinds: Vec<_> = infos.iter().map(|info| info.kind()).collect();
         assert_eq!(kinds, [NodeKind::Kernel, NodeKind::Kernel]);
+        assert!(infos.iter().all(|info| info.kernel_name() == Some("mod_add")), "{infos:?}");
         let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
         drop(graph);
         exec.launch(&stream)?;

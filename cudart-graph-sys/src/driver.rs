@@ -52,3 +52,99 @@ pub type PFN_cuDevicePrimaryCtxGetState = unsafe extern "C" fn(
     flags: *mut ::core::ffi::c_uint,
     active: *mut ::core::ffi::c_int,
 ) -> CUresult;
+
+/// `CUkernel`: a kernel of a library, independent of any context (the runtime's
+/// `cudaKernel_t` is the same handle).
+pub type CUkernel = *mut ::core::ffi::c_void;
+
+/// `CUcontext`: a driver context.
+pub type CUcontext = *mut ::core::ffi::c_void;
+
+/// `CUDA_KERNEL_NODE_PARAMS_v2` from `cuda.h`: a kernel node as the driver describes it.
+/// Reading a node fills `func` with the function in the node's context, whether the node was
+/// made from a runtime kernel, a library kernel or a module function; `kern` is set for the
+/// first two.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CUDA_KERNEL_NODE_PARAMS_v2 {
+    /// The kernel's function (`CUfunction`).
+    pub func: cudaFunction_t,
+    /// Grid width in blocks.
+    pub gridDimX: ::core::ffi::c_uint,
+    /// Grid height in blocks.
+    pub gridDimY: ::core::ffi::c_uint,
+    /// Grid depth in blocks.
+    pub gridDimZ: ::core::ffi::c_uint,
+    /// Block width in threads.
+    pub blockDimX: ::core::ffi::c_uint,
+    /// Block height in threads.
+    pub blockDimY: ::core::ffi::c_uint,
+    /// Block depth in threads.
+    pub blockDimZ: ::core::ffi::c_uint,
+    /// Dynamic shared memory per block, in bytes.
+    pub sharedMemBytes: ::core::ffi::c_uint,
+    /// Pointers to the argument values.
+    pub kernelParams: *mut *mut ::core::ffi::c_void,
+    /// Extra launch options.
+    pub extra: *mut *mut ::core::ffi::c_void,
+    /// The library kernel, when the node was made from one.
+    pub kern: CUkernel,
+    /// The context the node runs in.
+    pub ctx: CUcontext,
+}
+
+impl Default for CUDA_KERNEL_NODE_PARAMS_v2 {
+    fn default() -> Self {
+        CUDA_KERNEL_NODE_PARAMS_v2 {
+            func: ::core::ptr::null_mut(),
+            gridDimX: 0,
+            gridDimY: 0,
+            gridDimZ: 0,
+            blockDimX: 0,
+            blockDimY: 0,
+            blockDimZ: 0,
+            sharedMemBytes: 0,
+            kernelParams: ::core::ptr::null_mut(),
+            extra: ::core::ptr::null_mut(),
+            kern: ::core::ptr::null_mut(),
+            ctx: ::core::ptr::null_mut(),
+        }
+    }
+}
+
+/// The driver symbol name of [`PFN_cuGraphKernelNodeGetParams`], NUL-terminated.
+pub const CU_GRAPH_KERNEL_NODE_GET_PARAMS: &[u8] = b"cuGraphKernelNodeGetParams\0";
+
+/// The driver version (12.0) whose `cuGraphKernelNodeGetParams` takes
+/// [`CUDA_KERNEL_NODE_PARAMS_v2`].
+pub const CU_GRAPH_KERNEL_NODE_GET_PARAMS_VERSION: ::core::ffi::c_uint = 12000;
+
+/// `CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams)`
+/// (the 12.0 signature): unlike the runtime's `cudaGraphKernelNodeGetParams`, it reads kernel
+/// nodes of library and module kernels too.
+pub type PFN_cuGraphKernelNodeGetParams = unsafe extern "C" fn(
+    node: crate::bindings::cudaGraphNode_t,
+    params: *mut CUDA_KERNEL_NODE_PARAMS_v2,
+) -> CUresult;
+
+/// The driver symbol name of [`PFN_cuFuncGetName`], NUL-terminated.
+pub const CU_FUNC_GET_NAME: &[u8] = b"cuFuncGetName\0";
+
+/// The driver version (12.3) that introduced `cuFuncGetName`.
+pub const CU_FUNC_GET_NAME_VERSION: ::core::ffi::c_uint = 12030;
+
+/// `CUresult cuFuncGetName(const char** name, CUfunction hfunc)`: the function's (mangled)
+/// name, owned by the driver.
+pub type PFN_cuFuncGetName =
+    unsafe extern "C" fn(name: *mut *const ::core::ffi::c_char, func: cudaFunction_t) -> CUresult;
+
+/// The driver symbol name of [`PFN_cuKernelGetFunction`], NUL-terminated.
+pub const CU_KERNEL_GET_FUNCTION: &[u8] = b"cuKernelGetFunction\0";
+
+/// The driver version (12.0) that introduced `cuKernelGetFunction`.
+pub const CU_KERNEL_GET_FUNCTION_VERSION: ::core::ffi::c_uint = 12000;
+
+/// `CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel)`: the library kernel's
+/// function in the current context.
+pub type PFN_cuKernelGetFunction =
+    unsafe extern "C" fn(func: *mut cudaFunction_t, kernel: CUkernel) -> CUresult;

@@ -51,6 +51,7 @@ mod exec_set;
 mod host;
 mod inspect;
 mod keep_list;
+pub(crate) mod kernel_node;
 mod node;
 mod params;
 mod raw;

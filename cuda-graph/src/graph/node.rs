@@ -1,8 +1,6 @@
 //! Node handles: one `Copy` type per node kind, each knowing the graph it belongs to.
 
-use std::ffi::CStr;
 use std::fmt;
-use std::ptr;
 
 use crate::runtime as sys;
 
@@ -319,7 +317,7 @@ impl NodeInfo {
         self.index
     }
 
-    /// For kernel nodes, the kernel's name (`cudaFuncGetName`), when CUDA knows it.
+    /// For kernel nodes, the kernel's (mangled) name (`cuFuncGetName`), when CUDA knows it.
     pub fn kernel_name(&self) -> Option<&str> {
         self.kernel_name.as_deref()
     }
@@ -348,31 +346,11 @@ pub(crate) fn kind_of(node: sys::cudaGraphNode_t) -> Result<NodeKind> {
     Ok(NodeKind::from_raw(raw))
 }
 
+/// The kernel's name of the kernel node `node` (live, held by the caller), where CUDA knows it.
 pub(crate) fn kernel_name(node: sys::cudaGraphNode_t) -> Result<Option<String>> {
-    let mut params = sys::cudaKernelNodeParams::default();
-    // SAFETY: `node` is a live kernel node; `params` is writable.
-    let status = unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut params) };
-    if status == sys::cudaError::cudaErrorInvalidDeviceFunction {
-        // A kernel of a module loaded at run time (`kernel::Module`), or of the driver API (a
-        // library's, such as NCCL's, recorded by capture): the runtime has no entry function
-        // this call can return (CUDA 13.0), so no name. Clear the last error (as below).
-        // SAFETY: plain call; returns and clears the last error, which is this refusal.
-        let _ = unsafe { sys::cudaGetLastError() };
-        return Ok(None);
-    }
-    check(status, "cudaGraphKernelNodeGetParams")?;
-    let mut name: *const std::ffi::c_char = ptr::null();
-    // SAFETY: `func` came from CUDA for this node; `name` is a valid out-pointer.
-    let status = unsafe { sys::cudaFuncGetName(&mut name, params.func) };
-    if status != sys::cudaError::cudaSuccess || name.is_null() {
-        // Not every function has a name CUDA can give; go on without it, and reset this
-        // thread's last error so a later launch check does not mistake it for its own.
-        // SAFETY: plain call; returns and clears the last error, which is the failure above.
-        let _ = unsafe { sys::cudaGetLastError() };
-        return Ok(None);
-    }
-    // SAFETY: CUDA returns a NUL-terminated name that lives as long as the module.
-    Ok(Some(unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()))
+    // SAFETY: callers pass a live kernel node of a graph they hold.
+    let read = unsafe { super::kernel_node::read(node) }?;
+    super::kernel_node::name(read.function)
 }
 
 /// Checks that every dependency belongs to the graph `graph_id` and returns them; whether
@@ -460,6 +438,7 @@ impl MemAllocNode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ptr;
 
     #[test]
     fn every_kind_maps_and_prints() {

@@ -3,14 +3,12 @@
 //! bodies (as read-only views). Each reader refuses a node of another graph, a removed node
 //! and a node of another kind before CUDA sees it.
 
-use std::ffi::c_void;
-
 use crate::runtime as sys;
 
 use super::inspect::{node_readers, View};
 use super::{AsNode, ChildGraph, ConditionalHandle, ConditionalKind, GraphBuilder, MemcpyParams, NodeKind};
 use crate::error::{check, CudaError, Result};
-use crate::kernel::{Dim3, Kernel, KernelArgs, LaunchConfig};
+use crate::kernel::{Kernel, KernelArgs, LaunchConfig};
 use crate::memory::MemoryKind;
 
 /// What a memset node fills (`cudaGraphMemsetNodeGetParams`).
@@ -43,7 +41,8 @@ pub struct MemsetParams {
     pub pitch: usize,
 }
 
-/// What a kernel node launches (`cudaGraphKernelNodeGetParams`): the function, its name and
+/// What a kernel node launches (read through the driver's `cuGraphKernelNodeGetParams`, which,
+/// unlike the runtime's call, reads nodes of module and library kernels too): its name and
 /// the launch configuration. The argument values are not read back (CUDA hands out only
 /// untyped pointers to them).
 ///
@@ -65,15 +64,15 @@ pub struct MemsetParams {
 pub struct KernelNodeParams {
     /// Grid, block and dynamic shared memory.
     pub config: LaunchConfig,
-    /// The kernel's name (`cudaFuncGetName`), when CUDA knows it.
+    /// The kernel's (mangled) name (`cuFuncGetName`), when CUDA knows it.
     pub name: Option<String>,
-    function: usize,
+    read: super::kernel_node::KernelNodeRead,
 }
 
 impl KernelNodeParams {
     /// Whether the node launches `kernel`.
     pub fn launches<A: KernelArgs>(&self, kernel: &Kernel<A>) -> Result<bool> {
-        Ok(kernel.function()? as usize == self.function)
+        super::kernel_node::launches(&self.read, kernel.function()?, kernel.is_loaded())
     }
 }
 
@@ -129,13 +128,6 @@ unsafe impl RawParams for sys::cudaMemsetParams {
         (sys::cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetParams");
 }
 
-// SAFETY: `cudaGraphKernelNodeGetParams` reads a kernel node into a `cudaKernelNodeParams`.
-unsafe impl RawParams for sys::cudaKernelNodeParams {
-    const KIND: NodeKind = NodeKind::Kernel;
-    const GET: (Getter<Self>, &'static str) =
-        (sys::cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetParams");
-}
-
 impl<'a> View<'a> {
     /// Reads the raw parameters of `node`, a node of `P`'s kind of this view, under the
     /// family's lock, and hands the node and them to `then`, still under the lock.
@@ -168,15 +160,12 @@ impl<'a> View<'a> {
     }
 
     fn kernel_params(&self, call: &'static str, node: &dyn AsNode) -> Result<KernelNodeParams> {
-        self.read_params(call, node, |node, raw: sys::cudaKernelNodeParams| {
-            let dim = |d: sys::dim3| Dim3 { x: d.x, y: d.y, z: d.z };
-            let config = LaunchConfig {
-                grid: dim(raw.gridDim),
-                block: dim(raw.blockDim),
-                shared_mem_bytes: raw.sharedMemBytes,
-            };
-            let name = super::node::kernel_name(node)?;
-            Ok(KernelNodeParams { config, name, function: raw.func as *const c_void as usize })
+        self.locked(call, |state| {
+            let node = self.own_kind(state, call, node, NodeKind::Kernel)?;
+            // SAFETY: a live kernel node of a family held here (checked just above).
+            let read = unsafe { super::kernel_node::read(node) }?;
+            let name = super::kernel_node::name(read.function)?;
+            Ok(KernelNodeParams { config: read.config, name, read })
         })
     }
 

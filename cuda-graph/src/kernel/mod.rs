@@ -232,6 +232,12 @@ impl<A: KernelArgs> Kernel<A> {
         }
     }
 
+    /// Whether the kernel is a library's (a [`Module`]'s), whose launch handle is a
+    /// `cudaKernel_t` rather than a host stub.
+    pub(crate) fn is_loaded(&self) -> bool {
+        matches!(self.entry, Entry::Loaded(_))
+    }
+
     /// The kernel's name.
     ///
     /// ```no_run

@@ -74,15 +74,8 @@ pub(in crate::graph) fn shape_of(graph: sys::cudaGraph_t, flags: u64) -> Option<
 /// The kernel node's function as a number, or 0 when CUDA cannot say: the function only
 /// narrows the search (an update to another function may still succeed).
 fn kernel_function(node: sys::cudaGraphNode_t) -> u64 {
-    let mut params = sys::cudaKernelNodeParams::default();
-    // SAFETY: `node` is a live kernel node; `params` is writable.
-    if unsafe { sys::cudaGraphKernelNodeGetParams(node, &mut params) } == sys::cudaError::cudaSuccess {
-        return params.func as u64;
-    }
-    // SAFETY: plain call; clears this thread's last error (the failure above), so that a
-    // later launch check does not take it for its own.
-    let _ = unsafe { sys::cudaGetLastError() };
-    0
+    // SAFETY: `node` is a live kernel node of the graph the caller holds.
+    unsafe { crate::graph::kernel_node::read(node) }.map_or(0, |read| read.function as u64)
 }
 
 type Edges = (Vec<sys::cudaGraphNode_t>, Vec<sys::cudaGraphNode_t>, Vec<sys::cudaGraphEdgeData>);
