@@ -283,6 +283,17 @@ extern "C" __global__ void gl_pick_host(const float* logits, uint32_t* tokens, u
     (void)gl_pick(logits, tokens, done, out_tokens, out_probs, state, batch, max_len);
 }
 
+// (b')'s last kernel: as gl_pick_host, and thread 0 also stores the decision in `flag`, a word of
+// mapped host memory, which the host reads in place once the stream is idle (no copy queued).
+extern "C" __global__ void gl_pick_mapped(const float* logits, uint32_t* tokens, uint32_t* done,
+                                          uint32_t* out_tokens, float* out_probs, uint32_t* state,
+                                          uint32_t* flag, uint32_t batch, uint32_t max_len) {
+    const uint32_t go_on = gl_pick(logits, tokens, done, out_tokens, out_probs, state, batch, max_len);
+    if (threadIdx.x == 0) {
+        *(volatile uint32_t*)flag = go_on;
+    }
+}
+
 // The WHILE body's last kernel: as gl_pick_host, and it ends the loop when no sequence is left.
 // The loop's handle defaults to 1 at each launch and holds between body runs, so only the last
 // step sets it.

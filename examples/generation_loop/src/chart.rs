@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use plotters::prelude::*;
 
-use crate::results::{Row, TORCH_WAYS};
+use crate::results::{is_torch, Row};
 
 /// The chart's file name in a results folder.
 pub const FILE_NAME: &str = "generation_loop.png";
@@ -28,7 +28,7 @@ pub struct Line {
 /// ```
 /// use generation_loop::{chart::lines, results::Row};
 /// let row = |batch, way: &str, us| Row { batch, way: way.into(), label: way.into(), steps: 1, tokens: 1,
-///     us_per_step: us, tokens_per_s: 1.0, runs: 1 };
+///     us_per_step: us, tokens_per_s: 1.0, runs: 1, us_runs: vec![us] };
 /// let rows = [row(1, "a", 3.0), row(1, "b", 5.0), row(4, "a", 4.0)];
 /// let lines = lines(&rows, |r| r.us_per_step);
 /// assert_eq!(lines[0].points, [(1.0, 3.0), (4.0, 4.0)]);
@@ -54,6 +54,7 @@ fn color(way: &str) -> RGBColor {
     match way {
         "host_launches" => RGBColor(0xff, 0x7f, 0x0e),
         "graph_per_step" => RGBColor(0x1f, 0x77, 0xb4),
+        "graph_per_step_mapped" => RGBColor(0x17, 0xbe, 0xcf),
         "while_graph" => RGBColor(0x2c, 0xa0, 0x2c),
         "while_pdl" => RGBColor(0x94, 0x67, 0xbd),
         "torch_eager" => RGBColor(0xd6, 0x27, 0x28),
@@ -137,7 +138,7 @@ fn panel<DB: DrawingBackend>(
         let color = color(&line.way);
         let style = ShapeStyle::from(&color).stroke_width(3);
         let points = line.points.iter().copied();
-        let drawn = if TORCH_WAYS.contains(&line.way.as_str()) {
+        let drawn = if is_torch(&line.way) {
             chart.draw_series(DashedLineSeries::new(points, 10, 6, style)).map_err(error)?
         } else {
             chart.draw_series(LineSeries::new(points, style)).map_err(error)?
@@ -207,6 +208,7 @@ mod tests {
                     us_per_step: us + f64::from(b) / 8.0,
                     tokens_per_s: 1e6 * f64::from(b) / us,
                     runs: 3,
+                    us_runs: vec![us; 3],
                 })
             })
             .collect();

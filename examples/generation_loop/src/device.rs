@@ -14,8 +14,9 @@ use crate::reference::{Generation, PAD};
 // (<= MAX_BATCH); the output rows by `batch * max_len`, at the step counter `state[0]`, which
 // `gl_pick_*` writes only for a sequence still running, and every sequence stops before the
 // counter reaches `max_len`; the embedding by a token, which is a start token (< VOCAB) or one
-// the pick chose (< VOCAB). The declarations are private to this module, whose launches pass
-// exactly those buffers and sizes.
+// the pick chose (< VOCAB); `gl_pick_mapped` also writes one word at `flag`, a `MappedBuffer`
+// of one word that the graph holding the node keeps alive. The declarations are private to this
+// module, whose launches pass exactly those buffers and sizes.
 cuda_graph::kernels! {
     /// One GRU layer for every unfinished sequence.
     unsafe fn gl_gru(
@@ -50,6 +51,18 @@ cuda_graph::kernels! {
         out_tokens: DevicePtr<u32>,
         out_probs: DevicePtr<f32>,
         state: DevicePtr<u32>,
+        batch: u32,
+        max_len: u32,
+    );
+    /// The same, and it also stores the decision in `flag` (a word of mapped host memory).
+    unsafe fn gl_pick_mapped(
+        logits: DeviceConstPtr<f32>,
+        tokens: DevicePtr<u32>,
+        done: DevicePtr<u32>,
+        out_tokens: DevicePtr<u32>,
+        out_probs: DevicePtr<f32>,
+        state: DevicePtr<u32>,
+        flag: DevicePtr<u32>,
         batch: u32,
         max_len: u32,
     );
@@ -121,10 +134,12 @@ impl DeviceModel {
 }
 
 /// Which last kernel a step ends with.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Pick {
     /// `gl_pick_host`: the host reads the decision.
     Host,
+    /// `gl_pick_mapped`: the decision also goes to this word of mapped host memory.
+    Mapped(DevicePtr<u32>),
     /// `gl_pick_while`: the kernel ends the loop of this handle.
     While(ConditionalHandle),
 }
@@ -294,6 +309,10 @@ impl Batch {
                 let args = (logits, tokens, done, out_tokens, out_probs, state, b, self.max_len);
                 sink.kernel(gl_pick_host(), config, args)
             }
+            Pick::Mapped(flag) => {
+                let args = (logits, tokens, done, out_tokens, out_probs, state, flag, b, self.max_len);
+                sink.kernel(gl_pick_mapped(), config, args)
+            }
             Pick::While(handle) => {
                 let args = (handle, logits, tokens, done, out_tokens, out_probs, state, b, self.max_len);
                 sink.kernel(gl_pick_while(), config, args)
@@ -322,6 +341,6 @@ impl Batch {
 mod kernel_declarations {
     #[test]
     fn match_the_cpp_parameter_types() {
-        chapter_common::assert_kernel_types! { super::gl_gru, super::gl_logits, super::gl_pick_host, super::gl_pick_while }
+        chapter_common::assert_kernel_types! { super::gl_gru, super::gl_logits, super::gl_pick_host, super::gl_pick_mapped, super::gl_pick_while }
     }
 }

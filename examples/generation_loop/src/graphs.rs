@@ -50,7 +50,7 @@ fn add_steps(
 ) -> Result<()> {
     let mut last = None;
     for _ in 0..steps {
-        last = Some(batch.add_step(model, graph, pick, chain, &after(&last))?);
+        last = Some(batch.add_step(model, graph, pick.clone(), chain, &after(&last))?);
     }
     Ok(())
 }

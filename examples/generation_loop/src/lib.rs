@@ -267,27 +267,36 @@ pub fn book() -> Book<Options> {
 }
 
 /// The one-line summary, e.g.
-/// `WHILE 2.40x per step over one graph per step at batch 1 (9.50 vs 22.80 us/step)`.
+/// `WHILE 2.40x per step over the faster host loop of one graph per step at batch 1 (9.50 vs 22.80 us/step)`:
+/// (c) against the faster of (b) and (b′).
 ///
 /// ```
 /// let mut report = chapter_common::Report::new("generation_loop");
 /// report.figure("smallest_batch", 1.0, "sequences");
 /// report.figure("b1_while_graph_us_per_step", 9.5, "us");
-/// report.figure("b1_graph_per_step_us_per_step", 22.8, "us");
+/// report.figure("b1_graph_per_step_us_per_step", 24.0, "us");
+/// report.figure("b1_graph_per_step_mapped_us_per_step", 22.8, "us");
 /// report.figure("while_over_graph_per_step", 22.8 / 9.5, "x");
 /// assert_eq!(
 ///     generation_loop::headline(&report),
-///     "WHILE 2.40x per step over one graph per step at batch 1 (9.50 vs 22.80 us/step)"
+///     "WHILE 2.40x per step over the faster host loop of one graph per step at batch 1 (9.50 vs 22.80 us/step)"
 /// );
 /// ```
 pub fn headline(report: &Report) -> String {
     let figure = |name: &str| report.figure_value(name).unwrap_or(f64::NAN);
     let batch = figure("smallest_batch");
+    let host = [
+        format!("b{batch}_graph_per_step_us_per_step"),
+        format!("b{batch}_graph_per_step_mapped_us_per_step"),
+    ]
+    .iter()
+    .filter_map(|name| report.figure_value(name))
+    .fold(f64::NAN, f64::min);
     format!(
-        "WHILE {:.2}x per step over one graph per step at batch {batch} ({:.2} vs {:.2} us/step)",
+        "WHILE {:.2}x per step over the faster host loop of one graph per step at batch {batch} ({:.2} vs {host:.2} \
+         us/step)",
         figure("while_over_graph_per_step"),
         figure(&format!("b{batch}_while_graph_us_per_step")),
-        figure(&format!("b{batch}_graph_per_step_us_per_step")),
     )
 }
 

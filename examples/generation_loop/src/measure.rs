@@ -56,7 +56,10 @@ impl Plan {
     /// ```
     /// use generation_loop::{measure::Plan, ways::Way};
     /// assert!(Plan::new(true).ways.contains(&Way::WhilePdl));
-    /// assert_eq!(Plan::new(false).ways, [Way::HostLaunches, Way::GraphPerStep, Way::WhileGraph]);
+    /// assert_eq!(
+    ///     Plan::new(false).ways,
+    ///     [Way::HostLaunches, Way::GraphPerStep, Way::GraphPerStepMapped, Way::WhileGraph]
+    /// );
     /// ```
     pub fn new(programmatic: bool) -> Plan {
         Plan {
@@ -131,6 +134,7 @@ pub fn measure(
                 us_per_step: us[index].median(),
                 tokens_per_s: tps[index].median(),
                 runs,
+                us_runs: us[index].0.clone(),
             };
             out.row_json.push(row.to_json(&us[index], &tps[index]));
             out.rows.push(row);

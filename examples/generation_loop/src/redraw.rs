@@ -30,14 +30,14 @@ fn read_json(path: &Path) -> Result<Value, String> {
 /// let profile = serde_json::json!([{"batch": 1, "steps": 205, "step_chain": {"median": 7.0},
 ///     "empty_while": {"median": 5.0}, "added_per_step_us": {"graph_per_step": 10.0, "while_graph": 4.5}}]);
 /// let table = generation_loop::redraw::profile_table(&profile);
-/// assert!(table.contains("| 1 | 205 | 7.00 | — | 5.00 | — | — | — | 10.00 | 4.50 | — |"), "{table}");
+/// assert!(table.contains("| 1 | 205 | 7.00 | — | 5.00 | — | — | — | 10.00 | — | 4.50 | — |"), "{table}");
 /// ```
 pub fn profile_table(profile: &Value) -> String {
-    let ways = ["host_launches", "graph_per_step", "while_graph", "while_pdl"];
+    let ways = ["host_launches", "graph_per_step", "graph_per_step_mapped", "while_graph", "while_pdl"];
     let mut out = String::from(
         "| batch | steps | all steps in one graph | the same, programmatic edges | WHILE of 4 empty kernels \
-         | (c), 4 steps per iteration | (d), 4 steps per iteration | added by (a) | added by (b) | added by (c) \
-         | added by (d) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         | (c), 4 steps per iteration | (d), 4 steps per iteration | added by (a) | added by (b) | added by (b′) \
+         | added by (c) | added by (d) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let show = |v: &Value| v.as_f64().map_or("—".to_string(), |x| format!("{x:.2}"));
     for entry in profile.as_array().into_iter().flatten() {
@@ -76,9 +76,9 @@ pub fn readme(report: &Value, torch: Option<&Value>, rows: &[Row]) -> String {
                 t["torch"].as_str().unwrap_or("?"),
                 t["date"].as_str().map(|d| format!(" on {d}")).unwrap_or_default(),
                 if t["tokens_match"] == true {
-                    "equal to the example's"
+                    "of its bit-exact twin equal to the example's"
                 } else {
-                    "DIFFERENT from the example's"
+                    "of its bit-exact twin DIFFERENT from the example's"
                 }
             ),
             None => " (not present: no PyTorch figures)".to_string(),
@@ -87,9 +87,12 @@ pub fn readme(report: &Value, torch: Option<&Value>, rows: &[Row]) -> String {
     let _ = writeln!(out, "![µs per step and tokens per second by batch size]({})\n", chart::FILE_NAME);
     out.push_str(&markdown_table(rows));
     let smallest = rows.iter().map(|r| r.batch).min().unwrap_or(1);
-    out.push_str("\nGoals (issue 26):\n\n");
+    out.push_str("\nGoals (issues 26 and 37):\n\n");
     for goal in goals(rows, smallest) {
         let _ = writeln!(out, "- {}", goal.line().trim_start_matches("goal: "));
+    }
+    if let Some(torch) = torch {
+        out.push_str(&agreement_list(torch));
     }
     out.push_str(
         "\nWhere a step's time goes (µs per step, medians; \"added\" is the way's time minus the unrolled \
@@ -104,6 +107,51 @@ pub fn readme(report: &Value, torch: Option<&Value>, rows: &[Row]) -> String {
             "- {}: {held} ({})",
             check["name"].as_str().unwrap_or("?"),
             check["detail"].as_str().unwrap_or("")
+        );
+    }
+    out
+}
+
+/// What the PyTorch ways a practitioner would write (not bit-exact: `nn.GRUCell`'s own
+/// activations, compiled kernels) produced against the example's tokens, from `torch.json`'s
+/// `agreement` entries: how many steps agree and the largest logit difference from the
+/// bit-exact twin while they do. Empty when there are none.
+///
+/// ```
+/// let torch = serde_json::json!({"agreement": [{"batch": 1, "label": "GRUCell", "exact": false,
+///     "steps": 205, "steps_agreeing": 12, "tokens_equal": 40, "tokens": 205, "max_logit_diff": 0.0123}]});
+/// let text = generation_loop::redraw::agreement_list(&torch);
+/// assert!(text.contains("- batch 1, GRUCell: first 12 of 205 steps agree (40 of 205 tokens equal); \
+///     largest logit difference from the bit-exact twin while they agree 0.0123"), "{text}");
+/// ```
+pub fn agreement_list(torch: &Value) -> String {
+    let Some(entries) = torch["agreement"].as_array().filter(|a| !a.is_empty()) else {
+        return String::new();
+    };
+    let mut out = String::from(
+        "\nPyTorch's ways as a PyTorch user writes them (`nn.GRUCell`, `torch.compile`), against the example's \
+         tokens (they compute sigmoid and tanh where the example looks them up in tables, so their tokens may \
+         differ; every way runs the example's step count):\n\n",
+    );
+    for e in entries {
+        let number = |name: &str| e[name].as_f64().map_or("?".to_string(), |v| format!("{v}"));
+        let agreement = if e["exact"] == true {
+            "every token equal".to_string()
+        } else {
+            format!(
+                "first {} of {} steps agree ({} of {} tokens equal)",
+                number("steps_agreeing"),
+                number("steps"),
+                number("tokens_equal"),
+                number("tokens")
+            )
+        };
+        let _ = writeln!(
+            out,
+            "- batch {}, {}: {agreement}; largest logit difference from the bit-exact twin while they agree {}",
+            e["batch"],
+            e["label"].as_str().unwrap_or("?"),
+            e["max_logit_diff"].as_f64().map_or("?".to_string(), |v| format!("{v:.4}"))
         );
     }
     out
@@ -152,7 +200,9 @@ mod tests {
             "data": {"device": "GPU X", "rows": [row(1, "graph_per_step", 20.0), row(1, "while_graph", 8.0),
                                                 row(4, "graph_per_step", 22.0), row(4, "while_graph", 9.0)]}});
         let torch = json!({"torch": "2.11", "tokens_match": true, "date": "2026-11-26",
-            "rows": [row(1, "torch_graph", 50.0), row(4, "torch_graph", 52.0)]});
+            "rows": [row(1, "torch_graph", 50.0), row(4, "torch_graph", 52.0)],
+            "agreement": [{"batch": 1, "label": "compiled", "exact": false, "steps": 100, "steps_agreeing": 3,
+                           "tokens_equal": 9, "tokens": 100, "max_logit_diff": 0.5}]});
         std::fs::write(dir.join(REPORT_FILE), report.to_string()).unwrap();
         std::fs::write(dir.join(TORCH_FILE), torch.to_string()).unwrap();
         let text = readme(&report, Some(&torch), &{
@@ -162,12 +212,21 @@ mod tests {
             rows
         });
         assert!(text.contains("# generation_loop on GPU X"), "{text}");
-        assert!(text.contains("PyTorch 2.11, run right after on 2026-11-26; tokens equal"), "{text}");
         assert!(
-            text.contains("(c) at least 2x faster per step than (b) at batch 1: measured 2.50x (met)"),
+            text.contains("PyTorch 2.11, run right after on 2026-11-26; tokens of its bit-exact twin equal"),
             "{text}"
         );
-        assert!(text.contains("fastest host loop at batch 1: measured 6.25x (met)"), "{text}");
+        assert!(
+            text.contains(
+                "(b) or (b′) (here graph_per_step), at batch 1: measured 2.50x, runs 2.50x-2.50x (met)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("(d) at least 2x faster per step than PyTorch's fastest way (here torch_graph)"),
+            "{text}"
+        );
+        assert!(text.contains("- batch 1, compiled: first 3 of 100 steps agree"), "{text}");
         assert!(text.contains("- c: ok (d)"), "{text}");
         if chart::load_font() {
             let summary = redraw(&dir).unwrap();

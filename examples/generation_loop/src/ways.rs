@@ -1,12 +1,13 @@
 //! The ways to run one generation of a batch, each timed between two CUDA events:
 //! (a) a host loop of stream launches that reads a flag back every step; (b) a host loop that
-//! replays one graph per step (the step's kernels and the flag's copy to pinned memory);
+//! replays one graph per step (the step's kernels and the flag's copy to pinned memory); (b′)
+//! the same without the copy, the step's last kernel writing the flag into mapped host memory;
 //! (c) the whole generation as one graph launch, the step as a WHILE body whose last kernel
 //! ends the loop; (d) the same with programmatic edges between the step's kernels. The
 //! profile's graphs ([`Probe`]) run the same way as (c): one launch each.
 
 use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
-use cuda_graph::{DeviceBuffer, Event, PinnedBuffer, Result, Stream};
+use cuda_graph::{DeviceBuffer, Event, MappedBuffer, PinnedBuffer, Result, Stream};
 
 use crate::device::{Batch, Chain, DeviceModel, Pick, STATE_GO_ON, STATE_WORDS};
 use crate::graphs;
@@ -23,6 +24,10 @@ pub enum Way {
     /// (b) A host loop replaying one graph per step: the four kernels and the state's copy to
     /// pinned memory, then a wait and a read, as serving engines replay a captured step.
     GraphPerStep,
+    /// (b′) As (b) without the copy: the step's last kernel writes the decision into mapped
+    /// host memory, and the host waits for the stream and reads it in place (the cheapest
+    /// host round trip this project measured).
+    GraphPerStepMapped,
     /// (c) One graph launch for the whole generation: a WHILE node whose body is the step; its
     /// last kernel ends the loop when no sequence is left.
     WhileGraph,
@@ -33,7 +38,8 @@ pub enum Way {
 
 impl Way {
     /// Every way, in the order they run and are reported.
-    pub const ALL: [Way; 4] = [Way::HostLaunches, Way::GraphPerStep, Way::WhileGraph, Way::WhilePdl];
+    pub const ALL: [Way; 5] =
+        [Way::HostLaunches, Way::GraphPerStep, Way::GraphPerStepMapped, Way::WhileGraph, Way::WhilePdl];
 
     /// The short name used in figures and JSON.
     ///
@@ -44,6 +50,7 @@ impl Way {
         match self {
             Way::HostLaunches => "host_launches",
             Way::GraphPerStep => "graph_per_step",
+            Way::GraphPerStepMapped => "graph_per_step_mapped",
             Way::WhileGraph => "while_graph",
             Way::WhilePdl => "while_pdl",
         }
@@ -54,6 +61,7 @@ impl Way {
         match self {
             Way::HostLaunches => "(a) host loop, stream launches",
             Way::GraphPerStep => "(b) host loop, one graph per step",
+            Way::GraphPerStepMapped => "(b′) as (b), mapped flag",
             Way::WhileGraph => "(c) one graph launch, WHILE node",
             Way::WhilePdl => "(d) as (c), programmatic edges",
         }
@@ -108,6 +116,9 @@ pub struct Runner {
     /// (b): one step and the copy of the state into `step_readback`.
     step_exec: GraphExec<HostLaunch>,
     step_readback: PinnedBuffer<u32>,
+    /// (b′): one step whose last kernel writes the decision into `flag`.
+    mapped_exec: GraphExec<HostLaunch>,
+    flag: MappedBuffer<u32>,
     /// (c) and the profile's graphs.
     one_launch: Vec<(OneLaunch, GraphExec<HostLaunch>)>,
     /// The empty loop's step counter.
@@ -129,6 +140,12 @@ impl Runner {
         step.add_memcpy_to_host(&step_readback, &batch.state().ptr(), STATE_WORDS, &[&last])?;
         let step_exec = step.instantiate::<HostLaunch>(Default::default())?;
         step_exec.upload(&stream)?;
+
+        let flag = MappedBuffer::zeroed(1)?;
+        let mapped_step = Graph::new()?;
+        batch.add_step(model, &mapped_step, Pick::Mapped(flag.ptr()), Chain::Plain, &[])?;
+        let mapped_exec = mapped_step.instantiate::<HostLaunch>(Default::default())?;
+        mapped_exec.upload(&stream)?;
 
         let mut one_launch = Vec::new();
         let whiles = plan.ways.iter().filter(|w| w.one_launch());
@@ -162,6 +179,8 @@ impl Runner {
             readback: PinnedBuffer::zeroed(STATE_WORDS)?,
             step_exec,
             step_readback,
+            mapped_exec,
+            flag,
             one_launch,
             counter,
             max_len,
@@ -189,6 +208,16 @@ impl Runner {
                 for _ in 0..bound {
                     runner.step_exec.launch(&runner.stream)?;
                     if runner.step_readback.as_slice()?[STATE_GO_ON] == 0 {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            Way::GraphPerStepMapped => {
+                for _ in 0..bound {
+                    runner.mapped_exec.launch(&runner.stream)?;
+                    runner.stream.synchronize()?;
+                    if runner.flag.load(0) == 0 {
                         break;
                     }
                 }

@@ -62,6 +62,7 @@ macro_rules! each_way_alone {
 each_way_alone! {
     host_launches_alone: HostLaunches,
     graph_per_step_alone: GraphPerStep,
+    graph_per_step_mapped_alone: GraphPerStepMapped,
     while_graph_alone: WhileGraph,
     while_pdl_alone: WhilePdl,
 }
