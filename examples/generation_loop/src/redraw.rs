@@ -118,11 +118,13 @@ pub fn readme(report: &Value, torch: Option<&Value>, rows: &[Row]) -> String {
 /// bit-exact twin while they do. Empty when there are none.
 ///
 /// ```
-/// let torch = serde_json::json!({"agreement": [{"batch": 1, "label": "GRUCell", "exact": false,
-///     "steps": 205, "steps_agreeing": 12, "tokens_equal": 40, "tokens": 205, "max_logit_diff": 0.0123}]});
+/// let torch = serde_json::json!({"agreement": [{"batch": 4, "label": "GRUCell", "exact": false,
+///     "steps": 205, "steps_agreeing": 12, "median_prefix": 30.5, "tokens_equal": 40, "tokens": 419,
+///     "max_logit_diff": 0.0123}]});
 /// let text = generation_loop::redraw::agreement_list(&torch);
-/// assert!(text.contains("- batch 1, GRUCell: first 12 of 205 steps agree (40 of 205 tokens equal); \
-///     largest logit difference from the bit-exact twin while they agree 0.0123"), "{text}");
+/// assert!(text.contains("- batch 4, GRUCell: the first 12 of 205 steps agree in every sequence (median \
+///     sequence 30.5; 40 of 419 tokens equal); largest logit difference from the bit-exact twin while they \
+///     agree 0.0123"), "{text}");
 /// ```
 pub fn agreement_list(torch: &Value) -> String {
     let Some(entries) = torch["agreement"].as_array().filter(|a| !a.is_empty()) else {
@@ -139,9 +141,10 @@ pub fn agreement_list(torch: &Value) -> String {
             "every token equal".to_string()
         } else {
             format!(
-                "first {} of {} steps agree ({} of {} tokens equal)",
+                "the first {} of {} steps agree in every sequence (median sequence {}; {} of {} tokens equal)",
                 number("steps_agreeing"),
                 number("steps"),
+                number("median_prefix"),
                 number("tokens_equal"),
                 number("tokens")
             )
@@ -202,7 +205,7 @@ mod tests {
         let torch = json!({"torch": "2.11", "tokens_match": true, "date": "2026-11-26",
             "rows": [row(1, "torch_graph", 50.0), row(4, "torch_graph", 52.0)],
             "agreement": [{"batch": 1, "label": "compiled", "exact": false, "steps": 100, "steps_agreeing": 3,
-                           "tokens_equal": 9, "tokens": 100, "max_logit_diff": 0.5}]});
+                           "median_prefix": 3, "tokens_equal": 9, "tokens": 100, "max_logit_diff": 0.5}]});
         std::fs::write(dir.join(REPORT_FILE), report.to_string()).unwrap();
         std::fs::write(dir.join(TORCH_FILE), torch.to_string()).unwrap();
         let text = readme(&report, Some(&torch), &{
@@ -226,7 +229,10 @@ mod tests {
             text.contains("(d) at least 2x faster per step than PyTorch's fastest way (here torch_graph)"),
             "{text}"
         );
-        assert!(text.contains("- batch 1, compiled: first 3 of 100 steps agree"), "{text}");
+        assert!(
+            text.contains("- batch 1, compiled: the first 3 of 100 steps agree in every sequence"),
+            "{text}"
+        );
         assert!(text.contains("- c: ok (d)"), "{text}");
         if chart::load_font() {
             let summary = redraw(&dir).unwrap();
