@@ -6,7 +6,7 @@ mod support;
 
 use cuda_graph::{CudaError, Device, DeviceBuffer};
 use cuda_graph_nccl::{Communicator, Group, ReduceOp};
-use support::{nccl_ready, streams_for, sync_all};
+use support::{nccl_ready, note_one_rank, streams_for, sync_all};
 
 /// Each rank's input: exact in every element type used here.
 fn input(rank: usize, i: usize) -> i64 {
@@ -17,6 +17,7 @@ fn input(rank: usize, i: usize) -> i64 {
 fn every_collective_on_every_gpu_matches_the_cpu() {
     let Some(_serial) = nccl_ready("every_collective_on_every_gpu_matches_the_cpu") else { return };
     let comms = Communicator::init_all().unwrap();
+    note_one_rank(&comms, "every_collective_on_every_gpu_matches_the_cpu");
     let streams = streams_for(&comms);
     let ranks = comms.len();
     let count = 4099; // not a multiple of anything NCCL chunks by

@@ -9,7 +9,7 @@ mod support;
 use cuda_graph::graph::{CaptureMode, Graph, HostLaunch, NodeKind};
 use cuda_graph::{DeviceBuffer, LaunchConfig};
 use cuda_graph_nccl::{Communicator, Group, ReduceOp};
-use support::{graph_mixing_off, nccl_ready, streams_for, sync_all};
+use support::{graph_mixing_off, nccl_ready, note_one_rank, streams_for, sync_all};
 use test_kernels::{add_scalar, fill_pattern, pattern, while_step};
 
 const N: u32 = 1 << 14;
@@ -38,6 +38,7 @@ fn kernels_and_an_all_reduce_captured_replay_as_one_graph_per_gpu() {
         return;
     };
     let comms = Communicator::init_all().unwrap();
+    note_one_rank(&comms, "kernels_and_an_all_reduce_captured_replay_as_one_graph_per_gpu");
     let streams = streams_for(&comms);
     warm_up(&comms, &streams);
     let mut data: Vec<_> =
@@ -98,6 +99,7 @@ fn an_all_reduce_inside_a_while_body() {
     graph_mixing_off();
     let Some(_serial) = nccl_ready("an_all_reduce_inside_a_while_body") else { return };
     let comms = Communicator::init_all().unwrap();
+    note_one_rank(&comms, "an_all_reduce_inside_a_while_body");
     let streams = streams_for(&comms);
     warm_up(&comms, &streams);
     let limit = 5u32;

@@ -64,3 +64,13 @@ pub fn sync_all(streams: &[cuda_graph::Stream]) {
         stream.synchronize().unwrap();
     }
 }
+
+/// Says so when `comms` has one rank: the test then runs, but its collectives are trivially
+/// right (a sum over one rank is the input), so it prints `skipped: … needs 2 CUDA devices …`
+/// for the cross-rank part, and fails instead under `REQUIRE_GPUS=2`.
+#[allow(dead_code)] // used by some of the test binaries sharing this module
+pub fn note_one_rank(comms: &[cuda_graph_nccl::Communicator], test: &str) {
+    if comms.len() < 2 {
+        let _ = gpu_test_support::gpus_available(2, &format!("{test} (across ranks; ran with one rank)"));
+    }
+}

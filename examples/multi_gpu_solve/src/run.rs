@@ -11,19 +11,21 @@ use crate::Solver;
 /// How one way of running the solve did.
 #[derive(Debug, Clone)]
 pub struct Way {
-    /// What rank 0 ended with.
+    /// What rank 0 ended with in the last repeat.
     pub outcome: Outcome,
-    /// Every rank ended with the same w and pass count.
+    /// In every repeat, every rank ended with the same w and pass count.
     pub ranks_alike: bool,
-    /// Largest difference from the CPU's w.
+    /// Largest difference from the CPU's w, over the repeats.
     pub from_cpu: f64,
-    /// Largest difference from the exact solution.
+    /// Largest difference from the exact solution, over the repeats.
     pub from_exact: f64,
+    /// The repeats (from 0) whose outcome failed a check; empty when all passed.
+    pub failed_repeats: Vec<usize>,
     /// Median time per pass, in microseconds.
     pub us_per_pass: f64,
-    /// All checks passed: ranks alike, w within 1e-6 of the CPU's and of the exact solution,
-    /// the pass count within 2 of the CPU's (sums in another order may cross the tolerance a
-    /// pass sooner or later) and below the cap.
+    /// All checks passed in every repeat: ranks alike, w within 1e-6 of the CPU's and of the
+    /// exact solution, the pass count within 2 of the CPU's (sums in another order may cross
+    /// the tolerance a pass sooner or later) and below the cap.
     pub ok: bool,
 }
 
@@ -64,7 +66,7 @@ pub fn run(config: &Config, repeats: usize) -> Result<Report, CudaError> {
     let mut host = Vec::new();
     for _ in 0..repeats.max(1) {
         host_times.push(solver.run_from_host()?);
-        host = solver.outcomes()?;
+        host.push(solver.outcomes()?);
     }
     let execs = solver.build_graphs()?;
     solver.run_graphs(&execs)?; // the first launch uploads the graphs
@@ -72,7 +74,7 @@ pub fn run(config: &Config, repeats: usize) -> Result<Report, CudaError> {
     let mut graph = Vec::new();
     for _ in 0..repeats.max(1) {
         graph_times.push(solver.run_graphs(&execs)?);
-        graph = solver.outcomes()?;
+        graph.push(solver.outcomes()?);
     }
     Ok(Report {
         ranks,
@@ -82,15 +84,29 @@ pub fn run(config: &Config, repeats: usize) -> Result<Report, CudaError> {
     })
 }
 
-fn way(outcomes: &[Outcome], times: &[Duration], cpu: &Outcome, config: &Config) -> Way {
-    let outcome = outcomes[0].clone();
-    let ranks_alike = outcomes.iter().all(|o| *o == outcome);
-    let from_cpu = max_difference(&outcome.w, &cpu.w);
-    let from_exact = max_difference(&outcome.w, &problem::solution(config.features));
-    let passes_close = outcome.passes.abs_diff(cpu.passes) <= 2 && outcome.passes < config.max_passes;
+/// One way's figures and checks from every repeat's outcomes (one `Vec` per repeat, one
+/// outcome per rank) and times.
+fn way(repeats: &[Vec<Outcome>], times: &[Duration], cpu: &Outcome, config: &Config) -> Way {
+    let exact = problem::solution(config.features);
+    let (mut ranks_alike, mut from_cpu, mut from_exact, mut failed_repeats) =
+        (true, 0.0f64, 0.0f64, Vec::new());
+    for (index, outcomes) in repeats.iter().enumerate() {
+        let first = &outcomes[0];
+        let alike = outcomes.iter().all(|o| o == first);
+        let to_cpu = max_difference(&first.w, &cpu.w);
+        let to_exact = max_difference(&first.w, &exact);
+        let passes_close = first.passes.abs_diff(cpu.passes) <= 2 && first.passes < config.max_passes;
+        if !(alike && to_cpu <= 1e-6 && to_exact <= 1e-6 && passes_close) {
+            failed_repeats.push(index);
+        }
+        ranks_alike &= alike;
+        from_cpu = from_cpu.max(to_cpu);
+        from_exact = from_exact.max(to_exact);
+    }
+    let outcome = repeats.last().map(|o| o[0].clone()).expect("at least one repeat");
     let mut sorted = times.to_vec();
     sorted.sort();
     let us_per_pass = sorted[sorted.len() / 2].as_secs_f64() * 1e6 / f64::from(outcome.passes.max(1));
-    let ok = ranks_alike && from_cpu <= 1e-6 && from_exact <= 1e-6 && passes_close;
-    Way { outcome, ranks_alike, from_cpu, from_exact, us_per_pass, ok }
+    let ok = failed_repeats.is_empty();
+    Way { outcome, ranks_alike, from_cpu, from_exact, failed_repeats, us_per_pass, ok }
 }

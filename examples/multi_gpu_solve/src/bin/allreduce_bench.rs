@@ -90,16 +90,7 @@ fn run(quick: bool, out: &std::path::Path) -> Result<(), CudaError> {
         // Check one all-reduce (this also connects NCCL's ranks before any capture).
         all_reduce(&mut ranks)?;
         sync(&ranks)?;
-        let want = (n * (n + 1) / 2) as f32;
-        for rank in &ranks {
-            let got = rank.data.to_vec()?;
-            if got.iter().any(|&v| v != want) {
-                return Err(CudaError::InvalidArgument {
-                    call: "allreduce_bench",
-                    problem: format!("{bytes} bytes: expected {want}"),
-                });
-            }
-        }
+        check_sums(&ranks, bytes, "host")?;
         if first {
             first = false;
             all_reduce(&mut ranks)?; // warm-up beyond the first connection
@@ -120,6 +111,15 @@ fn run(quick: bool, out: &std::path::Path) -> Result<(), CudaError> {
             }
             sync(&ranks)
         })?;
+        // Check the graphs' all-reduce too, from fresh inputs (the timed runs summed sums).
+        for rank in &mut ranks {
+            rank.data.copy_from_host(&vec![rank.comm.rank() as f32 + 1.0; len])?;
+        }
+        for (rank, exec) in ranks.iter().zip(&execs) {
+            exec.launch(&rank.stream)?;
+        }
+        sync(&ranks)?;
+        check_sums(&ranks, bytes, "graph")?;
         let bus = |us: f64| bytes as f64 * 2.0 * (n as f64 - 1.0) / n as f64 / (us * 1e-6) / 1e9;
         println!(
             "{bytes:>10} {host:>10.2} {graph:>10.2} {:>8.3} {:>12.2} {:>12.2}",
@@ -142,6 +142,26 @@ fn run(quick: bool, out: &std::path::Path) -> Result<(), CudaError> {
         },
     )?;
     println!("wrote {}", out.join("allreduce.csv").display());
+    Ok(())
+}
+
+/// Checks that every rank holds the all-reduce of inputs `rank + 1`: n(n+1)/2 everywhere.
+fn check_sums(ranks: &[Rank], bytes: usize, path: &str) -> Result<(), CudaError> {
+    let n = ranks.len();
+    let want = (n * (n + 1) / 2) as f32;
+    for rank in ranks {
+        let got = rank.data.to_vec()?;
+        if let Some(i) = got.iter().position(|&v| v != want) {
+            return Err(CudaError::InvalidArgument {
+                call: "allreduce_bench",
+                problem: format!(
+                    "{bytes} bytes, {path} path, rank {}: element {i} is {}, expected {want}",
+                    rank.comm.rank(),
+                    got[i]
+                ),
+            });
+        }
+    }
     Ok(())
 }
 
