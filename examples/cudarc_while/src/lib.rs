@@ -1,5 +1,8 @@
 //! A data-dependent loop for cudarc users, two ways: on cudarc alone, driven from the host
-//! (launch, copy the "still going" flag back, decide, repeat), and as one CUDA graph whose
+//! (launch, copy the "still going" flag back, decide, repeat), written the cheapest way cudarc
+//! allows for one stream (its default stream, so no event tracking; the flag copied into one
+//! reused page-locked word and cleared in the same round, one wait per round), and as one CUDA
+//! graph whose
 //! WHILE node decides on the device, built with `cuda-graph` from the same PTX kernel on the
 //! same cudarc memory.
 //!
@@ -46,7 +49,7 @@ const BLOCK: u32 = 256;
 pub struct Config {
     /// The numbers `1..=n` are iterated.
     pub n: u32,
-    /// Timed runs of each way (after one untimed warm-up run).
+    /// Timed runs of each way (after one untimed warm-up run); each run is checked.
     pub repeats: u32,
     /// Compile the step kernel from source with NVRTC instead of loading the PTX.
     pub nvrtc: bool,
@@ -59,10 +62,17 @@ pub struct Report {
     pub n: u32,
     /// Rounds until every number reached 1 (the CPU's count; both ways matched it).
     pub rounds: u32,
-    /// Microseconds per round, the loop driven from the host with cudarc alone.
+    /// Microseconds per round, the loop driven from the host with cudarc alone: the median
+    /// over the timed runs.
     pub host_us_per_round: f64,
-    /// Microseconds per round, the WHILE graph (one launch per run).
+    /// Microseconds per round, the WHILE graph (one launch per run): the median over the runs.
     pub graph_us_per_round: f64,
+    /// The fastest and slowest run's µs per round, host-driven.
+    pub host_range: (f64, f64),
+    /// The fastest and slowest run's µs per round, WHILE graph.
+    pub graph_range: (f64, f64),
+    /// Timed runs of each way.
+    pub runs: u32,
     /// Where the step kernel came from.
     pub kernel_from: &'static str,
 }
@@ -74,12 +84,24 @@ impl fmt::Display for Report {
             "collatz over 1..={} ({} kernel): {} rounds, every step count equal to the CPU's",
             self.n, self.kernel_from, self.rounds
         )?;
-        writeln!(f, "  cudarc, host-driven loop: {:8.2} us per round", self.host_us_per_round)?;
-        writeln!(f, "  cuda-graph WHILE graph:   {:8.2} us per round", self.graph_us_per_round)?;
+        let (h, g) = (self.host_range, self.graph_range);
+        writeln!(
+            f,
+            "  cudarc, host-driven loop: {:8.2} us per round (median of {} runs; {:.2}-{:.2})",
+            self.host_us_per_round, self.runs, h.0, h.1
+        )?;
+        writeln!(
+            f,
+            "  cuda-graph WHILE graph:   {:8.2} us per round (median of {} runs; {:.2}-{:.2})",
+            self.graph_us_per_round, self.runs, g.0, g.1
+        )?;
         write!(
             f,
-            "  the graph is {:.2}x the host-driven loop's speed",
-            self.host_us_per_round / self.graph_us_per_round
+            "  the graph is {:.2}x the host-driven loop's speed (medians; {:.2}x-{:.2}x from the slowest to the \
+             fastest pairing of runs)",
+            self.host_us_per_round / self.graph_us_per_round,
+            h.0 / g.1,
+            h.1 / g.0
         )
     }
 }
@@ -114,7 +136,10 @@ struct Cudarc {
 pub fn run(config: &Config) -> Result<Report, Error> {
     let (expected_steps, expected_rounds) = cpu_reference(config.n);
     let ctx = CudaContext::new(0)?;
-    let stream = ctx.new_stream()?;
+    // One stream: cudarc's default stream keeps its context out of multi-stream mode, so
+    // launches and copies record and wait on no events (what cudarc's docs advise for one
+    // stream).
+    let stream = ctx.default_stream();
     let initial = stream.clone_htod(&(1..=u64::from(config.n)).collect::<Vec<_>>())?;
     let (ptx, kernel_from) = if config.nvrtc {
         let compiled = cuda_graph::kernel::nvrtc::compile(STEP_SOURCE, &Default::default())?;
@@ -125,24 +150,31 @@ pub fn run(config: &Config) -> Result<Report, Error> {
     let step = ctx.load_module(ptx)?.load_function("collatz_step")?;
     let cudarc = Cudarc { stream: stream.clone(), step, initial };
 
-    let (host_steps, host_rounds, host_seconds) = host_driven(&cudarc, config)?;
-    check("cudarc host-driven loop", &host_steps, host_rounds, &expected_steps, expected_rounds)?;
+    let expected = (expected_steps.as_slice(), expected_rounds);
+    let host_seconds = host_driven(&cudarc, config, expected)?;
 
     let module = if config.nvrtc {
         cuda_graph::kernel::Module::from_cuda_source(STEP_SOURCE)?
     } else {
         Module::from_ptx(STEP_PTX)?
     };
-    let (graph_steps, graph_rounds, graph_seconds) = while_graph(&cudarc, &module, config)?;
-    check("cuda-graph WHILE graph", &graph_steps, graph_rounds, &expected_steps, expected_rounds)?;
+    let graph_seconds = while_graph(&cudarc, &module, config, expected)?;
 
-    let per_round =
-        |seconds: f64| seconds * 1e6 / f64::from(config.repeats.max(1)) / f64::from(expected_rounds);
+    let per_round = |seconds: &[f64]| -> (f64, (f64, f64)) {
+        let mut us: Vec<f64> = seconds.iter().map(|s| s * 1e6 / f64::from(expected_rounds)).collect();
+        us.sort_by(f64::total_cmp);
+        (us[us.len() / 2], (us[0], us[us.len() - 1]))
+    };
+    let (host_us_per_round, host_range) = per_round(&host_seconds);
+    let (graph_us_per_round, graph_range) = per_round(&graph_seconds);
     Ok(Report {
         n: config.n,
         rounds: expected_rounds,
-        host_us_per_round: per_round(host_seconds),
-        graph_us_per_round: per_round(graph_seconds),
+        host_us_per_round,
+        graph_us_per_round,
+        host_range,
+        graph_range,
+        runs: config.repeats.max(1),
         kernel_from,
     })
 }
@@ -159,45 +191,60 @@ fn check(way: &str, steps: &[u32], rounds: u32, expected: &[u32], expected_round
     Ok(())
 }
 
-/// The loop on cudarc alone: launch a step, copy the flag back, decide, repeat. Returns the
-/// last run's step counts and rounds, and the seconds of the timed runs.
-fn host_driven(cudarc: &Cudarc, config: &Config) -> Result<(Vec<u32>, u32, f64), Error> {
+/// The loop on cudarc alone: launch a step, copy the flag into a reused page-locked word and
+/// clear it, wait, decide, repeat. Checks every run (the warm-up included) against the CPU's
+/// `expected` step counts and rounds; returns each timed run's seconds.
+fn host_driven(cudarc: &Cudarc, config: &Config, expected: (&[u32], u32)) -> Result<Vec<f64>, Error> {
     let stream = &cudarc.stream;
     let mut values = stream.alloc_zeros::<u64>(config.n as usize)?;
     let mut steps = stream.alloc_zeros::<u32>(config.n as usize)?;
     let mut active = stream.alloc_zeros::<u32>(1)?;
+    // SAFETY: the word is written by the copy below before it is read.
+    let mut flag = unsafe { stream.context().alloc_pinned_with_flags::<u32>(1, 0) }?;
     let n = config.n;
-    let mut run_once = || -> Result<u32, Error> {
-        stream.memcpy_dtod(&cudarc.initial, &mut values)?;
-        stream.memset_zeros(&mut steps)?;
+    let mut run_once = |values: &mut CudaSlice<u64>, steps: &mut CudaSlice<u32>| -> Result<u32, Error> {
+        stream.memcpy_dtod(&cudarc.initial, values)?;
+        stream.memset_zeros(steps)?;
+        stream.memset_zeros(&mut active)?;
         let mut rounds = 0;
         loop {
             let mut launch = stream.launch_builder(&cudarc.step);
-            launch.arg(&mut values).arg(&mut steps).arg(&n).arg(&mut active);
+            launch.arg(&mut *values).arg(&mut *steps).arg(&n).arg(&mut active);
             // SAFETY: collatz_step(uint64_t* values, uint32_t* steps, uint32_t n, uint32_t*
             // active) gets n-element slices and n; it touches values[i], steps[i] for i < n
             // and active[0].
             unsafe { launch.launch(CudarcLaunch::for_num_elems(n)) }?;
             rounds += 1;
-            let still_going = stream.clone_dtoh(&active)?[0];
-            if still_going == 0 {
+            stream.memcpy_dtoh(&active, &mut flag)?;
+            stream.memset_zeros(&mut active)?;
+            stream.synchronize()?;
+            if flag.as_slice()?[0] == 0 {
                 return Ok(rounds);
             }
-            stream.memset_zeros(&mut active)?;
         }
     };
-    run_once()?; // warm-up
-    let start = Instant::now();
-    let mut rounds = 0;
-    for _ in 0..config.repeats {
-        rounds = run_once()?;
+    let check_run = |steps: &CudaSlice<u32>, rounds: u32, run: &str| -> Result<(), Error> {
+        let label = format!("cudarc host-driven loop, {run}");
+        check(&label, &stream.clone_dtoh(steps)?, rounds, expected.0, expected.1)
+    };
+    let rounds = run_once(&mut values, &mut steps)?;
+    check_run(&steps, rounds, "warm-up")?;
+    let mut seconds = Vec::new();
+    for run in 0..config.repeats.max(1) {
+        let start = Instant::now();
+        let rounds = run_once(&mut values, &mut steps)?;
+        seconds.push(start.elapsed().as_secs_f64());
+        check_run(&steps, rounds, &format!("run {run}"))?;
     }
-    let seconds = start.elapsed().as_secs_f64();
-    Ok((stream.clone_dtoh(&steps)?, rounds, seconds))
+    Ok(seconds)
 }
 
 /// The same loop as one graph: reset from the initial values, then WHILE { step; decide }.
-fn while_graph(cudarc: &Cudarc, module: &Module, config: &Config) -> Result<(Vec<u32>, u32, f64), Error> {
+/// Checks every run (the warm-up included) against the CPU's `expected` step counts and
+/// rounds; returns each timed run's seconds.
+fn while_graph(
+    cudarc: &Cudarc, module: &Module, config: &Config, expected: (&[u32], u32),
+) -> Result<Vec<f64>, Error> {
     let stream = &cudarc.stream;
     let shared = |len: usize| -> Result<CudarcSlice<u32>, Error> {
         Ok(CudarcSlice::new(stream.alloc_zeros::<u32>(len)?)?)
@@ -234,16 +281,28 @@ fn while_graph(cudarc: &Cudarc, module: &Module, config: &Config) -> Result<(Vec
 
     // SAFETY: no other thread captures the cudarc stream while it is borrowed.
     let ours = unsafe { Stream::borrow_cudarc(stream) }?;
+    let check_run = |run: &str| -> Result<(), Error> {
+        let counted = stream.clone_dtoh(rounds.cudarc())?[0];
+        check(
+            &format!("cuda-graph WHILE graph, {run}"),
+            &stream.clone_dtoh(steps.cudarc())?,
+            counted,
+            expected.0,
+            expected.1,
+        )
+    };
     exec.launch(&ours)?; // warm-up
     ours.synchronize()?;
-    let start = Instant::now();
-    for _ in 0..config.repeats {
+    check_run("warm-up")?;
+    let mut seconds = Vec::new();
+    for run in 0..config.repeats.max(1) {
+        let start = Instant::now();
         exec.launch(&ours)?;
+        ours.synchronize()?;
+        seconds.push(start.elapsed().as_secs_f64());
+        check_run(&format!("run {run}"))?;
     }
-    ours.synchronize()?;
-    let seconds = start.elapsed().as_secs_f64();
-    let counted = stream.clone_dtoh(rounds.cudarc())?[0];
-    Ok((stream.clone_dtoh(steps.cudarc())?, counted, seconds))
+    Ok(seconds)
 }
 
 #[cfg(test)]
