@@ -24,14 +24,8 @@ fn main() -> ExitCode {
     let mut out = PathBuf::from("results");
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next()) {
-            ("--quick", next) => {
-                quick = true;
-                if let Some(next) = next {
-                    eprintln!("unexpected {next}");
-                    return ExitCode::from(2);
-                }
-            }
+        match (arg.as_str(), if arg == "--out" { args.next() } else { None }) {
+            ("--quick", _) => quick = true,
             ("--out", Some(dir)) => out = PathBuf::from(dir),
             _ => {
                 eprintln!("usage: allreduce_bench [--quick] [--out DIR]");
