@@ -28,7 +28,7 @@ fn skipped_tests_are_counted_per_program_and_in_the_total() {
     std::fs::copy(script(), root.join("scripts/gpu-run")).unwrap();
     write_program(
         &stage.join("bin/two_gpus"),
-        "echo 'skipped: needs 2 GPUs: a'\necho 'skipped: needs 2 GPUs: a' >&2\necho 'skipped: needs sm_90: b'\necho 'test result: ok'",
+        "echo 'skipped: needs 2 GPUs: a'\necho 'skipped: needs 2 GPUs: a' >&2\necho 'test b ... skipped: needs sm_90: b'\necho 'test c ... ok'\necho 'test result: ok'",
     );
     write_program(&stage.join("bin/plain"), "echo 'test result: ok'");
     std::fs::write(
