@@ -10,7 +10,7 @@
 //  domain: no flags, the body kernel in the remote memory-synchronization domain
 //          (cudaLaunchAttributeMemSyncDomain), whose fences need not wait for other work's.
 // (A device-launchable exec is not a way: CUDA refuses conditional nodes in one, see
-// ../shared/CUDA_FACTS.md.)
+// ARCHITECTURE.md, "What a device-launched graph may hold".)
 // An exec's step cost is fixed for its life but differs between execs (bench/results/
 // while_placement.txt), so each way gets EXECS execs, made in turn (plain, upload, device,
 // plain, ...), and the figures are spreads over execs. Each exec's figure is the median over 5

@@ -1,7 +1,7 @@
 // Plain CUDA C++ probe, with no Rust and no crate code: does CUDA 13.0 instantiate, upload and
 // run from the device a graph holding a child-graph node? The CUDA 13.0 header lists child
-// graph nodes among those a device-launchable graph may hold; the first probe behind
-// CUDA_FACTS.md saw one refused (without recording what the child held), and a later test saw
+// graph nodes among those a device-launchable graph may hold; an early probe (not kept) saw one
+// refused (without recording what the child held), and a later test saw
 // a child of memset nodes accepted. `device-launch`'s `validate` refuses child graphs today.
 // This probe settles it per child content.
 //

@@ -147,7 +147,8 @@ pub(crate) fn describe(kind: NodeKind) -> String {
     format!("{article} {name} node")
 }
 
-/// Why a node kind is refused: measured where measured (CUDA_FACTS.md), documented otherwise.
+/// Why a node kind is refused: measured where measured (ARCHITECTURE.md, "What a
+/// device-launched graph may hold"; pinned by `tests/validate.rs`), documented otherwise.
 pub(crate) fn refusal(kind: NodeKind) -> &'static str {
     match kind {
         NodeKind::Host

@@ -1,7 +1,8 @@
 //! Which graphs may be launched from the device, checked node by node before instantiating.
 //!
 //! CUDA 13.0 answers a device-launch instantiation of a graph with a node it does not allow
-//! with `cudaErrorInvalidValue` and nothing more (see `CUDA_FACTS.md`). [`validate`] finds the
+//! with `cudaErrorInvalidValue` and nothing more (ARCHITECTURE.md, "What a device-launched graph
+//! may hold"; `tests/validate.rs` pins each refusal). [`validate`] finds the
 //! node first and names it: its index in [`GraphBuilder::nodes`](cuda_graph::graph::GraphBuilder::nodes), its kind and why.
 //!
 //! Child graphs: the CUDA 13.0 header (`cudaGraphInstantiate`) lists "kernel nodes, memcpy
@@ -140,7 +141,8 @@ fn child_problem(child: &ChildGraph<'_>, path: &mut Vec<usize>) -> Result<Option
     Ok(None)
 }
 
-/// The node kinds a device-launch graph may contain (CUDA_FACTS.md).
+/// The node kinds a device-launch graph may contain (ARCHITECTURE.md, "What a device-launched
+/// graph may hold").
 pub(crate) fn allowed(kind: NodeKind) -> bool {
     matches!(kind, NodeKind::Kernel | NodeKind::Memcpy | NodeKind::Memset)
         || (CHILD_GRAPH_NODES_ALLOWED && kind == NodeKind::ChildGraph)
