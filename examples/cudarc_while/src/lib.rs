@@ -1,10 +1,9 @@
 //! A data-dependent loop for cudarc users, two ways: on cudarc alone, driven from the host
-//! (launch, copy the "still going" flag back, decide, repeat), written the cheapest way cudarc
-//! allows for one stream (its default stream, so no event tracking; the flag copied into one
-//! reused page-locked word and cleared in the same round, one wait per round), and as one CUDA
-//! graph whose
-//! WHILE node decides on the device, built with `cuda-graph` from the same PTX kernel on the
-//! same cudarc memory.
+//! (launch, copy the "still going" flag back, decide, repeat), written the cheapest ways cudarc
+//! allows for one stream (event tracking off; the flag read into a reused buffer, page-locked
+//! or a `Vec`, and cleared in the same round; the faster of the two is the baseline), and as
+//! one CUDA graph whose WHILE node decides on the device, built with `cuda-graph` from the same
+//! PTX kernel on the same cudarc memory.
 //!
 //! The loop: Collatz steps on the numbers `1..=n` until every one reached 1. How many rounds
 //! that takes depends on the data (524 for `n` = 10^6), and the CPU computes the same steps,
@@ -221,8 +220,8 @@ enum Flag {
     /// Copied into one reused page-locked word, the flag cleared right after, then one
     /// `synchronize` and a read.
     PageLocked,
-    /// Copied into a reused `Vec` (cudarc waits for the stream right after a copy into
-    /// pageable memory), then the flag cleared.
+    /// Copied into a reused `Vec` (a copy into pageable memory returns only once it is done,
+    /// so no wait follows), then the flag cleared.
     Vec,
 }
 

@@ -21,7 +21,7 @@ pub struct Way {
     pub from_exact: f64,
     /// The repeats (from 0) whose outcome failed a check; empty when all passed.
     pub failed_repeats: Vec<usize>,
-    /// Median time per pass, in microseconds.
+    /// Median over the repeats of each repeat's time per pass, in microseconds.
     pub us_per_pass: f64,
     /// All checks passed in every repeat: ranks alike, w within 1e-6 of the CPU's and of the
     /// exact solution, the pass count within 2 of the CPU's (sums in another order may cross
@@ -104,9 +104,14 @@ fn way(repeats: &[Vec<Outcome>], times: &[Duration], cpu: &Outcome, config: &Con
         from_exact = from_exact.max(to_exact);
     }
     let outcome = repeats.last().map(|o| o[0].clone()).expect("at least one repeat");
-    let mut sorted = times.to_vec();
-    sorted.sort();
-    let us_per_pass = sorted[sorted.len() / 2].as_secs_f64() * 1e6 / f64::from(outcome.passes.max(1));
+    // Each repeat's time over its own pass count: repeats may differ by a pass or two.
+    let mut per_pass: Vec<f64> = times
+        .iter()
+        .zip(repeats)
+        .map(|(time, outcomes)| time.as_secs_f64() * 1e6 / f64::from(outcomes[0].passes.max(1)))
+        .collect();
+    per_pass.sort_by(f64::total_cmp);
+    let us_per_pass = per_pass[per_pass.len() / 2];
     let ok = failed_repeats.is_empty();
     Way { outcome, ranks_alike, from_cpu, from_exact, failed_repeats, us_per_pass, ok }
 }
