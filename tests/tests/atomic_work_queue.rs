@@ -1,7 +1,7 @@
 //! `atomic_work_queue` on a real GPU: every variant's output equals the CPU reference and the
 //! others', and the report carries the chapter's figures. Speed is not asserted here.
 
-use atomic_work_queue::{run, Options};
+use atomic_work_queue::{run, Arithmetic, Options, SINCOS_CHECK};
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
@@ -44,6 +44,8 @@ fn quick_run_passes_and_reports_every_figure() {
     // The control ran the three static splits and the dynamic warp kernel.
     assert_eq!(json["data"]["uniform_variants"].as_array().map(Vec::len), Some(4));
     assert!(atomic_work_queue::headline(&report).contains("; uniform "));
+    assert_eq!(json["data"]["arithmetic"], "port");
+    assert_eq!(report.figure_value("sincos_max_ulps"), None, "no sinf/cosf in the port's rounds");
     tests::assert_checks_held(
         &report,
         &[
@@ -73,7 +75,17 @@ fn the_chapter_listings_workload_runs_its_two_kernels_on_a_full_grid() {
     gpu_test_support::require_gpu!();
     let (options, report) = tests::book_quick_run::<atomic_work_queue::Program>();
     assert_eq!(options.costs, atomic_work_queue::Costs::Sawtooth);
+    assert_eq!(options.arithmetic, Arithmetic::Listing);
     let json = report.to_json();
+    // The listing's sinf * cosf rounds ran, were checked, and the report says so and what differs.
+    assert_eq!(json["data"]["arithmetic"], "listing");
+    tests::assert_checks_held(&report, &["matches CPU reference", SINCOS_CHECK]);
+    assert!(tests::figure(&report, "sincos_max_ulps") <= f64::from(atomic_work_queue::SINCOS_MAX_ULPS));
+    let notes = json["notes"].as_array().expect("notes");
+    let note = |start: &str| notes.iter().filter_map(|n| n.as_str()).find(|n| n.starts_with(start));
+    assert!(note("arithmetic: the listing's float rounds").is_some(), "{notes:?}");
+    let differs = note("as the listing: ").unwrap_or_else(|| panic!("{notes:?}"));
+    assert!(differs.contains("not as the listing: 65536 items (the listing: 1 Mi)"), "{differs}");
     // The listing's two kernels only: its static one is the baseline, no sweep, no control.
     let names: Vec<&str> = json["data"]["variants"]
         .as_array()
@@ -91,4 +103,17 @@ fn the_chapter_listings_workload_runs_its_two_kernels_on_a_full_grid() {
         assert_eq!(report.figure_value(absent), None, "{absent} belongs to the port's lineup");
     }
     assert!(atomic_work_queue::headline(&report).contains("(static_per_item)"));
+}
+
+#[test]
+fn the_listings_arithmetic_runs_in_every_variant() {
+    gpu_test_support::require_gpu!();
+    let options = Options { arithmetic: Arithmetic::Listing, items: 1 << 14, ..Options::quick() };
+    let report = tests::passed(run(&options));
+    assert_eq!(report.to_json()["data"]["arithmetic"], "listing");
+    tests::assert_checks_held(
+        &report,
+        &["matches CPU reference", "uniform control matches its CPU reference", SINCOS_CHECK],
+    );
+    tests::assert_positive_figures(&report, &["dynamic_over_static", "hierarchical_ms", "best_batch_ms"]);
 }

@@ -2,7 +2,16 @@
 //! output, the per-node and whole-graph updates take effect, and the report carries the
 //! chapter's figures. Speed is not asserted here.
 
-use cuda_graphs::{run, Options};
+use cuda_graphs::{run, Arithmetic, Options, MAP_TOLERANCE_ULPS, SHORT_RUNS_CHECK};
+
+/// The checks every run makes, whatever the arithmetic.
+const CHECKS: [&str; 5] = [
+    "stream matches CPU reference",
+    "graph replay matches CPU reference",
+    "node-by-node graph equals the captured one",
+    "replay after set_kernel_params",
+    "replay after whole-graph update",
+];
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
@@ -27,15 +36,12 @@ fn quick_run_passes_and_reports_every_figure() {
         ],
     );
     assert_eq!(figure("kernels"), f64::from(options.kernels));
-    tests::assert_checks_held(
-        &report,
-        &[
-            "stream matches CPU reference",
-            "graph replay matches CPU reference",
-            "node-by-node graph equals the captured one",
-            "replay after set_kernel_params",
-            "replay after whole-graph update",
-        ],
+    tests::assert_checks_held(&report, &CHECKS);
+    assert_eq!(json["data"]["arithmetic"], "port");
+    assert_eq!(
+        report.figure_value("max_ulps_from_cpu"),
+        None,
+        "the port's integers are compared bit for bit"
     );
     // Checksums equal between stream and graph: implied by the two reference checks, so data now.
     let checksum = &json["data"]["checksum"];
@@ -66,4 +72,26 @@ fn the_chapter_listings_workload_passes_with_its_three_kernels() {
     assert_eq!(figure("elements"), f64::from(options.elements));
     let speedup = figure("speedup");
     assert!(speedup.is_finite() && speedup > 0.0, "speedup = {speedup}");
+    // The listing's float kernels ran, within the tolerance, passes counted by the short runs.
+    assert_eq!(options.arithmetic, Arithmetic::Listing);
+    let json = report.to_json();
+    assert_eq!(json["data"]["arithmetic"], "listing");
+    tests::assert_checks_held(&report, &CHECKS);
+    tests::assert_checks_held(&report, &[SHORT_RUNS_CHECK]);
+    assert!(figure("max_ulps_from_cpu") <= f64::from(MAP_TOLERANCE_ULPS));
+    let notes: Vec<&str> =
+        json["notes"].as_array().expect("notes").iter().filter_map(|n| n.as_str()).collect();
+    assert!(notes.iter().any(|n| n.starts_with("arithmetic: the listing's float kernels")), "{notes:?}");
+    let differs =
+        notes.iter().find(|n| n.starts_with("as the listing: ")).unwrap_or_else(|| panic!("{notes:?}"));
+    assert!(differs.contains("16384 elements (the listing: 1 Mi)"), "{differs}");
+}
+
+#[test]
+fn the_listings_arithmetic_runs_on_the_default_chain_too() {
+    gpu_test_support::require_gpu!();
+    let report = tests::passed(run(&Options { arithmetic: Arithmetic::Listing, ..Options::quick() }));
+    tests::assert_checks_held(&report, &CHECKS);
+    tests::assert_checks_held(&report, &[SHORT_RUNS_CHECK]);
+    assert!(tests::figure(&report, "max_ulps_from_cpu") <= f64::from(MAP_TOLERANCE_ULPS));
 }

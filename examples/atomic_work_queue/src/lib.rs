@@ -1,7 +1,8 @@
 //! `atomic_work_queue`: static vs dynamic assignment of irregular work on the GPU.
 //!
-//! Every item `i` runs [`item_work`] for `costs[i]` iterations; a few contiguous spans of items
-//! are many times costlier than the rest. Three static splits and three dynamic kernels hand
+//! Every item `i` runs `costs[i]` rounds of its work: the port's integer rounds ([`item_work`])
+//! or the chapter listing's `sinf(x) * cosf(x)` rounds ([`listing_item_work`]), as
+//! [`Arithmetic`] says; a few contiguous spans of items are many times costlier than the rest. Three static splits and three dynamic kernels hand
 //! out the items (all but one on the same persistent grid of `SMs x blocks_per_sm` blocks):
 //! 1. **static** (three ways, no atomics): `static`, block b takes the b-th contiguous tile;
 //!    `static_grid_stride`, thread t of T takes items t, t + T, ...; `static_per_item`, the
@@ -15,7 +16,8 @@
 //! 5. a sweep of variant 3 over the batch size.
 //!
 //! Each variant runs once to warm up and then `runs` times; every run's output must equal the
-//! CPU reference bit for bit. The figures are median GPU times (events) and the speedup of
+//! CPU reference bit for bit (for the listing's work, the CPU's rounds of the GPU's own `sinf`
+//! and `cosf` values, which must be within [`SINCOS_MAX_ULPS`] of the CPU's sine and cosine). The figures are median GPU times (events) and the speedup of
 //! the dynamic warp kernel over the fastest static split of the same run
 //! (`dynamic_over_static`, the headline; `best_static` names it), with each static split's own
 //! ratio as extras. The uniform-cost control (every item light) runs the static splits and the
@@ -36,13 +38,54 @@ use cuda_graph::CudaError;
 use serde_json::json;
 
 pub use variants::{Lineup, Variant};
-pub use workload::{item_work, Costs, Workload};
+pub use workload::{
+    cpu_sin_cos, item_work, listing_item_work, listing_x, ulp_distance, Costs, SinCosAgreement, SinCosTable,
+    Workload, SINCOS_MAX_ULPS,
+};
 
 use variants::Bench;
 
 /// The largest item count accepted: claims may run past it without wrapping a `u32`, and the
 /// buffers stay under 8 GiB.
 pub const MAX_ITEMS: u32 = 1 << 30;
+
+/// What each round of an item's work computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Arithmetic {
+    /// The port's: an LCG step and an xorshift in 32-bit integers (`item_work`), which the CPU
+    /// reproduces bit for bit.
+    Port,
+    /// The chapter listing's: result += sinf(x) * cosf(x) with x = i / n in f32
+    /// (`listing_item_work`), over ten times the instructions of a port round; checked bit
+    /// for bit against the CPU's rounds of the GPU's own sinf(x) and cosf(x), which must be
+    /// within 2 ulps of the CPU's (`SINCOS_MAX_ULPS`).
+    Listing,
+}
+
+impl Arithmetic {
+    /// Its name on the command line (`--arithmetic`) and in the JSON report (`data.arithmetic`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Arithmetic::Port => "port",
+            Arithmetic::Listing => "listing",
+        }
+    }
+
+    /// What a round computes, in words (for the report).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Arithmetic::Port => {
+                "the port's integer rounds (an LCG step and an xorshift), checked bit for bit"
+            }
+            Arithmetic::Listing => {
+                "the listing's float rounds, result += sinf(x) * cosf(x) with x = i / n (one fused \
+                 multiply-add a round, as nvcc compiles the listing's statement), checked bit for bit \
+                 against the CPU's rounds of the GPU's own sinf(x) and cosf(x), which are checked within 2 \
+                 ulps of the CPU's"
+            }
+        }
+    }
+}
 
 /// What to run: the workload, the grid, and the variants' parameters.
 ///
@@ -96,6 +139,10 @@ pub struct Options {
     /// Which kernels run on which grid: the port's six and the sweep, or the listing's two.
     #[arg(skip = Lineup::Port)]
     pub lineup: Lineup,
+    /// What a round of an item's work computes: `port` (an integer LCG step and xorshift; the
+    /// default) or `listing` (the chapter listing's sinf(x) * cosf(x); the default with --book).
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub arithmetic: Arithmetic,
 }
 
 impl Default for Options {
@@ -118,6 +165,7 @@ impl Default for Options {
             uniform_control: true,
             costs: Costs::HotSpans,
             lineup: Lineup::Port,
+            arithmetic: Arithmetic::Port,
         }
     }
 }
@@ -129,8 +177,9 @@ impl Options {
     }
 
     /// The chapter listing's workload (`atomic_work_queue.cu`): 1 Mi items, item `i` does
-    /// `i & 255` rounds, its static kernel and its warp-batched dynamic kernel (batches of 32)
-    /// each over 4096 blocks of 256 threads, one thread per item.
+    /// `i & 255` rounds of the listing's `sinf(x) * cosf(x)`, its static kernel and its
+    /// warp-batched dynamic kernel (batches of 32) each over 4096 blocks of 256 threads, one
+    /// thread per item.
     pub fn listing() -> Options {
         Options {
             items: 1 << 20,
@@ -140,6 +189,7 @@ impl Options {
             uniform_control: false,
             costs: Costs::Sawtooth,
             lineup: Lineup::Listing,
+            arithmetic: Arithmetic::Listing,
             ..Options::default()
         }
     }
@@ -180,12 +230,16 @@ pub fn book() -> Book<Options> {
     let options = Options::listing();
     Book::Preset {
         preset: Preset { quick: Options { items: 1 << 16, runs: 2, ..options.clone() }, options },
-        note: "atomic_work_queue.cu: 1 Mi items, item i does i & 255 rounds; the static kernel and the \
-               warp-batched dynamic kernel (32 per claim) each over 4096 blocks of 256, one thread per \
-               item. Not as listed: a round is an LCG step and an xorshift, checked against the CPU \
-               (the listing adds sinf(x) * cosf(x) and checks nothing), and the figure is the median \
-               of timed runs after a warm-up (the listing times each kernel once, static first, cold). \
-               The port's default: 4 Mi items with hot spans on a persistent grid, six kernels.",
+        note: "atomic_work_queue.cu: 1 Mi items, item i does i & 255 rounds of result += sinf(x) * cosf(x) \
+               with x = i / N; the static kernel and the warp-batched dynamic kernel (32 per claim) each \
+               over 4096 blocks of 256, one thread per item. The same arithmetic here, checked against \
+               the CPU (the listing checks nothing). Not as listed: each item's cost is loaded from an \
+               array and x computed (the listing computes idx % 256 and loads x); the output is filled \
+               before each run (a NaN, so an item not written shows); the counter is zeroed with a \
+               memset (the listing: cudaMemcpyToSymbol); the broadcast uses the full warp mask (the \
+               listing: __activemask()); the figure is the median of timed runs after a warm-up (the \
+               listing times each kernel once, static first, cold). The port's default: 4 Mi items \
+               with hot spans on a persistent grid, six kernels, integer rounds.",
     }
 }
 
@@ -200,9 +254,9 @@ struct Measured {
 }
 
 /// Runs `variant` once untimed and `runs` times timed, checking every output against
-/// `reference`.
+/// `reference` (results of `arithmetic`).
 fn measure(
-    bench: &mut Bench, variant: Variant, runs: usize, reference: &[u32],
+    bench: &mut Bench, variant: Variant, runs: usize, reference: &[u32], arithmetic: Arithmetic,
 ) -> Result<Measured, CudaError> {
     let mut samples = Samples::default();
     let mut mismatch = None;
@@ -215,11 +269,81 @@ fn measure(
         last = bench.output()?;
         if mismatch.is_none() {
             mismatch = first_difference(&last, reference).map(|(i, got, want)| {
-                format!("{} run {run}: item {i} is {got:#x}, want {want:#x}", variant.name())
+                let (got, want) = (show(got, arithmetic), show(want, arithmetic));
+                format!("{} run {run}: item {i} is {got}, want {want}", variant.name())
             });
         }
     }
     Ok(Measured { variant, samples, mismatch, last })
+}
+
+/// An output value as its arithmetic makes it: hex for the port's integers, the float and its
+/// bits for the listing's.
+fn show(value: u32, arithmetic: Arithmetic) -> String {
+    match arithmetic {
+        Arithmetic::Port => format!("{value:#x}"),
+        Arithmetic::Listing => format!("{:e} ({value:#010x})", f32::from_bits(value)),
+    }
+}
+
+/// The CPU reference of `workload`'s items: the port's rounds, or with `table` (the GPU's
+/// `sinf`/`cosf` values) the listing's.
+fn reference_of(workload: &Workload, table: Option<&SinCosTable>) -> Vec<u32> {
+    match table {
+        None => workload.reference(),
+        Some(table) => workload.listing_reference(table),
+    }
+}
+
+/// Where a run of `options` with the listing's lineup does what the listing does and where it
+/// does not: sizes and launch shape, work, and how it is timed and checked.
+fn listing_note(options: &Options) -> String {
+    let mut same = Vec::new();
+    let mut differs = Vec::new();
+    let mut put = |holds: bool, as_listed: &str, here: String| {
+        if holds {
+            same.push(as_listed.to_string());
+        } else {
+            differs.push(here);
+        }
+    };
+    put(options.items == 1 << 20, "1 Mi items", format!("{} items (the listing: 1 Mi)", options.items));
+    put(
+        options.costs == Costs::Sawtooth,
+        "item i does i % 256 rounds",
+        "seeded hot spans of costs (the listing: item i does i % 256 rounds)".into(),
+    );
+    put(
+        options.arithmetic == Arithmetic::Listing,
+        "a round is result += sinf(x) * cosf(x), x = i / n",
+        "a round is the port's integer LCG step and xorshift (the listing: result += sinf(x) * cosf(x))"
+            .into(),
+    );
+    put(
+        options.threads_per_block == 256,
+        "both kernels over one thread per item in blocks of 256",
+        format!("blocks of {} (the listing: 256)", options.threads_per_block),
+    );
+    put(
+        options.batch == 32,
+        "32 items per claim",
+        format!("{} items per claim (the listing: 32)", options.batch),
+    );
+    differs.push(
+        "each item's cost is loaded and x computed (the listing computes idx % 256 and loads x)".into(),
+    );
+    differs.push(format!(
+        "timed as the median of {} runs after a warm-up, each run's output checked (the listing: one cold \
+         run each, static first, nothing checked)",
+        options.runs
+    ));
+    differs.push(
+        "the output is filled before each run and the counter zeroed with a memset (the listing: \
+         cudaMemcpyToSymbol); the claim is broadcast with the full warp mask (the listing: __activemask())"
+            .into(),
+    );
+    differs.push("the listing's 128-per-claim and block-batched kernels are not run".into());
+    format!("as the listing: {}; not as the listing: {}", same.join(", "), differs.join("; "))
 }
 
 /// The first index where `a` and `b` differ, with both values (a length difference counts).
@@ -238,7 +362,6 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let (_, properties) = chapter_common::device_zero()?;
     let workload = Workload::build(options);
-    let reference = workload.reference();
 
     let listing = options.lineup == Lineup::Listing;
     let blocks = if listing {
@@ -247,7 +370,14 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         (properties.multiprocessors.max(1) as u32).saturating_mul(options.blocks_per_sm)
     };
     let config = LaunchConfig::new(blocks, options.threads_per_block);
-    let mut bench = Bench::new(&workload, config)?;
+    let mut bench = Bench::new(&workload, config, options.arithmetic)?;
+    // The listing's work: the CPU reference takes the GPU's own sinf and cosf of every x, which
+    // are checked against the CPU's below.
+    let table = match options.arithmetic {
+        Arithmetic::Port => None,
+        Arithmetic::Listing => Some(bench.sincos_table()?),
+    };
+    let reference = reference_of(&workload, table.as_ref());
 
     let main_variants: &[(&str, Variant)] = if listing {
         &[("static_per_item", Variant::StaticPerItem), ("dynamic_warp", Variant::WarpBatched(options.batch))]
@@ -263,11 +393,12 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     };
     let mut main = Vec::new();
     for &(label, variant) in main_variants {
-        main.push((label, measure(&mut bench, variant, options.runs, &reference)?));
+        main.push((label, measure(&mut bench, variant, options.runs, &reference, options.arithmetic)?));
     }
     let mut sweep = Vec::new();
     for &batch in if listing { &[][..] } else { &options.sweep[..] } {
-        sweep.push(measure(&mut bench, Variant::WarpBatched(batch), options.runs, &reference)?);
+        let variant = Variant::WarpBatched(batch);
+        sweep.push(measure(&mut bench, variant, options.runs, &reference, options.arithmetic)?);
     }
     drop(bench);
 
@@ -277,10 +408,10 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         options.uniform_control && options.heavy_factor > 1 && !listing && options.costs == Costs::HotSpans;
     if run_control {
         let uniform = Workload::build(&Options { heavy_factor: 1, ..options.clone() });
-        let uniform_reference = uniform.reference();
-        let mut bench = Bench::new(&uniform, config)?;
+        let uniform_reference = reference_of(&uniform, table.as_ref());
+        let mut bench = Bench::new(&uniform, config, options.arithmetic)?;
         for variant in STATIC_VARIANTS.into_iter().chain([Variant::WarpBatched(options.batch)]) {
-            control.push(measure(&mut bench, variant, options.runs, &uniform_reference)?);
+            control.push(measure(&mut bench, variant, options.runs, &uniform_reference, options.arithmetic)?);
         }
     }
 
@@ -354,13 +485,26 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             },
         );
     }
+    if let Some(table) = &table {
+        let agreement = table.agreement();
+        report.figure("sincos_max_ulps", f64::from(agreement.max_ulps), "ulps");
+        report.check(
+            SINCOS_CHECK,
+            agreement.max_ulps <= SINCOS_MAX_ULPS,
+            sincos_detail(&agreement, table.sines.len()),
+        );
+    }
     let launches = all.len() * (options.runs + 1);
     let mismatches: Vec<&str> = all.iter().filter_map(|m| m.mismatch.as_deref()).collect();
+    let exact = match options.arithmetic {
+        Arithmetic::Port => "bit-exact",
+        Arithmetic::Listing => "bit-exact against the CPU's rounds of the GPU's sinf(x) and cosf(x)",
+    };
     report.check(
         "matches CPU reference",
         mismatches.is_empty(),
         match mismatches.first() {
-            None => format!("{launches} launches x {} items, bit-exact", options.items),
+            None => format!("{launches} launches x {} items, {exact}", options.items),
             Some(first) => format!("{} of {} variants differ; first: {first}", mismatches.len(), all.len()),
         },
     );
@@ -379,6 +523,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         },
     );
 
+    report.note(format!("arithmetic: {}", options.arithmetic.describe()));
+    if listing {
+        report.note(listing_note(options));
+    }
+    report.data("arithmetic", json!(options.arithmetic.name()));
     report.note(format!(
         "{} ({} SMs): {}",
         properties.name,
@@ -419,6 +568,18 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     report.data("variants", variants_json(all.iter().copied()));
     report.data("uniform_variants", variants_json(control.iter()));
     Ok(report)
+}
+
+/// The check of the GPU's `sinf`/`cosf` values against the CPU's (listing's work only).
+pub const SINCOS_CHECK: &str = "GPU sinf/cosf within 2 ulps of the CPU's sine and cosine";
+
+/// The detail of [`SINCOS_CHECK`]: what differs, by how much, and the bound.
+fn sincos_detail(agreement: &SinCosAgreement, items: usize) -> String {
+    format!(
+        "{} of {} values (sinf and cosf of {items} items' x) differ from the CPU's f64 sine and cosine rounded \
+         to f32, by at most {} ulps (item {}); allowed: {SINCOS_MAX_ULPS}, CUDA's documented bound",
+        agreement.differing, agreement.values, agreement.max_ulps, agreement.worst_item
+    )
 }
 
 /// Each variant's median/min/max and atomics per item, as JSON.
@@ -493,6 +654,8 @@ pub fn headline(report: &Report) -> String {
 
 #[cfg(test)]
 mod tests {
+    use chapter_common::ChapterProgram;
+
     use super::*;
 
     #[test]
@@ -505,6 +668,57 @@ mod tests {
             ("light_cost", Options { light_cost: 0, ..Options::quick() }),
         ]);
         chapter_common::assert_flags_refused::<Program>(&["--items=0"]);
+    }
+
+    #[test]
+    fn the_book_preset_runs_the_listings_arithmetic_and_says_what_differs() {
+        let book = Program::book_options(false).expect("a --book preset");
+        assert_eq!(
+            (book.arithmetic, book.costs, book.lineup, book.items),
+            (Arithmetic::Listing, Costs::Sawtooth, Lineup::Listing, 1 << 20)
+        );
+        assert_eq!(Options::default().arithmetic, Arithmetic::Port);
+        let note = listing_note(&book);
+        assert!(
+            note.starts_with(
+                "as the listing: 1 Mi items, item i does i % 256 rounds, a round is result += sinf(x) * cosf(x)"
+            ),
+            "{note}"
+        );
+        assert!(!note.contains("the port's integer"), "{note}");
+        for differs in ["median of 5 runs after a warm-up", "one cold run each", "are not run"] {
+            assert!(note.contains(differs), "{differs}: {note}");
+        }
+        let integer = listing_note(&Options { arithmetic: Arithmetic::Port, items: 1 << 16, ..book });
+        assert!(integer.contains("the port's integer LCG step"), "{integer}");
+        assert!(integer.contains("65536 items (the listing: 1 Mi)"), "{integer}");
+        assert!(Arithmetic::Listing.describe().contains("sinf(x) * cosf(x)"));
+        assert!(Arithmetic::Port.describe().contains("integer"));
+    }
+
+    #[test]
+    fn the_arithmetic_is_a_flag() {
+        use clap::{Args, FromArgMatches};
+        for (flag, want) in
+            [("--arithmetic=listing", Arithmetic::Listing), ("--arithmetic=port", Arithmetic::Port)]
+        {
+            let command = Options::augment_args_for_update(clap::Command::new("atomic_work_queue"));
+            let matches = command.try_get_matches_from(["atomic_work_queue", flag]).expect(flag);
+            let mut options = Program::book_options(true).expect("a --book preset");
+            options.update_from_arg_matches(&matches).expect(flag);
+            assert_eq!(options.arithmetic, want, "{flag}");
+            assert_eq!(want.name(), flag.trim_start_matches("--arithmetic="));
+        }
+    }
+
+    #[test]
+    fn values_show_as_their_arithmetic_makes_them() {
+        assert_eq!(show(255, Arithmetic::Port), "0xff");
+        assert_eq!(show(1.5f32.to_bits(), Arithmetic::Listing), "1.5e0 (0x3fc00000)");
+        let agreement = SinCosAgreement { values: 8, differing: 1, max_ulps: 1, worst_item: 3 };
+        let detail = sincos_detail(&agreement, 4);
+        assert!(detail.starts_with("1 of 8 values (sinf and cosf of 4 items' x)"), "{detail}");
+        assert!(detail.contains("by at most 1 ulps (item 3); allowed: 2"), "{detail}");
     }
 
     fn measured(variant: Variant, ms: &[f64]) -> Measured {

@@ -12,9 +12,9 @@ use cuda_graphs_conditional::Program;
 /// The first line of `--help`.
 const ABOUT: &str = "Conditional graph nodes with device-set conditions: IF, IF/ELSE, nested IF and \
                      SWITCH routing checked against a CPU model, and a WHILE loop until convergence \
-                     timed per step against a host loop that launches, syncs and reads a flag the \
-                     kernel wrote into mapped host memory every step (and one that copies the flag \
-                     back).";
+                     timed per sweep and per WHILE iteration (K sweeps) against a host loop that \
+                     launches K sweeps, syncs and reads a flag the kernel wrote into mapped host \
+                     memory every round (and one that copies the flag back).";
 
 fn main() -> ExitCode {
     chapter_common::main_with_flags::<Program>(ABOUT)
