@@ -97,6 +97,12 @@ fn the_chapter_listings_workload_runs_its_two_kernels_on_a_full_grid() {
     assert_eq!(json["data"]["best_static"], "static_per_item");
     let figure = |name: &str| tests::figure(&report, name);
     assert_eq!(figure("dynamic_over_static"), figure("static_per_item_ms") / figure("dynamic_warp_ms"));
+    // The listing's own timing (each kernel's first run, static first) is reported beside it.
+    tests::assert_positive_figures(&report, &["first_run_static_ms", "first_run_dynamic_ms"]);
+    assert_eq!(
+        figure("first_run_dynamic_over_static"),
+        figure("first_run_static_ms") / figure("first_run_dynamic_ms")
+    );
     for absent in
         ["static_ms", "hierarchical_ms", "best_batch", "uniform_dynamic_over_static", "static_tile_imbalance"]
     {

@@ -79,6 +79,12 @@ fn the_chapter_listings_workload_passes_with_its_three_kernels() {
     tests::assert_checks_held(&report, &CHECKS);
     tests::assert_checks_held(&report, &[SHORT_RUNS_CHECK]);
     assert!(figure("max_ulps_from_cpu") <= f64::from(MAP_TOLERANCE_ULPS));
+    // The listing's own timing (each way's first run, stream first) is reported beside it.
+    tests::assert_positive_figures(&report, &["first_run_stream_us_per_iter", "first_run_graph_us_per_iter"]);
+    assert_eq!(
+        figure("first_run_speedup"),
+        figure("first_run_stream_us_per_iter") / figure("first_run_graph_us_per_iter")
+    );
     let notes: Vec<&str> =
         json["notes"].as_array().expect("notes").iter().filter_map(|n| n.as_str()).collect();
     assert!(notes.iter().any(|n| n.starts_with("arithmetic: the listing's float kernels")), "{notes:?}");

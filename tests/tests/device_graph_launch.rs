@@ -4,19 +4,14 @@
 //! timed loops, and each limit hit on purpose comes back as the expected device-side error.
 //! Speed is not asserted here.
 
-use device_graph_launch::{run, Mode, Options};
+use chapter_common::ChapterProgram;
+use device_graph_launch::{run, Mode, Options, Program};
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    // Under a sanitizer every device-side launch is slow: widths 1 and 8 (memcheck took over
-    // 240 s with 32 and 64, 6 s without), 4 iterations, one timed run, and no mode whose
-    // scheduler spin-waits for kernels that the tool runs only after it.
-    let options = if tests::under_sanitizer() {
-        Options { widths: vec![1, 8], iters: 4, runs: 1, ..Options::quick() }.without_spinning_modes()
-    } else {
-        Options::quick()
-    };
+    // Under a sanitizer every device-side launch is slow: the options ch12 runs there too.
+    let options = if tests::under_sanitizer() { Program::sanitizer_options() } else { Options::quick() };
     let report = tests::passed(run(&options));
 
     let json = report.to_json();

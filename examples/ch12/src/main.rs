@@ -113,6 +113,9 @@ fn main() -> ExitCode {
         }
     };
     let plan = Plan { port: !cli.book, book: !cli.no_book, quick: cli.quick, in_process: cli.in_process };
+    if cli.quick && chapter_common::under_sanitizer() {
+        println!("ch12: under compute-sanitizer: each program runs its sanitizer sizes (ChapterProgram::sanitizer_options)");
+    }
     let rows: Vec<Row> = match &device {
         Err(err) => {
             println!("ch12: no CUDA device here ({err}).");

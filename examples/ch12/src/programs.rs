@@ -54,6 +54,7 @@ fn cell(outcome: Result<Report, ExampleError>, headline: fn(&Report) -> String) 
 /// workload to run gives a failed cell that says so (the runner does not ask for one).
 fn run_program<P: ChapterProgram>(workload: Workload, quick: bool) -> Cell {
     let options = match workload {
+        Workload::Port if quick && chapter_common::under_sanitizer() => Some(P::sanitizer_options()),
         Workload::Port if quick => Some(P::quick_options()),
         Workload::Port => Some(P::Options::default()),
         Workload::Book => P::book_options(quick),

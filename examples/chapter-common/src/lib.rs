@@ -23,6 +23,10 @@ pub use book::{Book, Preset};
 pub use device::{device_note, device_zero};
 pub use error::ExampleError;
 pub use flags::{assert_flags_refused, main_with_extra_flags, main_with_flags, NoExtraFlags};
+/// True when compute-sanitizer watches this process (`scripts/gpu-sanitize` sets
+/// `UNDER_SANITIZER`, `bash .gpu/run` takes `SANITIZE`): `ch12 --quick` then runs each
+/// program's [`ChapterProgram::sanitizer_options`].
+pub use gpu_test_support::under_sanitizer;
 pub use options::OptionCheck;
 pub use program::{assert_options_checked, main_with, ChapterProgram};
 pub use report::{Report, Verdict};

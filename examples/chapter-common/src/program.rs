@@ -70,6 +70,15 @@ pub trait ChapterProgram {
     /// Small sizes and few runs: a quick correctness pass (tests, `--quick`), not for figures.
     fn quick_options() -> Self::Options;
 
+    /// The quick pass cut to what compute-sanitizer finishes in minutes: what `ch12 --quick`
+    /// runs when [`under_sanitizer`](crate::under_sanitizer) says a tool is watching, and what
+    /// the program's own test runs there. The quick options unless the program says otherwise
+    /// (a program whose device-side launches or spin-waits the tool makes slow by orders of
+    /// magnitude); the checks are the same, on fewer or smaller cases.
+    fn sanitizer_options() -> Self::Options {
+        Self::quick_options()
+    }
+
     /// Sets the timed runs and the seed of the random inputs (the flags every program takes).
     fn set_runs_and_seed(options: &mut Self::Options, runs: usize, seed: u64);
 

@@ -4,7 +4,10 @@
 /// Declares `pub struct Program`, the crate's [`ChapterProgram`](crate::ChapterProgram), named
 /// `$name`, forwarding to what every example crate defines at its root: `Options` (with
 /// `quick()`, `validate()` and the `runs` and `seed` fields), `run`, `headline` and `book`.
-/// An example whose program needs more than this forwarding implements the trait by hand.
+/// `chapter_program!("name", sanitizer: crate::Options::for_sanitizer)` names the options
+/// [`ChapterProgram::sanitizer_options`](crate::ChapterProgram::sanitizer_options) returns
+/// (by default the quick ones). An example whose program needs more than this forwarding
+/// implements the trait by hand.
 ///
 /// ```
 /// use chapter_common::{Book, ExampleError, OptionCheck, Report};
@@ -44,6 +47,9 @@
 #[macro_export]
 macro_rules! chapter_program {
     ($name:expr) => {
+        $crate::chapter_program!($name, sanitizer: crate::Options::quick);
+    };
+    ($name:expr, sanitizer: $sanitizer:path) => {
         /// The program (see the crate docs) as a
         /// [`ChapterProgram`](chapter_common::ChapterProgram): what its `main`, the chapter
         /// runner and the tests drive.
@@ -55,6 +61,10 @@ macro_rules! chapter_program {
 
             fn quick_options() -> crate::Options {
                 crate::Options::quick()
+            }
+
+            fn sanitizer_options() -> crate::Options {
+                $sanitizer()
             }
 
             fn set_runs_and_seed(options: &mut crate::Options, runs: usize, seed: u64) {

@@ -76,6 +76,15 @@ impl Options {
         Options { iters: 50, runs: 2, ..Options::default() }
     }
 
+    /// What compute-sanitizer finishes in seconds: widths 1 and 8, 4 iterations, one timed
+    /// run, no spinning mode ([`Options::without_spinning_modes`]). Under memcheck each
+    /// device-side launch is slow enough that the quick options (widths up to 64, 50
+    /// iterations) run for many minutes, and a spinning mode's scheduler waits for kernels the
+    /// tool runs only after it. The checks are the same, and the limit probes run unchanged.
+    pub fn for_sanitizer() -> Options {
+        Options { widths: vec![1, 8], iters: 4, runs: 1, ..Options::quick() }.without_spinning_modes()
+    }
+
     /// Leaves out the modes whose scheduler spin-waits for the work graph's nodes
     /// ([`Mode::spins`]): under a tool that runs one kernel at a time (compute-sanitizer
     /// memcheck) they wait out their timeout every iteration.
@@ -270,6 +279,16 @@ pub fn headline(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sanitizer_options_are_small_valid_and_never_spin() {
+        use chapter_common::ChapterProgram;
+        let options = Program::sanitizer_options();
+        assert_eq!(options, Options::for_sanitizer());
+        assert!(options.validate().is_ok());
+        assert!(options.modes.iter().all(|mode| !mode.spins()));
+        assert!(options.widest() < Options::quick().widest() && options.iters < Options::quick().iters);
+    }
 
     #[test]
     fn without_spinning_modes_keeps_the_headline_and_drops_only_the_spinners() {
