@@ -19,7 +19,8 @@ const ABOUT: &str = "Device graph launch (fire-and-forget, tail, sibling, self-r
 #[derive(Debug, clap::Args)]
 struct Switches {
     /// Leave out the modes whose scheduler spin-waits for the work graph (sibling,
-    /// fire_and_forget_batched): under compute-sanitizer memcheck they only wait out timeouts.
+    /// fire_and_forget_batched): where the work graph cannot run beside its scheduler, the
+    /// spin waits out its 2 s timeout.
     #[arg(long)]
     no_spin: bool,
 }
