@@ -157,6 +157,15 @@ fn the_top_readme_links_to_the_quick_start() {
 }
 
 #[test]
+fn the_top_readme_stays_a_front_page() {
+    // What it is, the two commands, the quick start, one table of each kind of figure: the
+    // analysis lives in bench/README.md, RELIABILITY.md and the examples' READMEs.
+    let top = std::fs::read_to_string(Path::new(PACKAGE).join("../README.md")).expect("README.md");
+    let lines = top.lines().count();
+    assert!(lines < 150, "README.md has {lines} lines; move analysis to the pages it links");
+}
+
+#[test]
 fn the_typo_the_quick_start_quotes_is_on_the_line_it_names() {
     // scripts/ci-quickstart makes this typo (`+ y[i];` becomes `+ valu;`) and checks nvcc's
     // message, at the line of the kernel file where it made it.
