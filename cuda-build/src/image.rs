@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::arch::{gencode_flags, Arch, DEFAULT_ARCHS};
-use crate::kernels::BuildError;
+use crate::build_error::BuildError;
 use crate::nvcc::{self, NvccError};
 use crate::signature::{SIGNATURE_HEADER_NAME, SIGNATURE_SUFFIX};
 use crate::toolkit::{Piece, Toolkit};

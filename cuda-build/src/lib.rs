@@ -79,6 +79,7 @@
 #![warn(missing_docs)]
 
 mod arch;
+mod build_error;
 mod image;
 mod kernels;
 mod link;
@@ -87,8 +88,9 @@ mod signature;
 mod toolkit;
 
 pub use arch::{gencode_flags, Arch, BadArch, DEFAULT_ARCHS};
+pub use build_error::BuildError;
 pub use image::{ImageBuild, ImageKind};
-pub use kernels::{emit_device_runtime_link, BuildError, Compiled, KernelBuild};
+pub use kernels::{emit_device_runtime_link, Compiled, KernelBuild};
 pub use link::{link_cudart, Cudart};
 pub use nvcc::NvccError;
 pub use signature::{

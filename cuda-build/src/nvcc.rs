@@ -8,8 +8,6 @@ use std::fmt;
 use std::path::Path;
 use std::process::Command;
 
-use crate::kernels::BuildError;
-
 /// A step of a kernel or image build that failed: nvcc, the host compiler it runs, nvlink,
 /// the archiver, or the signature printer built from the source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +44,7 @@ impl fmt::Display for NvccError {
 /// Runs `command` for `step`. On success, returns what it wrote (stderr, then stdout) after
 /// printing each non-empty line as a cargo warning; on failure, the error holding all of it.
 /// `source` is the `.cu` file the step compiles, for the hint.
-pub(crate) fn run(command: &mut Command, step: &str, source: Option<&Path>) -> Result<String, BuildError> {
+pub(crate) fn run(command: &mut Command, step: &str, source: Option<&Path>) -> Result<String, NvccError> {
     let (stdout, mut text) = execute(command, step, source)?;
     text.push_str(&stdout);
     forward_as_warnings(&text);
@@ -55,22 +53,20 @@ pub(crate) fn run(command: &mut Command, step: &str, source: Option<&Path>) -> R
 
 /// Runs a program whose standard output is its result (the signature printer): returns that
 /// output; what it writes to stderr becomes cargo warnings, or part of the error.
-pub(crate) fn run_for_output(command: &mut Command, step: &str) -> Result<String, BuildError> {
+pub(crate) fn run_for_output(command: &mut Command, step: &str) -> Result<String, NvccError> {
     let (stdout, stderr) = execute(command, step, None)?;
     forward_as_warnings(&stderr);
     Ok(stdout)
 }
 
 /// Runs `command`: its stdout and stderr on success, else the error holding both.
-fn execute(command: &mut Command, step: &str, source: Option<&Path>) -> Result<(String, String), BuildError> {
-    let output = command.output().map_err(|err| {
-        BuildError::Nvcc(NvccError {
-            step: step.to_string(),
-            status: format!("could not start it: {err}"),
-            output: String::new(),
-            command: command_line(command),
-            hint: None,
-        })
+fn execute(command: &mut Command, step: &str, source: Option<&Path>) -> Result<(String, String), NvccError> {
+    let output = command.output().map_err(|err| NvccError {
+        step: step.to_string(),
+        status: format!("could not start it: {err}"),
+        output: String::new(),
+        command: command_line(command),
+        hint: None,
     })?;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = without_repeats(&String::from_utf8_lossy(&output.stderr));
@@ -78,13 +74,13 @@ fn execute(command: &mut Command, step: &str, source: Option<&Path>) -> Result<(
         return Ok((stdout, stderr));
     }
     let text = stderr + &stdout;
-    Err(BuildError::Nvcc(NvccError {
+    Err(NvccError {
         step: step.to_string(),
         status: output.status.to_string(),
         hint: hint(&text, source),
         output: text,
         command: command_line(command),
-    }))
+    })
 }
 
 /// `text` with each block of lines (blocks end at an empty line) kept only the first time:
@@ -188,14 +184,14 @@ mod tests {
     fn a_failing_command_is_an_error_with_its_output() {
         let mut command = Command::new("sh");
         command.args(["-c", "echo 'x.cu(1): error: bad' >&2; echo on-stdout; exit 3"]);
-        let Err(BuildError::Nvcc(err)) = run(&mut command, "compiling x.cu", None) else {
+        let Err(err) = run(&mut command, "compiling x.cu", None) else {
             panic!("sh exited 3");
         };
         assert_eq!(err.output, "x.cu(1): error: bad\non-stdout\n");
         assert!(err.status.contains('3'), "{}", err.status);
         assert!(err.command.starts_with("\"sh\" \"-c\""), "{}", err.command);
         let mut missing = Command::new("/nonexistent/nvcc");
-        let Err(BuildError::Nvcc(err)) = run(&mut missing, "compiling x.cu", None) else {
+        let Err(err) = run(&mut missing, "compiling x.cu", None) else {
             panic!("no such program");
         };
         assert!(err.status.starts_with("could not start it"), "{}", err.status);

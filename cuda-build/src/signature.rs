@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::kernels::BuildError;
+use crate::build_error::BuildError;
 
 /// The header that renders the type lists, written next to the wrappers.
 pub const SIGNATURE_HEADER: &str = include_str!("cuda_graph_signature.cuh");

@@ -134,6 +134,16 @@ pub(crate) fn check(status: sys::cudaError_t, call: &'static str) -> Result<()> 
     }
 }
 
+/// Forgets a failure that was an answer: the runtime keeps a failed call's status as this
+/// thread's last error (`cudaGetLastError`), where a later reader, this crate's or the user's,
+/// would take it for its own. Called right after a call whose failure the caller expected and
+/// handled (a symbol not found, a parameter index past the last, peer access already enabled),
+/// and after a failed launch, whose status the runtime would otherwise report twice.
+pub(crate) fn forget_last_error() {
+    // SAFETY: no arguments; reads and resets this thread's last-error slot.
+    let _ = unsafe { sys::cudaGetLastError() };
+}
+
 /// Why a CUDA call of this crate was refused inside a host function (see `runtime`).
 pub(crate) const IN_HOST_FN: &str = "CUDA calls are not allowed inside a host function (a closure of \
     Stream::launch_host_fn or a graph host node): refused before CUDA saw it. Queue the work \

@@ -54,8 +54,8 @@
 //!
 //! # Layers
 //! Each module imports only modules of lower layers, never one of its own layer or above
-//! (re-exports here aside); `tests/layers.rs` reads this list and the sources and fails on an
-//! upward import. Lowest first:
+//! (re-exports here aside); the workspace's `tests/tests/layers.rs` reads this list and the
+//! sources and fails on an upward import. Lowest first:
 //! 1. `runtime` — the CUDA runtime as the crate calls it: each call refused inside a host
 //!    function, where CUDA forbids CUDA calls.
 //! 2. `error` — [`CudaError`], [`Result`], the `check` of CUDA statuses, [`UpdateRefusal`].

@@ -9,12 +9,11 @@
 //! `CudaError::InvalidArgument` with a message) lets callers and tests match on the node's
 //! index and kind.
 
-use std::fmt;
-
 use cuda_graph::graph::{Edge, NodeKind};
 use cuda_graph::CudaError;
 
 use crate::error_slot::DeviceLaunchError;
+use crate::node_rules::{describe, refusal};
 
 /// The result of this crate's host calls.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -134,59 +133,6 @@ impl Error {
             Error::Device(err) => Some(err.code),
             _ => None,
         }
-    }
-}
-
-/// "a host node", "an empty node", "a batch memory operation node", …
-pub(crate) fn describe(kind: NodeKind) -> String {
-    let name = match kind {
-        NodeKind::Unknown(12) => "batch memory operation".to_string(),
-        other => other.to_string(),
-    };
-    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
-    format!("{article} {name} node")
-}
-
-/// Why a node kind is refused: measured where measured (ARCHITECTURE.md, "What a
-/// device-launched graph may hold"; pinned by `tests/validate.rs`), documented otherwise.
-pub(crate) fn refusal(kind: NodeKind) -> &'static str {
-    match kind {
-        NodeKind::Host
-        | NodeKind::Empty
-        | NodeKind::EventRecord
-        | NodeKind::MemAlloc
-        | NodeKind::Conditional => "CUDA 13.0 refuses it with cudaErrorInvalidValue",
-        NodeKind::ChildGraph => {
-            "the CUDA 13.0 header allows child graphs in device-launched graphs, but this crate refuses them \
-             until device-launch/repro/child_graph_device_launch.cu shows a child's kernel running from the \
-             device (CHILD_GRAPH_NODES_ALLOWED): add the child's nodes to this graph instead"
-        }
-        NodeKind::EventWait | NodeKind::MemFree => {
-            "CUDA does not allow event and memory nodes in device-launch graphs (cudaErrorInvalidValue)"
-        }
-        NodeKind::ExternalSemaphoreSignal | NodeKind::ExternalSemaphoreWait => {
-            "CUDA does not allow external semaphore nodes in device-launch graphs"
-        }
-        NodeKind::Unknown(12) => "CUDA does not allow batch memory operation nodes in device-launch graphs",
-        _ => "a node kind this crate does not know, so it cannot vouch for it",
-    }
-}
-
-impl fmt::Display for crate::exec::UpdateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.error.fmt(f)
-    }
-}
-
-impl std::error::Error for crate::exec::UpdateError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
-    }
-}
-
-impl From<crate::exec::UpdateError> for Error {
-    fn from(err: crate::exec::UpdateError) -> Error {
-        err.error
     }
 }
 

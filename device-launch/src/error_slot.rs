@@ -117,7 +117,7 @@ impl fmt::Display for DeviceLaunchError {
 impl DeviceLaunchError {
     /// What this failure most likely means, from what CUDA 13.0 was measured to do.
     pub fn hint(&self) -> Option<String> {
-        use crate::limits::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
+        use cudadevrt_sys::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
         const STILL_PENDING: &str = "or the graph's previous launch is still pending";
         match (self.code, self.operation) {
             (1, Operation::FireAndForget | Operation::SiblingLaunch) => Some(format!(
@@ -217,7 +217,7 @@ mod tests {
         assert!(text.contains("FireAndForget at line 42"), "{text}");
         assert!(text.contains("cudaErrorInvalidValue (1)"), "{text}");
         assert!(
-            text.contains(&format!("{} fire-and-forget", crate::limits::FIRE_AND_FORGET_LIMIT)),
+            text.contains(&format!("{} fire-and-forget", cudadevrt_sys::FIRE_AND_FORGET_LIMIT)),
             "{text}"
         );
         assert!(text.contains("3 device-side failures"), "{text}");

@@ -107,6 +107,7 @@ mod header;
 mod launcher;
 pub mod limits;
 pub mod modes;
+mod node_rules;
 mod queue;
 mod table;
 mod validate;
@@ -119,9 +120,10 @@ pub use exec::{
     Launchable, NotUploaded, RawDeviceExec, UpdateError, UploadState, Uploaded,
 };
 pub use launcher::{launch_from_graph, run_on_plain_stream, Launcher};
+pub use node_rules::{CHILD_GRAPH_NODES_ALLOWED, PROGRAMMATIC_EDGES_ALLOWED};
 pub use queue::{RawQueue, WorkQueue, WorkQueueArg, MAX_CAPACITY as MAX_QUEUE_CAPACITY};
 pub use table::{DeviceExecTable, DeviceExecTableArg};
-pub use validate::{validate, CHILD_GRAPH_NODES_ALLOWED, PROGRAMMATIC_EDGES_ALLOWED};
+pub use validate::validate;
 
 // The names before the upload typestate became one generic type (issue 36), kept so that code
 // written against them still builds, with a warning naming the new one.

@@ -21,28 +21,11 @@
 //! `device-launch/tests/validate.rs`. So [`validate`] accepts them
 //! ([`PROGRAMMATIC_EDGES_ALLOWED`]).
 
-/// Whether [`validate`] accepts programmatic and launch-completion edges between kernel nodes:
-/// `true`, as measured on CUDA 13.0 (see the module docs). When it is `false` (a driver that
-/// refuses them), the first kernel node with such a dependency is [`Error::UnsupportedEdge`].
-///
-/// ```
-/// assert!(device_launch::PROGRAMMATIC_EDGES_ALLOWED);
-/// ```
-pub const PROGRAMMATIC_EDGES_ALLOWED: bool = true;
-
-/// Whether [`validate`] accepts child-graph nodes whose own nodes it would accept (checked
-/// inside, to any depth): `true`, as measured on CUDA 13.0 (see the module docs). When it is
-/// `false` (a driver that refuses them), every child-graph node is refused.
-///
-/// ```
-/// assert!(device_launch::CHILD_GRAPH_NODES_ALLOWED);
-/// ```
-pub const CHILD_GRAPH_NODES_ALLOWED: bool = true;
-
 use cuda_graph::graph::{AsNode, ChildGraph, Edge, Graph, MemcpyEndpoint, MemcpyParams, NodeKind};
 use cuda_graph::memory::MemoryKind;
 
 use crate::error::{Error, Result};
+use crate::node_rules::{allowed, describe, refusal, CHILD_GRAPH_NODES_ALLOWED, PROGRAMMATIC_EDGES_ALLOWED};
 
 /// Checks that `graph` may be instantiated for device launch: only kernel, memcpy and memset
 /// nodes (and child graphs of such nodes when [`CHILD_GRAPH_NODES_ALLOWED`]), and memcpy
@@ -124,7 +107,7 @@ fn child_problem(child: &ChildGraph<'_>, path: &mut Vec<usize>) -> Result<Option
         path.push(info.index());
         let kind = info.kind();
         let problem = if !allowed(kind) {
-            Some(format!("{} ({})", crate::error::describe(kind), crate::error::refusal(kind)))
+            Some(format!("{} ({})", describe(kind), refusal(kind)))
         } else if kind == NodeKind::Memcpy {
             memcpy_problem(&child.memcpy_params(&info)?)
                 .map(|problem| format!("a memcpy node that {problem}"))
@@ -139,13 +122,6 @@ fn child_problem(child: &ChildGraph<'_>, path: &mut Vec<usize>) -> Result<Option
         path.pop();
     }
     Ok(None)
-}
-
-/// The node kinds a device-launch graph may contain (ARCHITECTURE.md, "What a device-launched
-/// graph may hold").
-pub(crate) fn allowed(kind: NodeKind) -> bool {
-    matches!(kind, NodeKind::Kernel | NodeKind::Memcpy | NodeKind::Memset)
-        || (CHILD_GRAPH_NODES_ALLOWED && kind == NodeKind::ChildGraph)
 }
 
 /// Why memory of type `kind` cannot be one side of a device-launched copy, if it cannot.
@@ -167,14 +143,6 @@ pub(crate) fn memory_problem(kind: MemoryKind, side: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_kernel_memcpy_and_memset_nodes_are_allowed() {
-        let allowed_kinds: Vec<u32> = (0..16).filter(|&raw| allowed(NodeKind::from_code(raw))).collect();
-        // 4 is cudaGraphNodeTypeGraph (a child graph).
-        let expected: &[u32] = if CHILD_GRAPH_NODES_ALLOWED { &[0, 1, 2, 4] } else { &[0, 1, 2] };
-        assert_eq!(allowed_kinds, expected);
-    }
 
     #[test]
     fn host_memory_is_refused_and_device_memory_is_not() {

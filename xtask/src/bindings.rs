@@ -5,7 +5,8 @@ use std::fs;
 use std::path::Path;
 
 use crate::libclang::{self, Libclang};
-use crate::workspace::{ensure_toolkit, root};
+use crate::setup_cuda::ensure_toolkit;
+use crate::workspace::root;
 use crate::Fail;
 
 const BINDINGS: &str = "cudart-graph-sys/src/bindings.rs";

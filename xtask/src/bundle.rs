@@ -19,8 +19,9 @@ use std::process::{Command, Stdio};
 
 use artifacts::{program, Program};
 
+use crate::setup_cuda::ensure_toolkit;
 use crate::wheels::{io_fail, remove_if_present};
-use crate::workspace::{ensure_toolkit, root};
+use crate::workspace::root;
 use crate::Fail;
 
 const USAGE: &str = "cargo xtask bundle [-p PACKAGE]... [--dev]";

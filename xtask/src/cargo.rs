@@ -2,7 +2,8 @@
 
 use std::process::Command;
 
-use crate::workspace::{ensure_toolkit, root};
+use crate::setup_cuda::ensure_toolkit;
+use crate::workspace::root;
 use crate::{bindings, Fail};
 
 /// The downstream user's crate: outside the workspace, with its own lock file.

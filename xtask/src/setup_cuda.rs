@@ -86,6 +86,23 @@ fn link_unversioned_cudart(lib: &Path) -> Result<(), Fail> {
     Ok(())
 }
 
+/// The toolkit that build scripts will find, installing one into .cuda/ when none is found.
+pub fn ensure_toolkit() -> Result<Toolkit, Fail> {
+    match Toolkit::find_from(&root()) {
+        Ok(toolkit) => {
+            println!("toolkit: CUDA {} at {}", toolkit.version(), toolkit.root().display());
+            Ok(toolkit)
+        }
+        Err(not_found) => {
+            println!("toolkit: none found, installing one into .cuda/");
+            for place in &not_found.searched {
+                println!("  looked in {place}");
+            }
+            install_toolkit()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -79,8 +79,7 @@ impl Device {
             if status == sys::cudaError::cudaErrorPeerAccessAlreadyEnabled {
                 // Enabled before (by raw calls): the runtime also stored this as the
                 // thread's last error; take it out so that no later call reports it.
-                // SAFETY: no arguments; reads and resets this thread's last-error slot.
-                let _already = unsafe { sys::cudaGetLastError() };
+                crate::error::forget_last_error();
                 return Ok(());
             }
             check(status, "cudaDeviceEnablePeerAccess")

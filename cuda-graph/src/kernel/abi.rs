@@ -65,8 +65,7 @@ pub(crate) fn check_loaded_kernel(
             sys::cudaError::cudaSuccess => Answer::Param(ParamSlot { offset, size }),
             sys::cudaError::cudaErrorInvalidValue => {
                 // No parameter at `index`: an answer, not an error to keep.
-                // SAFETY: plain call; clears this thread's last error of that answer.
-                let _ = unsafe { sys::cudaGetLastError() };
+                crate::error::forget_last_error();
                 Answer::NoSuchParam
             }
             status => Answer::Failed(CudaError::from_code(status.0 as i32, "cudaFuncGetParamInfo")),

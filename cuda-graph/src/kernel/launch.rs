@@ -190,8 +190,7 @@ impl<A: KernelArgs> Kernel<A> {
             // (non-sticky launch errors clear; sticky ones stay, as CUDA intends) so that no
             // later `cudaGetLastError` reports this launch again. What it returns is this
             // launch's error (or an older one); the launch's own status is the one returned.
-            // SAFETY: no arguments; reads and resets this thread's last-error slot.
-            let _previous = unsafe { sys::cudaGetLastError() };
+            crate::error::forget_last_error();
         }
         drop(gate);
         check(status, cuda_call)

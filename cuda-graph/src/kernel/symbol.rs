@@ -372,8 +372,7 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
 /// A failed symbol lookup as an error, clearing the thread's last error it leaves behind.
 fn lookup_status(status: sys::cudaError_t, call: &'static str) -> Result<()> {
     if status != sys::cudaError::cudaSuccess {
-        // SAFETY: plain call; reads and resets this thread's last-error slot.
-        let _ = unsafe { sys::cudaGetLastError() };
+        crate::error::forget_last_error();
     }
     check(status, call)
 }

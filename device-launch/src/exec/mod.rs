@@ -453,6 +453,24 @@ pub struct UpdateError {
     pub exec: ExecState,
 }
 
+impl std::fmt::Display for UpdateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for UpdateError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl From<UpdateError> for Error {
+    fn from(err: UpdateError) -> Error {
+        err.error
+    }
+}
+
 /// The state of an exec given back by an [`UpdateError`].
 ///
 /// ```no_run

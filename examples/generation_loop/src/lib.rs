@@ -174,7 +174,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let device_model = DeviceModel::new(&model)?;
 
     // Programmatic dependent launch runs on sm_90 and later; below, (d) and its probes are left out.
-    let plan = measure::Plan::new(properties.major >= 9);
+    let plan = ways::Plan::new(properties.major >= 9);
     let measured = measure::measure(
         &device_model,
         &plan,

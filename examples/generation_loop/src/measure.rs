@@ -8,7 +8,7 @@ use crate::device::DeviceModel;
 use crate::profile::Probe;
 use crate::reference::Generation;
 use crate::results::Row;
-use crate::ways::{Runner, Timed, Way};
+use crate::ways::{Plan, Runner, Timed, Way};
 use crate::PROB_TOLERANCE;
 
 /// What one way (or probe) did over every batch and run: how many generations, and the first
@@ -37,35 +37,6 @@ impl Record {
             None
         };
         self.mismatch = difference.map(|d| format!("{}: {d}", place()));
-    }
-}
-
-/// What runs on this device: every way and probe, less those that need programmatic dependent
-/// launch where the device has none (below sm_90).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    /// The ways, in [`Way::ALL`] order.
-    pub ways: Vec<Way>,
-    /// The probes, in [`Probe::ALL`] order.
-    pub probes: Vec<Probe>,
-}
-
-impl Plan {
-    /// Everything, or (`programmatic` false) everything without programmatic edges.
-    ///
-    /// ```
-    /// use generation_loop::{measure::Plan, ways::Way};
-    /// assert!(Plan::new(true).ways.contains(&Way::WhilePdl));
-    /// assert_eq!(
-    ///     Plan::new(false).ways,
-    ///     [Way::HostLaunches, Way::GraphPerStep, Way::GraphPerStepMapped, Way::WhileGraph]
-    /// );
-    /// ```
-    pub fn new(programmatic: bool) -> Plan {
-        Plan {
-            ways: Way::ALL.into_iter().filter(|w| programmatic || !w.programmatic()).collect(),
-            probes: Probe::ALL.into_iter().filter(|p| programmatic || !p.programmatic()).collect(),
-        }
     }
 }
 

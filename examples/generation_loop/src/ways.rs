@@ -11,9 +11,37 @@ use cuda_graph::{DeviceBuffer, Event, MappedBuffer, PinnedBuffer, Result, Stream
 
 use crate::device::{Batch, Chain, DeviceModel, Pick, STATE_GO_ON, STATE_WORDS};
 use crate::graphs;
-use crate::measure::Plan;
 use crate::profile::{Probe, STEPS_PER_ITERATION};
 use crate::reference::Generation;
+
+/// What runs on this device: every way and probe, less those that need programmatic dependent
+/// launch where the device has none (below sm_90).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The ways, in [`Way::ALL`] order.
+    pub ways: Vec<Way>,
+    /// The probes, in [`Probe::ALL`] order.
+    pub probes: Vec<Probe>,
+}
+
+impl Plan {
+    /// Everything, or (`programmatic` false) everything without programmatic edges.
+    ///
+    /// ```
+    /// use generation_loop::ways::{Plan, Way};
+    /// assert!(Plan::new(true).ways.contains(&Way::WhilePdl));
+    /// assert_eq!(
+    ///     Plan::new(false).ways,
+    ///     [Way::HostLaunches, Way::GraphPerStep, Way::GraphPerStepMapped, Way::WhileGraph]
+    /// );
+    /// ```
+    pub fn new(programmatic: bool) -> Plan {
+        Plan {
+            ways: Way::ALL.into_iter().filter(|w| programmatic || !w.programmatic()).collect(),
+            probes: Probe::ALL.into_iter().filter(|p| programmatic || !p.programmatic()).collect(),
+        }
+    }
+}
 
 /// One way to run a generation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,9 +11,10 @@
 //! (`cuda-graph/repro/racecheck_while_pdl.cu`, variant `while-smem-atomic`).
 
 use generation_loop::device::DeviceModel;
-use generation_loop::measure::{measure, Plan};
+use generation_loop::measure::measure;
 use generation_loop::model::Model;
 use generation_loop::reference;
+use generation_loop::ways::Plan;
 use generation_loop::ways::Way;
 use generation_loop::Options;
 

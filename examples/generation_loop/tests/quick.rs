@@ -3,7 +3,7 @@
 //! reads and what `--redraw` draws. Speed is reported, not asserted.
 
 use chapter_common::ExampleError;
-use generation_loop::measure::Plan;
+use generation_loop::ways::Plan;
 use generation_loop::{export, redraw, run, Options};
 
 #[test]

@@ -61,9 +61,8 @@ impl Graph {
         drop(origin_state);
         drop(state);
         if status != sys::cudaError::cudaSuccess {
-            // SAFETY: plain call; clears this thread's last error (the refusal), which the
-            // instantiation that follows must not report as its own.
-            let _ = unsafe { sys::cudaGetLastError() };
+            // The refusal must not be reported as the instantiation's that follows.
+            crate::error::forget_last_error();
             if status == sys::cudaError::cudaErrorGraphExecUpdateFailure {
                 super::put_back(parked, true);
             } else {

@@ -78,8 +78,7 @@ impl Library {
             unsafe { sys::cudaLibraryGetGlobal(&mut address, &mut bytes, self.handle(), global.as_ptr()) };
         if status == sys::cudaError::cudaErrorSymbolNotFound {
             // The lookup's error is not sticky, but it is the thread's last error: clear it.
-            // SAFETY: plain call; reads and resets this thread's last-error slot.
-            let _ = unsafe { sys::cudaGetLastError() };
+            crate::error::forget_last_error();
             return Ok(None);
         }
         check(status, "cudaLibraryGetGlobal")?;
@@ -97,8 +96,7 @@ impl Library {
             unsafe { sys::cudaLibraryGetGlobal(&mut address, &mut bytes, self.handle(), name.as_ptr()) };
         if status != sys::cudaError::cudaSuccess {
             // The lookup's error is not sticky, but it is the thread's last error: clear it.
-            // SAFETY: plain call; reads and resets this thread's last-error slot.
-            let _ = unsafe { sys::cudaGetLastError() };
+            crate::error::forget_last_error();
         }
         check(status, "cudaLibraryGetGlobal")?;
         Ok((address as usize, bytes))
