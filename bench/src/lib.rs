@@ -219,8 +219,7 @@ pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report> 
     drop(twin);
     // Releases (drops) cannot return errors: they are kept, and any fails the run.
     let mut release_errors = twin::take_release_errors();
-    release_errors.extend(cuda_graph::take_drop_errors().into_iter().map(BenchError::Cuda));
-    release_errors.extend(device_launch::take_drop_errors().into_iter().map(BenchError::from));
+    release_errors.extend(cuda_graph::take_unreported_errors().into_iter().map(BenchError::Cuda));
     if let Some(first) = release_errors.into_iter().next() {
         return Err(first);
     }

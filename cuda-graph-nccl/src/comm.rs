@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use cuda_graph::{CudaError, Device, Result};
@@ -46,25 +46,10 @@ impl Drop for CommHandle {
             check(unsafe { sys::ncclCommDestroy(raw) }, "ncclCommDestroy", None)
         });
         if let Err(err) = result {
-            drop_errors().push(err);
+            // Kept with every other destructor's error: `cuda_graph::take_unreported_errors`.
+            cuda_graph::record_unreported_error(err);
         }
     }
-}
-
-fn drop_errors() -> std::sync::MutexGuard<'static, Vec<CudaError>> {
-    static ERRORS: Mutex<Vec<CudaError>> = Mutex::new(Vec::new());
-    ERRORS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Errors met while dropping communicators (destructors cannot return them), taken out.
-///
-/// ```no_run
-/// for err in cuda_graph_nccl::take_drop_errors() {
-///     eprintln!("while dropping a communicator: {err}");
-/// }
-/// ```
-pub fn take_drop_errors() -> Vec<CudaError> {
-    std::mem::take(&mut *drop_errors())
 }
 
 /// One rank of a group of NCCL communicators made together (a clique), bound to one device.

@@ -107,7 +107,7 @@ mod library;
 mod types;
 
 pub use agreement::{AGREEMENT_TIMEOUT_VAR, DEFAULT_AGREEMENT_TIMEOUT};
-pub use comm::{take_drop_errors, Communicator};
+pub use comm::Communicator;
 pub use group::Group;
 pub use library::{version, MIN_VERSION};
 pub use types::{NcclType, ReduceOp};

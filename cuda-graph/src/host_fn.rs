@@ -4,7 +4,7 @@
 //! # Panics
 //! A panic must not unwind into CUDA's thread, so every host function runs under
 //! [`std::panic::catch_unwind`]. A caught panic is recorded, the stream goes on with its next
-//! work, and [`take_host_fn_errors`] hands the record out as
+//! work, and [`take_unreported_errors`](crate::take_unreported_errors) hands the record out as
 //! [`CudaError::HostFunctionPanicked`].
 //!
 //! # No CUDA calls inside
@@ -37,9 +37,6 @@ type OneShot = Box<dyn FnOnce() + Send>;
 static ONE_SHOTS: Mutex<BTreeMap<u64, OneShot>> = Mutex::new(BTreeMap::new());
 static NEXT_ONE_SHOT: AtomicU64 = AtomicU64::new(1);
 
-/// Errors met by host functions (panics, replayed one-shots), for [`take_host_fn_errors`].
-static HOST_FN_ERRORS: Mutex<Vec<CudaError>> = Mutex::new(Vec::new());
-
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -50,7 +47,7 @@ impl Stream {
     ///
     /// `f` must not call CUDA (CUDA forbids it; see the module docs for what this crate does
     /// about resources `f` drops). A panic in `f` is caught and reported by
-    /// [`take_host_fn_errors`]; the stream carries on. If the context fails before the stream
+    /// [`take_unreported_errors`](crate::take_unreported_errors); the stream carries on. If the context fails before the stream
     /// reaches `f`, CUDA never calls it and `f` is leaked, not dropped.
     ///
     /// Refused (`InvalidArgument`) while the stream is being captured: a captured host
@@ -64,7 +61,7 @@ impl Stream {
     /// stream.launch_host_fn(move || done.send("copies finished").unwrap())?;
     /// stream.synchronize()?;
     /// assert_eq!(finished.recv().unwrap(), "copies finished");
-    /// assert!(cuda_graph::take_host_fn_errors().is_empty());
+    /// assert!(cuda_graph::take_unreported_errors().is_empty());
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn launch_host_fn<F>(&self, f: F) -> Result<()>
@@ -128,25 +125,10 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
+/// Keeps a host function's error for [`take_unreported_errors`](crate::take_unreported_errors):
+/// CUDA's thread has no caller to hand it to.
 fn record(err: CudaError) {
-    lock(&HOST_FN_ERRORS).push(err);
-}
-
-/// Takes the errors that host functions met since the last call: each panic, as
-/// [`CudaError::HostFunctionPanicked`] with its message, and each one-shot function that CUDA
-/// called a second time (`InvalidArgument`). Host functions run on CUDA's threads and cannot
-/// return errors; they are kept here. The record is global, like [`crate::take_drop_errors`].
-///
-/// ```no_run
-/// let stream = cuda_graph::Stream::new()?;
-/// stream.launch_host_fn(|| panic!("checksum mismatch"))?;
-/// stream.synchronize()?;
-/// let errors = cuda_graph::take_host_fn_errors();
-/// assert!(errors.iter().any(|e| e.to_string().contains("checksum mismatch")));
-/// # Ok::<(), cuda_graph::CudaError>(())
-/// ```
-pub fn take_host_fn_errors() -> Vec<CudaError> {
-    std::mem::take(&mut *lock(&HOST_FN_ERRORS))
+    crate::release::record_unreported_error(err);
 }
 
 /// A closure that CUDA may call many times (a graph host node runs it on every launch),
@@ -170,7 +152,7 @@ unsafe impl Sync for HostCallback {}
 #[allow(dead_code)] // for graph host nodes
 impl HostCallback {
     /// Boxes `f` behind a trampoline that catches its panics (recorded for
-    /// [`take_host_fn_errors`]).
+    /// [`take_unreported_errors`](crate::take_unreported_errors)).
     pub(crate) fn new<F>(f: F) -> HostCallback
     where
         F: Fn() + Send + Sync + 'static,
@@ -249,7 +231,7 @@ mod tests {
             unsafe { call(user_data) };
         }
         assert_eq!(calls.load(Ordering::SeqCst), 3);
-        let errors = take_host_fn_errors();
+        let errors = crate::take_unreported_errors();
         assert!(
             errors.iter().any(|e| matches!(e, CudaError::HostFunctionPanicked { message }
                 if message == "second call fails: unit-test marker 7781")),
@@ -270,7 +252,7 @@ mod tests {
         assert_eq!(receiver.try_recv(), Ok(id));
         // SAFETY: as above.
         unsafe { one_shot_trampoline(id as usize as *mut c_void) };
-        assert!(take_host_fn_errors().iter().any(|e| e.to_string().contains("called again")));
+        assert!(crate::take_unreported_errors().iter().any(|e| e.to_string().contains("called again")));
     }
 
     #[test]

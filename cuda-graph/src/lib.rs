@@ -15,8 +15,8 @@
 //!
 //! # Errors
 //! Every fallible call returns [`Result`], whose error [`CudaError`] names the CUDA call and
-//! status, or the problem found before calling CUDA. Destructors never panic; errors they
-//! meet are kept for [`take_drop_errors`].
+//! status, or the problem found before calling CUDA. Destructors never panic and host functions
+//! never unwind into CUDA; errors they meet are kept for [`take_unreported_errors`].
 //!
 //! ```no_run
 //! use cuda_graph::{Device, DeviceBuffer, Stream};
@@ -35,8 +35,9 @@
 //!   stream work (read) and beginning, ending or joining a capture (write), and the captures
 //!   in progress, by stream handle. Scoped per stream: a capture of one library never claims
 //!   another's work; its begin and end only hold other threads' launches back for the call.
-//! - **Destructor errors** ([`take_drop_errors`]) and **host-function errors**
-//!   ([`take_host_fn_errors`]): one list each for the process; taking them takes everyone's.
+//! - **Errors no caller could be handed** ([`take_unreported_errors`]): destructors' (of this
+//!   crate, device-launch and cuda-graph-nccl) and host functions': one list for the process;
+//!   taking it takes everyone's.
 //!   Drain them where the process has one owner of error reporting.
 //! - **The parked-exec pool** ([`graph::exec_pool_stats`]): dropped device-launch execs, kept
 //!   by device, graph shape and flags, so an exec parked on one device is reused only on that
@@ -60,7 +61,7 @@
 //!    function, where CUDA forbids CUDA calls.
 //! 2. `error` — [`CudaError`], [`Result`], the `check` of CUDA statuses, [`UpdateRefusal`].
 //! 3. `release`, `driver` — releasing resources: [`KeepAlive`], destructor errors
-//!    ([`take_drop_errors`]), drops deferred out of host functions ([`drop_outside_host_fn`]);
+//!    ([`take_unreported_errors`]), drops deferred out of host functions ([`drop_outside_host_fn`]);
 //!    the driver functions the runtime hands out (parameter layouts, active contexts).
 //! 4. `device` — [`Device`] and its properties, the thread's current device, peer access.
 //! 5. `stream` — [`Stream`], which belongs to a device.
@@ -101,13 +102,12 @@ pub use graph::{
     InstantiateOptions, UpdateRefusal,
 };
 pub use graph_memory::GraphMemoryUsage;
-pub use host_fn::take_host_fn_errors;
 pub use kernel::{Kernel, KernelArgs, KernelParam, LaunchConfig, ParamLayout};
 pub use memory::{
     DeviceBuffer, DeviceConstPtr, DevicePtr, DeviceRepr, DeviceSlice, KeepAlive, MappedBuffer, MemoryPool,
     MemoryPoolOptions, PinnedBuffer, PinnedSlice, PinnedSliceMut,
 };
-pub use release::{drop_outside_host_fn, take_drop_errors};
+pub use release::{drop_outside_host_fn, record_unreported_error, take_unreported_errors};
 
 /// Whether the calling thread runs a host function of this crate (a closure of
 /// [`Stream::launch_host_fn`], a graph host node), where CUDA forbids CUDA calls: every CUDA

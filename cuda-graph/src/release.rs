@@ -1,5 +1,6 @@
 //! Releasing CUDA resources: what keeps them alive ([`KeepAlive`]), where the errors of their
-//! destructors go ([`take_drop_errors`]), and how a destructor that runs inside a host
+//! destructors go (the one list of errors no caller could be handed, [`take_unreported_errors`]),
+//! and how a destructor that runs inside a host
 //! function, where CUDA calls are forbidden, hands its release to another thread
 //! ([`drop_outside_host_fn`]); and handles borrowed from their owner, which are never
 //! released (`borrowed_handle!`).
@@ -50,34 +51,48 @@ macro_rules! borrowed_handle {
 }
 pub(crate) use borrowed_handle;
 
-static DROP_ERRORS: std::sync::Mutex<Vec<CudaError>> = std::sync::Mutex::new(Vec::new());
+/// Errors no caller could be handed, of every crate that records here.
+static UNREPORTED: std::sync::Mutex<Vec<CudaError>> = std::sync::Mutex::new(Vec::new());
 
 /// Records the error of a CUDA call made in `Drop`, which cannot return it. Nothing is lost:
-/// [`take_drop_errors`] hands the records out.
+/// [`take_unreported_errors`] hands the records out.
 pub(crate) fn record_drop_error(status: sys::cudaError_t, call: &'static str) {
     if let Err(err) = check(status, call) {
-        record_drop_failure(err);
+        record_unreported_error(err);
     }
 }
 
-/// Records an error met in `Drop` that is not one CUDA status (see [`record_drop_error`]).
-pub(crate) fn record_drop_failure(err: CudaError) {
-    let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    errors.push(err);
-}
-
-/// Takes the errors that destructors met since the last call (a `cudaFree` or
-/// `cudaGraphExecDestroy` after the context broke, say). Drops never panic; they record here.
+/// Records an error met where no caller can be handed it: in a destructor, in a host function
+/// CUDA calls on its own thread, in a background thread. [`take_unreported_errors`] hands it
+/// out, with this crate's own. For crates built on this one (device-launch and
+/// cuda-graph-nccl record their destructors' errors here), so that an application drains one
+/// list.
 ///
 /// ```
-/// let errors = cuda_graph::take_drop_errors();
-/// for err in &errors {
-///     eprintln!("while releasing a CUDA resource: {err}");
+/// use cuda_graph::CudaError;
+/// cuda_graph::record_unreported_error(CudaError::from_code(700, "cudaFree"));
+/// let errors = cuda_graph::take_unreported_errors();
+/// assert!(errors.iter().any(|err| err.to_string().contains("cudaFree")));
+/// ```
+pub fn record_unreported_error(err: CudaError) {
+    UNREPORTED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(err);
+}
+
+/// Takes every error met since the last call where no caller could be handed it, for the
+/// whole process and every crate of this family: destructors' CUDA errors (a `cudaFree` or
+/// `cudaGraphExecDestroy` after the context broke; device-launch's and cuda-graph-nccl's
+/// destructors too), host functions' panics ([`CudaError::HostFunctionPanicked`]) and
+/// one-shot host functions CUDA called again (`InvalidArgument`). Drops never panic and host
+/// functions never unwind into CUDA; they record here. Drain it where the process has one
+/// owner of error reporting: taking it takes everyone's.
+///
+/// ```
+/// for err in cuda_graph::take_unreported_errors() {
+///     eprintln!("met where no caller could be told: {err}");
 /// }
 /// ```
-pub fn take_drop_errors() -> Vec<CudaError> {
-    let mut errors = DROP_ERRORS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    std::mem::take(&mut *errors)
+pub fn take_unreported_errors() -> Vec<CudaError> {
+    std::mem::take(&mut *UNREPORTED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
 }
 
 thread_local! {

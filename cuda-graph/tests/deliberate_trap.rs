@@ -7,7 +7,7 @@
 mod graph_support;
 
 use cuda_graph::graph::{Graph, HostLaunch};
-use cuda_graph::{take_drop_errors, DeviceBuffer};
+use cuda_graph::{take_unreported_errors, DeviceBuffer};
 use gpu_test_support::require_gpu;
 use graph_support::{one, per_element, stream};
 use test_kernels::{add_scalar, fill_pattern, trap_if};
@@ -51,7 +51,7 @@ fn a_trap_inside_a_graph_is_an_error_and_every_later_call_reports_it() {
     drop(data);
     drop(flag);
     drop(stream);
-    let recorded = take_drop_errors();
+    let recorded = take_unreported_errors();
     assert!(
         recorded.iter().all(|e| e.code() == Some(LAUNCH_FAILURE)),
         "drops met other errors than the sticky one: {recorded:?}"

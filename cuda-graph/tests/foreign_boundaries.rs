@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{take_drop_errors, Device, DeviceBuffer, Event, Stream, StreamOptions};
+use cuda_graph::{take_unreported_errors, Device, DeviceBuffer, Event, Stream, StreamOptions};
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaContext, CudaStream};
 use gpu_test_support::require_gpu;
@@ -86,7 +86,7 @@ fn work_queued_into_a_capture_cudarc_began_is_refused() {
     borrowed.synchronize().unwrap();
     assert_eq!(buffer.to_vec().unwrap()[1], test_kernels::pattern(1, 7));
     ctx.check_err().unwrap();
-    assert_eq!(take_drop_errors(), []);
+    assert_eq!(take_unreported_errors(), []);
 }
 
 /// Issue 35, item 1, the other way in: one of this crate's streams shown to cudarc
@@ -159,7 +159,7 @@ fn a_buffer_lent_to_cudarc_is_freed_after_cudarc_work_on_any_stream() {
         "cudarc's write into the dropped buffer landed in the next allocation (same address: {same})"
     );
     ctx.check_err().unwrap();
-    assert_eq!(take_drop_errors(), []);
+    assert_eq!(take_unreported_errors(), []);
 }
 
 /// Lets `to` read and write memory of `from`'s current memory pool, where cudarc allocates
@@ -220,7 +220,7 @@ fn a_cudarc_slice_is_checked_and_waited_for_on_another_device() {
     let written = ctx.default_stream().clone_dtoh(&next).unwrap().iter().filter(|&&v| v != 0).count();
     assert_eq!(written, 0, "device 1's late write landed in cudarc's next allocation (same address: {same})");
     ctx.check_err().unwrap();
-    assert_eq!(take_drop_errors(), []);
+    assert_eq!(take_unreported_errors(), []);
 }
 
 /// The review's H2: a context of other code made current on the thread (cudarc's safe
@@ -240,7 +240,7 @@ fn what_the_crate_makes_lives_in_the_primary_context_whatever_is_current() {
     event.record(&stream).unwrap();
     event.synchronize().unwrap();
     assert_eq!(buffer.to_vec().unwrap()[5], test_kernels::pattern(5, 3));
-    assert_eq!(take_drop_errors(), []);
+    assert_eq!(take_unreported_errors(), []);
 }
 
 /// The review's H1: cudarc makes its context current without the crate knowing, and its
@@ -274,5 +274,5 @@ fn a_borrowed_default_stream_runs_on_its_own_device_whatever_is_current() {
         written, 0,
         "the kernel wrote a buffer allocated after its own was dropped (same address: {same})"
     );
-    assert_eq!(take_drop_errors(), []);
+    assert_eq!(take_unreported_errors(), []);
 }

@@ -109,7 +109,7 @@ fn host_nodes_run_on_every_launch_and_their_panics_are_reported() {
         drop(graph);
         assert_eq!(runs.load(Ordering::SeqCst), 3);
         assert_eq!(Arc::strong_count(&runs), 1, "the graph and exec released the closure");
-        let panics = cuda_graph::take_host_fn_errors()
+        let panics = cuda_graph::take_unreported_errors()
             .iter()
             .filter(|err| err.to_string().contains("graph host node marker 4242"))
             .count();

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cuda_graph::graph::{Graph, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{
-    take_drop_errors, CudaError, Device, DeviceBuffer, Event, MemoryPool, MemoryPoolOptions, Stream,
+    take_unreported_errors, CudaError, Device, DeviceBuffer, Event, MemoryPool, MemoryPoolOptions, Stream,
 };
 use gpu_test_support::require_gpu;
 use graph_support::{per_element, run, stream};
@@ -36,7 +36,7 @@ fn an_exec_graph_and_stream_dropped_mid_launch_let_the_work_finish() {
         }
         Device::current()?.synchronize()?;
         assert!(out.to_vec()?.iter().all(|&v| v == 7), "the in-flight launch did not complete");
-        assert_eq!(take_drop_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }
@@ -56,7 +56,7 @@ fn a_buffer_dropped_while_a_kernel_writes_it_is_freed_only_after_the_kernel() {
         let fresh = DeviceBuffer::from_slice(&vec![5u32; N as usize])?;
         stream.synchronize()?;
         assert!(fresh.to_vec()?.iter().all(|&v| v == 5), "a new buffer was overwritten by old work");
-        assert_eq!(take_drop_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }
@@ -120,8 +120,7 @@ fn an_update_keeps_the_replaced_graphs_host_function_until_the_launch_before_it_
         assert_eq!(calls2.load(Ordering::SeqCst), 1);
         drop((exec, g0, g2));
         assert_eq!((Arc::strong_count(&calls0), Arc::strong_count(&calls2)), (1, 1));
-        assert_eq!(take_drop_errors(), []);
-        assert_eq!(cuda_graph::take_host_fn_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }
@@ -163,7 +162,7 @@ fn a_setter_keeps_the_replaced_buffer_until_the_launch_before_it_ran() {
             );
         }
         drop(exec);
-        assert_eq!(take_drop_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }
@@ -195,7 +194,7 @@ fn stream_ordered_memory_used_by_a_kernel_on_a_non_blocking_stream_is_freed_afte
         for (index, value) in reused.to_vec()?.into_iter().enumerate() {
             assert_eq!(value, 0x1111_1111, "element {index} was written by the kernel of the dropped buffer");
         }
-        assert_eq!(take_drop_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }
@@ -233,7 +232,7 @@ fn alloc_async_never_hands_out_memory_whose_free_is_still_pending() {
             values.iter().all(|&v| v == 0x1111_1111),
             "the dropped buffer's kernel wrote into the new one"
         );
-        assert_eq!(take_drop_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }
@@ -272,7 +271,7 @@ fn stream_ordered_memory_memset_on_a_non_blocking_stream_is_freed_after_the_mems
                 "the memset of a dropped buffer landed here"
             );
         }
-        assert_eq!(take_drop_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }
@@ -316,7 +315,7 @@ fn an_update_keeps_the_replaced_event_until_the_launch_before_it_ran() {
         exec.update(&g2)?; // finds the launch done
         assert!(replaced.upgrade().is_none(), "the event is released once its launch completed");
         drop((exec, g0, g2));
-        assert_eq!(take_drop_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }
@@ -348,8 +347,7 @@ fn an_exec_updated_while_busy_keeps_a_bounded_number_of_replaced_graphs() {
         busy.synchronize()?;
         drop((exec, g0));
         assert_eq!(Arc::strong_count(&calls), 1);
-        assert_eq!(take_drop_errors(), []);
-        assert_eq!(cuda_graph::take_host_fn_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }

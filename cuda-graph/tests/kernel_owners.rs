@@ -8,7 +8,7 @@ mod graph_support;
 
 use cuda_graph::graph::{Dependency, Graph, HostLaunch};
 use cuda_graph::kernel::{Kernel, KernelAttributes, LaunchConfig, Module};
-use cuda_graph::{take_drop_errors, DeviceBuffer, DevicePtr};
+use cuda_graph::{take_unreported_errors, DeviceBuffer, DevicePtr};
 use gpu_test_support::require_gpu;
 use graph_support::{run, stream};
 use module_images::PLAIN_PTX;
@@ -52,7 +52,7 @@ fn kernel_nodes_keep_their_module_loaded_however_they_are_added() {
         stream.synchronize()?;
         assert_eq!(data.to_vec()?, vec![22; N as usize]);
         drop(exec);
-        assert_eq!(take_drop_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }

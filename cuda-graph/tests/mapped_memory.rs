@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use cuda_graph::graph::{Graph, HostLaunch};
 use cuda_graph::memory::MemoryKind;
-use cuda_graph::{take_drop_errors, Device, DeviceBuffer, Event, MappedBuffer};
+use cuda_graph::{take_unreported_errors, Device, DeviceBuffer, Event, MappedBuffer};
 use gpu_test_support::require_gpu;
 use graph_support::{one, per_element, run, stream};
 use test_kernels::{
@@ -50,7 +50,7 @@ fn a_kernel_writes_mapped_memory_and_the_host_reads_it_in_place() {
         saxpy().launch(&stream, per_element(3), (2.0, x.ptr(), y.ptr(), 3))?;
         stream.synchronize()?;
         assert_eq!(y.to_vec(), [3.25, -7.0, 0.0]);
-        assert_eq!(take_drop_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }
@@ -89,7 +89,7 @@ fn a_mapped_buffer_dropped_under_a_running_kernel_is_freed_after_it() {
         drop(mapped); // the last owner: waits for the device, then cudaFreeHost
         assert!(done.is_complete()?, "the memory was freed while the kernel had still to write it");
         stream.synchronize()?; // a kernel writing unmapped memory fails with an illegal address
-        assert_eq!(take_drop_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }
@@ -126,7 +126,7 @@ fn an_exec_keeps_mapped_memory_after_its_buffer_is_dropped() {
         drop(exec);
         assert!(done.is_complete()?, "the exec's drop freed the memory under its own launch");
         stream.synchronize()?;
-        assert_eq!(take_drop_errors(), []);
+        assert_eq!(take_unreported_errors(), []);
         Ok(())
     });
 }

@@ -225,7 +225,7 @@ fn pinned_buffers_wait_for_the_copies_that_use_them() {
     drop(owner);
     stream.synchronize().unwrap();
     assert_same(&landing.to_vec().unwrap(), &data, "copy from a pinned buffer dropped while in flight");
-    let errors = cuda_graph::take_drop_errors();
+    let errors = cuda_graph::take_unreported_errors();
     assert!(errors.is_empty(), "{errors:?}");
 }
 
@@ -266,7 +266,7 @@ fn a_pool_counts_what_stream_ordered_buffers_use() {
     assert!(kept >= bytes, "threshold u64::MAX keeps the reservation, got {kept}");
     pool.trim_to(0).unwrap();
     assert!(pool.reserved_bytes().unwrap() < kept, "trim_to(0) released nothing");
-    let errors = cuda_graph::take_drop_errors();
+    let errors = cuda_graph::take_unreported_errors();
     assert!(errors.is_empty(), "{errors:?}");
 }
 
@@ -314,7 +314,7 @@ fn buffers_from_non_blocking_streams_are_freed_after_their_work() {
     // The free itself is stream-ordered: the pool counts the memory as free once it has run.
     Device::get(0).unwrap().synchronize().unwrap();
     assert_eq!(pool.used_bytes().unwrap(), 0);
-    let errors = cuda_graph::take_drop_errors();
+    let errors = cuda_graph::take_unreported_errors();
     assert!(errors.is_empty(), "{errors:?}");
 }
 

@@ -25,7 +25,9 @@ use std::time::{Duration, Instant};
 use cuda_graph::graph::{CaptureMode, Graph};
 use cuda_graph::interop::cudarc::CudarcSlice;
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{take_drop_errors, Device, DeviceBuffer, MappedBuffer, PinnedBuffer, Stream, StreamOptions};
+use cuda_graph::{
+    take_unreported_errors, Device, DeviceBuffer, MappedBuffer, PinnedBuffer, Stream, StreamOptions,
+};
 use cudarc::driver::CudaContext;
 use gpu_test_support::require_gpu;
 use test_kernels::{fill_pattern, pattern, spin_then_fill};
@@ -150,7 +152,7 @@ fn run_scenario(name: &str) {
 
 /// The drop errors the crate recorded, as text (a free CUDA refused leaks: no damage).
 fn drop_errors() -> String {
-    take_drop_errors().iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    take_unreported_errors().iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 }
 
 // ---------------------------------------------------------------------------------------

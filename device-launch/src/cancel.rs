@@ -71,7 +71,7 @@ impl CancelFlag {
 /// A launcher's loop running on a stream until stopped ([`Launcher::start`]). Its kernel must
 /// end the loop once its [`CancelFlag`] is set (`DL_RELAUNCH_SELF_UNLESS_CANCELLED`).
 /// [`stop`](RunningLoop::stop) sets the flag, waits for the loop and reads the error slot;
-/// dropping the guard does the same, keeping errors for [`cuda_graph::take_drop_errors`].
+/// dropping the guard does the same, keeping errors for [`cuda_graph::take_unreported_errors`].
 #[derive(Debug)]
 #[must_use = "dropping the guard stops the loop at once"]
 pub struct RunningLoop<'a> {

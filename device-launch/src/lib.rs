@@ -116,8 +116,8 @@ pub use cancel::{CancelFlag, RunningLoop};
 pub use error::{Error, Result};
 pub use error_slot::{DeviceLaunchError, ErrorSlot, Operation, RawErrorSlot};
 pub use exec::{
-    instantiate_for_device, take_drop_errors, DeviceExec, DeviceExecArg, DeviceExecHandle, ExecState,
-    Launchable, NotUploaded, RawDeviceExec, UpdateError, UploadState, Uploaded,
+    instantiate_for_device, DeviceExec, DeviceExecArg, DeviceExecHandle, ExecState, Launchable, NotUploaded,
+    RawDeviceExec, UpdateError, UploadState, Uploaded,
 };
 pub use launcher::{launch_from_graph, run_on_plain_stream, Launcher};
 pub use node_rules::{CHILD_GRAPH_NODES_ALLOWED, PROGRAMMATIC_EDGES_ALLOWED};

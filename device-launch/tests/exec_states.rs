@@ -142,12 +142,13 @@ fn an_exec_dropped_inside_a_host_function_waits_for_the_device_elsewhere() {
             assert!(std::time::Instant::now() < deadline, "the exec was never released");
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        let errors: Vec<String> = device_launch::take_drop_errors().iter().map(ToString::to_string).collect();
+        let errors: Vec<String> =
+            cuda_graph::take_unreported_errors().iter().map(ToString::to_string).collect();
         assert!(
             !errors.iter().any(|e| e.contains("cudaDeviceSynchronize")),
             "the wait ran inside the host function: {errors:?}"
         );
-        assert!(cuda_graph::take_host_fn_errors().is_empty());
+        assert!(cuda_graph::take_unreported_errors().is_empty());
         Ok(())
     });
 }

@@ -107,7 +107,7 @@ fn queues_and_exec_handles_are_checked_and_waited_for_on_the_device_that_uses_th
             "device 1's consumer wrote into device-0 memory allocated after the queue was dropped"
         );
         assert_eq!(waited.to_vec()?, [1]);
-        assert_eq!(device_launch::take_drop_errors().len(), 0);
+        assert_eq!(cuda_graph::take_unreported_errors().len(), 0);
         Ok(())
     });
 }

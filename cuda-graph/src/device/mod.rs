@@ -375,7 +375,7 @@ impl Device {
 
 /// A device made current for a scope, like [`Device::with_current`] where a closure does not
 /// fit: the device current before is made current again on drop (an error doing so is
-/// recorded for [`take_drop_errors`](crate::take_drop_errors)).
+/// recorded for [`take_unreported_errors`](crate::take_unreported_errors)).
 pub(crate) struct CurrentFor(Option<Device>);
 
 impl CurrentFor {

@@ -31,7 +31,7 @@ impl GraphBuilder {
     /// dependencies finished; nodes after it wait for it to return (`cudaGraphNodeTypeHost`).
     ///
     /// `f` must not call CUDA (CUDA forbids it). A panic in `f` is caught and reported by
-    /// [`take_host_fn_errors`](crate::take_host_fn_errors); the graph goes on. `f` lives as
+    /// [`take_unreported_errors`](crate::take_unreported_errors); the graph goes on. `f` lives as
     /// long as the graph and its execs, and an exec of a graph with host functions waits, when
     /// dropped, for its last launch. CUDA refuses host nodes in conditional bodies and in
     /// device-launch graphs.

@@ -15,7 +15,7 @@ use super::free::{device_idle, on_device};
 use crate::device::{devices_with_context, Device};
 use crate::error::{check, CudaError, Result};
 use crate::memory::{bytes_for, DevicePtr, DeviceRepr, KeepAlive};
-use crate::release::{deferred_in_host_fn, record_drop_error, record_drop_failure};
+use crate::release::{deferred_in_host_fn, record_drop_error, record_unreported_error};
 
 mod sealed {
     /// One element of mapped memory, read and written by the host with one atomic access.
@@ -181,7 +181,7 @@ fn every_device_idle() -> bool {
     let devices = match devices_with_context() {
         Ok(devices) => devices,
         Err(err) => {
-            record_drop_failure(err);
+            record_unreported_error(err);
             return false;
         }
     };
@@ -219,7 +219,7 @@ fn every_device_idle() -> bool {
 /// drop waits for every device with an active context (`cudaDeviceSynchronize`), since any
 /// device may reach mapped memory, then calls `cudaFreeHost`: no kernel, copy or graph
 /// launch still queued can touch it afterwards. If a wait fails, the memory is leaked and
-/// the error kept for [`take_drop_errors`](crate::take_drop_errors).
+/// the error kept for [`take_unreported_errors`](crate::take_unreported_errors).
 ///
 /// # Requirements
 /// The current device must map host memory (`cudaDevAttrCanMapHostMemory`), or the

@@ -10,7 +10,7 @@
 //!   blocking stream of the device, the allocating one included. The host does not wait. (A
 //!   legacy-stream operation is a barrier between blocking streams, and it is not allowed
 //!   while another thread captures a stream in global mode: the free then fails, is
-//!   recorded for [`crate::take_drop_errors`], and the memory leaks.)
+//!   recorded for [`crate::take_unreported_errors`], and the memory leaks.)
 //! - allocated on a blocking stream and used by a kernel launch, copy or memset on a
 //!   **non-blocking** stream: that work is not ordered before the legacy stream, so each
 //!   such call marks the buffer, and the drop of a marked buffer waits for the device

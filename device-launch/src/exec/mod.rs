@@ -98,7 +98,7 @@ impl ExecOwner {
     /// Waits for every device launch of this exec that kernels may still have queued: the
     /// host cannot see on which stream, so it waits for the exec's device (made current for
     /// the wait, then the caller's current device again).
-    fn wait_for_device_launches(&mut self) -> Result<()> {
+    fn wait_for_device_launches(&mut self) -> cuda_graph::Result<()> {
         if !*self.given_to_kernels.get_mut() {
             return Ok(());
         }
@@ -126,31 +126,12 @@ impl Drop for ExecOwner {
         match owner.wait_for_device_launches() {
             Ok(()) => drop(exec),
             Err(err) => {
-                record_drop_error(err);
+                // Kept with every other destructor's error: `cuda_graph::take_unreported_errors`.
+                cuda_graph::record_unreported_error(err);
                 std::mem::forget(exec);
             }
         }
     }
-}
-
-static DROP_ERRORS: Mutex<Vec<Error>> = Mutex::new(Vec::new());
-
-fn record_drop_error(err: Error) {
-    DROP_ERRORS.lock().unwrap_or_else(PoisonError::into_inner).push(err);
-}
-
-/// Takes the errors that this crate's destructors met since the last call (a failed
-/// `cudaDeviceSynchronize` when dropping an exec whose handle was given to kernels, say).
-/// Drops never panic; they record here (and `cuda_graph::take_drop_errors` has the errors of
-/// `cuda-graph`'s own destructors).
-///
-/// ```
-/// for err in device_launch::take_drop_errors() {
-///     eprintln!("while releasing a device graph: {err}");
-/// }
-/// ```
-pub fn take_drop_errors() -> Vec<Error> {
-    std::mem::take(&mut *DROP_ERRORS.lock().unwrap_or_else(PoisonError::into_inner))
 }
 
 mod sealed {
@@ -422,7 +403,7 @@ impl DeviceExec<Uploaded> {
         // it stays uploaded and unchanged, still marked as given to kernels, so the next
         // `edit` waits again.
         if let Err(error) = owner.wait_for_device_launches() {
-            return Err(UpdateError { error, exec: ExecState::Uploaded(self) });
+            return Err(UpdateError { error: error.into(), exec: ExecState::Uploaded(self) });
         }
         Ok(DeviceExec::with_owner(self.owner))
     }

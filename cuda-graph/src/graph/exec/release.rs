@@ -187,7 +187,7 @@ impl<M: LaunchMode> GraphExec<M> {
         Err(crate::error::CudaError::invalid(
             call,
             "the exec's last launch, which may still launch it again from the device, could not be \
-             waited for (an earlier CUDA error, see take_drop_errors or the stream's status); \
+             waited for (an earlier CUDA error, see take_unreported_errors or the stream's status); \
              the exec was not changed",
         ))
     }
