@@ -32,15 +32,16 @@ pub use program::Program;
 mod variants;
 mod workload;
 
-use chapter_common::{Book, ExampleError, OptionCheck, Preset, Report, Samples};
+pub use chapter_common::Arithmetic;
+use chapter_common::{Book, ExampleError, ListingNote, OptionCheck, Preset, Report, Samples};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::CudaError;
 use serde_json::json;
 
 pub use variants::{Lineup, Variant};
 pub use workload::{
-    cpu_sin_cos, item_work, listing_item_work, listing_x, ulp_distance, Costs, SinCosAgreement, SinCosTable,
-    Workload, SINCOS_MAX_ULPS,
+    cpu_sin_cos, item_work, listing_item_work, listing_x, Costs, SinCosAgreement, SinCosTable, Workload,
+    SINCOS_MAX_ULPS,
 };
 
 use variants::Bench;
@@ -49,40 +50,15 @@ use variants::Bench;
 /// buffers stay under 8 GiB.
 pub const MAX_ITEMS: u32 = 1 << 30;
 
-/// What each round of an item's work computes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Arithmetic {
-    /// The port's: an LCG step and an xorshift in 32-bit integers (`item_work`), which the CPU
-    /// reproduces bit for bit.
-    Port,
-    /// The chapter listing's: result += sinf(x) * cosf(x) with x = i / n in f32
-    /// (`listing_item_work`), over ten times the instructions of a port round; checked bit
-    /// for bit against the CPU's rounds of the GPU's own sinf(x) and cosf(x), which must be
-    /// within 2 ulps of the CPU's (`SINCOS_MAX_ULPS`).
-    Listing,
-}
-
-impl Arithmetic {
-    /// Its name on the command line (`--arithmetic`) and in the JSON report (`data.arithmetic`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Arithmetic::Port => "port",
-            Arithmetic::Listing => "listing",
-        }
-    }
-
-    /// What a round computes, in words (for the report).
-    pub fn describe(self) -> &'static str {
-        match self {
-            Arithmetic::Port => {
-                "the port's integer rounds (an LCG step and an xorshift), checked bit for bit"
-            }
-            Arithmetic::Listing => {
-                "the listing's float rounds, result += sinf(x) * cosf(x) with x = i / n (one fused \
-                 multiply-add a round, as nvcc compiles the listing's statement), checked bit for bit \
-                 against the CPU's rounds of the GPU's own sinf(x) and cosf(x), which are checked within 2 \
-                 ulps of the CPU's"
-            }
+/// What a round of `arithmetic` computes, in words (for the report).
+pub fn describe_arithmetic(arithmetic: Arithmetic) -> &'static str {
+    match arithmetic {
+        Arithmetic::Port => "the port's integer rounds (an LCG step and an xorshift), checked bit for bit",
+        Arithmetic::Listing => {
+            "the listing's float rounds, result += sinf(x) * cosf(x) with x = i / n (one fused \
+             multiply-add a round, as nvcc compiles the listing's statement), checked bit for bit \
+             against the CPU's rounds of the GPU's own sinf(x) and cosf(x), which are checked within 2 \
+             ulps of the CPU's"
         }
     }
 }
@@ -303,52 +279,40 @@ fn reference_of(workload: &Workload, table: Option<&SinCosTable>) -> Vec<u32> {
 /// Where a run of `options` with the listing's lineup does what the listing does and where it
 /// does not: sizes and launch shape, work, and how it is timed and checked.
 fn listing_note(options: &Options) -> String {
-    let mut same = Vec::new();
-    let mut differs = Vec::new();
-    let mut put = |holds: bool, as_listed: &str, here: String| {
-        if holds {
-            same.push(as_listed.to_string());
-        } else {
-            differs.push(here);
-        }
-    };
-    put(options.items == 1 << 20, "1 Mi items", format!("{} items (the listing: 1 Mi)", options.items));
-    put(
+    let mut note = ListingNote::default();
+    note.put(options.items == 1 << 20, "1 Mi items", format!("{} items (the listing: 1 Mi)", options.items));
+    note.put(
         options.costs == Costs::Sawtooth,
         "item i does i % 256 rounds",
-        "seeded hot spans of costs (the listing: item i does i % 256 rounds)".into(),
+        "seeded hot spans of costs (the listing: item i does i % 256 rounds)",
     );
-    put(
+    note.put(
         options.arithmetic == Arithmetic::Listing,
         "a round is result += sinf(x) * cosf(x), x = i / n",
-        "a round is the port's integer LCG step and xorshift (the listing: result += sinf(x) * cosf(x))"
-            .into(),
+        "a round is the port's integer LCG step and xorshift (the listing: result += sinf(x) * cosf(x))",
     );
-    put(
+    note.put(
         options.threads_per_block == 256,
         "both kernels over one thread per item in blocks of 256",
         format!("blocks of {} (the listing: 256)", options.threads_per_block),
     );
-    put(
+    note.put(
         options.batch == 32,
         "32 items per claim",
         format!("{} items per claim (the listing: 32)", options.batch),
     );
-    differs.push(
-        "each item's cost is loaded and x computed (the listing computes idx % 256 and loads x)".into(),
-    );
-    differs.push(format!(
+    note.differs("each item's cost is loaded and x computed (the listing computes idx % 256 and loads x)");
+    note.differs(format!(
         "timed as the median of {} runs after a warm-up, each run's output checked (the listing: one cold \
          run each, static first, nothing checked)",
         options.runs
     ));
-    differs.push(
+    note.differs(
         "the output is filled before each run and the counter zeroed with a memset (the listing: \
-         cudaMemcpyToSymbol); the claim is broadcast with the full warp mask (the listing: __activemask())"
-            .into(),
+         cudaMemcpyToSymbol); the claim is broadcast with the full warp mask (the listing: __activemask())",
     );
-    differs.push("the listing's 128-per-claim and block-batched kernels are not run".into());
-    format!("as the listing: {}; not as the listing: {}", same.join(", "), differs.join("; "))
+    note.differs("the listing's 128-per-claim and block-batched kernels are not run");
+    note.finish()
 }
 
 /// The first index where `a` and `b` differ, with both values (a length difference counts).
@@ -545,7 +509,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         },
     );
 
-    report.note(format!("arithmetic: {}", options.arithmetic.describe()));
+    report.note(format!("arithmetic: {}", describe_arithmetic(options.arithmetic)));
     if listing {
         report.note(listing_note(options));
     }
@@ -714,8 +678,8 @@ mod tests {
         let integer = listing_note(&Options { arithmetic: Arithmetic::Port, items: 1 << 16, ..book });
         assert!(integer.contains("the port's integer LCG step"), "{integer}");
         assert!(integer.contains("65536 items (the listing: 1 Mi)"), "{integer}");
-        assert!(Arithmetic::Listing.describe().contains("sinf(x) * cosf(x)"));
-        assert!(Arithmetic::Port.describe().contains("integer"));
+        assert!(describe_arithmetic(Arithmetic::Listing).contains("sinf(x) * cosf(x)"));
+        assert!(describe_arithmetic(Arithmetic::Port).contains("integer"));
     }
 
     #[test]

@@ -69,31 +69,7 @@ pub fn cpu_sin_cos(x: f32) -> (f32, f32) {
     (x.sin() as f32, x.cos() as f32)
 }
 
-/// How many `f32` values lie between `a` and `b` (0 when equal, 1 for neighbours), across
-/// zero too; `u32::MAX` when either is NaN.
-///
-/// ```
-/// use atomic_work_queue::ulp_distance;
-/// assert_eq!(ulp_distance(1.0, 1.0), 0);
-/// assert_eq!(ulp_distance(1.0, f32::from_bits(1.0f32.to_bits() + 2)), 2);
-/// assert_eq!(ulp_distance(-0.0, 0.0), 0);
-/// assert_eq!(ulp_distance(f32::NAN, 1.0), u32::MAX);
-/// ```
-pub fn ulp_distance(a: f32, b: f32) -> u32 {
-    if a.is_nan() || b.is_nan() {
-        return u32::MAX;
-    }
-    // Ordered so that consecutive floats are consecutive integers, -0 and +0 both 0.
-    let ordered = |v: f32| {
-        let bits = v.to_bits() as i32;
-        if bits < 0 {
-            i64::from(i32::MIN) - i64::from(bits)
-        } else {
-            i64::from(bits)
-        }
-    };
-    (ordered(a) - ordered(b)).unsigned_abs().min(u64::from(u32::MAX)) as u32
-}
+pub use chapter_common::ulp_distance;
 
 /// The most ulps the GPU's `sinf` and `cosf` may be from the CPU's values
 /// ([`cpu_sin_cos`]): CUDA documents a maximum error of 2 ulps for both (without

@@ -23,27 +23,7 @@ cuda_graph::kernels! {
     pub unsafe fn cg_map_sine(data: DevicePtr<f32>, n: u32, scale: f32);
 }
 
-/// What the chain's kernels compute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Arithmetic {
-    /// The port's: one integer kernel, `cg_step` (`Step`), with seeded constants per step;
-    /// checked bit for bit.
-    Port,
-    /// The chapter listing's: its three float kernels in turn, x * 1.1 + 0.1, sqrt(x * x + 1)
-    /// and sin(0.1 x) (`MapStep`); checked within 8 ulps of the CPU's (`MAP_TOLERANCE_ULPS`),
-    /// as the GPU's sinf is not the CPU's sine.
-    Listing,
-}
-
-impl Arithmetic {
-    /// Its name on the command line (`--arithmetic`) and in the JSON report.
-    pub fn name(self) -> &'static str {
-        match self {
-            Arithmetic::Port => "port",
-            Arithmetic::Listing => "listing",
-        }
-    }
-}
+pub use chapter_common::Arithmetic;
 
 /// The constants of one kernel of the port's chain; [`Step::apply`] is what `cc_mul_add` in
 /// `kernels/chain.cu` does to one element, [`Step::random`] draws a chain's constants.
@@ -97,31 +77,7 @@ pub fn checksum(values: &[u32]) -> u64 {
 /// (up to 2^-21.4 absolute error, about 48 ulps at these values) can be.
 pub const MAP_TOLERANCE_ULPS: u32 = 8;
 
-/// How many `f32` values lie between `a` and `b` (0 when equal, 1 for neighbours), across
-/// zero too; `u32::MAX` when either is NaN.
-///
-/// ```
-/// use cuda_graphs::ulp_distance;
-/// assert_eq!(ulp_distance(0.1, 0.1), 0);
-/// assert_eq!(ulp_distance(0.1, f32::from_bits(0.1f32.to_bits() + 3)), 3);
-/// assert_eq!(ulp_distance(-0.0, 0.0), 0);
-/// assert_eq!(ulp_distance(f32::NAN, 0.0), u32::MAX);
-/// ```
-pub fn ulp_distance(a: f32, b: f32) -> u32 {
-    if a.is_nan() || b.is_nan() {
-        return u32::MAX;
-    }
-    // Ordered so that consecutive floats are consecutive integers, -0 and +0 both 0.
-    let ordered = |v: f32| {
-        let bits = v.to_bits() as i32;
-        if bits < 0 {
-            i64::from(i32::MIN) - i64::from(bits)
-        } else {
-            i64::from(bits)
-        }
-    };
-    (ordered(a) - ordered(b)).unsigned_abs().min(u64::from(u32::MAX)) as u32
-}
+pub use chapter_common::ulp_distance;
 
 /// An element the chain maps, and how far apart the GPU's and the CPU's may be.
 pub trait Value: DeviceRepr + Copy + PartialEq + Debug + Send + Sync {

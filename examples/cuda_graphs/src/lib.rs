@@ -37,7 +37,7 @@ mod chain;
 
 use std::time::Instant;
 
-use chapter_common::{Book, ExampleError, OptionCheck, Preset, Report, Rng, Samples};
+use chapter_common::{Book, ExampleError, ListingNote, OptionCheck, Preset, Report, Rng, Samples};
 use cuda_graph::graph::{GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DeviceRepr, Event, Stream};
@@ -356,49 +356,44 @@ fn listing_shaped(options: &Options) -> bool {
 /// Where a run of `options` does what the listing does and where it does not: sizes and
 /// launch shape, work, and how it is timed and checked.
 fn listing_note(options: &Options) -> String {
-    let mut same = Vec::new();
-    let mut differs = Vec::new();
-    let mut put = |holds: bool, as_listed: &str, here: String| {
-        if holds {
-            same.push(as_listed.to_string());
-        } else {
-            differs.push(here);
-        }
-    };
-    put(
+    let mut note = ListingNote::default();
+    note.put(
         options.elements == 1 << 20,
         "1 Mi elements",
         format!("{} elements (the listing: 1 Mi)", options.elements),
     );
-    put(
+    note.put(
         options.kernels == 3,
         "3 kernels an iteration",
         format!("{} kernels (the listing: 3)", options.kernels),
     );
-    put(options.iters == 100, "100 iterations", format!("{} iterations (the listing: 100)", options.iters));
-    put(
+    note.put(
+        options.iters == 100,
+        "100 iterations",
+        format!("{} iterations (the listing: 100)", options.iters),
+    );
+    note.put(
         options.threads_per_block == 256,
         "blocks of 256, one thread per element",
         format!("blocks of {} (the listing: 256)", options.threads_per_block),
     );
-    put(
+    note.put(
         options.arithmetic == Arithmetic::Listing,
         "its float kernels from x = i / n",
-        "the port's integer step (the listing: three float kernels)".into(),
+        "the port's integer step (the listing: three float kernels)",
     );
-    differs.push("the kernels' constants are parameters (the listing: literals)".into());
-    differs.push(format!(
+    note.differs("the kernels' constants are parameters (the listing: literals)");
+    note.differs(format!(
         "timed as the median of {} runs after a warm-up, stream and graph alternating, the end event \
          recorded after the last launch (the listing: one run each, the stream loop first and cold, the \
          end event after a host synchronize)",
         options.runs
     ));
-    differs.push(
+    note.differs(
         "the graph is uploaded before it is timed; updates change one node's constant and the whole \
-         graph (the listing resizes one kernel's grid)"
-            .into(),
+         graph (the listing resizes one kernel's grid)",
     );
-    format!("as the listing: {}; not as the listing: {}", same.join(", "), differs.join("; "))
+    note.finish()
 }
 
 /// Runs the comparison and the two updates on device 0 and reports times and checks.
