@@ -38,7 +38,7 @@ mod chain;
 use std::time::Instant;
 
 use chapter_common::{Book, ExampleError, ListingNote, OptionCheck, Preset, Report, Rng, Samples};
-use cuda_graph::graph::{GraphExec, HostLaunch};
+use cuda_graph::graph::{Graph, GraphExec, HostLaunch};
 use cuda_graph::kernel::LaunchConfig;
 use cuda_graph::{DeviceBuffer, DeviceRepr, Event, Stream};
 use serde_json::json;
@@ -408,245 +408,385 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     }
 }
 
-/// [`run`] with the kernels of chain `C`.
+/// [`run`] with the kernels of chain `C`: the two ways timed, the short runs (listing only),
+/// the node-by-node graph and its set params, the whole-graph update, then the report.
 fn run_chain<C: Chain>(options: &Options) -> Result<Report, ExampleError>
 where
     C::Value: ChecksumValue,
 {
     let (_, properties) = chapter_common::device_zero()?;
-
     let mut rng = Rng::new(options.seed);
-    let n = options.elements as usize;
     let host_input = C::input(options.elements, &mut rng);
     let steps = C::steps(options.kernels, &mut rng);
-    let want = model_passes::<C>(&host_input, &steps, 1);
-    // What a run must leave: the chain applied `iters` times, each pass from the last.
-    let want_run = model_passes::<C>(&host_input, &steps, options.iters);
-
     let config = LaunchConfig::for_elements(options.elements, options.threads_per_block);
-    let timer = Timer { stream: Stream::new()?, start: Event::new()?, end: Event::new()? };
-    let input = DeviceBuffer::from_slice(&host_input)?;
-    let mut out_stream = DeviceBuffer::<C::Value>::zeroed(n)?;
-    let mut out_graph = DeviceBuffer::<C::Value>::zeroed(n)?;
+    let mut bench = Bench::<C> {
+        timer: Timer { stream: Stream::new()?, start: Event::new()?, end: Event::new()? },
+        input: DeviceBuffer::from_slice(&host_input)?,
+        out_stream: DeviceBuffer::zeroed(options.elements as usize)?,
+        out_graph: DeviceBuffer::zeroed(options.elements as usize)?,
+        config,
+        want: model_passes::<C>(&host_input, &steps, 1),
+        host_input,
+        steps,
+    };
 
     // Capture once and instantiate once: the one-off costs, timed on the host (after the
     // kernels' one-off parameter checks and module load).
     C::prepare()?;
     let t = Instant::now();
-    let graph = chain::capture_pass::<C>(&timer.stream, config, &steps, &out_graph)?;
+    let graph = chain::capture_pass::<C>(&bench.timer.stream, config, &bench.steps, &bench.out_graph)?;
     let capture_us = us_since(t);
     let t = Instant::now();
     let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
     let instantiate_us = us_since(t);
-    exec.upload(&timer.stream)?;
-    let nodes = graph.node_count()?;
+    exec.upload(&bench.timer.stream)?;
 
-    // 1 and 2: stream launches vs graph replay, alternating; run 0 is the warm-up. Each run
-    // starts from the input (copied untimed, before the start event) and must leave exactly
-    // `iters` passes.
-    let mut on_stream = Variant::new();
-    let mut in_graph = Variant::new();
-    for run in 0..=options.runs {
-        out_stream.copy_from_device_async(&input, &timer.stream)?;
-        let timed = timer
-            .time(options.iters, |stream| chain::launch_pass::<C>(stream, config, &steps, &out_stream))?;
-        on_stream.record(run, timed, &out_stream.to_vec()?, &want_run, "stream");
+    let (on_stream, in_graph) = bench.both_ways(options, &exec)?;
+    let short_runs = if C::ARITHMETIC == Arithmetic::Listing { Some(bench.short_runs(&exec)?) } else { None };
+    let set_params = bench.set_params(options, &mut rng)?;
+    let update = bench.whole_update(options, &mut rng, &graph, &mut exec)?;
 
-        out_graph.copy_from_device_async(&input, &timer.stream)?;
-        let timed = timer.time(options.iters, |stream| exec.launch(stream))?;
-        in_graph.record(run, timed, &out_graph.to_vec()?, &want_run, "graph");
+    let mut report = Report::new("cuda_graphs");
+    let ways = Ways { on_stream: &on_stream, in_graph: &in_graph };
+    ways.report_times(options, &mut report);
+    report.figure("capture_us", capture_us, "us");
+    report.figure("instantiate_us", instantiate_us, "us");
+    report.figure("set_kernel_params_us", set_params.times.median(), "us");
+    report.figure("exec_update_us", update.times.median(), "us");
+    report.figure("reinstantiate_us", update.reinstantiate_us, "us");
+    report.figure("kernels", f64::from(options.kernels), "kernels");
+    report.figure("elements", f64::from(options.elements), "elements");
+    let mut largest = ways.check(C::ARITHMETIC, options, &mut report);
+    if let Some(short) = short_runs {
+        largest = largest.max(short.check(options, &mut report));
+    }
+    largest = largest.max(bench.check_edits(&mut report, &set_params, &update));
+    report_notes::<C>(options, &mut report, largest, &properties, graph.node_count()?, config);
+    ways.report_data::<C>(options, &mut report, &bench.host_input, &bench.steps);
+    Ok(report)
+}
+
+/// What every phase of [`run_chain`] works on: the timer, the input and the two outputs on the
+/// device, the chain's input and steps on the host, and one pass's CPU model.
+struct Bench<C: Chain> {
+    timer: Timer,
+    input: DeviceBuffer<C::Value>,
+    out_stream: DeviceBuffer<C::Value>,
+    out_graph: DeviceBuffer<C::Value>,
+    config: LaunchConfig,
+    host_input: Vec<C::Value>,
+    steps: Vec<C::Step>,
+    want: Vec<C::Value>,
+}
+
+/// The short runs' outcome: the first difference, whether one pass is told apart at all, the
+/// largest distance, and how many pass counts were run.
+struct ShortRuns {
+    failure: Option<String>,
+    apart: bool,
+    distance: u32,
+    countable: u32,
+}
+
+/// The node-by-node graph's outputs and times: as built, and after one node's constant changed.
+struct SetParams<V> {
+    built_out: Vec<V>,
+    set_out: Vec<V>,
+    want_changed: Vec<V>,
+    /// The changed node, and its constants before and after, for the report.
+    what: String,
+    times: Samples,
+}
+
+/// The whole-graph update's output and times.
+struct WholeUpdate<V> {
+    update_out: Vec<V>,
+    want_new: Vec<V>,
+    times: Samples,
+    reinstantiate_us: f64,
+}
+
+impl<C: Chain> Bench<C>
+where
+    C::Value: ChecksumValue,
+{
+    /// Stream launches vs graph replay, alternating; run 0 is the warm-up. Each run starts from
+    /// the input (copied untimed, before the start event) and must leave exactly `iters` passes.
+    fn both_ways(
+        &mut self, options: &Options, exec: &GraphExec<HostLaunch>,
+    ) -> Result<(Variant, Variant), ExampleError> {
+        let want_run = model_passes::<C>(&self.host_input, &self.steps, options.iters);
+        let (config, steps) = (self.config, &self.steps);
+        let mut on_stream = Variant::new();
+        let mut in_graph = Variant::new();
+        for run in 0..=options.runs {
+            self.out_stream.copy_from_device_async(&self.input, &self.timer.stream)?;
+            let out = &self.out_stream;
+            let timed = self
+                .timer
+                .time(options.iters, |stream| chain::launch_pass::<C>(stream, config, steps, out))?;
+            on_stream.record(run, timed, &self.out_stream.to_vec()?, &want_run, "stream");
+
+            self.out_graph.copy_from_device_async(&self.input, &self.timer.stream)?;
+            let timed = self.timer.time(options.iters, |stream| exec.launch(stream))?;
+            in_graph.record(run, timed, &self.out_graph.to_vec()?, &want_run, "graph");
+        }
+        Ok((on_stream, in_graph))
     }
 
-    // The listing's maps converge, so short runs (1 to 3 passes, each told apart from one pass
-    // fewer and one more) count the passes of both ways. A pass of many kernels converges
-    // sooner: the runs stop at the last pass count the model still tells apart, and at least one
-    // must be.
-    let mut short_runs = None;
-    if C::ARITHMETIC == Arithmetic::Listing {
-        let mut failure = None;
-        let mut distance = 0;
-        let countable = countable_passes::<C>(&host_input, &steps);
-        let apart = countable >= 1;
+    /// The listing's maps converge, so short runs (1 to 3 passes, each told apart from one pass
+    /// fewer and one more) count the passes of both ways. A pass of many kernels converges
+    /// sooner: the runs stop at the last pass count the model still tells apart, and at least
+    /// one must be.
+    fn short_runs(&mut self, exec: &GraphExec<HostLaunch>) -> Result<ShortRuns, ExampleError> {
+        let (config, steps) = (self.config, &self.steps);
+        let countable = countable_passes::<C>(&self.host_input, steps);
+        let mut short = ShortRuns { failure: None, apart: countable >= 1, distance: 0, countable };
         for passes in 1..=countable {
-            let want_passes = model_passes::<C>(&host_input, &steps, passes);
-            let by_stream = timer.passes(passes, &input, &mut out_stream, |stream, out| {
-                chain::launch_pass::<C>(stream, config, &steps, out)
+            let want = model_passes::<C>(&self.host_input, steps, passes);
+            let by_stream = self.timer.passes(passes, &self.input, &mut self.out_stream, |stream, out| {
+                chain::launch_pass::<C>(stream, config, steps, out)
             })?;
-            let by_graph = timer.passes(passes, &input, &mut out_graph, |stream, _| exec.launch(stream))?;
+            let by_graph = self
+                .timer
+                .passes(passes, &self.input, &mut self.out_graph, |stream, _| exec.launch(stream))?;
             for (way, got) in [("stream", &by_stream), ("graph", &by_graph)] {
-                distance = distance.max(max_distance(got, &want_passes));
-                if failure.is_none() {
-                    failure = first_difference(got, &want_passes).map(|i| {
+                short.distance = short.distance.max(max_distance(got, &want));
+                if short.failure.is_none() {
+                    short.failure = first_difference(got, &want).map(|i| {
                         format!(
                             "{way}, {passes} passes: element {i} is {:?}, want {:?}",
                             got.get(i),
-                            want_passes.get(i)
+                            want.get(i)
                         )
                     });
                 }
             }
         }
-        short_runs = Some((failure, apart, distance, countable));
+        Ok(short)
     }
 
-    // 3: the same chain built node by node (which hands out the kernel nodes), then one node's
-    // constant changed in the exec with cudaGraphExecKernelNodeSetParams.
-    let (built, built_nodes) = chain::build_pass::<C>(config, &steps, &out_graph)?;
-    let mut built_exec = built.instantiate::<HostLaunch>(Default::default())?;
-    let built_out = timer.replay_once(&built_exec, &input, &mut out_graph)?;
-    let k = options.kernels as usize / 2;
-    let mut changed = steps.clone();
-    changed[k] = C::changed(steps[k], &mut rng);
-    let want_changed = model_passes::<C>(&host_input, &changed, 1);
-    // Alternate old and new constant; the last call (an odd index) leaves the new one.
-    let set_params = time_alternating(options.runs, |i| {
-        let step = if i % 2 == 1 { changed[k] } else { steps[k] };
-        C::set_node(&mut built_exec, &built_nodes[k], config, step, &out_graph)
-    })?;
-    let set_out = timer.replay_once(&built_exec, &input, &mut out_graph)?;
-
-    // 4: the chain captured again with all-new constants; cudaGraphExecUpdate moves the
-    // captured exec to it (same topology, so no new instantiation).
-    let new_steps = C::other_steps(options.kernels, &mut rng);
-    let want_new = model_passes::<C>(&host_input, &new_steps, 1);
-    let recaptured = chain::capture_pass::<C>(&timer.stream, config, &new_steps, &out_graph)?;
-    let updates =
-        time_alternating(options.runs, |i| exec.update(if i % 2 == 1 { &recaptured } else { &graph }))?;
-    let update_out = timer.replay_once(&exec, &input, &mut out_graph)?;
-    let t = Instant::now();
-    drop(recaptured.instantiate::<HostLaunch>(Default::default())?);
-    let reinstantiate_us = us_since(t);
-
-    // The report.
-    let iters = f64::from(options.iters);
-    let kernels = f64::from(options.kernels);
-    let stream_us = on_stream.gpu_ms.median() * 1e3 / iters;
-    let graph_us = in_graph.gpu_ms.median() * 1e3 / iters;
-    let mut report = Report::new("cuda_graphs");
-    report.figure("stream_us_per_iter", stream_us, "us");
-    report.figure("graph_us_per_iter", graph_us, "us");
-    report.figure("speedup", stream_us / graph_us, "x");
-    if listing_shaped(options) {
-        // The listing's own timing: each way's first run, the stream loop first, no warm-up.
-        let first_stream_us = on_stream.first_gpu_ms * 1e3 / iters;
-        let first_graph_us = in_graph.first_gpu_ms * 1e3 / iters;
-        report.figure("first_run_stream_us_per_iter", first_stream_us, "us");
-        report.figure("first_run_graph_us_per_iter", first_graph_us, "us");
-        report.figure("first_run_speedup", first_stream_us / first_graph_us, "x");
-        report.note(format!(
-            "timed as the listing times (each way's first run in this process, the stream loop first, no \
-             warm-up): graph {:.2}x over stream ({:.1} vs {:.1} µs/iter); the medians after a warm-up: {:.2}x. \
-             The listing's first launches also load its module, and its end events follow a host \
-             synchronize; the port loaded the module, captured and uploaded the graph before timing",
-            first_stream_us / first_graph_us,
-            first_graph_us,
-            first_stream_us,
-            stream_us / graph_us
-        ));
+    /// The same chain built node by node (which hands out the kernel nodes), then one node's
+    /// constant changed in the exec with cudaGraphExecKernelNodeSetParams.
+    fn set_params(&mut self, options: &Options, rng: &mut Rng) -> Result<SetParams<C::Value>, ExampleError> {
+        let (built, built_nodes) = chain::build_pass::<C>(self.config, &self.steps, &self.out_graph)?;
+        let mut built_exec = built.instantiate::<HostLaunch>(Default::default())?;
+        let built_out = self.timer.replay_once(&built_exec, &self.input, &mut self.out_graph)?;
+        let k = options.kernels as usize / 2;
+        let mut changed = self.steps.clone();
+        changed[k] = C::changed(self.steps[k], rng);
+        let want_changed = model_passes::<C>(&self.host_input, &changed, 1);
+        // Alternate old and new constant; the last call (an odd index) leaves the new one.
+        let times = time_alternating(options.runs, |i| {
+            let step = if i % 2 == 1 { changed[k] } else { self.steps[k] };
+            C::set_node(&mut built_exec, &built_nodes[k], self.config, step, &self.out_graph)
+        })?;
+        let set_out = self.timer.replay_once(&built_exec, &self.input, &mut self.out_graph)?;
+        let what = format!("node {k}: {:?} -> {:?}", self.steps[k], changed[k]);
+        Ok(SetParams { built_out, set_out, want_changed, what, times })
     }
-    report.figure("stream_us_per_kernel", stream_us / kernels, "us");
-    report.figure("graph_us_per_kernel", graph_us / kernels, "us");
-    report.figure("stream_enqueue_us_per_iter", on_stream.enqueue_ms.median() * 1e3 / iters, "us");
-    report.figure("graph_enqueue_us_per_iter", in_graph.enqueue_ms.median() * 1e3 / iters, "us");
-    report.figure("capture_us", capture_us, "us");
-    report.figure("instantiate_us", instantiate_us, "us");
-    report.figure("set_kernel_params_us", set_params.median(), "us");
-    report.figure("exec_update_us", updates.median(), "us");
-    report.figure("reinstantiate_us", reinstantiate_us, "us");
-    report.figure("kernels", kernels, "kernels");
-    report.figure("elements", f64::from(options.elements), "elements");
 
-    let exact = exactness::<C>();
-    for (name, variant) in
-        [("stream matches CPU reference", &on_stream), ("graph replay matches CPU reference", &in_graph)]
-    {
-        let agreed = match C::ARITHMETIC {
-            Arithmetic::Port => format!(
-                "each of {} runs left exactly {} accumulated passes of {} kernels x {} elements, bit-exact",
-                options.runs + 1,
-                options.iters,
-                options.kernels,
-                options.elements
+    /// The chain captured again with all-new constants; cudaGraphExecUpdate moves the captured
+    /// exec to it (same topology, so no new instantiation).
+    fn whole_update(
+        &mut self, options: &Options, rng: &mut Rng, graph: &Graph, exec: &mut GraphExec<HostLaunch>,
+    ) -> Result<WholeUpdate<C::Value>, ExampleError> {
+        let new_steps = C::other_steps(options.kernels, rng);
+        let want_new = model_passes::<C>(&self.host_input, &new_steps, 1);
+        let recaptured =
+            chain::capture_pass::<C>(&self.timer.stream, self.config, &new_steps, &self.out_graph)?;
+        let times =
+            time_alternating(options.runs, |i| exec.update(if i % 2 == 1 { &recaptured } else { graph }))?;
+        let update_out = self.timer.replay_once(exec, &self.input, &mut self.out_graph)?;
+        let t = Instant::now();
+        drop(recaptured.instantiate::<HostLaunch>(Default::default())?);
+        Ok(WholeUpdate { update_out, want_new, times, reinstantiate_us: us_since(t) })
+    }
+
+    /// The checks of the node-by-node graph, its set params and the whole-graph update; returns
+    /// the largest distance from the CPU's model among their outputs.
+    fn check_edits(
+        &self, report: &mut Report, set: &SetParams<C::Value>, update: &WholeUpdate<C::Value>,
+    ) -> u32 {
+        let (n, want, exact) = (self.want.len(), &self.want, exactness::<C>());
+        report.check(
+            "node-by-node graph equals the captured one",
+            first_difference(&set.built_out, want).is_none(),
+            format!(
+                "{} of {n} elements differ from the CPU reference ({exact})",
+                count_different(&set.built_out, want)
             ),
-            Arithmetic::Listing => format!(
-                "each of {} runs within {MAP_TOLERANCE_ULPS} ulps of {} passes of {} kernels x {} elements \
-                 (largest difference {} ulps); the maps converge to a fixed point within a few passes, so \
-                 these outputs do not count passes: the short runs do",
-                options.runs + 1,
-                options.iters,
-                options.kernels,
-                options.elements,
-                variant.max_distance
+        );
+        report.check(
+            "replay after set_kernel_params",
+            first_difference(&set.set_out, &set.want_changed).is_none()
+                && told_apart(&set.want_changed, want),
+            format!(
+                "{}; {} of {n} elements differ from the new reference, {} from the old ({exact})",
+                set.what,
+                count_different(&set.set_out, &set.want_changed),
+                count_different(&set.set_out, want),
+            ),
+        );
+        report.check(
+            "replay after whole-graph update",
+            first_difference(&update.update_out, &update.want_new).is_none() && told_apart(&update.want_new, want),
+            format!(
+                "recaptured with new constants; {} of {n} elements differ from the new reference, {} from the old \
+                 ({exact})",
+                count_different(&update.update_out, &update.want_new),
+                count_different(&update.update_out, want),
+            ),
+        );
+        [(&set.built_out, want), (&set.set_out, &set.want_changed), (&update.update_out, &update.want_new)]
+            .into_iter()
+            .map(|(out, reference)| max_distance(out, reference))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+impl ShortRuns {
+    /// The short runs' check; returns their largest distance from the CPU's model.
+    fn check(self, options: &Options, report: &mut Report) -> u32 {
+        let ShortRuns { failure, apart, distance, countable } = self;
+        let detail = match (failure.clone(), apart) {
+            (Some(first), _) => first,
+            (None, false) => "the model's output of one pass is not told apart from the input or from two \
+                              passes: these runs cannot count passes"
+                .to_string(),
+            (None, true) => format!(
+                "stream and graph, 1 to {countable} passes from the input: each within {MAP_TOLERANCE_ULPS} ulps \
+                 of its pass count (largest difference {distance} ulps), which the model tells apart from one \
+                 pass fewer and one more{}",
+                if countable < SHORT_RUN_PASSES {
+                    format!(
+                        " ({} passes of {} kernels converge too closely to be told apart)",
+                        countable + 1,
+                        options.kernels
+                    )
+                } else {
+                    String::new()
+                }
             ),
         };
-        report.check(name, variant.mismatch.is_none(), variant.mismatch.clone().unwrap_or(agreed));
+        report.check(SHORT_RUNS_CHECK, failure.is_none() && apart, detail);
+        distance
     }
-    let mut largest = on_stream.max_distance.max(in_graph.max_distance);
-    if let Some((failure, apart, distance, countable)) = short_runs {
-        largest = largest.max(distance);
-        report.check(
-            SHORT_RUNS_CHECK,
-            failure.is_none() && apart,
-            match (failure, apart) {
-                (Some(first), _) => first,
-                (None, false) => {
-                    "the model's output of one pass is not told apart from the input or from two \
-                     passes: these runs cannot count passes"
-                        .to_string()
-                }
-                (None, true) => format!(
-                    "stream and graph, 1 to {countable} passes from the input: each within \
-                     {MAP_TOLERANCE_ULPS} ulps of its pass count (largest difference {distance} ulps), which \
-                     the model tells apart from one pass fewer and one more{}",
-                    if countable < SHORT_RUN_PASSES {
-                        format!(
-                            " ({} passes of {} kernels converge too closely to be told apart)",
-                            countable + 1,
-                            options.kernels
-                        )
-                    } else {
-                        String::new()
-                    }
-                ),
-            },
+}
+
+/// The two timed ways, for the report.
+struct Ways<'a> {
+    on_stream: &'a Variant,
+    in_graph: &'a Variant,
+}
+
+impl Ways<'_> {
+    /// Per-iteration and per-kernel times, enqueue times and, for a listing-shaped run, the
+    /// listing's own timing (each way's first run, the stream loop first, no warm-up).
+    fn report_times(&self, options: &Options, report: &mut Report) {
+        let (iters, kernels) = (f64::from(options.iters), f64::from(options.kernels));
+        let stream_us = self.on_stream.gpu_ms.median() * 1e3 / iters;
+        let graph_us = self.in_graph.gpu_ms.median() * 1e3 / iters;
+        report.figure("stream_us_per_iter", stream_us, "us");
+        report.figure("graph_us_per_iter", graph_us, "us");
+        report.figure("speedup", stream_us / graph_us, "x");
+        if listing_shaped(options) {
+            let first_stream_us = self.on_stream.first_gpu_ms * 1e3 / iters;
+            let first_graph_us = self.in_graph.first_gpu_ms * 1e3 / iters;
+            report.figure("first_run_stream_us_per_iter", first_stream_us, "us");
+            report.figure("first_run_graph_us_per_iter", first_graph_us, "us");
+            report.figure("first_run_speedup", first_stream_us / first_graph_us, "x");
+            report.note(format!(
+                "timed as the listing times (each way's first run in this process, the stream loop first, no \
+                 warm-up): graph {:.2}x over stream ({:.1} vs {:.1} µs/iter); the medians after a warm-up: \
+                 {:.2}x. The listing's first launches also load its module, and its end events follow a host \
+                 synchronize; the port loaded the module, captured and uploaded the graph before timing",
+                first_stream_us / first_graph_us,
+                first_graph_us,
+                first_stream_us,
+                stream_us / graph_us
+            ));
+        }
+        report.figure("stream_us_per_kernel", stream_us / kernels, "us");
+        report.figure("graph_us_per_kernel", graph_us / kernels, "us");
+        report.figure("stream_enqueue_us_per_iter", self.on_stream.enqueue_ms.median() * 1e3 / iters, "us");
+        report.figure("graph_enqueue_us_per_iter", self.in_graph.enqueue_ms.median() * 1e3 / iters, "us");
+    }
+
+    /// The two ways' checks (each run against the CPU's `iters` passes, compared as
+    /// `arithmetic` is); returns their largest distance from it.
+    fn check(&self, arithmetic: Arithmetic, options: &Options, report: &mut Report) -> u32 {
+        for (name, variant) in [
+            ("stream matches CPU reference", self.on_stream),
+            ("graph replay matches CPU reference", self.in_graph),
+        ] {
+            let agreed = if arithmetic == Arithmetic::Port {
+                format!(
+                    "each of {} runs left exactly {} accumulated passes of {} kernels x {} elements, bit-exact",
+                    options.runs + 1,
+                    options.iters,
+                    options.kernels,
+                    options.elements
+                )
+            } else {
+                format!(
+                    "each of {} runs within {MAP_TOLERANCE_ULPS} ulps of {} passes of {} kernels x {} elements \
+                     (largest difference {} ulps); the maps converge to a fixed point within a few passes, so \
+                     these outputs do not count passes: the short runs do",
+                    options.runs + 1,
+                    options.iters,
+                    options.kernels,
+                    options.elements,
+                    variant.max_distance
+                )
+            };
+            report.check(name, variant.mismatch.is_none(), variant.mismatch.clone().unwrap_or(agreed));
+        }
+        self.on_stream.max_distance.max(self.in_graph.max_distance)
+    }
+
+    /// Each run's time, the arithmetic, and the checksums of both ways and of the CPU's model.
+    fn report_data<C: Chain>(
+        &self, options: &Options, report: &mut Report, input: &[C::Value], steps: &[C::Step],
+    ) where
+        C::Value: ChecksumValue,
+    {
+        let iters = f64::from(options.iters);
+        let runs_json = |v: &Variant| json!(v.gpu_ms.0.iter().map(|ms| ms * 1e3 / iters).collect::<Vec<_>>());
+        report.data(
+            "runs_us_per_iter",
+            json!({ "stream": runs_json(self.on_stream), "graph": runs_json(self.in_graph) }),
         );
+        report.data("arithmetic", json!(C::ARITHMETIC.name()));
+        // Implied by the two checks (both outputs equal the reference), so data, not a check.
+        let cpu = C::Value::checksum_json(&model_passes::<C>(input, steps, options.iters));
+        report.data(
+            "checksum",
+            json!({ "stream": self.on_stream.checksum, "graph": self.in_graph.checksum, "cpu": cpu }),
+        );
+        report.note(match C::ARITHMETIC {
+            Arithmetic::Port => {
+                "checksums (data) are not a separate check: stream and graph equal is implied by both matching \
+                 the CPU reference"
+            }
+            Arithmetic::Listing => {
+                "checksums (data) are sums of the outputs, not a separate check: both outputs are checked \
+                 against the CPU model above"
+            }
+        });
     }
-    for (out, reference) in [(&built_out, &want), (&set_out, &want_changed), (&update_out, &want_new)] {
-        largest = largest.max(max_distance(out, reference));
-    }
-    report.check(
-        "node-by-node graph equals the captured one",
-        first_difference(&built_out, &want).is_none(),
-        format!(
-            "{} of {n} elements differ from the CPU reference ({exact})",
-            count_different(&built_out, &want)
-        ),
-    );
-    report.check(
-        "replay after set_kernel_params",
-        first_difference(&set_out, &want_changed).is_none() && told_apart(&want_changed, &want),
-        format!(
-            "node {k}: {:?} -> {:?}; {} of {n} elements differ from the new reference, {} from the old ({exact})",
-            steps[k],
-            changed[k],
-            count_different(&set_out, &want_changed),
-            count_different(&set_out, &want),
-        ),
-    );
-    report.check(
-        "replay after whole-graph update",
-        first_difference(&update_out, &want_new).is_none() && told_apart(&want_new, &want),
-        format!(
-            "recaptured with new constants; {} of {n} elements differ from the new reference, {} from the old \
-             ({exact})",
-            count_different(&update_out, &want_new),
-            count_different(&update_out, &want),
-        ),
-    );
+}
+
+/// The report's notes: what the arithmetic is, what differs from the listing, the largest
+/// distance from the CPU's model, the device and launch shape, how times are taken.
+fn report_notes<C: Chain>(
+    options: &Options, report: &mut Report, largest: u32, properties: &cuda_graph::DeviceProperties,
+    nodes: usize, config: LaunchConfig,
+) {
     if C::ARITHMETIC == Arithmetic::Listing {
         report.figure("max_ulps_from_cpu", f64::from(largest), "ulps");
     }
-
     report.note(arithmetic_note(C::ARITHMETIC));
     if listing_shaped(options) {
         report.note(listing_note(options));
@@ -671,32 +811,7 @@ where
         "times per iteration are CUDA-event times around a whole run divided by its iterations; \
          enqueue times are host time spent in the launch calls",
     );
-    let runs_json = |v: &Variant| json!(v.gpu_ms.0.iter().map(|ms| ms * 1e3 / iters).collect::<Vec<_>>());
-    report
-        .data("runs_us_per_iter", json!({ "stream": runs_json(&on_stream), "graph": runs_json(&in_graph) }));
-    report.data("arithmetic", json!(C::ARITHMETIC.name()));
-    // Implied by the two checks above (both outputs equal the reference), so data, not a check.
-    report.data(
-        "checksum",
-        json!({
-            "stream": on_stream.checksum,
-            "graph": in_graph.checksum,
-            "cpu": C::Value::checksum_json(&want_run),
-        }),
-    );
-    report.note(match C::ARITHMETIC {
-        Arithmetic::Port => {
-            "checksums (data) are not a separate check: stream and graph equal is implied by both matching the \
-             CPU reference"
-        }
-        Arithmetic::Listing => {
-            "checksums (data) are sums of the outputs, not a separate check: both outputs are checked against \
-             the CPU model above"
-        }
-    });
-    Ok(report)
 }
-
 /// The most passes of the listing's short runs (from 1).
 const SHORT_RUN_PASSES: u32 = 3;
 
