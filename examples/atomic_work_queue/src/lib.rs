@@ -331,7 +331,6 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let (_, properties) = chapter_common::device_zero()?;
     let workload = Workload::build(options);
-
     let listing = options.lineup == Lineup::Listing;
     let blocks = if listing {
         options.items.div_ceil(options.threads_per_block)
@@ -339,72 +338,155 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         (properties.multiprocessors.max(1) as u32).saturating_mul(options.blocks_per_sm)
     };
     let config = LaunchConfig::new(blocks, options.threads_per_block);
-    let mut bench = Bench::new(&workload, config, options.arithmetic)?;
-    // The listing's work: the CPU reference takes the GPU's own sinf and cosf of every x, which
-    // are checked against the CPU's below.
-    let table = match options.arithmetic {
-        Arithmetic::Port => None,
-        Arithmetic::Listing => Some(bench.sincos_table()?),
-    };
-    let reference = reference_of(&workload, table.as_ref());
-
-    let main_variants: &[(&str, Variant)] = if listing {
-        &[("static_per_item", Variant::StaticPerItem), ("dynamic_warp", Variant::WarpBatched(options.batch))]
-    } else {
-        &[
-            ("static", Variant::Static),
-            ("static_per_item", Variant::StaticPerItem),
-            ("static_grid_stride", Variant::StaticGridStride),
-            ("dynamic_per_thread", Variant::DynamicPerThread),
-            ("dynamic_warp", Variant::WarpBatched(options.batch)),
-            ("hierarchical", Variant::Hierarchical(options.block_chunk)),
-        ]
-    };
-    let mut main = Vec::new();
-    for &(label, variant) in main_variants {
-        main.push((label, measure(&mut bench, variant, options.runs, &reference, options.arithmetic)?));
-    }
-    let mut sweep = Vec::new();
-    for &batch in if listing { &[][..] } else { &options.sweep[..] } {
-        let variant = Variant::WarpBatched(batch);
-        sweep.push(measure(&mut bench, variant, options.runs, &reference, options.arithmetic)?);
-    }
-    drop(bench);
-
-    // The uniform-cost control: the same items and grid, every item light.
-    let mut control = Vec::new();
-    let run_control =
-        options.uniform_control && options.heavy_factor > 1 && !listing && options.costs == Costs::HotSpans;
-    if run_control {
-        let uniform = Workload::build(&Options { heavy_factor: 1, ..options.clone() });
-        let uniform_reference = reference_of(&uniform, table.as_ref());
-        let mut bench = Bench::new(&uniform, config, options.arithmetic)?;
-        for variant in STATIC_VARIANTS.into_iter().chain([Variant::WarpBatched(options.batch)]) {
-            control.push(measure(&mut bench, variant, options.runs, &uniform_reference, options.arithmetic)?);
-        }
-    }
+    let runs = Runs::measure(options, &workload, config)?;
 
     let mut report = Report::new("atomic_work_queue");
-    for (label, m) in &main {
-        report.figure(&format!("{label}_ms"), m.samples.median(), "ms");
+    runs.report_figures(options, &mut report);
+    if !listing {
+        report.figure("static_tile_imbalance", workload.tile_imbalance(blocks), "x");
     }
-    for m in &sweep {
-        if let Variant::WarpBatched(batch) = m.variant {
-            report.figure(&format!("sweep_batch_{batch}_ms"), m.samples.median(), "ms");
+    report.figure("items", f64::from(options.items), "items");
+    runs.report_checks(options, &mut report);
+    report_notes(options, &mut report, &properties, &workload, blocks);
+    report.data("variants", variants_json(runs.all()));
+    report.data("uniform_variants", variants_json(runs.control.iter()));
+    Ok(report)
+}
+
+/// Every variant measured: the lineup's (by label), the batch sweep's, the uniform control's;
+/// and the GPU's sine and cosine table when the listing's arithmetic runs.
+struct Runs {
+    main: Vec<(&'static str, Measured)>,
+    sweep: Vec<Measured>,
+    control: Vec<Measured>,
+    ran_control: bool,
+    table: Option<SinCosTable>,
+}
+
+impl Runs {
+    /// Measures the lineup's variants, the sweep and the uniform-cost control (the same items
+    /// and grid, every item light), each run checked against its CPU reference.
+    fn measure(options: &Options, workload: &Workload, config: LaunchConfig) -> Result<Runs, ExampleError> {
+        let listing = options.lineup == Lineup::Listing;
+        let mut bench = Bench::new(workload, config, options.arithmetic)?;
+        // The listing's work: the CPU reference takes the GPU's own sinf and cosf of every x,
+        // which are checked against the CPU's in the report.
+        let table = match options.arithmetic {
+            Arithmetic::Port => None,
+            Arithmetic::Listing => Some(bench.sincos_table()?),
+        };
+        let reference = reference_of(workload, table.as_ref());
+        let lineup: &[(&'static str, Variant)] = if listing {
+            &[
+                ("static_per_item", Variant::StaticPerItem),
+                ("dynamic_warp", Variant::WarpBatched(options.batch)),
+            ]
+        } else {
+            &[
+                ("static", Variant::Static),
+                ("static_per_item", Variant::StaticPerItem),
+                ("static_grid_stride", Variant::StaticGridStride),
+                ("dynamic_per_thread", Variant::DynamicPerThread),
+                ("dynamic_warp", Variant::WarpBatched(options.batch)),
+                ("hierarchical", Variant::Hierarchical(options.block_chunk)),
+            ]
+        };
+        let mut main = Vec::new();
+        for &(label, variant) in lineup {
+            main.push((label, measure(&mut bench, variant, options.runs, &reference, options.arithmetic)?));
+        }
+        let mut sweep = Vec::new();
+        for &batch in if listing { &[][..] } else { &options.sweep[..] } {
+            let variant = Variant::WarpBatched(batch);
+            sweep.push(measure(&mut bench, variant, options.runs, &reference, options.arithmetic)?);
+        }
+        drop(bench);
+        let mut control = Vec::new();
+        let ran_control = options.uniform_control
+            && options.heavy_factor > 1
+            && !listing
+            && options.costs == Costs::HotSpans;
+        if ran_control {
+            let uniform = Workload::build(&Options { heavy_factor: 1, ..options.clone() });
+            let uniform_reference = reference_of(&uniform, table.as_ref());
+            let mut bench = Bench::new(&uniform, config, options.arithmetic)?;
+            for variant in STATIC_VARIANTS.into_iter().chain([Variant::WarpBatched(options.batch)]) {
+                control.push(measure(
+                    &mut bench,
+                    variant,
+                    options.runs,
+                    &uniform_reference,
+                    options.arithmetic,
+                )?);
+            }
+        }
+        Ok(Runs { main, sweep, control, ran_control, table })
+    }
+
+    /// The lineup's and the sweep's variants, in report order.
+    fn all(&self) -> impl Iterator<Item = &Measured> {
+        self.main.iter().map(|(_, m)| m).chain(&self.sweep)
+    }
+
+    /// The median time of the lineup's variant `label` (NaN if it did not run).
+    fn ms(&self, label: &str) -> f64 {
+        self.main.iter().find(|(l, _)| *l == label).map_or(f64::NAN, |(_, m)| m.samples.median())
+    }
+
+    /// The times, the headline ratios against the fastest static variant, the listing's own
+    /// timing (listing lineup), the uniform control's and the sweep's best batch.
+    fn report_figures(&self, options: &Options, report: &mut Report) {
+        let listing = options.lineup == Lineup::Listing;
+        let ms = |label: &str| self.ms(label);
+        for (label, m) in &self.main {
+            report.figure(&format!("{label}_ms"), m.samples.median(), "ms");
+        }
+        for m in &self.sweep {
+            if let Variant::WarpBatched(batch) = m.variant {
+                report.figure(&format!("sweep_batch_{batch}_ms"), m.samples.median(), "ms");
+            }
+        }
+        let (best_variant, best_static_ms) = fastest_static(self.main.iter().map(|(_, m)| m));
+        report.figure("best_static_ms", best_static_ms, "ms");
+        report.data("best_static", json!(best_variant.name()));
+        report.figure("best_static_variant", static_index(best_variant), "index");
+        report.figure("dynamic_over_static", best_static_ms / ms("dynamic_warp"), "x");
+        report.figure("dynamic_over_static_per_item", ms("static_per_item") / ms("dynamic_warp"), "x");
+        if listing {
+            self.report_first_runs(report);
+        } else {
+            report.figure("per_thread_over_static", best_static_ms / ms("dynamic_per_thread"), "x");
+            report.figure("hierarchical_over_static", best_static_ms / ms("hierarchical"), "x");
+            report.figure("dynamic_over_static_tiles", ms("static") / ms("dynamic_warp"), "x");
+            report.figure(
+                "dynamic_over_static_grid_stride",
+                ms("static_grid_stride") / ms("dynamic_warp"),
+                "x",
+            );
+        }
+        self.report_control(report);
+        if !listing {
+            report.note(format!(
+                "headline against the fastest static variant of this run: {} ({:.3} ms); tiles {:.3}, \
+                 per item {:.3}, grid-stride {:.3} ms",
+                best_variant.name(),
+                best_static_ms,
+                ms("static"),
+                ms("static_per_item"),
+                ms("static_grid_stride")
+            ));
+        }
+        let best = self.sweep.iter().min_by(|a, b| a.samples.median().total_cmp(&b.samples.median()));
+        if let Some(Measured { variant: Variant::WarpBatched(batch), samples, .. }) = best {
+            report.figure("best_batch", f64::from(*batch), "items");
+            report.figure("best_batch_ms", samples.median(), "ms");
         }
     }
-    let ms =
-        |label: &str| main.iter().find(|(l, _)| *l == label).map_or(f64::NAN, |(_, m)| m.samples.median());
-    let (best_variant, best_static_ms) = fastest_static(main.iter().map(|(_, m)| m));
-    report.figure("best_static_ms", best_static_ms, "ms");
-    report.data("best_static", json!(best_variant.name()));
-    report.figure("best_static_variant", static_index(best_variant), "index");
-    report.figure("dynamic_over_static", best_static_ms / ms("dynamic_warp"), "x");
-    report.figure("dynamic_over_static_per_item", ms("static_per_item") / ms("dynamic_warp"), "x");
-    if listing {
-        // The listing's own timing: each kernel's first run, static first, no warm-up.
+
+    /// The listing's own timing: each kernel's first run, static first, no warm-up.
+    fn report_first_runs(&self, report: &mut Report) {
         let first =
-            |label: &str| main.iter().find(|(l, _)| *l == label).map_or(f64::NAN, |(_, m)| m.first_ms);
+            |label: &str| self.main.iter().find(|(l, _)| *l == label).map_or(f64::NAN, |(_, m)| m.first_ms);
         let (first_static, first_dynamic) = (first("static_per_item"), first("dynamic_warp"));
         report.figure("first_run_static_ms", first_static, "ms");
         report.figure("first_run_dynamic_ms", first_dynamic, "ms");
@@ -416,16 +498,16 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             first_static / first_dynamic,
             first_dynamic,
             first_static,
-            ms("static_per_item") / ms("dynamic_warp")
+            self.ms("static_per_item") / self.ms("dynamic_warp")
         ));
-    } else {
-        report.figure("per_thread_over_static", best_static_ms / ms("dynamic_per_thread"), "x");
-        report.figure("hierarchical_over_static", best_static_ms / ms("hierarchical"), "x");
-        report.figure("dynamic_over_static_tiles", ms("static") / ms("dynamic_warp"), "x");
-        report.figure("dynamic_over_static_grid_stride", ms("static_grid_stride") / ms("dynamic_warp"), "x");
     }
-    if let Some(dynamic) = control.iter().find(|m| matches!(m.variant, Variant::WarpBatched(_))) {
-        let (uniform_best, uniform_best_ms) = fastest_static(control.iter());
+
+    /// The uniform-cost control's figures, when it ran.
+    fn report_control(&self, report: &mut Report) {
+        let Some(dynamic) = self.control.iter().find(|m| matches!(m.variant, Variant::WarpBatched(_))) else {
+            return;
+        };
+        let (uniform_best, uniform_best_ms) = fastest_static(self.control.iter());
         report.figure("uniform_best_static_ms", uniform_best_ms, "ms");
         report.data("uniform_best_static", json!(uniform_best.name()));
         report.figure("uniform_best_static_variant", static_index(uniform_best), "index");
@@ -438,77 +520,71 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             uniform_best_ms
         ));
     }
-    if !listing {
-        report.note(format!(
-            "headline against the fastest static variant of this run: {} ({:.3} ms); tiles {:.3}, \
-             per item {:.3}, grid-stride {:.3} ms",
-            best_variant.name(),
-            best_static_ms,
-            ms("static"),
-            ms("static_per_item"),
-            ms("static_grid_stride")
-        ));
-    }
-    let best = sweep.iter().min_by(|a, b| a.samples.median().total_cmp(&b.samples.median()));
-    if let Some(Measured { variant: Variant::WarpBatched(batch), samples, .. }) = best {
-        report.figure("best_batch", f64::from(*batch), "items");
-        report.figure("best_batch_ms", samples.median(), "ms");
-    }
-    if !listing {
-        report.figure("static_tile_imbalance", workload.tile_imbalance(blocks), "x");
-    }
-    report.figure("items", f64::from(options.items), "items");
 
-    let all: Vec<&Measured> = main.iter().map(|(_, m)| m).chain(&sweep).collect();
-    let control_mismatch = control.iter().find_map(|m| m.mismatch.as_deref());
-    if run_control {
+    /// Every output against its CPU reference, the GPU's sine and cosine against the CPU's
+    /// (listing's arithmetic), and the variants against one another.
+    fn report_checks(&self, options: &Options, report: &mut Report) {
+        let all: Vec<&Measured> = self.all().collect();
+        let control_mismatch = self.control.iter().find_map(|m| m.mismatch.as_deref());
+        if self.ran_control {
+            report.check(
+                "uniform control matches its CPU reference",
+                control_mismatch.is_none(),
+                match control_mismatch {
+                    None => format!("{} variants x {} runs, bit-exact", self.control.len(), options.runs + 1),
+                    Some(first) => first.to_string(),
+                },
+            );
+        }
+        if let Some(table) = &self.table {
+            let agreement = table.agreement();
+            report.figure("sincos_max_ulps", f64::from(agreement.max_ulps), "ulps");
+            report.check(
+                SINCOS_CHECK,
+                agreement.max_ulps <= SINCOS_MAX_ULPS,
+                sincos_detail(&agreement, table.sines.len()),
+            );
+        }
+        let launches = all.len() * (options.runs + 1);
+        let mismatches: Vec<&str> = all.iter().filter_map(|m| m.mismatch.as_deref()).collect();
+        let exact = match options.arithmetic {
+            Arithmetic::Port => "bit-exact",
+            Arithmetic::Listing => "bit-exact against the CPU's rounds of the GPU's sinf(x) and cosf(x)",
+        };
         report.check(
-            "uniform control matches its CPU reference",
-            control_mismatch.is_none(),
-            match control_mismatch {
-                None => format!("{} variants x {} runs, bit-exact", control.len(), options.runs + 1),
-                Some(first) => first.to_string(),
+            "matches CPU reference",
+            mismatches.is_empty(),
+            match mismatches.first() {
+                None => format!("{launches} launches x {} items, {exact}", options.items),
+                Some(first) => {
+                    format!("{} of {} variants differ; first: {first}", mismatches.len(), all.len())
+                }
+            },
+        );
+        let static_out = &self.main[0].1.last;
+        let differing: Vec<String> =
+            all.iter().filter(|m| m.last != *static_out).map(|m| m.variant.name()).collect();
+        // Implied by "matches CPU reference" (every variant is compared with the same
+        // reference); kept as a labelled cross-check, not as separate evidence.
+        report.check(
+            "identical results across variants (implied by the CPU check)",
+            differing.is_empty(),
+            if differing.is_empty() {
+                format!("{} variants agree on all {} items", all.len(), options.items)
+            } else {
+                format!("differ from static: {}", differing.join(", "))
             },
         );
     }
-    if let Some(table) = &table {
-        let agreement = table.agreement();
-        report.figure("sincos_max_ulps", f64::from(agreement.max_ulps), "ulps");
-        report.check(
-            SINCOS_CHECK,
-            agreement.max_ulps <= SINCOS_MAX_ULPS,
-            sincos_detail(&agreement, table.sines.len()),
-        );
-    }
-    let launches = all.len() * (options.runs + 1);
-    let mismatches: Vec<&str> = all.iter().filter_map(|m| m.mismatch.as_deref()).collect();
-    let exact = match options.arithmetic {
-        Arithmetic::Port => "bit-exact",
-        Arithmetic::Listing => "bit-exact against the CPU's rounds of the GPU's sinf(x) and cosf(x)",
-    };
-    report.check(
-        "matches CPU reference",
-        mismatches.is_empty(),
-        match mismatches.first() {
-            None => format!("{launches} launches x {} items, {exact}", options.items),
-            Some(first) => format!("{} of {} variants differ; first: {first}", mismatches.len(), all.len()),
-        },
-    );
-    let static_out = &main[0].1.last;
-    let differing: Vec<String> =
-        all.iter().filter(|m| m.last != *static_out).map(|m| m.variant.name()).collect();
-    // Implied by "matches CPU reference" (every variant is compared with the same reference);
-    // kept as a labelled cross-check, not as separate evidence.
-    report.check(
-        "identical results across variants (implied by the CPU check)",
-        differing.is_empty(),
-        if differing.is_empty() {
-            format!("{} variants agree on all {} items", all.len(), options.items)
-        } else {
-            format!("differ from static: {}", differing.join(", "))
-        },
-    );
+}
 
+/// The report's notes: the arithmetic, what differs from the listing, the device and grid, the
+/// workload's costs.
+fn report_notes(
+    options: &Options, report: &mut Report, properties: &cuda_graph::DeviceProperties, workload: &Workload,
+    blocks: u32,
+) {
+    let listing = options.lineup == Lineup::Listing;
     report.note(format!("arithmetic: {}", describe_arithmetic(options.arithmetic)));
     if listing {
         report.note(listing_note(options));
@@ -551,9 +627,6 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             workload.tile_imbalance(blocks),
         ),
     });
-    report.data("variants", variants_json(all.iter().copied()));
-    report.data("uniform_variants", variants_json(control.iter()));
-    Ok(report)
 }
 
 /// The check of the GPU's `sinf`/`cosf` values against the CPU's (listing's work only).
