@@ -285,31 +285,116 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let mut rng = Rng::new(options.seed);
     let salt = rng.next_u64() as u32;
     let mut report = Report::new("streams_events");
+    let overlap = overlap_phase(options, &mut rng, salt, &mut report)?;
+    let priority = priority_phase(options, &mut rng, salt, flood_len, &mut report)?;
+    let stealing = stealing_phase(options, &mut rng, salt, &mut report)?;
+    report.note(format!(
+        "{} ({sms} SMs); stream priorities {} (least) .. {} (greatest)",
+        properties.name, priority.least, priority.greatest
+    ));
+    report.note(overlap.note(options));
+    report.note(priority.note(options, flood_len));
+    report.note(stealing.note(options));
+    report.data("overlap", json!(overlap.data));
+    report.data("priority", json!(priority.data));
+    report.data("stealing", stealing.data);
+    Ok(report)
+}
 
-    // 1. Copy/compute overlap.
+/// What the overlap phase hands the notes: the rounds per element, the stages alone, each
+/// stream count's times.
+struct OverlapRun {
+    rounds: u32,
+    stages: StageTimes,
+    data: Vec<serde_json::Value>,
+}
+
+impl OverlapRun {
+    /// The overlap phase's note: sizes, rounds, the stages alone.
+    fn note(&self, options: &Options) -> String {
+        let bytes = f64::from(options.elements) * 4.0;
+        format!(
+            "overlap: {} elements ({:.0} MiB each way) in {} chunks; {} rounds per element ({}); stages \
+             alone: H2D {:.3} ms, kernel {:.3} ms, D2H {:.3} ms",
+            options.elements,
+            bytes / (1 << 20) as f64,
+            options.chunks,
+            self.rounds,
+            if options.rounds.is_some() { "as given" } else { "calibrated: kernel time about H2D time" },
+            self.stages.h2d_ms,
+            self.stages.kernel_ms,
+            self.stages.d2h_ms
+        )
+    }
+}
+
+/// What the priority phase hands the notes: the device's priority range, each mode's latency.
+struct PriorityRun {
+    least: i32,
+    greatest: i32,
+    data: Vec<serde_json::Value>,
+}
+
+impl PriorityRun {
+    /// The priority phase's note: the flood and the urgent job.
+    fn note(&self, options: &Options, flood_len: u32) -> String {
+        format!(
+            "priority: flood of {} kernels x {} blocks ({} waves), {} rounds per element; urgent job {} elements \
+             x {} rounds; latency = urgent kernel's submission to completion",
+            options.flood_kernels,
+            flood_len / THREADS_PER_BLOCK,
+            options.flood_waves,
+            options.flood_rounds,
+            options.urgent_elements,
+            options.urgent_rounds
+        )
+    }
+}
+
+/// What the stealing phase hands the notes: the static split's imbalance, the hot spans, each
+/// policy's times.
+struct StealingRun {
+    imbalance: f64,
+    hot_spans: usize,
+    spans: usize,
+    data: serde_json::Value,
+}
+
+impl StealingRun {
+    /// The stealing phase's note: chunks, streams, the skew and the static split's imbalance.
+    fn note(&self, options: &Options) -> String {
+        format!(
+            "stealing: {} chunks x {} elements on {} streams; {} of {} spans of {} chunks hot ({}x {} rounds); \
+             static split: costliest stream {:.2}x the mean; dispatcher depth {}",
+            options.steal_chunks,
+            options.steal_chunk_len,
+            options.steal_streams,
+            self.hot_spans,
+            self.spans,
+            options.hot_span,
+            options.heavy_factor,
+            options.light_rounds,
+            self.imbalance,
+            options.depth
+        )
+    }
+}
+
+/// Copy/compute overlap: the stages alone (calibrating the rounds when not given), then the
+/// chunked pipeline on 1 and more streams, every output checked.
+fn overlap_phase(
+    options: &Options, rng: &mut Rng, salt: u32, report: &mut Report,
+) -> Result<OverlapRun, ExampleError> {
     let counts = options.stream_counts();
-    let input = inputs(&mut rng, options.elements as usize);
+    let input = inputs(rng, options.elements as usize);
     let max_streams = counts.iter().copied().max().unwrap_or(1) as usize;
     let mut pipeline = Overlap::new(&input, options.chunks as usize, max_streams, salt)?;
     let rounds = match options.rounds {
         Some(rounds) => rounds,
-        None => {
-            pipeline.stage_times(PROBE_ROUNDS)?; // warm-up: first copies, module load
-            let probe = pipeline.stage_times(PROBE_ROUNDS)?;
-            let first = rounds_to_match(PROBE_ROUNDS, probe.kernel_ms, probe.h2d_ms);
-            let second = pipeline.stage_times(first)?;
-            rounds_to_match(first, second.kernel_ms, second.h2d_ms)
-        }
+        None => calibrated_rounds(&mut pipeline)?,
     };
     let table = Table::new(rounds, salt);
-    let (mut h2d, mut kernel, mut d2h) = (Samples::default(), Samples::default(), Samples::default());
-    for _ in 0..options.runs {
-        let stages = pipeline.stage_times(rounds)?;
-        h2d.push(stages.h2d_ms);
-        kernel.push(stages.kernel_ms);
-        d2h.push(stages.d2h_ms);
-    }
-    let stages = StageTimes { h2d_ms: h2d.median(), kernel_ms: kernel.median(), d2h_ms: d2h.median() };
+    let stages = stage_medians(&mut pipeline, rounds, options.runs)?;
     let mut overlap_checks = FirstFailure::default();
     let mut by_count: Vec<(u32, Samples)> = Vec::new();
     for &streams in std::iter::once(&1).chain(counts.iter().filter(|&&s| s > 1)) {
@@ -344,14 +429,42 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             report.figure(&format!("overlap_{streams}_streams"), serialized_ms / samples.median(), "x");
         }
     }
-    overlap_checks.report(&mut report, "overlap outputs match CPU reference", "chunk copied back");
+    overlap_checks.report(report, "overlap outputs match CPU reference", "chunk copied back");
     let overlap_data: Vec<serde_json::Value> =
         by_count.iter().map(|(s, samples)| json!({ "streams": s, "ms": stats(samples) })).collect();
-    drop(pipeline);
 
-    // 2. Priorities.
-    let flood_input = inputs(&mut rng, flood_len as usize);
-    let urgent_input = inputs(&mut rng, options.urgent_elements as usize);
+    Ok(OverlapRun { rounds, stages, data: overlap_data })
+}
+
+/// The rounds per element that make the kernel stage take about as long as the copy in
+/// (two probes after a warm-up of the first copies and the module load).
+fn calibrated_rounds(pipeline: &mut Overlap) -> Result<u32, ExampleError> {
+    pipeline.stage_times(PROBE_ROUNDS)?;
+    let probe = pipeline.stage_times(PROBE_ROUNDS)?;
+    let first = rounds_to_match(PROBE_ROUNDS, probe.kernel_ms, probe.h2d_ms);
+    let second = pipeline.stage_times(first)?;
+    Ok(rounds_to_match(first, second.kernel_ms, second.h2d_ms))
+}
+
+/// Each stage alone (copy in, kernel, copy out), the median of `runs` timings.
+fn stage_medians(pipeline: &mut Overlap, rounds: u32, runs: usize) -> Result<StageTimes, ExampleError> {
+    let (mut h2d, mut kernel, mut d2h) = (Samples::default(), Samples::default(), Samples::default());
+    for _ in 0..runs {
+        let stages = pipeline.stage_times(rounds)?;
+        h2d.push(stages.h2d_ms);
+        kernel.push(stages.kernel_ms);
+        d2h.push(stages.d2h_ms);
+    }
+    Ok(StageTimes { h2d_ms: h2d.median(), kernel_ms: kernel.median(), d2h_ms: d2h.median() })
+}
+
+/// Priorities: an urgent job's latency behind a flood of kernels, on a stream of the same and
+/// of the greatest priority, every output checked.
+fn priority_phase(
+    options: &Options, rng: &mut Rng, salt: u32, flood_len: u32, report: &mut Report,
+) -> Result<PriorityRun, ExampleError> {
+    let flood_input = inputs(rng, flood_len as usize);
+    let urgent_input = inputs(rng, options.urgent_elements as usize);
     let flood_table = Table::new(options.flood_rounds, salt);
     let urgent_table = Table::new(options.urgent_rounds, salt);
     let mut priorities = Priorities::new(&flood_input, options.flood_kernels, &urgent_input, salt)?;
@@ -389,22 +502,27 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     }
     report.figure("priority_gain", us(Mode::SamePriority) / us(Mode::HighPriority), "x");
     report.figure("flood_kernel_ms", flood_kernel.median(), "ms");
-    priority_checks.report(&mut report, "priority outputs match CPU reference", "urgent and flood output");
+    priority_checks.report(report, "priority outputs match CPU reference", "urgent and flood output");
     let priority_data: Vec<serde_json::Value> =
         latency.iter().map(|(m, s)| json!({ "mode": m.name(), "urgent_us": stats(s) })).collect();
-    drop(priorities);
 
-    // 3. Work stealing between streams.
+    Ok(PriorityRun { least, greatest, data: priority_data })
+}
+
+/// Work stealing between streams: a static split against dynamic dispatch of chunks of
+/// skewed cost, every output checked.
+fn stealing_phase(
+    options: &Options, rng: &mut Rng, salt: u32, report: &mut Report,
+) -> Result<StealingRun, ExampleError> {
     let costs = Costs::build(
-        &mut rng,
+        rng,
         options.steal_chunks as usize,
         options.hot_span as usize,
         options.hot_one_in as usize,
         options.light_rounds,
         options.heavy_factor,
     );
-    let steal_len = options.steal_chunks as usize * options.steal_chunk_len as usize;
-    let steal_input = inputs(&mut rng, steal_len);
+    let steal_input = inputs(rng, options.steal_chunks as usize * options.steal_chunk_len as usize);
     let tables: Vec<Table> = costs.distinct().into_iter().map(|r| Table::new(r, salt)).collect();
     let imbalance = costs.static_imbalance(options.steal_streams as usize);
     let mut stealing = Stealing::new(
@@ -415,35 +533,15 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         salt,
     )?;
     let mut steal_checks = FirstFailure::default();
-    let mut dispatch_ok = true;
-    let mut policies: Vec<(Policy, Samples, Vec<usize>)> = Vec::new();
-    for policy in [Policy::StaticSplit, Policy::Dynamic { depth: options.depth as usize }] {
-        let mut samples = Samples::default();
-        let mut chunks_per_stream = vec![0usize; options.steal_streams as usize];
-        for run in 0..=options.runs {
-            let (ms, owner) = stealing.run(policy)?;
-            if run > 0 {
-                samples.push(ms);
-            }
-            dispatch_ok &= owner.iter().all(|&k| k < options.steal_streams as usize);
-            chunks_per_stream = vec![0; options.steal_streams as usize];
-            for &k in &owner {
-                if let Some(count) = chunks_per_stream.get_mut(k) {
-                    *count += 1;
-                }
-            }
-            let outcome = stealing.check(&steal_input, &tables)?;
-            steal_checks.record(outcome.map(|m| format!("{} run {run}: {m}", policy.name())));
-        }
-        policies.push((policy, samples, chunks_per_stream));
-    }
+    let (policies, dispatch_ok) =
+        run_policies(&mut stealing, options, &steal_input, &tables, &mut steal_checks)?;
     let static_ms = policies[0].1.median();
     let dynamic_ms = policies[1].1.median();
     report.figure("static_split_ms", static_ms, "ms");
     report.figure("dynamic_dispatch_ms", dynamic_ms, "ms");
     report.figure("stealing_over_static", static_ms / dynamic_ms, "x");
     report.figure("static_imbalance", imbalance, "x");
-    steal_checks.report(&mut report, "work-stealing outputs match CPU reference", "chunk");
+    steal_checks.report(report, "work-stealing outputs match CPU reference", "chunk");
     report.check(
         "every chunk dispatched to a stream",
         dispatch_ok,
@@ -454,54 +552,62 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         ),
     );
 
-    report.note(format!(
-        "{} ({sms} SMs); stream priorities {least} (least) .. {greatest} (greatest)",
-        properties.name
-    ));
-    report.note(format!(
-        "overlap: {} elements ({:.0} MiB each way) in {} chunks; {rounds} rounds per element ({}); stages \
-         alone: H2D {:.3} ms, kernel {:.3} ms, D2H {:.3} ms",
-        options.elements,
-        bytes / (1 << 20) as f64,
-        options.chunks,
-        if options.rounds.is_some() { "as given" } else { "calibrated: kernel time about H2D time" },
-        stages.h2d_ms,
-        stages.kernel_ms,
-        stages.d2h_ms
-    ));
-    report.note(format!(
-        "priority: flood of {} kernels x {} blocks ({} waves), {} rounds per element; urgent job {} elements x {} \
-         rounds; latency = urgent kernel's submission to completion",
-        options.flood_kernels,
-        flood_len / THREADS_PER_BLOCK,
-        options.flood_waves,
-        options.flood_rounds,
-        options.urgent_elements,
-        options.urgent_rounds
-    ));
-    report.note(format!(
-        "stealing: {} chunks x {} elements on {} streams; {} of {} spans of {} chunks hot ({}x {} rounds); static \
-         split: costliest stream {imbalance:.2}x the mean; dispatcher depth {}",
-        options.steal_chunks,
-        options.steal_chunk_len,
-        options.steal_streams,
-        costs.hot_spans,
-        costs.spans,
-        options.hot_span,
-        options.heavy_factor,
-        options.light_rounds,
-        options.depth
-    ));
-    report.data("overlap", json!(overlap_data));
-    report.data("priority", json!(priority_data));
-    report.data(
-        "stealing",
-        json!(policies
-            .iter()
-            .map(|(p, s, per)| json!({ "policy": p.name(), "ms": stats(s), "chunks_per_stream": per }))
-            .collect::<Vec<_>>()),
-    );
-    Ok(report)
+    Ok(StealingRun {
+        imbalance,
+        hot_spans: costs.hot_spans,
+        spans: costs.spans,
+        data: policies_json(&policies),
+    })
+}
+
+/// Runs the static split and dynamic dispatch `runs` times each after a warm-up, every output
+/// checked into `checks`: each policy's times and chunks per stream (last run), and whether
+/// every chunk went to a stream that exists.
+fn run_policies(
+    stealing: &mut Stealing, options: &Options, steal_input: &[u32], tables: &[Table],
+    steal_checks: &mut FirstFailure,
+) -> Result<(Vec<PolicyRun>, bool), ExampleError> {
+    let mut dispatch_ok = true;
+    let mut policies: Vec<PolicyRun> = Vec::new();
+    for policy in [Policy::StaticSplit, Policy::Dynamic { depth: options.depth as usize }] {
+        let mut samples = Samples::default();
+        let mut chunks_per_stream = Vec::new();
+        for run in 0..=options.runs {
+            let (ms, owner) = stealing.run(policy)?;
+            if run > 0 {
+                samples.push(ms);
+            }
+            dispatch_ok &= owner.iter().all(|&k| k < options.steal_streams as usize);
+            chunks_per_stream = count_per_stream(&owner, options.steal_streams as usize);
+            let outcome = stealing.check(steal_input, tables)?;
+            steal_checks.record(outcome.map(|m| format!("{} run {run}: {m}", policy.name())));
+        }
+        policies.push((policy, samples, chunks_per_stream));
+    }
+    Ok((policies, dispatch_ok))
+}
+
+/// One stealing policy's times, and the chunks each stream ran in its last run.
+type PolicyRun = (Policy, Samples, Vec<usize>);
+
+/// Each stealing policy's times and chunks per stream, as JSON.
+fn policies_json(policies: &[PolicyRun]) -> serde_json::Value {
+    json!(policies
+        .iter()
+        .map(|(p, s, per)| json!({ "policy": p.name(), "ms": stats(s), "chunks_per_stream": per }))
+        .collect::<Vec<_>>())
+}
+
+/// How many chunks each of `streams` streams ran, from each chunk's stream (`owner`); a
+/// stream index out of range counts nowhere (the dispatch check reports it).
+fn count_per_stream(owner: &[usize], streams: usize) -> Vec<usize> {
+    let mut counts = vec![0; streams];
+    for &k in owner {
+        if let Some(count) = counts.get_mut(k) {
+            *count += 1;
+        }
+    }
+    counts
 }
 
 /// The one-line summary for the chapter table, e.g.
