@@ -173,175 +173,263 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let n = options.size;
     let input: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
     let want = reference(&input, &stages);
-    let bytes = u64::from(n) * 4;
-    let scratch_count = options.stages as usize - 1;
-
     let stream = Stream::new()?;
     let x = DeviceBuffer::from_slice(&input)?;
     let mut bench =
         Bench { stream: &stream, y: DeviceBuffer::zeroed(n as usize)?, reference: &want, options };
 
-    // 1. Preallocated scratch, graph over it.
-    let static_timing = {
-        let scratch = (0..scratch_count)
-            .map(|_| DeviceBuffer::<u32>::zeroed(n as usize))
-            .collect::<Result<Vec<_>, _>>()?;
-        let graph = static_graph(&stages, &x, &bench.y, &scratch)?;
-        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
-        exec.upload(&stream)?;
-        bench.measure("static graph", |s| exec.launch(s), || Ok(()))?
-    };
-
-    // 2. Graph memory nodes.
-    device.synchronize()?;
-    device.trim_graph_memory()?;
-    device.reset_graph_memory_peaks()?;
-    let baseline = device.graph_memory_usage()?;
-    let (graph, allocs) = mem_node_graph(&stages, &x, &bench.y)?;
-    let distinct_addresses = allocs.iter().map(|a| a.addr()).collect::<BTreeSet<_>>().len();
-    let exec = graph.instantiate::<HostLaunch>(Default::default())?;
-    exec.upload(&stream)?;
-    let mut after_one = GraphMemoryUsage::default();
-    let mem_nodes_timing = bench.measure(
-        "graph memory nodes",
-        |s| exec.launch(s),
-        || {
-            after_one = device.graph_memory_usage()?;
-            Ok(())
-        },
-    )?;
-    stream.synchronize()?;
-    let after_all = device.graph_memory_usage()?;
-    drop(exec);
-    drop(graph);
-    device.synchronize()?;
-    device.trim_graph_memory()?;
-    let after_trim = device.graph_memory_usage()?;
-
-    // 3. Stream-ordered pool.
-    let pool = MemoryPool::new(MemoryPoolOptions { release_threshold: u64::MAX, ..Default::default() })?;
-    let (x_ptr, y_ptr) = (x.ptr(), bench.y.ptr());
-    let mut pool_after_one = (0, 0);
-    let pool_timing = bench.measure(
-        "stream pool",
-        |s| pool_pass(s, &pool, &stages, &x_ptr, &y_ptr, n),
-        || {
-            device.synchronize()?;
-            pool_after_one = (pool.used_bytes()?, pool.reserved_bytes()?);
-            Ok(())
-        },
-    )?;
-    device.synchronize()?;
-    let pool_after_all = (pool.used_bytes()?, pool.reserved_bytes()?);
+    let static_timing = bench.static_graph(&stages, &x)?;
+    let nodes = bench.mem_nodes(&device, &stages, &x)?;
+    let pool = bench.stream_pool(&device, &stages, &x)?;
 
     let mut report = Report::new("graph_memory");
-    let (static_ms, nodes_ms, pool_ms) =
-        (static_timing.samples.median(), mem_nodes_timing.samples.median(), pool_timing.samples.median());
-    let static_bytes = scratch_count as u64 * bytes;
-    report.figure("static_graph_ms", static_ms, "ms");
-    report.figure("mem_nodes_graph_ms", nodes_ms, "ms");
-    report.figure("stream_pool_ms", pool_ms, "ms");
-    report.figure("mem_nodes_over_static_time", nodes_ms / static_ms, "x");
-    report.figure("static_scratch_mib", mib(static_bytes), "MiB");
-    report.figure("graph_peak_mib", mib(after_all.used_high), "MiB");
-    report.figure("graph_peak_over_static", after_all.used_high as f64 / static_bytes as f64, "x");
-    report.figure("graph_reserved_high_mib", mib(after_all.reserved_high), "MiB");
-    report.figure("graph_used_after_1_mib", mib(after_one.used), "MiB");
-    report.figure("graph_used_after_n_mib", mib(after_all.used), "MiB");
-    report.figure("graph_reserved_after_1_mib", mib(after_one.reserved), "MiB");
-    report.figure("graph_reserved_after_n_mib", mib(after_all.reserved), "MiB");
-    report.figure("graph_reserved_after_trim_mib", mib(after_trim.reserved), "MiB");
-    report.figure("distinct_scratch_addresses", distinct_addresses as f64, "addresses");
-    report.figure("pool_used_after_n_mib", mib(pool_after_all.0), "MiB");
-    report.figure("pool_reserved_after_1_mib", mib(pool_after_one.1), "MiB");
-    report.figure("pool_reserved_after_n_mib", mib(pool_after_all.1), "MiB");
-    report.figure("replays", options.passes() as f64, "replays");
+    let runs = Runs { options, static_timing, nodes, pool };
+    runs.report_figures(&mut report);
+    runs.report_checks(&mut report);
+    runs.report_notes(&mut report, &properties);
+    Ok(report)
+}
 
-    let timings = [
-        ("static_graph", &static_timing),
-        ("mem_nodes_graph", &mem_nodes_timing),
-        ("stream_pool", &pool_timing),
-    ];
-    let mismatches: Vec<&str> = timings.iter().filter_map(|(_, t)| t.mismatch.as_deref()).collect();
-    report.check(
-        "all variants match CPU reference",
-        mismatches.is_empty(),
-        match mismatches.first() {
-            None => format!(
-                "{} runs of each of 3 variants x {n} elements, bit-exact after every run",
-                options.runs + 1
+/// What the graph-memory-node variant measured: its times, the graph memory counters before,
+/// after one replay, after all and after a trim, and the allocations' addresses.
+struct MemNodes {
+    timing: Timing,
+    baseline: GraphMemoryUsage,
+    after_one: GraphMemoryUsage,
+    after_all: GraphMemoryUsage,
+    after_trim: GraphMemoryUsage,
+    addresses: Vec<u64>,
+}
+
+/// What the stream-ordered pool variant measured: its times, and the pool's (used, reserved)
+/// bytes after one pass and after all.
+struct PoolRun {
+    timing: Timing,
+    after_one: (u64, u64),
+    after_all: (u64, u64),
+}
+
+impl Bench<'_> {
+    /// 1. Preallocated scratch, a graph over it.
+    fn static_graph(&mut self, stages: &[Stage], x: &DeviceBuffer<u32>) -> Result<Timing, ExampleError> {
+        let n = self.options.size as usize;
+        let scratch = (0..self.options.stages as usize - 1)
+            .map(|_| DeviceBuffer::<u32>::zeroed(n))
+            .collect::<Result<Vec<_>, _>>()?;
+        let graph = static_graph(stages, x, &self.y, &scratch)?;
+        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+        exec.upload(self.stream)?;
+        Ok(self.measure("static graph", |s| exec.launch(s), || Ok(()))?)
+    }
+
+    /// 2. Graph memory nodes: the scratch allocated and freed inside the graph.
+    fn mem_nodes(
+        &mut self, device: &cuda_graph::Device, stages: &[Stage], x: &DeviceBuffer<u32>,
+    ) -> Result<MemNodes, ExampleError> {
+        device.synchronize()?;
+        device.trim_graph_memory()?;
+        device.reset_graph_memory_peaks()?;
+        let baseline = device.graph_memory_usage()?;
+        let (graph, allocs) = mem_node_graph(stages, x, &self.y)?;
+        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+        exec.upload(self.stream)?;
+        let mut after_one = GraphMemoryUsage::default();
+        let mem_nodes_timing = self.measure(
+            "graph memory nodes",
+            |s| exec.launch(s),
+            || {
+                after_one = device.graph_memory_usage()?;
+                Ok(())
+            },
+        )?;
+        self.stream.synchronize()?;
+        let after_all = device.graph_memory_usage()?;
+        drop(exec);
+        drop(graph);
+        device.synchronize()?;
+        device.trim_graph_memory()?;
+        let after_trim = device.graph_memory_usage()?;
+
+        let addresses = allocs.iter().map(|a| a.addr()).collect();
+        Ok(MemNodes { timing: mem_nodes_timing, baseline, after_one, after_all, after_trim, addresses })
+    }
+
+    /// 3. A stream-ordered pool: the scratch allocated and freed on the stream every pass.
+    fn stream_pool(
+        &mut self, device: &cuda_graph::Device, stages: &[Stage], x: &DeviceBuffer<u32>,
+    ) -> Result<PoolRun, ExampleError> {
+        let n = self.options.size;
+        let pool = MemoryPool::new(MemoryPoolOptions { release_threshold: u64::MAX, ..Default::default() })?;
+        let (x_ptr, y_ptr) = (x.ptr(), self.y.ptr());
+        let mut pool_after_one = (0, 0);
+        let pool_timing = self.measure(
+            "stream pool",
+            |s| pool_pass(s, &pool, stages, &x_ptr, &y_ptr, n),
+            || {
+                device.synchronize()?;
+                pool_after_one = (pool.used_bytes()?, pool.reserved_bytes()?);
+                Ok(())
+            },
+        )?;
+        device.synchronize()?;
+        let pool_after_all = (pool.used_bytes()?, pool.reserved_bytes()?);
+
+        Ok(PoolRun { timing: pool_timing, after_one: pool_after_one, after_all: pool_after_all })
+    }
+}
+
+/// The three variants' outcomes, for the report.
+struct Runs<'a> {
+    options: &'a Options,
+    static_timing: Timing,
+    nodes: MemNodes,
+    pool: PoolRun,
+}
+
+impl Runs<'_> {
+    /// The scratch bytes: one buffer per stage but the last.
+    fn scratch(&self) -> (usize, u64) {
+        let bytes = u64::from(self.options.size) * 4;
+        (self.options.stages as usize - 1, bytes)
+    }
+
+    /// Times, the graph memory counters and the pool's bytes.
+    fn report_figures(&self, report: &mut Report) {
+        let (options, (scratch_count, bytes)) = (self.options, self.scratch());
+        let (static_timing, mem_nodes_timing, pool_timing) =
+            (&self.static_timing, &self.nodes.timing, &self.pool.timing);
+        let (after_one, after_all, after_trim) =
+            (&self.nodes.after_one, &self.nodes.after_all, &self.nodes.after_trim);
+        let (pool_after_one, pool_after_all) = (self.pool.after_one, self.pool.after_all);
+        let distinct_addresses = self.nodes.addresses.iter().collect::<BTreeSet<_>>().len();
+        let (static_ms, nodes_ms, pool_ms) =
+            (static_timing.samples.median(), mem_nodes_timing.samples.median(), pool_timing.samples.median());
+        let static_bytes = scratch_count as u64 * bytes;
+        report.figure("static_graph_ms", static_ms, "ms");
+        report.figure("mem_nodes_graph_ms", nodes_ms, "ms");
+        report.figure("stream_pool_ms", pool_ms, "ms");
+        report.figure("mem_nodes_over_static_time", nodes_ms / static_ms, "x");
+        report.figure("static_scratch_mib", mib(static_bytes), "MiB");
+        report.figure("graph_peak_mib", mib(after_all.used_high), "MiB");
+        report.figure("graph_peak_over_static", after_all.used_high as f64 / static_bytes as f64, "x");
+        report.figure("graph_reserved_high_mib", mib(after_all.reserved_high), "MiB");
+        report.figure("graph_used_after_1_mib", mib(after_one.used), "MiB");
+        report.figure("graph_used_after_n_mib", mib(after_all.used), "MiB");
+        report.figure("graph_reserved_after_1_mib", mib(after_one.reserved), "MiB");
+        report.figure("graph_reserved_after_n_mib", mib(after_all.reserved), "MiB");
+        report.figure("graph_reserved_after_trim_mib", mib(after_trim.reserved), "MiB");
+        report.figure("distinct_scratch_addresses", distinct_addresses as f64, "addresses");
+        report.figure("pool_used_after_n_mib", mib(pool_after_all.0), "MiB");
+        report.figure("pool_reserved_after_1_mib", mib(pool_after_one.1), "MiB");
+        report.figure("pool_reserved_after_n_mib", mib(pool_after_all.1), "MiB");
+        report.figure("replays", options.passes() as f64, "replays");
+    }
+
+    /// Every variant against the CPU, the graph memory flat across replays and used at all, the
+    /// pool's memory all returned.
+    fn report_checks(&self, report: &mut Report) {
+        let (options, (scratch_count, bytes)) = (self.options, self.scratch());
+        let n = options.size;
+        let (static_timing, mem_nodes_timing, pool_timing) =
+            (&self.static_timing, &self.nodes.timing, &self.pool.timing);
+        let (after_one, after_all) = (&self.nodes.after_one, &self.nodes.after_all);
+        let (pool_after_one, pool_after_all) = (self.pool.after_one, self.pool.after_all);
+        let timings = [
+            ("static_graph", &static_timing),
+            ("mem_nodes_graph", &mem_nodes_timing),
+            ("stream_pool", &pool_timing),
+        ];
+        let mismatches: Vec<&str> = timings.iter().filter_map(|(_, t)| t.mismatch.as_deref()).collect();
+        report.check(
+            "all variants match CPU reference",
+            mismatches.is_empty(),
+            match mismatches.first() {
+                None => format!(
+                    "{} runs of each of 3 variants x {n} elements, bit-exact after every run",
+                    options.runs + 1
+                ),
+                Some(first) => format!("{} variant(s) differ; first: {first}", mismatches.len()),
+            },
+        );
+        report.check(
+            "graph memory flat across replays",
+            after_one.used == after_all.used && after_one.reserved == after_all.reserved,
+            format!(
+                "used {} -> {} bytes, reserved {} -> {} bytes from replay 1 to replay {}",
+                after_one.used,
+                after_all.used,
+                after_one.reserved,
+                after_all.reserved,
+                options.passes()
             ),
-            Some(first) => format!("{} variant(s) differ; first: {first}", mismatches.len()),
-        },
-    );
-    report.check(
-        "graph memory flat across replays",
-        after_one.used == after_all.used && after_one.reserved == after_all.reserved,
-        format!(
-            "used {} -> {} bytes, reserved {} -> {} bytes from replay 1 to replay {}",
-            after_one.used,
-            after_all.used,
-            after_one.reserved,
-            after_all.reserved,
-            options.passes()
-        ),
-    );
-    report.check(
-        "graph allocations were made",
-        after_all.used_high >= bytes,
-        format!(
-            "graph-memory high watermark {} bytes for {scratch_count} allocations of {bytes} bytes",
-            after_all.used_high
-        ),
-    );
-    report.check(
-        "pool memory all returned after every pass",
-        pool_after_one.0 == 0 && pool_after_all.0 == 0,
-        format!(
-            "pool bytes in use once the device is idle: {} after 1 pass, {} after {}",
-            pool_after_one.0,
-            pool_after_all.0,
-            options.passes()
-        ),
-    );
+        );
+        report.check(
+            "graph allocations were made",
+            after_all.used_high >= bytes,
+            format!(
+                "graph-memory high watermark {} bytes for {scratch_count} allocations of {bytes} bytes",
+                after_all.used_high
+            ),
+        );
+        report.check(
+            "pool memory all returned after every pass",
+            pool_after_one.0 == 0 && pool_after_all.0 == 0,
+            format!(
+                "pool bytes in use once the device is idle: {} after 1 pass, {} after {}",
+                pool_after_one.0,
+                pool_after_all.0,
+                options.passes()
+            ),
+        );
+    }
 
-    report.note(format!(
+    /// The device and sizes, the counters in full, and the per-variant data.
+    fn report_notes(&self, report: &mut Report, properties: &cuda_graph::DeviceProperties) {
+        let (options, (scratch_count, bytes)) = (self.options, self.scratch());
+        let n = options.size;
+        let MemNodes { baseline, after_one, after_all, after_trim, .. } = &self.nodes;
+        let timings = [
+            ("static_graph", &self.static_timing),
+            ("mem_nodes_graph", &self.nodes.timing),
+            ("stream_pool", &self.pool.timing),
+        ];
+        report.note(format!(
         "{} ({} SMs): {} stages over {n} elements ({:.1} MiB per buffer), {scratch_count} scratch buffers",
         properties.name,
         properties.multiprocessors,
         options.stages,
         mib(bytes)
     ));
-    report.note(format!(
+        report.note(format!(
         "graph memory counters (bytes): before {baseline:?}; after 1 replay {after_one:?}; after {} {after_all:?}; \
          after drop + cudaDeviceGraphMemTrim {after_trim:?}",
         options.passes()
     ));
-    report.note(
+        report.note(
         "kernel nodes use graph allocations through MemAllocNode::ptr (unsafe in cuda-graph: the memory exists \
          only between the alloc and free nodes), in src/graph_alloc.rs",
     );
-    report.data(
-        "variants",
-        json!(timings
-            .iter()
-            .map(|(name, t)| {
-                let (min, max) = t.samples.range();
-                json!({ "variant": name, "median_ms": t.samples.median(), "min_ms": min, "max_ms": max })
-            })
-            .collect::<Vec<_>>()),
-    );
-    report.data(
+        report.data(
+            "variants",
+            json!(timings
+                .iter()
+                .map(|(name, t)| {
+                    let (min, max) = t.samples.range();
+                    json!({ "variant": name, "median_ms": t.samples.median(), "min_ms": min, "max_ms": max })
+                })
+                .collect::<Vec<_>>()),
+        );
+        report.data(
         "graph_memory_bytes",
         json!({
-            "baseline": stats_json(&baseline),
-            "after_1": stats_json(&after_one),
-            "after_n": stats_json(&after_all),
-            "after_trim": stats_json(&after_trim),
-            "allocation_addresses": allocs.iter().map(|a| format!("{:#x}", a.addr())).collect::<Vec<_>>(),
+            "baseline": stats_json(baseline),
+            "after_1": stats_json(after_one),
+            "after_n": stats_json(after_all),
+            "after_trim": stats_json(after_trim),
+            "allocation_addresses": self.nodes.addresses.iter().map(|a| format!("{a:#x}")).collect::<Vec<_>>(),
         }),
     );
-    Ok(report)
+    }
 }
 
 fn stats_json(stats: &GraphMemoryUsage) -> serde_json::Value {
