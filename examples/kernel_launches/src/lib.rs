@@ -276,13 +276,10 @@ impl Bench {
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let (_, properties) = chapter_common::device_zero()?;
-
     let mut rng = Rng::new(options.seed);
     let values: Vec<u32> = (0..options.kernels).map(|_| rng.next_u64() as u32).collect();
     let start_value = rng.next_u64() as u32 | 1;
-    let iters = u64::from(options.iters);
     kl_tick().function()?; // the one-off parameter check and module load, before any timing
-
     let mut bench = Bench {
         stream: Stream::new()?,
         start: Event::new()?,
@@ -290,147 +287,200 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         acc: DeviceBuffer::from_slice(&[start_value])?,
         start_value,
     };
-
-    let mut variants =
-        vec![Variant::new("stream".into(), None, options.kernels, expected(start_value, &values, iters))];
-    let (mut build_us, mut instantiate_us) = (f64::NAN, f64::NAN);
-    for nodes in options.graph_sizes() {
-        let t = Instant::now();
-        let graph = build_chain(&bench.acc, &values[..nodes as usize])?;
-        let built = t.elapsed().as_secs_f64() * 1e6;
-        let t = Instant::now();
-        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
-        let instantiated = t.elapsed().as_secs_f64() * 1e6;
-        exec.upload(&bench.stream)?;
-        if nodes == options.kernels {
-            (build_us, instantiate_us) = (built, instantiated);
-        }
-        let launches = options.kernels.div_ceil(nodes);
-        let want = expected(start_value, &values[..nodes as usize], iters * u64::from(launches));
-        variants.push(Variant::new(
-            format!("graph_{nodes}"),
-            Some((exec, nodes, launches)),
-            nodes * launches,
-            want,
-        ));
-    }
-
-    // Programmatic dependent launch, where the device runs it: the stream and the main graph.
-    let mut programmatic = Vec::new();
-    if pdl::supported(&properties) {
-        pdl::kl_tick_pdl().function()?;
-        let want = expected(start_value, &values, iters);
-        programmatic.push(Variant::new("stream_pdl".into(), None, options.kernels, want).programmatic());
-        let exec =
-            pdl::build_chain(&bench.acc, &values, tiny())?.instantiate::<HostLaunch>(Default::default())?;
-        exec.upload(&bench.stream)?;
-        let label = format!("graph_pdl_{}", options.kernels);
-        programmatic.push(
-            Variant::new(label, Some((exec, options.kernels, 1)), options.kernels, want).programmatic(),
-        );
-    }
-
+    let mut lineup = Lineup::build(options, &bench, &values, &properties)?;
     // Run 0 is the warm-up; the variants take turns within each run.
     for run in 0..=options.runs {
-        for variant in variants.iter_mut().chain(&mut programmatic) {
+        for variant in lineup.variants.iter_mut().chain(&mut lineup.programmatic) {
             bench.run(variant, &values, options.iters, run)?;
         }
     }
-
-    let main = variants
-        .iter()
-        .find(|v| matches!(v.graph, Some((_, nodes, _)) if nodes == options.kernels))
-        .expect("the main graph is always measured");
-    let stream = &variants[0];
-    let stream_us = stream.us_per_kernel(options.iters);
-    let graph_us = main.us_per_kernel(options.iters);
-
     let mut report = Report::new("kernel_launches");
-    report.figure("stream_us_per_kernel", stream_us, "us");
-    report.figure("graph_us_per_kernel", graph_us, "us");
-    report.figure("stream_over_graph", stream_us / graph_us, "x");
-    report.figure("stream_host_us_per_launch", stream.host_us_per_call(options.iters), "us");
-    report.figure("graph_host_us_per_launch", main.host_us_per_call(options.iters), "us");
-    for v in &variants[1..] {
-        if let Some((_, nodes, _)) = v.graph {
-            report.figure(&format!("graph_{nodes}_us_per_kernel"), v.us_per_kernel(options.iters), "us");
-        }
-    }
-    report.figure("build_us", build_us, "us");
-    report.figure("instantiate_us", instantiate_us, "us");
-    // After how many iterations the graph's one-off cost (build + instantiate, host time) is
-    // paid back by what each iteration saves.
-    let saved_us_per_iter = (stream_us - graph_us) * f64::from(options.kernels);
-    report.figure(
-        "break_even_iterations",
-        if saved_us_per_iter > 0.0 { (build_us + instantiate_us) / saved_us_per_iter } else { f64::INFINITY },
-        "iterations",
-    );
-    report.figure("kernels", f64::from(options.kernels), "kernels");
-    pdl_figures(&mut report, &programmatic, graph_us, options);
-
-    let stream_bad = stream.mismatch.clone();
-    report.check(
-        "every stream launch ran once, in order",
-        stream_bad.is_none(),
-        stream_bad.unwrap_or_else(|| {
-            format!(
-                "{} runs x {} launches: accumulator {:#010x} as the CPU model",
-                options.runs + 1,
-                u64::from(options.kernels) * iters,
-                stream.want
-            )
-        }),
-    );
-    let graph_bad: Vec<&str> = variants[1..].iter().filter_map(|v| v.mismatch.as_deref()).collect();
-    report.check(
-        "every graph node ran once, in order",
-        graph_bad.is_empty(),
-        match graph_bad.first() {
-            None => format!("graphs of {:?} nodes, every run equal to the CPU model", options.graph_sizes()),
-            Some(first) => {
-                format!("{} of {} graphs differ; first: {first}", graph_bad.len(), variants.len() - 1)
-            }
-        },
-    );
-    report.check(
-        "stream and graph agree",
-        stream.last == main.last,
-        format!("stream {:#010x}, graph of {} nodes {:#010x}", stream.last, options.kernels, main.last),
-    );
-
-    report.note(format!(
-        "{}: kl_tick is one warp whose thread 0 does one xor and one multiply; each iteration runs {} \
-         of them, {} iterations per timed run",
-        properties.name, options.kernels, options.iters
-    ));
-    report.note(
-        "µs per kernel: CUDA-event time of a run over the kernels it ran; host µs per launch: time \
-         spent in cudaLaunchKernel (stream) or cudaGraphLaunch (graph) calls",
-    );
-    report.data(
-        "variants",
-        json!(variants
-            .iter()
-            .chain(&programmatic)
-            .map(|v| {
-                let (min, max) = v.gpu_ms.range();
-                let per_kernel = 1e3 / (f64::from(options.iters) * f64::from(v.kernels_per_iter));
-                json!({
-                    "variant": v.label,
-                    "programmatic": v.pdl,
-                    "nodes": v.graph.as_ref().map(|(_, nodes, _)| *nodes),
-                    "launches_per_iter": v.graph.as_ref().map_or(options.kernels, |(_, _, l)| *l),
-                    "kernels_per_iter": v.kernels_per_iter,
-                    "us_per_kernel": v.us_per_kernel(options.iters),
-                    "min_us_per_kernel": min * per_kernel,
-                    "max_us_per_kernel": max * per_kernel,
-                    "host_us_per_launch": v.host_us_per_call(options.iters),
-                })
-            })
-            .collect::<Vec<_>>()),
-    );
+    let graph_us = lineup.report_figures(options, &mut report);
+    pdl_figures(&mut report, &lineup.programmatic, graph_us, options);
+    lineup.report_checks(options, &mut report);
+    lineup.report_notes(options, &mut report, &properties);
     Ok(report)
+}
+
+/// Every variant timed: the stream, a graph per size, and (where the device has programmatic
+/// dependent launch) the stream and main graph with programmatic launches; and the main graph's
+/// one-off host costs.
+struct Lineup {
+    variants: Vec<Variant>,
+    programmatic: Vec<Variant>,
+    build_us: f64,
+    instantiate_us: f64,
+}
+
+impl Lineup {
+    /// Builds, instantiates and uploads every graph (timing the main one's build and
+    /// instantiation) and the stream variants, each with the accumulator its runs must leave.
+    fn build(
+        options: &Options, bench: &Bench, values: &[u32], properties: &cuda_graph::DeviceProperties,
+    ) -> Result<Lineup, ExampleError> {
+        let (start_value, iters) = (bench.start_value, u64::from(options.iters));
+        let mut variants =
+            vec![Variant::new("stream".into(), None, options.kernels, expected(start_value, values, iters))];
+        let (mut build_us, mut instantiate_us) = (f64::NAN, f64::NAN);
+        for nodes in options.graph_sizes() {
+            let t = Instant::now();
+            let graph = build_chain(&bench.acc, &values[..nodes as usize])?;
+            let built = t.elapsed().as_secs_f64() * 1e6;
+            let t = Instant::now();
+            let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+            let instantiated = t.elapsed().as_secs_f64() * 1e6;
+            exec.upload(&bench.stream)?;
+            if nodes == options.kernels {
+                (build_us, instantiate_us) = (built, instantiated);
+            }
+            let launches = options.kernels.div_ceil(nodes);
+            let want = expected(start_value, &values[..nodes as usize], iters * u64::from(launches));
+            variants.push(Variant::new(
+                format!("graph_{nodes}"),
+                Some((exec, nodes, launches)),
+                nodes * launches,
+                want,
+            ));
+        }
+
+        // Programmatic dependent launch, where the device runs it: the stream and the main graph.
+        let mut programmatic = Vec::new();
+        if pdl::supported(properties) {
+            pdl::kl_tick_pdl().function()?;
+            let want = expected(start_value, values, iters);
+            programmatic.push(Variant::new("stream_pdl".into(), None, options.kernels, want).programmatic());
+            let exec =
+                pdl::build_chain(&bench.acc, values, tiny())?.instantiate::<HostLaunch>(Default::default())?;
+            exec.upload(&bench.stream)?;
+            let label = format!("graph_pdl_{}", options.kernels);
+            programmatic.push(
+                Variant::new(label, Some((exec, options.kernels, 1)), options.kernels, want).programmatic(),
+            );
+        }
+
+        Ok(Lineup { variants, programmatic, build_us, instantiate_us })
+    }
+
+    /// The stream variant and the graph of `options.kernels` nodes.
+    fn stream_and_main(&self, options: &Options) -> (&Variant, &Variant) {
+        let main = self
+            .variants
+            .iter()
+            .find(|v| matches!(v.graph, Some((_, nodes, _)) if nodes == options.kernels))
+            .expect("the main graph is always measured");
+        (&self.variants[0], main)
+    }
+
+    /// Per-kernel and host times, each graph size's, the main graph's one-off costs and when they
+    /// pay back; returns the main graph's µs per kernel.
+    fn report_figures(&self, options: &Options, report: &mut Report) -> f64 {
+        let (stream, main) = self.stream_and_main(options);
+        let (variants, build_us, instantiate_us) = (&self.variants, self.build_us, self.instantiate_us);
+        let stream_us = stream.us_per_kernel(options.iters);
+        let graph_us = main.us_per_kernel(options.iters);
+        report.figure("stream_us_per_kernel", stream_us, "us");
+        report.figure("graph_us_per_kernel", graph_us, "us");
+        report.figure("stream_over_graph", stream_us / graph_us, "x");
+        report.figure("stream_host_us_per_launch", stream.host_us_per_call(options.iters), "us");
+        report.figure("graph_host_us_per_launch", main.host_us_per_call(options.iters), "us");
+        for v in &variants[1..] {
+            if let Some((_, nodes, _)) = v.graph {
+                report.figure(&format!("graph_{nodes}_us_per_kernel"), v.us_per_kernel(options.iters), "us");
+            }
+        }
+        report.figure("build_us", build_us, "us");
+        report.figure("instantiate_us", instantiate_us, "us");
+        // After how many iterations the graph's one-off cost (build + instantiate, host time) is
+        // paid back by what each iteration saves.
+        let saved_us_per_iter = (stream_us - graph_us) * f64::from(options.kernels);
+        report.figure(
+            "break_even_iterations",
+            if saved_us_per_iter > 0.0 {
+                (build_us + instantiate_us) / saved_us_per_iter
+            } else {
+                f64::INFINITY
+            },
+            "iterations",
+        );
+        report.figure("kernels", f64::from(options.kernels), "kernels");
+
+        graph_us
+    }
+
+    /// Every launch ran once and in order, on the stream and in each graph, and the two agree.
+    fn report_checks(&self, options: &Options, report: &mut Report) {
+        let (stream, main) = self.stream_and_main(options);
+        let (variants, iters) = (&self.variants, u64::from(options.iters));
+        let stream_bad = stream.mismatch.clone();
+        report.check(
+            "every stream launch ran once, in order",
+            stream_bad.is_none(),
+            stream_bad.unwrap_or_else(|| {
+                format!(
+                    "{} runs x {} launches: accumulator {:#010x} as the CPU model",
+                    options.runs + 1,
+                    u64::from(options.kernels) * iters,
+                    stream.want
+                )
+            }),
+        );
+        let graph_bad: Vec<&str> = variants[1..].iter().filter_map(|v| v.mismatch.as_deref()).collect();
+        report.check(
+            "every graph node ran once, in order",
+            graph_bad.is_empty(),
+            match graph_bad.first() {
+                None => {
+                    format!("graphs of {:?} nodes, every run equal to the CPU model", options.graph_sizes())
+                }
+                Some(first) => {
+                    format!("{} of {} graphs differ; first: {first}", graph_bad.len(), variants.len() - 1)
+                }
+            },
+        );
+        report.check(
+            "stream and graph agree",
+            stream.last == main.last,
+            format!("stream {:#010x}, graph of {} nodes {:#010x}", stream.last, options.kernels, main.last),
+        );
+    }
+
+    /// The kernel, the units, and every variant's times.
+    fn report_notes(
+        &self, options: &Options, report: &mut Report, properties: &cuda_graph::DeviceProperties,
+    ) {
+        let (variants, programmatic) = (&self.variants, &self.programmatic);
+        report.note(format!(
+            "{}: kl_tick is one warp whose thread 0 does one xor and one multiply; each iteration runs {} \
+         of them, {} iterations per timed run",
+            properties.name, options.kernels, options.iters
+        ));
+        report.note(
+            "µs per kernel: CUDA-event time of a run over the kernels it ran; host µs per launch: time \
+         spent in cudaLaunchKernel (stream) or cudaGraphLaunch (graph) calls",
+        );
+        report.data(
+            "variants",
+            json!(variants
+                .iter()
+                .chain(programmatic)
+                .map(|v| {
+                    let (min, max) = v.gpu_ms.range();
+                    let per_kernel = 1e3 / (f64::from(options.iters) * f64::from(v.kernels_per_iter));
+                    json!({
+                        "variant": v.label,
+                        "programmatic": v.pdl,
+                        "nodes": v.graph.as_ref().map(|(_, nodes, _)| *nodes),
+                        "launches_per_iter": v.graph.as_ref().map_or(options.kernels, |(_, _, l)| *l),
+                        "kernels_per_iter": v.kernels_per_iter,
+                        "us_per_kernel": v.us_per_kernel(options.iters),
+                        "min_us_per_kernel": min * per_kernel,
+                        "max_us_per_kernel": max * per_kernel,
+                        "host_us_per_launch": v.host_us_per_call(options.iters),
+                    })
+                })
+                .collect::<Vec<_>>()),
+        );
+    }
 }
 
 /// The programmatic variants' figures and check (none where the device has no PDL, with a note):
