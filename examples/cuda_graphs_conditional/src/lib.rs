@@ -362,135 +362,203 @@ impl LoopRuns {
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let (_, properties) = chapter_common::device_zero()?;
-
     // Routing: IF, IF/ELSE with a nested IF, SWITCH.
-    let inputs = make_inputs(options.inputs as usize, options.seed);
-    let want = Routed::expected(&inputs);
-    let mut routing = RoutingBench::new(&inputs)?;
-    let mut routing_ms = Samples::default();
-    let mut routing_mismatch = None;
-    let mut last_routed = None;
-    for run in 0..=options.runs {
-        let (routed, ms) = routing.run()?;
-        if run > 0 {
-            routing_ms.push(ms);
-        }
-        if routing_mismatch.is_none() {
-            routing_mismatch = routed.difference(&want, &inputs).map(|d| format!("run {run}: {d}"));
-        }
-        last_routed = Some(routed);
-    }
-
+    let routing = RoutingRuns::measure(options)?;
     // WHILE against the two host-driven loops, on the main problem and more.
     let problem = options.problem(options.seed, options.tolerance, options.max_steps);
     let model = solve_cpu(&problem);
     let rounds = options.rounds(properties.major);
     let loops = run_loops(options, rounds, &problem, &model)?;
+    let run = WhileRun { options, rounds, model: &model, loops: &loops };
 
     let mut report = Report::new("cuda_graphs_conditional");
-    let while_us = loops.while_loop.us_per_step.median();
-    let mapped_us = loops.mapped_loop.us_per_step.median();
-    let copy_us = loops.copy_loop.us_per_step.median();
-    report.figure("while_over_mapped_per_step", mapped_us / while_us, "x");
-    report.figure("while_us_per_step", while_us, "µs");
-    report.figure("mapped_loop_us_per_step", mapped_us, "µs");
-    report.figure("copy_loop_us_per_step", copy_us, "µs");
-    report.figure("while_over_copy_per_step", copy_us / while_us, "x");
-    report.figure("while_ms", loops.while_loop.ms.median(), "ms");
-    report.figure("mapped_loop_ms", loops.mapped_loop.ms.median(), "ms");
-    report.figure("copy_loop_ms", loops.copy_loop.ms.median(), "ms");
-    report.figure("while_steps", f64::from(model.steps), "steps");
-    report.figure("sweeps_per_round", f64::from(rounds.sweeps), "sweeps");
-    // A WHILE iteration (and a host round) runs `sweeps` sweeps; the last may stop early, so
-    // the iterations are the steps over the sweeps, rounded up.
-    let iterations = model.steps.div_ceil(rounds.sweeps.max(1)).max(1);
-    let per_iteration = sweeps_per_iteration(rounds.sweeps, model.steps);
-    report.figure("while_iterations", f64::from(iterations), "iterations");
-    report.figure("while_us_per_iteration", while_us * per_iteration, "µs");
-    report.figure("mapped_loop_us_per_round", mapped_us * per_iteration, "µs");
-    report.figure("copy_loop_us_per_round", copy_us * per_iteration, "µs");
-    report.figure("routing_ms_per_launch", routing_ms.median(), "ms");
+    run.report_figures(&mut report);
+    report.figure("routing_ms_per_launch", routing.ms.median(), "ms");
     report.figure("routing_inputs", f64::from(options.inputs), "inputs");
+    routing.check(options, &mut report);
+    run.report_checks(&mut report);
+    run.report_notes(&mut report, &properties, &problem);
+    routing.report_data(&mut report);
+    run.report_data(&mut report);
+    Ok(report)
+}
 
-    let routed = last_routed.unwrap_or_else(|| want.clone());
-    report.check(
-        "bodies that ran equal the CPU model",
-        routing_mismatch.is_none(),
-        match &routing_mismatch {
-            None => format!(
-                "{} runs x {} inputs through IF, IF/ELSE (+ nested IF) and SWITCH({}): every input's bodies and \
-                 every counter",
-                options.runs + 1,
-                options.inputs,
-                routing::SWITCH_CASES
-            ),
-            Some(first) => first.clone(),
-        },
-    );
-    let count = options.runs + 1 + options.cases as usize;
-    let agreed = || format!("{count} loops: steps, residual and every value bit for bit");
-    loops.while_loop.check(
-        &mut report,
-        "WHILE loop equals the CPU model",
-        format!("{} ({} sweeps on the main problem)", agreed(), model.steps),
-    );
-    loops.mapped_loop.check(&mut report, "mapped-flag host loop equals the CPU model", agreed());
-    loops.copy_loop.check(&mut report, "copy host loop equals the CPU model", agreed());
+/// The routing graph's runs: their times, the first difference from the CPU model, the last
+/// run's bodies.
+struct RoutingRuns {
+    ms: Samples,
+    mismatch: Option<String>,
+    routed: Routed,
+}
 
-    let (while_min, while_max) = loops.while_loop.us_per_step.range();
-    let step = WhileStep::new(rounds.sweeps, model.steps, (while_us, while_min, while_max));
-    for line in step.goal_lines() {
-        report.note(line);
+impl RoutingRuns {
+    /// Launches the routing graph `runs` times after a warm-up, each run against the CPU model.
+    fn measure(options: &Options) -> Result<RoutingRuns, ExampleError> {
+        let inputs = make_inputs(options.inputs as usize, options.seed);
+        let want = Routed::expected(&inputs);
+        let mut routing = RoutingBench::new(&inputs)?;
+        let mut routing_ms = Samples::default();
+        let mut routing_mismatch = None;
+        let mut last_routed = None;
+        for run in 0..=options.runs {
+            let (routed, ms) = routing.run()?;
+            if run > 0 {
+                routing_ms.push(ms);
+            }
+            if routing_mismatch.is_none() {
+                routing_mismatch = routed.difference(&want, &inputs).map(|d| format!("run {run}: {d}"));
+            }
+            last_routed = Some(routed);
+        }
+        let routed = last_routed.unwrap_or_else(|| want.clone());
+        Ok(RoutingRuns { ms: routing_ms, mismatch: routing_mismatch, routed })
     }
-    report.note(chapter_common::device_note(&properties));
-    report.note(format!(
-        "WHILE: {} unknowns, diagonal {}, tolerance {:e}: {} sweeps in {iterations} WHILE iterations, \
+
+    /// Every body and counter against the CPU model.
+    fn check(&self, options: &Options, report: &mut Report) {
+        report.check(
+            "bodies that ran equal the CPU model",
+            self.mismatch.is_none(),
+            match &self.mismatch {
+                None => format!(
+                    "{} runs x {} inputs through IF, IF/ELSE (+ nested IF) and SWITCH({}): every input's bodies \
+                     and every counter",
+                    options.runs + 1,
+                    options.inputs,
+                    routing::SWITCH_CASES
+                ),
+                Some(first) => first.clone(),
+            },
+        );
+    }
+
+    /// How often each body ran in the last run.
+    fn report_data(&self, report: &mut Report) {
+        report.data(
+            "bodies",
+            json!(BODIES
+                .iter()
+                .zip(&self.routed.counters)
+                .map(|(name, count)| (name.to_string(), json!(count)))
+                .collect::<serde_json::Map<_, _>>()),
+        );
+    }
+}
+
+/// The WHILE loop and the two host loops, for the report.
+struct WhileRun<'a> {
+    options: &'a Options,
+    rounds: Rounds,
+    model: &'a Solution,
+    loops: &'a Loops,
+}
+
+impl WhileRun<'_> {
+    /// Sweeps per WHILE iteration (host loops: per round): the last iteration may stop early,
+    /// so the iterations are the sweeps over the sweeps a round, rounded up.
+    fn iterations(&self) -> (u32, f64) {
+        let iterations = self.model.steps.div_ceil(self.rounds.sweeps.max(1)).max(1);
+        (iterations, sweeps_per_iteration(self.rounds.sweeps, self.model.steps))
+    }
+
+    /// Per sweep and per iteration times of the three loops.
+    fn report_figures(&self, report: &mut Report) {
+        let (loops, model, rounds) = (self.loops, self.model, self.rounds);
+        let while_us = loops.while_loop.us_per_step.median();
+        let mapped_us = loops.mapped_loop.us_per_step.median();
+        let copy_us = loops.copy_loop.us_per_step.median();
+        report.figure("while_over_mapped_per_step", mapped_us / while_us, "x");
+        report.figure("while_us_per_step", while_us, "µs");
+        report.figure("mapped_loop_us_per_step", mapped_us, "µs");
+        report.figure("copy_loop_us_per_step", copy_us, "µs");
+        report.figure("while_over_copy_per_step", copy_us / while_us, "x");
+        report.figure("while_ms", loops.while_loop.ms.median(), "ms");
+        report.figure("mapped_loop_ms", loops.mapped_loop.ms.median(), "ms");
+        report.figure("copy_loop_ms", loops.copy_loop.ms.median(), "ms");
+        report.figure("while_steps", f64::from(model.steps), "steps");
+        report.figure("sweeps_per_round", f64::from(rounds.sweeps), "sweeps");
+        let (iterations, per_iteration) = self.iterations();
+        report.figure("while_iterations", f64::from(iterations), "iterations");
+        report.figure("while_us_per_iteration", while_us * per_iteration, "µs");
+        report.figure("mapped_loop_us_per_round", mapped_us * per_iteration, "µs");
+        report.figure("copy_loop_us_per_round", copy_us * per_iteration, "µs");
+    }
+
+    /// Each loop against the CPU model, on every problem.
+    fn report_checks(&self, report: &mut Report) {
+        let (options, loops, model) = (self.options, self.loops, self.model);
+        let count = options.runs + 1 + options.cases as usize;
+        let agreed = || format!("{count} loops: steps, residual and every value bit for bit");
+        loops.while_loop.check(
+            report,
+            "WHILE loop equals the CPU model",
+            format!("{} ({} sweeps on the main problem)", agreed(), model.steps),
+        );
+        loops.mapped_loop.check(report, "mapped-flag host loop equals the CPU model", agreed());
+        loops.copy_loop.check(report, "copy host loop equals the CPU model", agreed());
+    }
+
+    /// The WHILE goal's lines, the device, and the problem and loops in words.
+    fn report_notes(
+        &self, report: &mut Report, properties: &cuda_graph::DeviceProperties, problem: &Problem,
+    ) {
+        let (options, loops, model, rounds) = (self.options, self.loops, self.model, self.rounds);
+        let (iterations, _) = self.iterations();
+        let while_us = loops.while_loop.us_per_step.median();
+        let (while_min, while_max) = loops.while_loop.us_per_step.range();
+        let step = WhileStep::new(rounds.sweeps, model.steps, (while_us, while_min, while_max));
+        for line in step.goal_lines() {
+            report.note(line);
+        }
+        report.note(chapter_common::device_note(properties));
+        report.note(format!(
+            "WHILE: {} unknowns, diagonal {}, tolerance {:e}: {} sweeps in {iterations} WHILE iterations, \
          residual {:e} ({}), {rounds}; one launch of a graph with one WHILE node vs host loops that, each \
          round, launch, wait for the stream and read a flag the kernels wrote into mapped host memory \
          (mapped), or launch, copy the flag back and wait (copy)",
-        options.size,
-        options.diagonal,
-        options.tolerance,
-        model.steps,
-        model.residual,
-        if model.converged(&problem) { "converged" } else { "stopped by max_steps" },
-    ));
-    report.data(
-        "bodies",
-        json!(BODIES
-            .iter()
-            .zip(&routed.counters)
-            .map(|(name, count)| (name.to_string(), json!(count)))
-            .collect::<serde_json::Map<_, _>>()),
-    );
-    report.data("while_cases", json!(loops.cases));
-    let per_iteration_json = |runs: &LoopRuns| {
-        let mut scaled = Samples::default();
-        for &us in &runs.us_per_step.0 {
-            scaled.push(us * per_iteration);
-        }
-        scaled.to_json()
-    };
-    report.data(
-        "per_step_us",
-        json!({
-            "unit": "per sweep",
-            "while": loops.while_loop.us_per_step.to_json(),
-            "mapped_loop": loops.mapped_loop.us_per_step.to_json(),
-            "copy_loop": loops.copy_loop.us_per_step.to_json(),
-        }),
-    );
-    report.data(
-        "per_iteration_us",
-        json!({
-            "unit": "per WHILE iteration (host loops: per round) of sweeps_per_round sweeps",
-            "while": per_iteration_json(&loops.while_loop),
-            "mapped_loop": per_iteration_json(&loops.mapped_loop),
-            "copy_loop": per_iteration_json(&loops.copy_loop),
-        }),
-    );
-    report.data("while_step_goal", step.to_json());
-    Ok(report)
+            options.size,
+            options.diagonal,
+            options.tolerance,
+            model.steps,
+            model.residual,
+            if model.converged(problem) { "converged" } else { "stopped by max_steps" },
+        ));
+    }
+
+    /// The extra problems, every run per sweep and per iteration, and the goal's figures.
+    fn report_data(&self, report: &mut Report) {
+        let (loops, (_, per_iteration)) = (self.loops, self.iterations());
+        let while_us = loops.while_loop.us_per_step.median();
+        let (while_min, while_max) = loops.while_loop.us_per_step.range();
+        let step = WhileStep::new(self.rounds.sweeps, self.model.steps, (while_us, while_min, while_max));
+        report.data("while_cases", json!(loops.cases));
+        let per_iteration_json = |runs: &LoopRuns| {
+            let mut scaled = Samples::default();
+            for &us in &runs.us_per_step.0 {
+                scaled.push(us * per_iteration);
+            }
+            scaled.to_json()
+        };
+        report.data(
+            "per_step_us",
+            json!({
+                "unit": "per sweep",
+                "while": loops.while_loop.us_per_step.to_json(),
+                "mapped_loop": loops.mapped_loop.us_per_step.to_json(),
+                "copy_loop": loops.copy_loop.us_per_step.to_json(),
+            }),
+        );
+        report.data(
+            "per_iteration_us",
+            json!({
+                "unit": "per WHILE iteration (host loops: per round) of sweeps_per_round sweeps",
+                "while": per_iteration_json(&loops.while_loop),
+                "mapped_loop": per_iteration_json(&loops.mapped_loop),
+                "copy_loop": per_iteration_json(&loops.copy_loop),
+            }),
+        );
+        report.data("while_step_goal", step.to_json());
+    }
 }
 
 /// The three loops over the WHILE problems, and the extra problems' shapes.
