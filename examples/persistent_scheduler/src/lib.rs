@@ -379,7 +379,6 @@ impl Bench {
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let (_, properties) = chapter_common::device_zero()?;
-
     let items = model::Items::new(options.seed, options.items, options.kinds, options.width, options.rounds);
     let want = Expected {
         output: items.expected_output(),
@@ -406,81 +405,115 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         let outcome = bench.run_host(&host_graphs, true)?;
         on_streams.record(run, outcome, &want, false);
     }
-
-    let n = f64::from(options.items);
-    let device_us = on_device.ms.median() * 1e3 / n;
-    let one_stream_us = on_host.ms.median() * 1e3 / n;
-    let streams_us = on_streams.ms.median() * 1e3 / n;
-    // The headline's baseline: the faster host loop.
-    let (host_us, host_ms, baseline_streams) = if streams_us < one_stream_us {
-        (streams_us, on_streams.ms.median(), options.host_streams)
-    } else {
-        (one_stream_us, on_host.ms.median(), 1)
-    };
-    let runs_per_drain = f64::from(want.scheduler_runs);
+    let ways = Ways { options, want: &want, on_device, on_host, on_streams };
     let mut report = Report::new("persistent_scheduler");
-    report.figure("scheduler_us_per_item", device_us, "us");
-    report.figure("host_loop_us_per_item", host_us, "us");
-    report.figure("speedup", host_us / device_us, "x");
-    report.figure("host_loop_streams", f64::from(baseline_streams), "streams");
-    report.figure("host_one_stream_us_per_item", one_stream_us, "us");
-    report.figure("host_streams_us_per_item", streams_us, "us");
-    report.figure("speedup_over_one_stream", one_stream_us / device_us, "x");
-    report.figure("speedup_over_streams", streams_us / device_us, "x");
-    report.figure("host_streams", f64::from(options.host_streams), "streams");
-    report.figure("scheduler_ms_per_drain", on_device.ms.median(), "ms");
-    report.figure("host_loop_ms_per_drain", host_ms, "ms");
-    report.figure("us_per_scheduler_run", on_device.ms.median() * 1e3 / runs_per_drain, "us");
-    report.figure("scheduler_runs", f64::from(on_device.scheduler_runs), "runs");
-    report.figure("graph_execs", f64::from(options.kinds * options.batch), "execs");
-    report.figure("setup_ms", setup_ms, "ms");
-    report.figure("items", n, "items");
-    report.figure("kinds", f64::from(options.kinds), "kinds");
-    report.figure("batch", f64::from(options.batch), "items");
+    ways.report_figures(&mut report, setup_ms);
+    ways.report_checks(&mut report);
+    ways.report_notes(&mut report, &properties);
+    Ok(report)
+}
 
-    let drains = options.runs + 1;
-    let streams_label = format!("host loop over {} streams", options.host_streams);
-    for (label, way) in
-        [("persistent scheduler", &on_device), ("host loop", &on_host), (streams_label.as_str(), &on_streams)]
-    {
-        report.check(
-            &format!("{label}: every item processed exactly once"),
-            way.once.is_none(),
-            way.once.clone().unwrap_or_else(|| {
-                format!(
-                    "{drains} drains of {} items: every per-item counter 1, the queue counted all",
-                    options.items
-                )
-            }),
-        );
-        report.check(
-            &format!("{label}: output equals the CPU model"),
-            way.output.is_none(),
-            way.output.clone().unwrap_or_else(|| {
-                format!("{} items x {} elements, bit-exact, every drain", options.items, options.width)
-            }),
-        );
-        report.check(
-            &format!("{label}: one graph launch per item"),
-            way.launches.is_none(),
-            way.launches.clone().unwrap_or_else(|| {
-                if label == "persistent scheduler" {
-                    format!(
-                        "{} launches accepted per drain, graph runs per kind {:?}, none refused",
-                        options.items, want.per_kind
-                    )
-                } else {
-                    format!(
-                        "graph runs per kind {:?} (counted on the device); one launch per item by \
-                         construction (implied)",
-                        want.per_kind
-                    )
-                }
-            }),
-        );
+/// The scheduler's and the two host loops' drains, for the report.
+struct Ways<'a> {
+    options: &'a Options,
+    want: &'a Expected,
+    on_device: Way,
+    on_host: Way,
+    on_streams: Way,
+}
+
+impl Ways<'_> {
+    /// Per-item times, the headline against the faster host loop, the scheduler's runs and the
+    /// setup.
+    fn report_figures(&self, report: &mut Report, setup_ms: f64) {
+        let (options, want) = (self.options, self.want);
+        let (on_device, on_host, on_streams) = (&self.on_device, &self.on_host, &self.on_streams);
+        let n = f64::from(options.items);
+        let device_us = on_device.ms.median() * 1e3 / n;
+        let one_stream_us = on_host.ms.median() * 1e3 / n;
+        let streams_us = on_streams.ms.median() * 1e3 / n;
+        // The headline's baseline: the faster host loop.
+        let (host_us, host_ms, baseline_streams) = if streams_us < one_stream_us {
+            (streams_us, on_streams.ms.median(), options.host_streams)
+        } else {
+            (one_stream_us, on_host.ms.median(), 1)
+        };
+        let runs_per_drain = f64::from(want.scheduler_runs);
+        report.figure("scheduler_us_per_item", device_us, "us");
+        report.figure("host_loop_us_per_item", host_us, "us");
+        report.figure("speedup", host_us / device_us, "x");
+        report.figure("host_loop_streams", f64::from(baseline_streams), "streams");
+        report.figure("host_one_stream_us_per_item", one_stream_us, "us");
+        report.figure("host_streams_us_per_item", streams_us, "us");
+        report.figure("speedup_over_one_stream", one_stream_us / device_us, "x");
+        report.figure("speedup_over_streams", streams_us / device_us, "x");
+        report.figure("host_streams", f64::from(options.host_streams), "streams");
+        report.figure("scheduler_ms_per_drain", on_device.ms.median(), "ms");
+        report.figure("host_loop_ms_per_drain", host_ms, "ms");
+        report.figure("us_per_scheduler_run", on_device.ms.median() * 1e3 / runs_per_drain, "us");
+        report.figure("scheduler_runs", f64::from(on_device.scheduler_runs), "runs");
+        report.figure("graph_execs", f64::from(options.kinds * options.batch), "execs");
+        report.figure("setup_ms", setup_ms, "ms");
+        report.figure("items", n, "items");
+        report.figure("kinds", f64::from(options.kinds), "kinds");
+        report.figure("batch", f64::from(options.batch), "items");
     }
 
-    report.note(format!(
+    /// Each way: every item processed once, the output against the CPU model, one graph launch
+    /// per item.
+    fn report_checks(&self, report: &mut Report) {
+        let (options, want) = (self.options, self.want);
+        let (on_device, on_host, on_streams) = (&self.on_device, &self.on_host, &self.on_streams);
+        let drains = options.runs + 1;
+        let streams_label = format!("host loop over {} streams", options.host_streams);
+        for (label, way) in [
+            ("persistent scheduler", &on_device),
+            ("host loop", &on_host),
+            (streams_label.as_str(), &on_streams),
+        ] {
+            report.check(
+                &format!("{label}: every item processed exactly once"),
+                way.once.is_none(),
+                way.once.clone().unwrap_or_else(|| {
+                    format!(
+                        "{drains} drains of {} items: every per-item counter 1, the queue counted all",
+                        options.items
+                    )
+                }),
+            );
+            report.check(
+                &format!("{label}: output equals the CPU model"),
+                way.output.is_none(),
+                way.output.clone().unwrap_or_else(|| {
+                    format!("{} items x {} elements, bit-exact, every drain", options.items, options.width)
+                }),
+            );
+            report.check(
+                &format!("{label}: one graph launch per item"),
+                way.launches.is_none(),
+                way.launches.clone().unwrap_or_else(|| {
+                    if label == "persistent scheduler" {
+                        format!(
+                            "{} launches accepted per drain, graph runs per kind {:?}, none refused",
+                            options.items, want.per_kind
+                        )
+                    } else {
+                        format!(
+                            "graph runs per kind {:?} (counted on the device); one launch per item by \
+                         construction (implied)",
+                            want.per_kind
+                        )
+                    }
+                }),
+            );
+        }
+    }
+
+    /// The device and workload, how times are taken, and every drain's per-item time.
+    fn report_notes(&self, report: &mut Report, properties: &cuda_graph::DeviceProperties) {
+        let (options, want, n) = (self.options, self.want, f64::from(self.options.items));
+        let (on_device, on_host, on_streams) = (&self.on_device, &self.on_host, &self.on_streams);
+        report.note(format!(
         "{} ({} SMs): {} items of {} elements x {} rounds, {} kinds; the scheduler claims {} items per run \
          ({} runs per drain) and launches them from {} thread(s); {} device-launch execs ({} replicas per kind)",
         properties.name,
@@ -495,24 +528,24 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         options.kinds * options.batch,
         options.batch
     ));
-    report.note(format!(
-        "times are CUDA-event times around a whole drain of the queue (one host launch for the \
+        report.note(format!(
+            "times are CUDA-event times around a whole drain of the queue (one host launch for the \
          scheduler; one host graph launch per item for the host loops, on one stream or round-robin \
          over {} streams joined at the end), divided by the items; the headline is against the faster \
          host loop; the host loops' launch count is one per item by construction (implied)",
-        options.host_streams
-    ));
-    let per_item = |w: &Way| json!(w.ms.0.iter().map(|ms| ms * 1e3 / n).collect::<Vec<_>>());
-    report.data(
-        "runs_us_per_item",
-        json!({
-            "scheduler": per_item(&on_device),
-            "host_loop": per_item(&on_host),
-            "host_loop_streams": per_item(&on_streams),
-        }),
-    );
-    report.data("items_per_kind", json!(want.per_kind));
-    Ok(report)
+            options.host_streams
+        ));
+        let per_item = |w: &Way| json!(w.ms.0.iter().map(|ms| ms * 1e3 / n).collect::<Vec<_>>());
+        report.data(
+            "runs_us_per_item",
+            json!({
+                "scheduler": per_item(on_device),
+                "host_loop": per_item(on_host),
+                "host_loop_streams": per_item(on_streams),
+            }),
+        );
+        report.data("items_per_kind", json!(want.per_kind));
+    }
 }
 
 /// The one-line summary for the chapter table, e.g.
