@@ -144,99 +144,148 @@ fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let (_, properties) = chapter_common::device_zero()?;
-
     let mut rng = Rng::new(options.seed);
     let input: Vec<u32> = (0..options.size).map(|_| rng.next_u64() as u32 | 1).collect();
     let reference = options.verify.then(|| model::reference(&input, u64::from(options.iters)));
-
     let mut bench = Bench::new(&input, options.threads_per_block, options.capture_iters)?;
     let ways: &[Way] = if options.per_stage_alloc {
         &[Way::StreamAlloc, Way::StreamPrealloc, Way::Graph]
     } else {
         &[Way::StreamPrealloc, Way::Graph]
     };
-    let mut samples: Vec<Samples> = ways.iter().map(|_| Samples::default()).collect();
-    let mut outputs: Vec<Vec<u32>> = vec![Vec::new(); ways.len()];
-    let mut disagreement = None;
-    let mut verify_failure = None;
-    let mut baseline_pool_bytes = 0;
-    for run in 0..=options.runs {
-        for (k, &way) in ways.iter().enumerate() {
-            let (output, ms) = bench.run(way, options.iters)?;
-            if way == Way::StreamAlloc {
-                baseline_pool_bytes = baseline_pool_bytes.max(bench.pool_reserved_bytes()?);
-            }
-            if run > 0 {
-                samples[k].push(ms);
-            }
-            if let (None, Some(want)) = (&verify_failure, &reference) {
-                verify_failure =
-                    first_difference(&output, want).map(|d| format!("{} run {run}: {d}", way.name()));
-            }
-            if disagreement.is_none() && k > 0 {
-                disagreement = first_difference(&output, &outputs[0])
-                    .map(|d| format!("{} vs {} run {run}: {d}", way.name(), ways[0].name()));
-            }
-            outputs[k] = output;
-        }
-    }
-
+    let runs = Runs::measure(&mut bench, ways, options, reference.as_deref())?;
     let mut report = Report::new("cuda_graphs_pipeline");
-    let ms = |way: Way| ways.iter().position(|&w| w == way).map(|k| samples[k].median());
-    let (prealloc, graph) = (ms(Way::StreamPrealloc).unwrap_or(f64::NAN), ms(Way::Graph).unwrap_or(f64::NAN));
-    report.figure("stream_prealloc_ms_per_iter", prealloc, "ms");
-    report.figure("graph_ms_per_iter", graph, "ms");
-    // The headline: both ways over the same preallocated buffers (like for like).
-    report.figure("graph_over_stream_prealloc", prealloc / graph, "x");
-    if let Some(stream) = ms(Way::StreamAlloc) {
-        report.figure("stream_ms_per_iter", stream, "ms");
-        // Extra: against the stream that also allocates and frees at every stage.
-        report.figure("graph_over_stream", stream / graph, "x");
-        report.figure("prealloc_over_stream", stream / prealloc, "x");
-        report.figure("baseline_pool_reserved_mib", baseline_pool_bytes as f64 / f64::from(1 << 20), "MiB");
-    }
-    let checksum = outputs.last().map_or(f64::NAN, |graph_output| model::checksum(graph_output));
-    report.figure("checksum", checksum, "");
-    report.figure("iters", f64::from(options.iters), "iterations");
+    let checksum = runs.report_figures(options, &mut report);
+    runs.report_checks(options, &mut report, reference.as_deref(), checksum);
+    runs.report_notes(options, &mut report, &properties);
+    Ok(report)
+}
 
-    let runs = options.runs + 1;
-    // With the CPU reference on, agreement across ways follows from each way matching it.
-    let agreement = if reference.is_some() {
-        "identical results across ways (implied by the CPU check)"
-    } else {
-        "identical results across ways"
-    };
-    report.check(
-        agreement,
-        disagreement.is_none(),
-        disagreement.clone().unwrap_or_else(|| {
-            format!(
-                "{runs} runs x {} ways x {} values, bit for bit (checksum {checksum:.6e})",
-                ways.len(),
-                options.size
-            )
-        }),
-    );
-    if let Some(reference) = &reference {
+/// Every way's runs: times, last outputs, the first disagreement between ways and with the
+/// CPU reference, and the per-stage-alloc way's pool high watermark.
+struct Runs<'a> {
+    ways: &'a [Way],
+    samples: Vec<Samples>,
+    outputs: Vec<Vec<u32>>,
+    disagreement: Option<String>,
+    verify_failure: Option<String>,
+    baseline_pool_bytes: u64,
+}
+
+impl<'a> Runs<'a> {
+    /// The ways in turn, `runs` times after a warm-up, each output against the first way's and
+    /// (when verifying) the CPU reference.
+    fn measure(
+        bench: &mut Bench, ways: &'a [Way], options: &Options, reference: Option<&[u32]>,
+    ) -> Result<Runs<'a>, ExampleError> {
+        let mut samples: Vec<Samples> = ways.iter().map(|_| Samples::default()).collect();
+        let mut outputs: Vec<Vec<u32>> = vec![Vec::new(); ways.len()];
+        let mut disagreement = None;
+        let mut verify_failure = None;
+        let mut baseline_pool_bytes = 0;
+        for run in 0..=options.runs {
+            for (k, &way) in ways.iter().enumerate() {
+                let (output, ms) = bench.run(way, options.iters)?;
+                if way == Way::StreamAlloc {
+                    baseline_pool_bytes = baseline_pool_bytes.max(bench.pool_reserved_bytes()?);
+                }
+                if run > 0 {
+                    samples[k].push(ms);
+                }
+                if let (None, Some(want)) = (&verify_failure, reference) {
+                    verify_failure =
+                        first_difference(&output, want).map(|d| format!("{} run {run}: {d}", way.name()));
+                }
+                if disagreement.is_none() && k > 0 {
+                    disagreement = first_difference(&output, &outputs[0])
+                        .map(|d| format!("{} vs {} run {run}: {d}", way.name(), ways[0].name()));
+                }
+                outputs[k] = output;
+            }
+        }
+
+        Ok(Runs { ways, samples, outputs, disagreement, verify_failure, baseline_pool_bytes })
+    }
+
+    /// Per-iteration times, the headline (like for like), the per-stage-alloc way's; returns the
+    /// graph's output checksum.
+    fn report_figures(&self, options: &Options, report: &mut Report) -> f64 {
+        let (ways, samples, outputs, baseline_pool_bytes) =
+            (self.ways, &self.samples, &self.outputs, self.baseline_pool_bytes);
+        let ms = |way: Way| ways.iter().position(|&w| w == way).map(|k| samples[k].median());
+        let (prealloc, graph) =
+            (ms(Way::StreamPrealloc).unwrap_or(f64::NAN), ms(Way::Graph).unwrap_or(f64::NAN));
+        report.figure("stream_prealloc_ms_per_iter", prealloc, "ms");
+        report.figure("graph_ms_per_iter", graph, "ms");
+        // The headline: both ways over the same preallocated buffers (like for like).
+        report.figure("graph_over_stream_prealloc", prealloc / graph, "x");
+        if let Some(stream) = ms(Way::StreamAlloc) {
+            report.figure("stream_ms_per_iter", stream, "ms");
+            // Extra: against the stream that also allocates and frees at every stage.
+            report.figure("graph_over_stream", stream / graph, "x");
+            report.figure("prealloc_over_stream", stream / prealloc, "x");
+            report.figure(
+                "baseline_pool_reserved_mib",
+                baseline_pool_bytes as f64 / f64::from(1 << 20),
+                "MiB",
+            );
+        }
+        let checksum = outputs.last().map_or(f64::NAN, |graph_output| model::checksum(graph_output));
+        report.figure("checksum", checksum, "");
+        report.figure("iters", f64::from(options.iters), "iterations");
+
+        checksum
+    }
+
+    /// The ways against each other and (when verifying) the CPU reference.
+    fn report_checks(
+        &self, options: &Options, report: &mut Report, reference: Option<&[u32]>, checksum: f64,
+    ) {
+        let (ways, disagreement, verify_failure) = (self.ways, &self.disagreement, &self.verify_failure);
+        let runs = options.runs + 1;
+        // With the CPU reference on, agreement across ways follows from each way matching it.
+        let agreement = if reference.is_some() {
+            "identical results across ways (implied by the CPU check)"
+        } else {
+            "identical results across ways"
+        };
         report.check(
-            "verify: matches the CPU reference",
-            verify_failure.is_none(),
-            verify_failure.clone().unwrap_or_else(|| {
+            agreement,
+            disagreement.is_none(),
+            disagreement.clone().unwrap_or_else(|| {
                 format!(
-                    "PASS: {runs} runs x {} ways, all {} values after {} iterations (checksum {:.6e})",
+                    "{runs} runs x {} ways x {} values, bit for bit (checksum {checksum:.6e})",
                     ways.len(),
-                    options.size,
-                    options.iters,
-                    model::checksum(reference)
+                    options.size
                 )
             }),
         );
-    } else {
-        report.note("verify skipped (--no-verify): the ways are compared with each other only");
+        if let Some(reference) = reference {
+            report.check(
+                "verify: matches the CPU reference",
+                verify_failure.is_none(),
+                verify_failure.clone().unwrap_or_else(|| {
+                    format!(
+                        "PASS: {runs} runs x {} ways, all {} values after {} iterations (checksum {:.6e})",
+                        ways.len(),
+                        options.size,
+                        options.iters,
+                        model::checksum(reference)
+                    )
+                }),
+            );
+        } else {
+            report.note("verify skipped (--no-verify): the ways are compared with each other only");
+        }
     }
 
-    report.note(chapter_common::device_note(&properties));
-    report.note(format!(
+    /// The device, the graph's shape, every way's runs.
+    fn report_notes(
+        &self, options: &Options, report: &mut Report, properties: &cuda_graph::DeviceProperties,
+    ) {
+        let (ways, samples) = (self.ways, &self.samples);
+        report.note(chapter_common::device_note(properties));
+        report.note(format!(
         "{} stages x {} values per iteration, blocks of {}; graph: {} iterations = {} kernel nodes, replayed {} \
          times per run",
         model::STAGES,
@@ -246,18 +295,18 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         options.capture_iters as usize * model::STAGES,
         options.iters / options.capture_iters
     ));
-    report.data(
+        report.data(
         "ways",
         json!(ways
             .iter()
-            .zip(&samples)
+            .zip(samples)
             .map(|(way, s)| {
                 let (min, max) = s.range();
                 json!({"way": way.name(), "median_ms_per_iter": s.median(), "min": min, "max": max, "runs": s.0})
             })
             .collect::<Vec<_>>()),
     );
-    Ok(report)
+    }
 }
 
 /// The one-line summary for the chapter table: the graph against the like-for-like baseline
