@@ -385,7 +385,6 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let (_, properties) = chapter_common::device_zero()?;
     gb_fill().function()?;
     gb_count().function()?;
-
     let mut rng = Rng::new(options.seed);
     let stream = Stream::new()?;
     let (start, end) = (Event::new()?, Event::new()?);
@@ -393,8 +392,15 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     for &bytes in &options.sizes {
         results.push(measure_size(bytes, options, &mut rng, &stream, (&start, &end))?);
     }
-
     let mut report = Report::new("graph_bandwidth");
+    report_figures(&results, &mut report);
+    report_checks(&results, &mut report);
+    report_notes(&results, options, &mut report, &properties);
+    Ok(report)
+}
+
+/// The largest size's bandwidths, the smallest's per-operation times, the peaks.
+fn report_figures(results: &[SizeResult], report: &mut Report) {
     let smallest = results.iter().min_by_key(|r| r.bytes).expect("at least one size");
     let largest = results.iter().max_by_key(|r| r.bytes).expect("at least one size");
     report.figure("largest_bytes", largest.bytes as f64, "B");
@@ -412,7 +418,10 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let peak = |k: usize| results.iter().map(|r| r.gbps(k)).fold(0.0, f64::max);
     report.figure("peak_copy_stream_gbps", peak(0), "GB/s");
     report.figure("peak_copy_graph_gbps", peak(1), "GB/s");
+}
 
+/// Every destination against what was written, every group run once, every graph's nodes.
+fn report_checks(results: &[SizeResult], report: &mut Report) {
     let copies: Vec<&String> =
         results.iter().flat_map(|r| &r.mismatches).filter(|m| m.contains(" copy_")).collect();
     let memsets: Vec<&String> =
@@ -448,13 +457,18 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             |r| format!("{}: {}", human(r.bytes), r.node_kinds),
         ),
     );
+}
 
+/// Per size: both ways' bandwidth and time per operation, in words and as data.
+fn report_notes(
+    results: &[SizeResult], options: &Options, report: &mut Report, properties: &cuda_graph::DeviceProperties,
+) {
     report.note(format!(
         "{}: per size, {} operations per group (one graph, or {} stream calls), each group ending \
          with a one-thread counting kernel; GB/s = bytes written / time (a copy also reads as many)",
         properties.name, options.chain, options.chain
     ));
-    for r in &results {
+    for r in results {
         report.note(format!(
             "{:>8} x {:>4} ops: copy stream {:>8.1} / graph {:>8.1} GB/s ({:.2} / {:.2} µs per op); \
              memset stream {:>8.1} / graph {:>8.1} GB/s",
@@ -482,7 +496,6 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             })
             .collect::<Vec<_>>()),
     );
-    Ok(report)
 }
 
 /// The one-line summary for the chapter table, e.g.
