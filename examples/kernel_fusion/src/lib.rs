@@ -214,14 +214,35 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let (_, properties) = chapter_common::device_zero()?;
     let chain = Chain::random(&mut Rng::new(options.seed));
-
     let main = measure_size(chain, options.size, options)?;
     let mut sweep = Vec::new();
     for &n in &options.sweep {
         sweep.push(measure_size(chain, n, options)?);
     }
-
+    let all: Vec<&SizeResult> = std::iter::once(&main).chain(&sweep).collect();
     let mut report = Report::new("kernel_fusion");
+    report_figures(options, &main, &sweep, &mut report);
+    report_check(options, &all, &mut report);
+    report.note(format!(
+        "{} ({} SMs): {} threads per block, one element per thread",
+        properties.name, properties.multiprocessors, options.threads_per_block
+    ));
+    report.note(format!(
+        "chain, per pass: x += sqrt(clamp(x*{:.4} + y, {:.4}, {:.4}) + {:.4}) * {:.4} + {:.4}; bytes per element \
+         that must move {MIN_BYTES_PER_ELEMENT}, moved unfused {UNFUSED_BYTES_PER_ELEMENT}",
+        chain.a, chain.lo, chain.hi, chain.c, chain.g, chain.b
+    ));
+    report.note(format!(
+        "times are per pass, medians of {} runs of {} passes; *_gbps = {MIN_BYTES_PER_ELEMENT} bytes/element \
+         over the time, *_traffic_gbps = the bytes the variant's kernels move",
+        options.runs, options.iters
+    ));
+    report.data("sizes", sizes_json(&all));
+    Ok(report)
+}
+
+/// The main size's times and bandwidths (useful and moved), the ratios, and the sweep's times.
+fn report_figures(options: &Options, main: &SizeResult, sweep: &[SizeResult], report: &mut Report) {
     let n = f64::from(options.size);
     let must_move = n * MIN_BYTES_PER_ELEMENT as f64;
     for variant in Variant::ALL {
@@ -242,7 +263,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     report.figure("graph_over_unfused", unfused / graph, "x");
     report.figure("traffic_ratio", UNFUSED_BYTES_PER_ELEMENT as f64 / MIN_BYTES_PER_ELEMENT as f64, "x");
     report.figure("elements", n, "elements");
-    for size in &sweep {
+    for size in sweep {
         for variant in Variant::ALL {
             report.figure(
                 &format!("sweep_{}_{}_us", size.elements, variant.name()),
@@ -251,8 +272,10 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             );
         }
     }
+}
 
-    let all: Vec<&SizeResult> = std::iter::once(&main).chain(&sweep).collect();
+/// Every final state of every variant at every size against the CPU reference.
+fn report_check(options: &Options, all: &[&SizeResult], report: &mut Report) {
     let mismatches: Vec<&str> =
         all.iter().flat_map(|s| s.variants.iter().filter_map(|m| m.mismatch.as_deref())).collect();
     let outputs: usize = all.iter().map(|s| s.outputs_checked).sum();
@@ -269,48 +292,33 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             Some(first) => format!("{} variant(s) differ; first: {first}", mismatches.len()),
         },
     );
+}
 
-    report.note(format!(
-        "{} ({} SMs): {} threads per block, one element per thread",
-        properties.name, properties.multiprocessors, options.threads_per_block
-    ));
-    report.note(format!(
-        "chain, per pass: x += sqrt(clamp(x*{:.4} + y, {:.4}, {:.4}) + {:.4}) * {:.4} + {:.4}; bytes per element \
-         that must move {MIN_BYTES_PER_ELEMENT}, moved unfused {UNFUSED_BYTES_PER_ELEMENT}",
-        chain.a, chain.lo, chain.hi, chain.c, chain.g, chain.b
-    ));
-    report.note(format!(
-        "times are per pass, medians of {} runs of {} passes; *_gbps = {MIN_BYTES_PER_ELEMENT} bytes/element \
-         over the time, *_traffic_gbps = the bytes the variant's kernels move",
-        options.runs, options.iters
-    ));
-    report.data(
-        "sizes",
-        json!(all
-            .iter()
-            .map(|s| {
-                let per_variant: Vec<serde_json::Value> = s
-                    .variants
-                    .iter()
-                    .map(|m| {
-                        let (min, max) = m.samples.range();
-                        let elements = f64::from(s.elements);
-                        json!({
-                            "variant": m.variant.name(),
-                            "median_ms": m.samples.median(),
-                            "min_ms": min,
-                            "max_ms": max,
-                            "effective_gbps": gbps(elements * MIN_BYTES_PER_ELEMENT as f64, m.samples.median()),
-                            "traffic_gbps": gbps(elements * m.variant.bytes_per_element() as f64, m.samples.median()),
-                            "kernels_per_pass": m.variant.kernels_per_pass(),
-                        })
+/// Every size's variants: times and bandwidths, as JSON.
+fn sizes_json(all: &[&SizeResult]) -> serde_json::Value {
+    json!(all
+        .iter()
+        .map(|s| {
+            let per_variant: Vec<serde_json::Value> = s
+                .variants
+                .iter()
+                .map(|m| {
+                    let (min, max) = m.samples.range();
+                    let elements = f64::from(s.elements);
+                    json!({
+                        "variant": m.variant.name(),
+                        "median_ms": m.samples.median(),
+                        "min_ms": min,
+                        "max_ms": max,
+                        "effective_gbps": gbps(elements * MIN_BYTES_PER_ELEMENT as f64, m.samples.median()),
+                        "traffic_gbps": gbps(elements * m.variant.bytes_per_element() as f64, m.samples.median()),
+                        "kernels_per_pass": m.variant.kernels_per_pass(),
                     })
-                    .collect();
-                json!({ "elements": s.elements, "variants": per_variant })
-            })
-            .collect::<Vec<_>>()),
-    );
-    Ok(report)
+                })
+                .collect();
+            json!({ "elements": s.elements, "variants": per_variant })
+        })
+        .collect::<Vec<_>>())
 }
 
 /// The one-line summary for the chapter table, e.g.
