@@ -144,7 +144,6 @@ pub fn book() -> Book<Options> {
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let (_, properties) = chapter_common::device_zero()?;
-
     let mut rng = Rng::new(options.seed);
     let mut shared = sweep::Shared::new(options.widest())?;
     let widths = options
@@ -155,25 +154,51 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             sweep::Width::new(&shared, &amounts, options.iters)
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let series = measure_series(options, &mut shared, &widths)?;
+    let probes = limits::probe_all(&shared.stream)?;
+    let mut report = Report::new("device_graph_launch");
+    let table = report_figures(options, &widths, &series, &mut report);
+    report_checks(options, &series, probes, &mut report);
+    report.note(chapter_common::device_note(&properties));
+    report.note(format!(
+        "per iteration, widths {:?}: host_sync = cudaGraphLaunch + cudaStreamSynchronize; device modes = one \
+         scheduler step (launch the work graph, tail-relaunch itself), one host launch per {} iterations; \
+         fire_and_forget_batched = {} iterations per scheduler step, spinning on the nodes' done count",
+        options.widths,
+        options.iters,
+        sweep::BATCH
+    ));
+    report.data("us_per_iter", Value::Object(table));
+    Ok(report)
+}
 
-    // series[w][m]: width index, index in `options.modes`. Modes and widths alternate
-    // within every run; run 0 is the warm-up.
+/// `series[w][m]`: width index, index in `options.modes`. Modes and widths alternate within
+/// every run; run 0 is the warm-up.
+fn measure_series(
+    options: &Options, shared: &mut sweep::Shared, widths: &[sweep::Width],
+) -> Result<Vec<Vec<sweep::Series>>, ExampleError> {
     let modes = &options.modes;
     let mut series: Vec<Vec<sweep::Series>> =
         widths.iter().map(|_| modes.iter().map(|_| sweep::Series::default()).collect()).collect();
-    let position = |mode: Mode| modes.iter().position(|&m| m == mode);
     for run in 0..=options.runs {
         for (w, width) in widths.iter().enumerate() {
             for (m, &mode) in modes.iter().enumerate() {
                 let iters = mode.iterations(options.iters);
-                let outcome = sweep::time(&mut shared, width, mode, iters)?;
+                let outcome = sweep::time(shared, width, mode, iters)?;
                 series[w][m].record(run, outcome, mode, width, iters);
             }
         }
     }
-    let probes = limits::probe_all(&shared.stream)?;
+    Ok(series)
+}
 
-    let mut report = Report::new("device_graph_launch");
+/// Each width's per-iteration time per mode and device-over-host ratios, then the widest's
+/// headline; returns the times as a width → mode table.
+fn report_figures(
+    options: &Options, widths: &[sweep::Width], series: &[Vec<sweep::Series>], report: &mut Report,
+) -> Map<String, Value> {
+    let modes = &options.modes;
+    let position = |mode: Mode| modes.iter().position(|&m| m == mode);
     let mut table = Map::new();
     for (w, width) in widths.iter().enumerate() {
         let mut row = Map::new();
@@ -206,6 +231,14 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     report.figure("widest", f64::from(widest), "nodes");
     report.figure("iters", f64::from(options.iters), "iterations");
 
+    table
+}
+
+/// Every mode ran every iteration at every width, and each limit probe held.
+fn report_checks(
+    options: &Options, series: &[Vec<sweep::Series>], probes: Vec<limits::Probe>, report: &mut Report,
+) {
+    let modes = &options.modes;
     let iterations = (options.runs + 1) * options.iters as usize;
     for (m, mode) in modes.iter().enumerate() {
         let problem = series.iter().find_map(|row| row[m].problem.clone());
@@ -232,18 +265,6 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     for probe in probes {
         report.check(probe.name, probe.held, probe.detail);
     }
-
-    report.note(chapter_common::device_note(&properties));
-    report.note(format!(
-        "per iteration, widths {:?}: host_sync = cudaGraphLaunch + cudaStreamSynchronize; device modes = one \
-         scheduler step (launch the work graph, tail-relaunch itself), one host launch per {} iterations; \
-         fire_and_forget_batched = {} iterations per scheduler step, spinning on the nodes' done count",
-        options.widths,
-        options.iters,
-        sweep::BATCH
-    ));
-    report.data("us_per_iter", Value::Object(table));
-    Ok(report)
 }
 
 /// The one-line summary for the chapter table, e.g.
