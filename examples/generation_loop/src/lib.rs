@@ -169,10 +169,8 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         let expected = export::expected(&starts, &reference, &options.batches, options.max_len);
         write_out(options, export::EXPECTED_FILE, expected.to_string().as_bytes())?;
     }
-
     let (_device, properties) = chapter_common::device_zero()?;
     let device_model = DeviceModel::new(&model)?;
-
     // Programmatic dependent launch runs on sm_90 and later; below, (d) and its probes are left out.
     let plan = ways::Plan::new(properties.major >= 9);
     let measured = measure::measure(
@@ -184,9 +182,21 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         options.max_len,
         options.runs,
     )?;
-    let rows = &measured.rows;
-
     let mut report = Report::new(NAME);
+    let goals = report_figures(options, &measured.rows, &mut report);
+    report_checks(options, &measured, margin, &mut report);
+    report_notes(&plan, &goals, &properties, &mut report);
+    report_data(options, &measured, &reference, margin, &properties, &mut report);
+    if options.out.is_some() {
+        let text = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
+        write_out(options, redraw::REPORT_FILE, text.as_bytes())?;
+    }
+    Ok(report)
+}
+
+/// Every way's time per step and tokens per second at every batch, and the goals' headline;
+/// returns the goals, judged at the smallest batch.
+fn report_figures(options: &Options, rows: &[results::Row], report: &mut Report) -> Vec<results::Goal> {
     for row in rows {
         report.figure(&format!("b{}_{}_us_per_step", row.batch, row.way), row.us_per_step, "us");
         report.figure(&format!("b{}_{}_tokens_per_s", row.batch, row.way), row.tokens_per_s, "tokens/s");
@@ -197,7 +207,11 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         report.figure("while_over_graph_per_step", ratio, "x");
     }
     report.figure("smallest_batch", f64::from(smallest), "sequences");
+    goals
+}
 
+/// The arithmetic's exactness, and every way and probe against the CPU reference.
+fn report_checks(options: &Options, measured: &measure::Measured, margin: f64, report: &mut Report) {
     report.check(
         "the arithmetic is exact",
         margin > 1.0,
@@ -224,9 +238,15 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
             }),
         );
     }
+}
 
-    report.note(chapter_common::device_note(&properties));
-    for goal in &goals {
+/// The device, the goals' verdicts, what did not run, where PyTorch's figures come from.
+fn report_notes(
+    plan: &ways::Plan, goals: &[results::Goal], properties: &cuda_graph::DeviceProperties,
+    report: &mut Report,
+) {
+    report.note(chapter_common::device_note(properties));
+    for goal in goals {
         report.note(goal.line());
     }
     if !plan.ways.contains(&Way::WhilePdl) {
@@ -237,6 +257,13 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         ));
     }
     report.note("PyTorch's figures come from torch_twin.py, run right after (see README.md)");
+}
+
+/// The rows with every run, the profile, the model's shape and the sequences' lengths.
+fn report_data(
+    options: &Options, measured: &measure::Measured, reference: &Generation, margin: f64,
+    properties: &cuda_graph::DeviceProperties, report: &mut Report,
+) {
     let lengths: Vec<usize> = reference.tokens.iter().map(Vec::len).collect();
     report.data("device", json!(properties.name));
     report.data("rows", json!(measured.row_json));
@@ -250,11 +277,6 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         }),
     );
     report.data("sequence_lengths", json!(lengths));
-    if options.out.is_some() {
-        let text = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
-        write_out(options, redraw::REPORT_FILE, text.as_bytes())?;
-    }
-    Ok(report)
 }
 
 /// Not a chapter program: the chapter has no generation loop to run.
