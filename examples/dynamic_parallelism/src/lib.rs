@@ -381,11 +381,9 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     if limits.pending_launch_count <= options.cells {
         LaunchLimits { pending_launch_count: options.cells + 1 }.apply(device)?;
     }
-
     let mut rng = Rng::new(options.seed);
     let field = model::field(&mut rng, options.cells, options.points, options.front_percent);
     let want = model::reference(&field, options.cells, options.points, options.refine, options.threshold);
-
     let mut bench = Bench::new(&field, options)?;
     let (mut host, mut per_cell, mut cdp) = (Way::default(), Way::default(), Way::default());
     for run in 0..=options.runs {
@@ -398,73 +396,105 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         cdp.record(run, pass, &want, options.iters);
     }
     let launched = device_graph_launch(&bench, &want, options.runs + 1)?;
-
+    let ways = Ways { options, want: &want, host, per_cell, cdp, launched };
     let mut report = Report::new("dynamic_parallelism");
-    let per_pass = |way: &Way| way.ms.median() * 1e3 / f64::from(options.iters);
-    let (host_us, per_cell_us, cdp_us) = (per_pass(&host), per_pass(&per_cell), per_pass(&cdp));
-    report.figure("cdp_us_per_pass", cdp_us, "us");
-    report.figure("host_us_per_pass", host_us, "us");
-    report.figure("cdp_over_host", host_us / cdp_us, "x");
-    report.figure("host_per_cell_us_per_pass", per_cell_us, "us");
-    report.figure("cdp_over_host_per_cell", per_cell_us / cdp_us, "x");
-    report.figure("refined_cells", f64::from(want.refined), "cells");
-    report.figure("cdp_children_per_pass", cdp.children_per_pass, "launches");
-    report.figure("host_children_per_pass", host.children_per_pass, "cells");
-    report.figure("host_per_cell_children_per_pass", per_cell.children_per_pass, "cells");
-    report.figure("device_launch_us", launched.launch_us.median(), "us");
-    report.figure("device_launch_verified", f64::from(u8::from(launched.verified.is_ok())), "");
-    report.figure("cells", f64::from(options.cells), "cells");
-    report.figure("total_points", f64::from(options.points * options.cells), "points");
+    ways.report_figures(&mut report);
+    ways.report_checks(&mut report);
+    ways.report_notes(&mut report, &properties);
+    Ok(report)
+}
 
-    let passes = (options.runs + 1) as u64 * u64::from(options.iters);
-    let ok_detail = format!(
-        "{passes} passes: {} of {} cells refined, flags, all {} outputs and every cell sum bit for bit, \
+/// The three ways' passes and the device graph launch, for the report.
+struct Ways<'a> {
+    options: &'a Options,
+    want: &'a model::Expected,
+    host: Way,
+    per_cell: Way,
+    cdp: Way,
+    launched: device_graph::DeviceLaunchOutcome,
+}
+
+impl Ways<'_> {
+    /// Per-pass times and ratios, the children each way served, the device graph launch.
+    fn report_figures(&self, report: &mut Report) {
+        let (options, want, launched) = (self.options, self.want, &self.launched);
+        let (host, per_cell, cdp) = (&self.host, &self.per_cell, &self.cdp);
+        let per_pass = |way: &Way| way.ms.median() * 1e3 / f64::from(options.iters);
+        let (host_us, per_cell_us, cdp_us) = (per_pass(host), per_pass(per_cell), per_pass(cdp));
+        report.figure("cdp_us_per_pass", cdp_us, "us");
+        report.figure("host_us_per_pass", host_us, "us");
+        report.figure("cdp_over_host", host_us / cdp_us, "x");
+        report.figure("host_per_cell_us_per_pass", per_cell_us, "us");
+        report.figure("cdp_over_host_per_cell", per_cell_us / cdp_us, "x");
+        report.figure("refined_cells", f64::from(want.refined), "cells");
+        report.figure("cdp_children_per_pass", cdp.children_per_pass, "launches");
+        report.figure("host_children_per_pass", host.children_per_pass, "cells");
+        report.figure("host_per_cell_children_per_pass", per_cell.children_per_pass, "cells");
+        report.figure("device_launch_us", launched.launch_us.median(), "us");
+        report.figure("device_launch_verified", f64::from(u8::from(launched.verified.is_ok())), "");
+        report.figure("cells", f64::from(options.cells), "cells");
+        report.figure("total_points", f64::from(options.points * options.cells), "points");
+    }
+
+    /// Each way against the CPU model, no device-side launch refused, the book's way and the
+    /// device graph launch as they must go.
+    fn report_checks(&self, report: &mut Report) {
+        let (options, want, launched) = (self.options, self.want, &self.launched);
+        let (host, per_cell, cdp) = (&self.host, &self.per_cell, &self.cdp);
+        let passes = (options.runs + 1) as u64 * u64::from(options.iters);
+        let ok_detail = format!(
+            "{passes} passes: {} of {} cells refined, flags, all {} outputs and every cell sum bit for bit, \
          {} refined cells served per pass (device-counted)",
-        want.refined,
-        options.cells,
-        options.cells * options.points,
-        want.refined
-    );
-    for (name, mismatch) in [
-        ("CDP pass equals the CPU model (children counted)", &cdp.mismatch),
-        ("host-driven pass equals the CPU model (children counted)", &host.mismatch),
-        ("host-driven per-cell pass equals the CPU model (children counted)", &per_cell.mismatch),
-    ] {
-        report.check_no_problem(name, mismatch.as_ref(), || ok_detail.clone());
-    }
-    report.check_no_problem(
-        "no device-side launch refused (children and tail-launched reduction)",
-        cdp.refused.as_ref(),
-        || "every DL_LAUNCH_KERNEL accepted".into(),
-    );
-    for (name, outcome) in [
-        ("the book's way (launcher on a plain stream) launches nothing", &launched.book_way),
-        ("device graph launch ran, proven by its effect on the data", &launched.verified),
-    ] {
-        let (Ok(detail) | Err(detail)) = outcome;
-        report.check(name, outcome.is_ok(), detail.clone());
+            want.refined,
+            options.cells,
+            options.cells * options.points,
+            want.refined
+        );
+        for (name, mismatch) in [
+            ("CDP pass equals the CPU model (children counted)", &cdp.mismatch),
+            ("host-driven pass equals the CPU model (children counted)", &host.mismatch),
+            ("host-driven per-cell pass equals the CPU model (children counted)", &per_cell.mismatch),
+        ] {
+            report.check_no_problem(name, mismatch.as_ref(), || ok_detail.clone());
+        }
+        report.check_no_problem(
+            "no device-side launch refused (children and tail-launched reduction)",
+            cdp.refused.as_ref(),
+            || "every DL_LAUNCH_KERNEL accepted".into(),
+        );
+        for (name, outcome) in [
+            ("the book's way (launcher on a plain stream) launches nothing", &launched.book_way),
+            ("device graph launch ran, proven by its effect on the data", &launched.verified),
+        ] {
+            let (Ok(detail) | Err(detail)) = outcome;
+            report.check(name, outcome.is_ok(), detail.clone());
+        }
     }
 
-    report.note(chapter_common::device_note(&properties));
-    report.note(format!(
+    /// The device, what a pass is for each way, what is counted, every run's time.
+    fn report_notes(&self, report: &mut Report, properties: &cuda_graph::DeviceProperties) {
+        let (options, want, launched) = (self.options, self.want, &self.launched);
+        let (host, per_cell, cdp) = (&self.host, &self.per_cell, &self.cdp);
+        report.note(chapter_common::device_note(properties));
+        report.note(format!(
         "per pass: CDP = one parent launch (children and the tail-launched reduction launched on the device); \
          host-driven (the baseline) = inspect + one refinement launch over all cells + reduction; \
          host-driven per cell = inspect + flag copy + wait + {} child launches + reduction; \
          {} cells x {} points, {} sub-samples per refined point",
         want.refined, options.cells, options.points, options.refine
     ));
-    report.note(
+        report.note(
         "children counted: CDP's accepted launches (counted by the parent) and every way's refined cells \
          served (counted by the children or refinement blocks themselves); the host's own launch count \
          follows from the checked flags, so it is not checked",
     );
-    report.data(
+        report.data(
         "ms_per_run",
         json!({"host": host.ms.to_json(), "host_per_cell": per_cell.ms.to_json(), "cdp": cdp.ms.to_json()}),
     );
-    report.data("device_launch_us", launched.launch_us.to_json());
-    report.data("checksum", json!({"total": want.total, "refined": want.refined}));
-    Ok(report)
+        report.data("device_launch_us", launched.launch_us.to_json());
+        report.data("checksum", json!({"total": want.total, "refined": want.refined}));
+    }
 }
 
 /// The one-line summary for the chapter table, e.g.
