@@ -426,13 +426,11 @@ impl Way {
 pub fn run(options: &Options) -> Result<Report, ExampleError> {
     options.validate()?;
     let (_, properties) = chapter_common::device_zero()?;
-
     let inputs =
         model::Inputs::new(options.seed, options.tokens, options.hidden, options.experts, options.top_k);
     let want = model::expected(&inputs);
     let mut bench = Bench::new(&inputs, options)?;
     let way = bench.device_way()?;
-
     // Alternating, run 0 is the warm-up (it also uploads the router's graph).
     let (mut on_device, mut on_host) = (Way::default(), Way::default());
     for run in 0..=options.runs {
@@ -441,68 +439,102 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         let outcome = bench.run(None)?;
         on_host.record(run, outcome, &want, options.iters);
     }
-
-    let iters = f64::from(options.iters);
-    let device_us = on_device.ms.median() * 1e3 / iters;
-    let host_us = on_host.ms.median() * 1e3 / iters;
+    let ways = Ways { options, want: &want, on_device, on_host };
     let mut report = Report::new("moe_router");
-    report.figure("device_us_per_step", device_us, "us");
-    report.figure("host_us_per_step", host_us, "us");
-    report.figure("speedup", host_us / device_us, "x");
-    report.figure("experts_launched_per_step", f64::from(want.busy_experts), "graphs");
-    let busiest = want.counts.iter().copied().max().unwrap_or(0);
-    report.figure("busiest_expert_tokens", f64::from(busiest), "tokens");
-    report.figure("tokens", f64::from(options.tokens), "tokens");
-    report.figure("experts", f64::from(options.experts), "experts");
-    report.figure("top_k", f64::from(options.top_k), "experts");
+    ways.report_figures(&mut report);
+    ways.report_checks(&mut report);
+    ways.report_notes(&mut report, &properties);
+    Ok(report)
+}
 
-    let steps = (options.runs + 1) as u64 * u64::from(options.iters);
-    for (label, way) in [("device routing", &on_device), ("host-driven routing", &on_host)] {
-        report.check(
-            &format!("{label}: tokens per expert equal the CPU model"),
-            way.counts.is_none(),
-            way.counts.clone().unwrap_or_else(|| {
-                format!("{steps} steps; counted by the router and by each expert: {:?} per step", want.counts)
-            }),
-        );
-        report.check(
-            &format!("{label}: combined output equals the CPU model"),
-            way.output.is_none(),
-            way.output.clone().unwrap_or_else(|| {
-                format!("{steps} steps of {} tokens x {} features, bit-exact", options.tokens, options.hidden)
-            }),
-        );
-        report.check(
-            &format!("{label}: one launch per busy expert per step"),
-            way.launches.is_none(),
-            way.launches
-                .clone()
-                .unwrap_or_else(|| format!("{} expert launches per step, none refused", want.busy_experts)),
-        );
+/// Device and host-driven routing's steps, for the report.
+struct Ways<'a> {
+    options: &'a Options,
+    want: &'a model::Expected,
+    on_device: Way,
+    on_host: Way,
+}
+
+impl Ways<'_> {
+    /// Per-step times, the speedup, and the routing's shape.
+    fn report_figures(&self, report: &mut Report) {
+        let (options, want, on_device, on_host) = (self.options, self.want, &self.on_device, &self.on_host);
+        let iters = f64::from(options.iters);
+        let device_us = on_device.ms.median() * 1e3 / iters;
+        let host_us = on_host.ms.median() * 1e3 / iters;
+        report.figure("device_us_per_step", device_us, "us");
+        report.figure("host_us_per_step", host_us, "us");
+        report.figure("speedup", host_us / device_us, "x");
+        report.figure("experts_launched_per_step", f64::from(want.busy_experts), "graphs");
+        let busiest = want.counts.iter().copied().max().unwrap_or(0);
+        report.figure("busiest_expert_tokens", f64::from(busiest), "tokens");
+        report.figure("tokens", f64::from(options.tokens), "tokens");
+        report.figure("experts", f64::from(options.experts), "experts");
+        report.figure("top_k", f64::from(options.top_k), "experts");
     }
 
-    report.note(format!(
-        "{} ({} SMs): {} tokens x {} features, {} experts, top-{}; {} steps per run",
-        properties.name,
-        properties.multiprocessors,
-        options.tokens,
-        options.hidden,
-        options.experts,
-        options.top_k,
-        options.iters
-    ));
-    report.note(
-        "device: one host launch per step (router graph -> expert graphs fire-and-forget -> combine \
+    /// Each way: tokens per expert, the combined output, one launch per busy expert.
+    fn report_checks(&self, report: &mut Report) {
+        let (options, want, on_device, on_host) = (self.options, self.want, &self.on_device, &self.on_host);
+        let steps = (options.runs + 1) as u64 * u64::from(options.iters);
+        for (label, way) in [("device routing", &on_device), ("host-driven routing", &on_host)] {
+            report.check(
+                &format!("{label}: tokens per expert equal the CPU model"),
+                way.counts.is_none(),
+                way.counts.clone().unwrap_or_else(|| {
+                    format!(
+                        "{steps} steps; counted by the router and by each expert: {:?} per step",
+                        want.counts
+                    )
+                }),
+            );
+            report.check(
+                &format!("{label}: combined output equals the CPU model"),
+                way.output.is_none(),
+                way.output.clone().unwrap_or_else(|| {
+                    format!(
+                        "{steps} steps of {} tokens x {} features, bit-exact",
+                        options.tokens, options.hidden
+                    )
+                }),
+            );
+            report.check(
+                &format!("{label}: one launch per busy expert per step"),
+                way.launches.is_none(),
+                way.launches.clone().unwrap_or_else(|| {
+                    format!("{} expert launches per step, none refused", want.busy_experts)
+                }),
+            );
+        }
+    }
+
+    /// The device and sizes, what a step is for each way, every run and the tokens per expert.
+    fn report_notes(&self, report: &mut Report, properties: &cuda_graph::DeviceProperties) {
+        let (options, want, on_device, on_host) = (self.options, self.want, &self.on_device, &self.on_host);
+        let iters = f64::from(options.iters);
+        report.note(format!(
+            "{} ({} SMs): {} tokens x {} features, {} experts, top-{}; {} steps per run",
+            properties.name,
+            properties.multiprocessors,
+            options.tokens,
+            options.hidden,
+            options.experts,
+            options.top_k,
+            options.iters
+        ));
+        report.note(
+            "device: one host launch per step (router graph -> expert graphs fire-and-forget -> combine \
          graph tail-launched); host-driven: route, copy counts back and wait, launch each busy \
          expert, combine",
-    );
-    let runs_json = |w: &Way| json!(w.ms.0.iter().map(|ms| ms * 1e3 / iters).collect::<Vec<_>>());
-    report.data("runs_us_per_step", json!({ "device": runs_json(&on_device), "host": runs_json(&on_host) }));
-    report.data(
+        );
+        let runs_json = |w: &Way| json!(w.ms.0.iter().map(|ms| ms * 1e3 / iters).collect::<Vec<_>>());
+        report
+            .data("runs_us_per_step", json!({ "device": runs_json(on_device), "host": runs_json(on_host) }));
+        report.data(
         "tokens_per_expert",
         json!({ "model": want.counts, "device": on_device.counts_per_step, "host": on_host.counts_per_step }),
     );
-    Ok(report)
+    }
 }
 
 /// The one-line summary for the chapter table, e.g.
