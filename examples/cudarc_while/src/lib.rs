@@ -148,13 +148,7 @@ pub fn run(config: &Config) -> Result<Report, Error> {
     let stream = ctx.default_stream();
     let initial = stream.clone_htod(&(1..=u64::from(config.n)).collect::<Vec<_>>())?;
     stream.synchronize()?;
-    let (ptx, kernel_from) = if config.nvrtc {
-        let compiled = cuda_graph::kernel::nvrtc::compile(STEP_SOURCE, &Default::default())?;
-        (Ptx::from_binary(compiled.image().to_vec()), "NVRTC")
-    } else {
-        (Ptx::from_src(STEP_PTX), "PTX")
-    };
-    let step = ctx.load_module(ptx)?.load_function("collatz_step")?;
+    let (step, kernel_from) = load_step(&ctx, config)?;
     let cudarc = Cudarc { stream: stream.clone(), step, initial };
 
     let expected = (expected_steps.as_slice(), expected_rounds);
@@ -174,6 +168,25 @@ pub fn run(config: &Config) -> Result<Report, Error> {
     };
     let graph_seconds = while_graph(&cudarc, &module, config, expected)?;
 
+    Ok(summarize(config, expected_rounds, &host_ways, &graph_seconds, kernel_from))
+}
+
+/// cudarc's handle of the step kernel, from the PTX or compiled by NVRTC, and which.
+fn load_step(ctx: &Arc<CudaContext>, config: &Config) -> Result<(CudaFunction, &'static str), Error> {
+    let (ptx, kernel_from) = if config.nvrtc {
+        let compiled = cuda_graph::kernel::nvrtc::compile(STEP_SOURCE, &Default::default())?;
+        (Ptx::from_binary(compiled.image().to_vec()), "NVRTC")
+    } else {
+        (Ptx::from_src(STEP_PTX), "PTX")
+    };
+    Ok((ctx.load_module(ptx)?.load_function("collatz_step")?, kernel_from))
+}
+
+/// The report: each way's median and range per round, the faster host loop as the baseline.
+fn summarize(
+    config: &Config, expected_rounds: u32, host_ways: &[(&'static str, Vec<f64>)], graph_seconds: &[f64],
+    kernel_from: &'static str,
+) -> Report {
     let per_round = |seconds: &[f64]| -> (f64, (f64, f64)) {
         let mut us: Vec<f64> = seconds.iter().map(|s| s * 1e6 / f64::from(expected_rounds)).collect();
         us.sort_by(f64::total_cmp);
@@ -188,8 +201,8 @@ pub fn run(config: &Config) -> Result<Report, Error> {
         .collect();
     let &(_, host_us_per_round, host_range) =
         host_ways.iter().min_by(|a, b| a.1.total_cmp(&b.1)).expect("two host loops");
-    let (graph_us_per_round, graph_range) = per_round(&graph_seconds);
-    Ok(Report {
+    let (graph_us_per_round, graph_range) = per_round(graph_seconds);
+    Report {
         n: config.n,
         rounds: expected_rounds,
         host_us_per_round,
@@ -199,7 +212,7 @@ pub fn run(config: &Config) -> Result<Report, Error> {
         graph_range,
         runs: config.repeats.max(1),
         kernel_from,
-    })
+    }
 }
 
 fn check(way: &str, steps: &[u32], rounds: u32, expected: &[u32], expected_rounds: u32) -> Result<(), Error> {
