@@ -250,20 +250,18 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let mut bench = Bench::new(&initial, options)?;
     let (mut host_ms, mut graph_ms) = (Samples::default(), Samples::default());
     let (mut host_mismatch, mut graph_mismatch) = (None, None);
+    // Host branching and the conditional node in turn; run 0 is the warm-up.
     for run in 0..=options.runs {
-        let (outcome, ms) = bench.run(false)?;
-        if host_mismatch.is_none() {
-            host_mismatch = outcome.difference(&want).map(|d| format!("run {run}: {d}"));
-        }
-        if run > 0 {
-            host_ms.push(ms);
-        }
-        let (outcome, ms) = bench.run(true)?;
-        if graph_mismatch.is_none() {
-            graph_mismatch = outcome.difference(&want).map(|d| format!("run {run}: {d}"));
-        }
-        if run > 0 {
-            graph_ms.push(ms);
+        for (conditional, samples, mismatch) in
+            [(false, &mut host_ms, &mut host_mismatch), (true, &mut graph_ms, &mut graph_mismatch)]
+        {
+            let (outcome, ms) = bench.run(conditional)?;
+            if mismatch.is_none() {
+                *mismatch = outcome.difference(&want).map(|d| format!("run {run}: {d}"));
+            }
+            if run > 0 {
+                samples.push(ms);
+            }
         }
     }
 
