@@ -15,7 +15,7 @@ extern "C" __global__ void bench_chain_step(uint32_t* counter, uint32_t value) {
     if (blockIdx.x == 0 && threadIdx.x == 0) *counter += value;
 }
 
-// The chains of programmatic dependent launch (issue 24), one thread each: without PDL, an
+// The chains of programmatic dependent launch, one thread each: without PDL, an
 // empty kernel and `*counter += 1`; with it, the same after letting the next kernel launch
 // and waiting for the one before (cuda_graph_pdl.cuh), which a chain joined by programmatic
 // edges needs. Triggering first lets the next kernel launch as early as possible; the wait

@@ -1,4 +1,4 @@
-// The C++ twin's chains for programmatic dependent launch (issue 24): a chain of one-thread
+// The C++ twin's chains for programmatic dependent launch: a chain of one-thread
 // kernel nodes, empty or `*counter += 1`, each after the previous by a plain edge (the plain
 // kernels bench_empty, bench_rmw) or by a programmatic one (bench_pdl_empty, bench_pdl_rmw,
 // which trigger and wait through cuda_graph_pdl.cuh), added with cudaGraphAddNode and its

@@ -1,7 +1,7 @@
 // Why does the bench's kernel chain cost more per node than a plain C++ chain, and what do
 // programmatic edges (programmatic dependent launch, PDL) save? Plain CUDA C++, no Rust and no
 // crate code. Run it with `bash scripts/run-standalone profile-chain-shape`, which builds it
-// three ways and runs each build (issue 24):
+// three ways and runs each build (bench/README.md, "Programmatic dependent launch (h)"):
 //   plain    nvcc -O3                 (whole-program compilation)
 //   rdc      nvcc -O3 -rdc=true -DCHAIN_SHAPE_NO_DEVRT   (relocatable device code, no device runtime use)
 //   devrt    nvcc -O3 -rdc=true       (as cuda-build compiles kernels: relocatable, and kernels of

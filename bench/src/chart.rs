@@ -9,7 +9,7 @@
 //!
 //! A second chart, [`CHAIN_FILE_NAME`], draws graph replay of kernel chains per node by chain
 //! length: the (b) chain and the (h) chains of empty and read-modify-write kernels with plain
-//! and with programmatic edges (issue 24), whose values the first chart's scale would flatten.
+//! and with programmatic edges, whose values the first chart's scale would flatten.
 //!
 //! Text needs a font. Nothing is embedded: a TrueType font is read at run time from
 //! `BENCH_FONT` or a usual system place; where there is none (a bare GPU machine), the chart is

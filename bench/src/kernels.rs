@@ -15,7 +15,7 @@ cuda_graph::kernels! {
     /// `bench_chain_step(uint32_t* counter, uint32_t value)`: `*counter += value`.
     pub unsafe fn bench_chain_step(counter: DevicePtr<u32>, value: u32);
     /// `bench_rmw(uint32_t* counter)`: `*counter += 1` (one thread): the plain
-    /// read-modify-write chain's node (issue 24).
+    /// read-modify-write chain's node.
     pub unsafe fn bench_rmw(counter: DevicePtr<u32>);
     /// `bench_pdl_empty()`: lets the next kernel launch, waits for the one before
     /// (`cuda_graph_pdl.cuh`), nothing else: the empty chain's node with programmatic edges.

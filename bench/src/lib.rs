@@ -17,7 +17,7 @@
 //! - (g) [`data_loop`]: the data-dependent loop of (d) driven by a kernel that relaunches its
 //!   own graph from the device, µs per step;
 //! - (h) [`pdl_chain`]: graph replay of chains of 10, 100, 1000 empty and read-modify-write
-//!   kernel nodes, plain edges against programmatic edges (issue 24), µs per node.
+//!   kernel nodes, plain edges against programmatic edges, µs per node.
 //!
 //! `--runs N` repeats all of it N times in one process ([`over_runs`]): every run's rows are
 //! kept, each figure is reported as the median over the runs, and each goal is decided per run
@@ -93,7 +93,8 @@ pub const MAX_RUNS: usize = 100;
 pub const MAX_WIDTH_ITERS: u32 = 100_000;
 
 impl Options {
-    /// The full run: issue 8's sizes, 5 warm-up and 31 timed samples per side.
+    /// The full run: the sizes of bench/README.md, "What is measured", 5 warm-up and 31 timed
+    /// samples per side.
     pub fn full() -> Options {
         Options {
             quick: false,
@@ -170,7 +171,7 @@ pub struct Report {
     pub info: RunInfo,
     /// Each run's figures, in the order measured.
     pub runs: Vec<Vec<Row>>,
-    /// Issue 8's goals, decided per run and over the runs.
+    /// The goals (bench/README.md, "Goals"), decided per run and over the runs.
     pub goals: Vec<over_runs::GoalOverRuns>,
 }
 

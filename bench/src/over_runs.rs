@@ -39,7 +39,7 @@ fn find<'r>(rows: &'r [Row], like: &Row) -> Option<&'r Row> {
 /// One goal over several runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GoalOverRuns {
-    /// The goal, as the issue states it.
+    /// The goal, as bench/README.md, "Goals", states it.
     pub text: &'static str,
     /// What the figure is held to.
     pub bound: Bound,

@@ -1,11 +1,11 @@
-//! (h) Programmatic dependent launch (issue 24): graph replay of a chain of `nodes` one-thread
-//! kernel nodes (10, 100, 1000), empty or `*counter += 1` (read-modify-write), each after the
-//! previous by a plain edge or by a programmatic one, µs per node. Plain chains run the plain
-//! kernels (`bench_empty`, `bench_rmw`); programmatic ones their PDL versions
-//! (`bench_pdl_empty`, `bench_pdl_rmw`: trigger, then wait, through `cuda_graph_pdl.cuh`), as
-//! a user switching to PDL writes them. Rust: `GraphBuilder::add_kernel` (plain) and
-//! `add_kernel_with` with `Dependency::programmatic`; C++: `cudaGraphAddNode` with edge data
-//! (`twin_pdl.cu`). Instantiated and uploaded before timing, [`SETS`] execs per side in
+//! (h) Programmatic dependent launch (bench/README.md, "Programmatic dependent launch (h)"): graph
+//! replay of a chain of `nodes` one-thread kernel nodes (10, 100, 1000), empty or `*counter += 1`
+//! (read-modify-write), each after the previous by a plain edge or by a programmatic one, µs per
+//! node. Plain chains run the plain kernels (`bench_empty`, `bench_rmw`); programmatic ones their
+//! PDL versions (`bench_pdl_empty`, `bench_pdl_rmw`: trigger, then wait, through
+//! `cuda_graph_pdl.cuh`), as a user switching to PDL writes them. Rust: `GraphBuilder::add_kernel`
+//! (plain) and `add_kernel_with` with `Dependency::programmatic`; C++: `cudaGraphAddNode` with edge
+//! data (`twin_pdl.cu`). Instantiated and uploaded before timing, [`SETS`] execs per side in
 //! alternating build order. The read-modify-write chains' counter proves every node ran once
 //! per replay, in order (a lost update shows as a short count); the empty chains are checked by
 //! CUDA's statuses alone, as the empty stream launch is.

@@ -1,12 +1,13 @@
 // Where do compute-sanitizer synccheck's reports on examples/multi_gpu_solve's quick test come
-// from: the example's kernels, NCCL's kernels, or the two together in a WHILE graph? (Issue 35,
-// item 11: on one H200, synccheck reported 58,716 errors in that test, then the run failed with
-// cudaErrorLaunchFailure.) Plain CUDA C++, no Rust and no crate code: the example's own kernels
-// (its kernels/solve.cu, included below, so a fix there is what runs here), its problem, and
-// NCCL loaded at run time as the crate loads it (dlopen of libnccl.so.2; no NCCL header needed to
-// build, so the standalone-programs test compiles it on machines without NCCL). Run it on a GPU
-// machine with `bash scripts/run-standalone repro-synccheck-solve`, which runs every variant
-// without a sanitizer and under synccheck and prints one line each.
+// from: the example's kernels, NCCL's kernels, or the two together in a WHILE graph?
+// (SOUNDNESS.md, "Things of other code", item 11: on one H200, synccheck reported 58,716 errors
+// in that test, then the run failed with cudaErrorLaunchFailure.) Plain CUDA C++, no Rust and no
+// crate code: the example's own kernels (its kernels/solve.cu, included below, so a fix there is
+// what runs here), its problem, and NCCL loaded at run time as the crate loads it (dlopen of
+// libnccl.so.2; no NCCL header needed to build, so the standalone-programs test compiles it on
+// machines without NCCL). Run it on a GPU machine with `bash scripts/run-standalone
+// repro-synccheck-solve`, which runs every variant without a sanitizer and under synccheck and
+// prints one line each.
 //
 // Usage: synccheck_solve VARIANT [GPUS]      (GPUS: ranks, devices 0..GPUS-1; default 1)
 //   kernels-stream  the example's kernels only, no NCCL, one GPU: every pass queued from the

@@ -1,7 +1,8 @@
 //! Ranks of one clique driven from a thread each, every thread launching its own `Group`
-//! (issue 35, item 6). Ranks that broadcast different counts this way hung NCCL on two H200;
-//! now every launch involved is `Err` at once, a rank that never comes makes the others'
-//! launches `Err` after the agreement timeout, and ranks that agree run as before.
+//! (SOUNDNESS.md, "NCCL ranks agree across groups and threads"). Ranks that broadcast
+//! different counts this way hung NCCL on two H200; now every launch involved is `Err` at once,
+//! a rank that never comes makes the others' launches `Err` after the agreement timeout, and
+//! ranks that agree run as before.
 //!
 //! Each scenario runs in a child process (this test binary again, with the scenario named by
 //! `SEPARATE_GROUPS_SCENARIO`) that the parent kills after [`BOUND`]: a hang fails the test

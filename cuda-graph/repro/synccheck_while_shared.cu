@@ -1,12 +1,12 @@
 // Does compute-sanitizer's synccheck report barrier errors in examples/cuda_graphs_conditional's
 // relaxation sweeps when several sanitizer processes share the GPU, and none when one runs alone?
-// (Issue 35, item 11: tests' `cuda_graphs_conditional` showed 412 synccheck errors beside 15
-// other sanitizer runs on one H200, and 0 alone.) Plain CUDA C++, no Rust and no crate code:
-// the example's own kernels (kernels/conditional.cu, included below, so what runs is what the
-// example runs), the example's WHILE loop and its mapped-flag host loop, every result checked
-// bit for bit against the CPU model. The sweeps are the only kernels of that test with barriers
-// (`__syncthreads_or`, `__syncthreads`, `__reduce_max_sync`); the routing part's kernels are one
-// thread each. Run it on a GPU machine with `bash scripts/run-standalone
+// (SOUNDNESS.md, "Things of other code", item 11: tests' `cuda_graphs_conditional` showed 412
+// synccheck errors beside 15 other sanitizer runs on one H200, and 0 alone.) Plain CUDA C++, no
+// Rust and no crate code: the example's own kernels (kernels/conditional.cu, included below, so
+// what runs is what the example runs), the example's WHILE loop and its mapped-flag host loop,
+// every result checked bit for bit against the CPU model. The sweeps are the only kernels of that
+// test with barriers (`__syncthreads_or`, `__syncthreads`, `__reduce_max_sync`); the routing part's
+// kernels are one thread each. Run it on a GPU machine with `bash scripts/run-standalone
 // repro-synccheck-while-shared`: alone under synccheck, 8 processes at once without a sanitizer,
 // and 8 at once under synccheck.
 //

@@ -1,4 +1,4 @@
-//! Futures of GPU work (issue 25): a stream's work, an event and an exec launch complete a
+//! Futures of GPU work: a stream's work, an event and an exec launch complete a
 //! `Completion` that CUDA's host function wakes; no thread polls. On a real GPU (skipped
 //! without one).
 

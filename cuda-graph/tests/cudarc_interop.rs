@@ -1,4 +1,4 @@
-//! cudarc 0.19.10 and this crate side by side (issue 25, the `cudarc` feature): one primary
+//! cudarc 0.19.10 and this crate side by side (the `cudarc` feature): one primary
 //! context seen by both, cudarc memory in graphs (a WHILE loop over it), streams and buffers
 //! both ways, cudarc launches captured into a graph; on a real GPU (skipped without one).
 #![cfg(feature = "cudarc")]

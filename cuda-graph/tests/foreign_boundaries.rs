@@ -53,9 +53,9 @@ fn show_unowned_capture(
     );
 }
 
-/// Issue 35, item 1: cudarc's safe `begin_capture` on a stream this crate borrows
-/// (`Stream::borrow_cudarc`). Launches, copies and event records of this crate on it must be
-/// refused while it captures; before the fix the kernel launch was recorded without its
+/// SOUNDNESS.md, "Things of other code", item 1: cudarc's safe `begin_capture` on a stream this
+/// crate borrows (`Stream::borrow_cudarc`). Launches, copies and event records of this crate on it
+/// must be refused while it captures; before the fix the kernel launch was recorded without its
 /// buffer, and a replay after the buffer's drop wrote 1,048,576 elements of a new buffer.
 #[test]
 fn work_queued_into_a_capture_cudarc_began_is_refused() {
@@ -89,9 +89,9 @@ fn work_queued_into_a_capture_cudarc_began_is_refused() {
     assert_eq!(take_unreported_errors(), []);
 }
 
-/// Issue 35, item 1, the other way in: one of this crate's streams shown to cudarc
-/// (`Stream::to_cudarc`), which begins a capture on it. Work of this crate queued on the
-/// stream is refused while that capture runs.
+/// SOUNDNESS.md, "Things of other code", item 1, the other way in: one of this crate's streams
+/// shown to cudarc (`Stream::to_cudarc`), which begins a capture on it. Work of this crate queued
+/// on the stream is refused while that capture runs.
 #[test]
 fn a_stream_shown_to_cudarc_refuses_work_while_cudarc_captures_it() {
     require_gpu!();
@@ -116,11 +116,11 @@ fn a_stream_shown_to_cudarc_refuses_work_while_cudarc_captures_it() {
     ctx.check_err().unwrap();
 }
 
-/// Issue 35, item 2: a stream-ordered buffer of ours, lent to cudarc on the legacy stream
-/// (`lend_to_cudarc`), written by cudarc on a non-blocking stream of its own after ~100 ms of
-/// other work there. Its free must wait for that write; before the fix it was queued on the
-/// legacy stream at once, the pool gave the memory to the next allocation, and cudarc's late
-/// write landed there.
+/// SOUNDNESS.md, "Things of other code", item 2: a stream-ordered buffer of ours, lent to cudarc on
+/// the legacy stream (`lend_to_cudarc`), written by cudarc on a non-blocking stream of its own
+/// after ~100 ms of other work there. Its free must wait for that write; before the fix it was
+/// queued on the legacy stream at once, the pool gave the memory to the next allocation, and
+/// cudarc's late write landed there.
 #[test]
 fn a_buffer_lent_to_cudarc_is_freed_after_cudarc_work_on_any_stream() {
     require_gpu!();
@@ -180,11 +180,11 @@ fn grant_current_pool_access(from: Device, to: Device) {
     assert_eq!(unsafe { sys::cudaMemPoolSetAccess(pool, &access, 1) }, sys::cudaError::cudaSuccess);
 }
 
-/// Issue 35, item 3 (cudarc's side): a cudarc slice of device 0 used by a kernel of device 1.
-/// Its shares are the same record as a buffer's, so the launch is refused without peer (or
-/// pool) access, and with it the slice's last drop waits for device 1 before cudarc frees
-/// it. Before the fix the share was a wrapper: no check, and the drop waited for device 0
-/// only. Needs two GPUs.
+/// SOUNDNESS.md, "Things of other code", item 3 (cudarc's side): a cudarc slice of device 0 used by
+/// a kernel of device 1. Its shares are the same record as a buffer's, so the launch is refused
+/// without peer (or pool) access, and with it the slice's last drop waits for device 1 before
+/// cudarc frees it. Before the fix the share was a wrapper: no check, and the drop waited for
+/// device 0 only. Needs two GPUs.
 #[test]
 fn a_cudarc_slice_is_checked_and_waited_for_on_another_device() {
     gpu_test_support::require_gpus!(2);

@@ -238,8 +238,9 @@ fn a_conditional_handle_is_a_64_bit_kernel_argument() {
     });
 }
 
-/// Issue 21, finding 6: a handle given to a kernel node of another graph (or of a body that
-/// is not inside the handle's graph) is refused with both graphs named; nothing is added.
+/// SOUNDNESS.md, "The holes a review found", finding 6: a handle given to a kernel node of another
+/// graph (or of a body that is not inside the handle's graph) is refused with both graphs named;
+/// nothing is added.
 #[test]
 fn a_kernel_node_outside_the_handles_graph_refuses_it() {
     require_gpu!();
@@ -279,9 +280,9 @@ fn a_kernel_node_outside_the_handles_graph_refuses_it() {
     });
 }
 
-/// Issue 21, finding 6: a stream launch with a conditional handle is refused, also under a
-/// capture into a new graph; captured into the handle's own graph (`begin_capture_to_graph`)
-/// it is allowed, and sets that graph's condition.
+/// SOUNDNESS.md, "The holes a review found", finding 6: a stream launch with a conditional handle
+/// is refused, also under a capture into a new graph; captured into the handle's own graph
+/// (`begin_capture_to_graph`) it is allowed, and sets that graph's condition.
 #[test]
 fn a_stream_launch_takes_a_handle_only_when_captured_into_its_graph() {
     require_gpu!();
@@ -315,8 +316,9 @@ fn a_stream_launch_takes_a_handle_only_when_captured_into_its_graph() {
     });
 }
 
-/// Issue 21, finding 6, what stays allowed: a handle of the root graph used by a kernel two
-/// bodies deep (a WHILE's body, then an IF's body inside it) ends the loop as intended.
+/// SOUNDNESS.md, "The holes a review found", finding 6, what stays allowed: a handle of the root
+/// graph used by a kernel two bodies deep (a WHILE's body, then an IF's body inside it) ends the
+/// loop as intended.
 #[test]
 fn a_handle_set_from_a_body_two_levels_down_still_drives_its_loop() {
     require_gpu!();

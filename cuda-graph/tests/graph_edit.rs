@@ -1,7 +1,7 @@
-//! Editing graphs on a real GPU (issue 24): removing nodes (and refusing every handle of a
-//! removed node), adding and removing dependencies with their edge data, listing dependents,
-//! cloning and mapping nodes into the clone, reading node parameters back by kind, and update
-//! refusals that name the node CUDA pointed at. Results are checked against the CPU.
+//! Editing graphs on a real GPU (SOUNDNESS.md, "Editing graphs"): removing nodes (and refusing
+//! every handle of a removed node), adding and removing dependencies with their edge data, listing
+//! dependents, cloning and mapping nodes into the clone, reading node parameters back by kind, and
+//! update refusals that name the node CUDA pointed at. Results are checked against the CPU.
 
 mod graph_support;
 

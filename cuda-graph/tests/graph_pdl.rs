@@ -1,4 +1,4 @@
-//! Programmatic dependent launch on a real GPU (issue 24): chains joined by programmatic edges,
+//! Programmatic dependent launch on a real GPU: chains joined by programmatic edges,
 //! built node by node and captured from stream launches with programmatic serialization, and
 //! stream launches with it, all run in order (an unordered read-modify-write log would lose or
 //! misplace entries); the edges read back as programmatic; what CUDA must not see is refused.

@@ -1,8 +1,8 @@
-//! Issue 35, item 8: CUDA forbids CUDA calls inside a host function (they may deadlock, as a
-//! wait for the very stream that runs the host function does). Every CUDA-calling function of
-//! this crate returns `Err` there, saying why, before CUDA sees the call. Each scenario runs
-//! in a child process (this test binary again) with a time limit, so that a hang, as before
-//! the fix, fails the test instead of hanging it.
+//! SOUNDNESS.md, "Things of other code", item 8: CUDA forbids CUDA calls inside a host function
+//! (they may deadlock, as a wait for the very stream that runs the host function does). Every
+//! CUDA-calling function of this crate returns `Err` there, saying why, before CUDA sees the call.
+//! Each scenario runs in a child process (this test binary again) with a time limit, so that a
+//! hang, as before the fix, fails the test instead of hanging it.
 
 use std::process::Command;
 use std::sync::{mpsc, Arc};

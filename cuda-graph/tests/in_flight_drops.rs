@@ -80,9 +80,10 @@ fn counting_host_graph(calls: &Arc<AtomicU32>) -> Result<Graph, CudaError> {
     Ok(graph)
 }
 
-/// Issue 21, finding 2: `update(&g1); drop(g1); launch(&busy); update(&g2)` freed g1's host
-/// closure at the second update, and CUDA called it about 100 ms later (a segmentation
-/// fault on the H100). The replaced graph must outlive the launch queued before the update.
+/// SOUNDNESS.md, "The holes a review found", finding 2: `update(&g1); drop(g1); launch(&busy);
+/// update(&g2)` freed g1's host closure at the second update, and CUDA called it about 100 ms later
+/// (a segmentation fault on the H100). The replaced graph must outlive the launch queued before the
+/// update.
 #[test]
 fn an_update_keeps_the_replaced_graphs_host_function_until_the_launch_before_it_ran() {
     require_gpu!();
@@ -167,11 +168,11 @@ fn a_setter_keeps_the_replaced_buffer_until_the_launch_before_it_ran() {
     });
 }
 
-/// Issue 21, finding 3, the exact sequence: a 64 Ki-element `alloc_async` buffer on a
-/// blocking stream, used by a kernel on a non-blocking stream that writes after about 100 ms,
-/// dropped; the next `alloc_async` of the same size (the same address, on the H100) is
-/// memset and synchronized, and must keep its value once the kernel has run. Meant to be run
-/// under compute-sanitizer memcheck too.
+/// SOUNDNESS.md, "The holes a review found", finding 3, the exact sequence: a 64 Ki-element
+/// `alloc_async` buffer on a blocking stream, used by a kernel on a non-blocking stream that writes
+/// after about 100 ms, dropped; the next `alloc_async` of the same size (the same address, on the
+/// H100) is memset and synchronized, and must keep its value once the kernel has run. Meant to be
+/// run under compute-sanitizer memcheck too.
 #[test]
 fn stream_ordered_memory_used_by_a_kernel_on_a_non_blocking_stream_is_freed_after_it() {
     require_gpu!();

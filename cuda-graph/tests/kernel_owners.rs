@@ -1,7 +1,7 @@
-//! Issue 35, item 5: every way of adding or setting a kernel node keeps a run-time module's
-//! library loaded with the graph and its execs. `add_kernel_with` (attributes, programmatic
-//! edges) did not: a module kernel added with it, kernel and module dropped, gave a node
-//! naming a function of an unloaded library (CUDA answered `cudaErrorInvalidValue` at
+//! SOUNDNESS.md, "Things of other code", item 5: every way of adding or setting a kernel node keeps
+//! a run-time module's library loaded with the graph and its execs. `add_kernel_with` (attributes,
+//! programmatic edges) did not: a module kernel added with it, kernel and module dropped, gave a
+//! node naming a function of an unloaded library (CUDA answered `cudaErrorInvalidValue` at
 //! instantiation; with the library's memory reused it need not).
 
 mod graph_support;

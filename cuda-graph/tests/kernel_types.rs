@@ -1,7 +1,7 @@
-//! The parameter-type check (issue 21, finding 1): a kernel declaration is compared with the
-//! C++ types of the compiled kernel, not only their sizes. A `double*` kernel declared with
-//! `DevicePtr<f32>` is refused before it can write 8 bytes per element into a buffer of
-//! 4-byte elements; read-only pointers fit only `const T*` parameters.
+//! The parameter-type check (SOUNDNESS.md, "The holes a review found", finding 1): a kernel
+//! declaration is compared with the C++ types of the compiled kernel, not only their sizes. A
+//! `double*` kernel declared with `DevicePtr<f32>` is refused before it can write 8 bytes per
+//! element into a buffer of 4-byte elements; read-only pointers fit only `const T*` parameters.
 //!
 //! Slice parameters (`DeviceSlice<T>`, C++ `cuda_graph::slice<T>`) carry their length, so a
 //! kernel written against them stays inside its memory by construction.
@@ -144,8 +144,9 @@ fn same_size_scalars_and_addresses_as_integers_are_refused() {
     );
 }
 
-/// Issue 21 finding 1, on the device: 1 Mi `f32`s (4 MiB) given to the `double*` kernel with
-/// n = 1 Mi would write 8 MiB. The launch must be refused, nothing written (memcheck: 0 errors).
+/// SOUNDNESS.md, "The holes a review found", finding 1, on the device: 1 Mi `f32`s (4 MiB) given to
+/// the `double*` kernel with n = 1 Mi would write 8 MiB. The launch must be refused, nothing
+/// written (memcheck: 0 errors).
 #[test]
 fn launching_a_double_kernel_declared_f32_is_refused() {
     require_gpu!();

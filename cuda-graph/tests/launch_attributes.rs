@@ -1,4 +1,4 @@
-//! Launch attributes on a real GPU (issue 24): clusters take effect on stream launches and
+//! Launch attributes on a real GPU: clusters take effect on stream launches and
 //! kernel nodes (the kernel reports its cluster size), cooperative grids meet at a grid-wide
 //! barrier, node
 //! attributes read back through CUDA, events recorded by launches complete, and what the

@@ -1,4 +1,4 @@
-//! Kernels from modules loaded at run time (issue 25): PTX, cubin and fatbin images built by
+//! Kernels from modules loaded at run time: PTX, cubin and fatbin images built by
 //! `cuda_build::ImageBuild` (tests/module-images), looked up by name as typed kernels with
 //! the same checks as `kernels!`, launched on streams, as graph nodes, in conditional bodies,
 //! captured and set on execs; on a real GPU (skipped without one).
@@ -95,10 +95,10 @@ fn wrong_declarations_are_refused_before_any_launch() {
     });
 }
 
-/// Issue 35, item 9: the type lists are read when the module is loaded, so rewriting a
-/// kernel's signature global afterwards cannot make a wrong declaration pass. Safe code could
-/// rewrite it through `Module::symbol` (now refused for these names; either refusal passes
-/// this test, a wrong-typed kernel that passes its check never does).
+/// SOUNDNESS.md, "Things of other code", item 9: the type lists are read when the module is loaded,
+/// so rewriting a kernel's signature global afterwards cannot make a wrong declaration pass. Safe
+/// code could rewrite it through `Module::symbol` (now refused for these names; either refusal
+/// passes this test, a wrong-typed kernel that passes its check never does).
 #[test]
 fn a_rewritten_signature_global_does_not_change_what_a_lookup_accepts() {
     require_gpu!();
@@ -140,7 +140,8 @@ fn a_rewritten_signature_global_does_not_change_what_a_lookup_accepts() {
     });
 }
 
-/// Issue 35, item 9: the globals that carry the type lists are not handed out.
+/// SOUNDNESS.md, "Things of other code", item 9: the globals that carry the type lists are not
+/// handed out.
 #[test]
 fn the_signature_globals_are_not_handed_out() {
     require_gpu!();

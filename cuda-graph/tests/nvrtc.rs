@@ -1,4 +1,4 @@
-//! CUDA C++ compiled at run time with NVRTC (issue 25, the `nvrtc` feature): compile errors
+//! CUDA C++ compiled at run time with NVRTC (the `nvrtc` feature): compile errors
 //! come back with NVRTC's log (no GPU needed, only NVRTC); compiled kernels launch on
 //! streams, as graph nodes and inside a WHILE body (on a real GPU; skipped without one).
 #![cfg(feature = "nvrtc")]

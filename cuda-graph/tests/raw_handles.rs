@@ -1,4 +1,4 @@
-//! Raw handles in and out (issue 25): streams, events, graphs, execs and device memory made
+//! Raw handles in and out: streams, events, graphs, execs and device memory made
 //! by raw calls adopted, borrowed and handed back, on a real GPU (skipped without one).
 
 use std::ffi::c_void;

@@ -1,4 +1,4 @@
-//! Red-team probes of the issue 35 boundaries (SOUNDNESS.md, "Things of other code"): safe
+//! Red-team probes of the boundaries in SOUNDNESS.md, "Things of other code": safe
 //! code, `cuda-graph` and cudarc's safe API only. Each probe FAILS when the hole it aims at
 //! is there and PASSES when the crate holds.
 //!
@@ -311,10 +311,10 @@ fn mapped_dropped_under_other_context() -> ! {
     )
 }
 
-/// Aims at the new `CudarcSlice` record (issue 35 item 3, `FreeKind::Foreign`) and
-/// `CudarcSlice::into_cudarc`: "waits first for its device and every other device whose work
-/// used it, since stream launches of this crate that used it hold no share". The wait is
-/// `on_device` again: with cudarc's non-primary context current it waits for that context,
+/// Aims at the new `CudarcSlice` record (SOUNDNESS.md, "Things of other code", item 3,
+/// `FreeKind::Foreign`) and `CudarcSlice::into_cudarc`: "waits first for its device and every other
+/// device whose work used it, since stream launches of this crate that used it hold no share". The
+/// wait is `on_device` again: with cudarc's non-primary context current it waits for that context,
 /// and cudarc gets its slice back (and frees it, on its legacy stream) while the crate's
 /// kernel still writes it.
 ///
@@ -384,7 +384,8 @@ fn cudarc_slice_given_back_under_other_context() -> ! {
 // ---------------------------------------------------------------------------------------
 
 /// Aims at the capture gate ("Never held across another `enter_*`", `capture_gate/mod.rs`)
-/// and the issue 35 change to `Event::record`, which now enters the gate itself. Pinned
+/// and the change to `Event::record` for things of other code, which now enters the gate
+/// itself (SOUNDNESS.md, "The red team of this change"). Pinned
 /// copies (`copy_from_pinned_async`) and launches of execs with pinned memcpy nodes hold the
 /// gate's read guard while they fence the pinned side (`Event::fence` -> `Event::record` ->
 /// the read guard again). `std::sync::RwLock` blocks a new reader while a writer waits, so a

@@ -1,7 +1,8 @@
 //! Launching from several host threads: streams are `Sync` (one stream shared by threads that
 //! launch on it), graphs and execs are `Send` (built in one thread, launched in another), and
 //! every launch's effect is counted exactly; a capture begun on a stream while another thread
-//! launches on it keeps that thread's buffers (issue 21, finding 4).
+//! launches on it keeps that thread's buffers (SOUNDNESS.md, "The holes a review found",
+//! finding 4).
 
 mod graph_support;
 
@@ -84,11 +85,11 @@ fn graphs_built_here_are_launched_from_other_threads() {
 /// Captures begun and ended on the shared stream by the main thread.
 const CAPTURES: usize = 2000;
 
-/// Issue 21, finding 4: one thread begins and ends captures on stream S in a loop while
-/// another launches a kernel on a buffer and queues a memset of a second buffer on S in a
-/// loop. Some of that work lands in a capture: each graph that captured a kernel must own the
-/// first buffer, and each that captured a memset the second. Before the capture gate, a
-/// capture could begin between the work's capture check and its CUDA call, and the graph
+/// SOUNDNESS.md, "The holes a review found", finding 4: one thread begins and ends captures on
+/// stream S in a loop while another launches a kernel on a buffer and queues a memset of a second
+/// buffer on S in a loop. Some of that work lands in a capture: each graph that captured a kernel
+/// must own the first buffer, and each that captured a memset the second. Before the capture gate,
+/// a capture could begin between the work's capture check and its CUDA call, and the graph
 /// then had a node on the buffer without owning it. Checked by the buffers' owner counts
 /// (one per graph with such nodes), then every graph runs once: the counter ends at the
 /// number of kernel launches, and the memsets write memory that only the graphs keep (the

@@ -1,7 +1,8 @@
-//! Issue 21, finding 7: host reads and writes (`to_vec`, `copy_from_host`) run on the legacy
-//! default stream, unordered with work on non-blocking streams. They race such work for
-//! values only: every element read is one the buffer held (old or new), a write and a kernel
-//! leave each element to one of the two, and synchronizing the stream first orders them.
+//! SOUNDNESS.md, "The holes a review found", finding 7: host reads and writes (`to_vec`,
+//! `copy_from_host`) run on the legacy default stream, unordered with work on non-blocking streams.
+//! They race such work for values only: every element read is one the buffer held (old or new), a
+//! write and a kernel leave each element to one of the two, and synchronizing the stream first
+//! orders them.
 
 mod graph_support;
 

@@ -125,7 +125,7 @@ pub use queue::{RawQueue, WorkQueue, WorkQueueArg, MAX_CAPACITY as MAX_QUEUE_CAP
 pub use table::{DeviceExecTable, DeviceExecTableArg};
 pub use validate::validate;
 
-// The names before the upload typestate became one generic type (issue 36), kept so that code
+// The names before the upload typestate became one generic type, kept so that code
 // written against them still builds, with a warning naming the new one.
 /// Renamed [`DeviceExec<NotUploaded>`](DeviceExec).
 #[doc(hidden)]

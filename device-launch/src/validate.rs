@@ -17,7 +17,7 @@
 //! [`Dependency::programmatic`](cuda_graph::graph::Dependency::programmatic)): CUDA 13.0
 //! instantiated a two-kernel graph joined by one for device launch, and a kernel launched it
 //! fire-and-forget with both kernels run, on an H200 (`bench/profile/chain_shape.cu`, run by
-//! `bash scripts/run-standalone profile-chain-shape`, issue 24) and in the H100 run of
+//! `bash scripts/run-standalone profile-chain-shape`) and in the H100 run of
 //! `device-launch/tests/validate.rs`. So [`validate`] accepts them
 //! ([`PROGRAMMATIC_EDGES_ALLOWED`]).
 

@@ -1,4 +1,4 @@
-//! Stopping a self-relaunching device loop from the host (issue 25): the loop runs until its
+//! Stopping a self-relaunching device loop from the host: the loop runs until its
 //! `CancelFlag` is set, `RunningLoop::stop` ends it, and dropping a running loop returns.
 
 mod support;

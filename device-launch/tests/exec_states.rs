@@ -153,10 +153,11 @@ fn an_exec_dropped_inside_a_host_function_waits_for_the_device_elsewhere() {
     });
 }
 
-/// The red team of issue 36: `edit` (and `update`, through it) waits for the device launches
-/// kernels may still make of the exec; when that wait fails (inside a host function every CUDA
-/// call is refused), the exec must come back uploaded and unchanged, not as a not-uploaded
-/// exec safe code could change under a pending device launch.
+/// What the red team of the renamed typestate found (SOUNDNESS.md, "The red team of
+/// device-launch's renamed typestate"): `edit` (and `update`, through it) waits for the device
+/// launches kernels may still make of the exec; when that wait fails (inside a host function
+/// every CUDA call is refused), the exec must come back uploaded and unchanged, not as a
+/// not-uploaded exec safe code could change under a pending device launch.
 #[test]
 fn an_edit_whose_wait_fails_gives_the_exec_back_uploaded() {
     require_gpu!();

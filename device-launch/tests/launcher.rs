@@ -96,10 +96,10 @@ fn a_launcher_dropped_while_its_loop_runs_waits_for_it_before_its_exec_is_reused
     });
 }
 
-/// Issue 35, item 7: changing a launcher's arguments while its self-relaunching loop may
-/// still launch it from the device. CUDA leaves changing an exec the device may be launching
-/// undefined, so `set_args` waits for the loop (the launch it started) first. Before the fix
-/// it changed the exec at once, with about 20,000 relaunches still to come.
+/// SOUNDNESS.md, "Things of other code", item 7: changing a launcher's arguments while its
+/// self-relaunching loop may still launch it from the device. CUDA leaves changing an exec the
+/// device may be launching undefined, so `set_args` waits for the loop (the launch it started)
+/// first. Before the fix it changed the exec at once, with about 20,000 relaunches still to come.
 #[test]
 fn set_args_waits_for_a_running_self_relaunching_loop() {
     require_gpu!();

@@ -1,4 +1,4 @@
-//! Kernels loaded at run time from a module image (`cuda_graph::kernel::Module`, issue 25)
+//! Kernels loaded at run time from a module image (`cuda_graph::kernel::Module`)
 //! inside graphs that kernels launch from the device: validated, uploaded and launched as
 //! graphs of linked kernels are.
 

@@ -1,8 +1,8 @@
-//! Issue 35, item 3: the device-launch kernel arguments on two GPUs. A work queue, an exec
-//! handle and a table of them belong to one device: kernels of another device may take the
-//! queue only with peer access (and then the queue's memory is freed only after that device
-//! finished), and never an exec handle or table of another device. Before the fix their owners
-//! were wrappers that the crate's device checks did not see. Needs two GPUs
+//! SOUNDNESS.md, "Things of other code", item 3: the device-launch kernel arguments on two GPUs.
+//! A work queue, an exec handle and a table of them belong to one device: kernels of another
+//! device may take the queue only with peer access (and then the queue's memory is freed only
+//! after that device finished), and never an exec handle or table of another device. Before the
+//! fix their owners were wrappers that the crate's device checks did not see. Needs two GPUs
 //! (`REQUIRE_GPUS=2` makes the test fail instead of skipping).
 
 mod support;

@@ -242,7 +242,7 @@ fn a_child_graph_node_is_handled_as_the_probe_decided() {
 }
 
 /// A chain of kernels joined by programmatic edges, launched from the device: what the crate
-/// does follows `PROGRAMMATIC_EDGES_ALLOWED` (issue 24), and what CUDA itself does is pinned
+/// does follows `PROGRAMMATIC_EDGES_ALLOWED`, and what CUDA itself does is pinned
 /// beside it. Allowed: validated, instantiated, uploaded, fire-and-forgotten by a kernel, and
 /// every node counted once (non-atomic counts, in order only if every wait held). Refused:
 /// the second node is named.

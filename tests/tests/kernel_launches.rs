@@ -37,7 +37,7 @@ fn quick_run_passes_and_reports_every_figure() {
     let variants = json["data"]["variants"].as_array().expect("variants");
     let plain = variants.iter().filter(|v| v["programmatic"] == false).count();
     assert_eq!(plain, 1 + options.graph_sizes().len());
-    // Programmatic dependent launch (issue 24), on devices that run it.
+    // Programmatic dependent launch, on devices that run it.
     let sm90 = cuda_graph::Device::get(0).and_then(|d| d.properties()).map(|p| p.major >= 9).unwrap_or(false);
     assert_eq!(variants.len() - plain, if sm90 { 2 } else { 0 });
     if sm90 {

@@ -137,7 +137,8 @@ mod tests {
 
     #[test]
     fn a_float_pointer_is_refused_for_a_double_kernel() {
-        // The hole of issue 21: `scale(double*, unsigned)` declared `(DevicePtr<f32>, u32)`.
+        // Finding 1 of SOUNDNESS.md, "The holes a review found": `scale(double*, unsigned)`
+        // declared `(DevicePtr<f32>, u32)`.
         let rust = <(DevicePtr<f32>, u32)>::cpp_types();
         let cpp = split_list("*mut f64, u32");
         let err = compare_types(

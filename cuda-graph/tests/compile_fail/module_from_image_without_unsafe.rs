@@ -1,5 +1,5 @@
-// Loading a cubin or fatbin is unsafe: the driver reads as far as the image's own headers say,
-// so only the caller can promise a complete image made by NVIDIA's tools (issue 35, item 4).
+// Loading a cubin or fatbin is unsafe: the driver reads as far as the image's own headers say, so only the
+// caller can promise a complete image made by NVIDIA's tools (SOUNDNESS.md, "Things of other code", item 4).
 use cuda_graph::kernel::Module;
 
 static IMAGE: &[u8] = include_bytes!("module_from_image_without_unsafe.rs");

@@ -1,4 +1,4 @@
-// kl_tick with programmatic dependent launch (issue 24): the same fold, after letting the next
+// kl_tick with programmatic dependent launch: the same fold, after letting the next
 // launch start and waiting for the previous one (cuda_graph_pdl.cuh). Launched with
 // programmatic stream serialization, or as nodes joined by programmatic edges, the next
 // kernel's launch overlaps this one; the wait keeps the fold in order, which the accumulator

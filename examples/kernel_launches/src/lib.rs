@@ -7,7 +7,7 @@
 //!
 //! and, to show how a graph's own launch is amortized, as graphs of fewer nodes (`sweep`, e.g.
 //! 1, 10, 100) each launched `kernels / nodes` times per iteration. On sm_90 and later, two more
-//! with programmatic dependent launch (issue 24; `kl_tick_pdl` waits on the device for the
+//! with programmatic dependent launch (`kl_tick_pdl` waits on the device for the
 //! kernel before it):
 //! 3. **stream, programmatic**: `kernels` launches with programmatic stream serialization;
 //! 4. **graph, programmatic edges**: one launch of the same chain joined by programmatic edges.

@@ -1,4 +1,4 @@
-//! Programmatic dependent launch (issue 24): the same tiny kernels, each allowed to start while
+//! Programmatic dependent launch: the same tiny kernels, each allowed to start while
 //! the one before it still runs and waiting for it on the device (`kl_tick_pdl`), as stream
 //! launches with programmatic serialization and as a graph whose nodes are joined by
 //! programmatic edges. CUDA runs this on sm_90 and later; elsewhere these variants are left out.

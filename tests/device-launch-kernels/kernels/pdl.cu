@@ -1,4 +1,4 @@
-// Work for device-launched graphs joined by programmatic edges (issue 24).
+// Work for device-launched graphs joined by programmatic edges.
 #include <stdint.h>
 
 #include "cuda_graph_pdl.cuh"

@@ -1,4 +1,4 @@
-// Kernels for the launch-attribute and programmatic-edge tests (issue 24): an ordered log that
+// Kernels for the launch-attribute and programmatic-edge tests: an ordered log that
 // only a correct chain of programmatic dependencies fills in order, and kernels that report
 // how they were launched (cluster size, cooperative grid).
 #include <cooperative_groups.h>

@@ -4,8 +4,9 @@
 //!
 //! These checks are a defence, not a safety boundary. A fatbin's entries, a cubin's sections
 //! and what they point at are parsed by the driver, which trusts them: an image cut inside its
-//! first entry, its outer size made consistent, was read past its end (issue 35, item 4). So
-//! loading a cubin or fatbin is `unsafe` ([`Module::from_image`](super::Module::from_image));
+//! first entry, its outer size made consistent, was read past its end (SOUNDNESS.md, "Things
+//! of other code", item 4). So loading a cubin or fatbin is `unsafe`
+//! ([`Module::from_image`](super::Module::from_image));
 //! only PTX text, which the driver reads up to the NUL added here, is loaded from safe code
 //! ([`prepare_ptx`]).
 
