@@ -1,9 +1,11 @@
 //! Driver functions the runtime hands out (`cudaGetDriverEntryPointByVersion`), for what the
-//! runtime API lacks: a kernel's parameter layout (`kernel::abi`) and whether a device's
-//! primary context is active (`device`).
+//! runtime API lacks: a kernel's parameter layout (`kernel::abi`), whether a device's
+//! primary context is active (`device`), and the cheaper stream launch
+//! (`kernel::driver_launch`): `cuLaunchKernelEx`, the current context, a stream's context.
 
 use std::ffi::{c_void, CStr};
 use std::ptr;
+use std::sync::OnceLock;
 
 use crate::runtime as sys;
 
@@ -59,6 +61,58 @@ pub(crate) fn check_driver(status: sys::CUresult, call: &'static str) -> Result<
     } else {
         Err(CudaError::from_code(status, call))
     }
+}
+
+// `CUlaunchAttribute` and the runtime's `cudaLaunchAttribute`, which the driver is handed, are
+// one layout: a 4-byte id, 4 bytes of padding, a 64-byte value.
+const _: () = assert!(std::mem::size_of::<sys::cudaLaunchAttribute>() == 72);
+
+/// The driver functions a stream launch through the driver uses (`kernel::driver_launch`).
+pub(crate) struct LaunchEntries {
+    /// `cuLaunchKernelEx`.
+    pub(crate) launch: sys::PFN_cuLaunchKernelEx,
+    /// `cuCtxGetCurrent`.
+    pub(crate) current: sys::PFN_cuCtxGetCurrent,
+    /// `cuStreamGetCtx`.
+    pub(crate) stream_context: sys::PFN_cuStreamGetCtx,
+}
+
+/// Looked up once; `None` when the driver lacks one of them (every launch then takes the
+/// runtime's path).
+static LAUNCH_ENTRIES: OnceLock<Option<LaunchEntries>> = OnceLock::new();
+
+pub(crate) fn launch_entries() -> Option<&'static LaunchEntries> {
+    LAUNCH_ENTRIES.get_or_init(look_up_launch_entries).as_ref()
+}
+
+fn look_up_launch_entries() -> Option<LaunchEntries> {
+    // Each type below is the `unsafe extern "C" fn` type of the C signature the symbol had at
+    // the version asked for (cudart-graph-sys's declarations).
+    // SAFETY: as just said, for cuLaunchKernelEx.
+    let launch =
+        unsafe { function(sys::CU_LAUNCH_KERNEL_EX, sys::CU_LAUNCH_KERNEL_EX_VERSION, "cuLaunchKernelEx") };
+    // SAFETY: as above.
+    let current =
+        unsafe { function(sys::CU_CTX_GET_CURRENT, sys::CU_CTX_GET_CURRENT_VERSION, "cuCtxGetCurrent") };
+    // SAFETY: as above.
+    let stream_context =
+        unsafe { function(sys::CU_STREAM_GET_CTX, sys::CU_STREAM_GET_CTX_VERSION, "cuStreamGetCtx") };
+    if launch.is_err() || current.is_err() || stream_context.is_err() {
+        // A failed lookup is an answer (this driver lacks one): forget its status.
+        crate::error::forget_last_error();
+    }
+    Some(LaunchEntries { launch: launch.ok()?, current: current.ok()?, stream_context: stream_context.ok()? })
+}
+
+/// The context `stream` (a live stream handle, not a default-stream handle) belongs to, as an
+/// address; `None` when the driver cannot say.
+pub(crate) fn stream_context(stream: sys::cudaStream_t) -> Option<usize> {
+    let entries = launch_entries()?;
+    let mut context: sys::CUcontext = ptr::null_mut();
+    // SAFETY: `stream` is a live stream handle (the caller's `Stream` owns or borrows it) and
+    // `context` a valid out-pointer.
+    let status = unsafe { (entries.stream_context)(stream, &mut context) };
+    (status == 0 && !context.is_null()).then_some(context as usize)
 }
 
 #[cfg(test)]

@@ -62,7 +62,7 @@
 //! 2. `error` — [`CudaError`], [`Result`], the `check` of CUDA statuses, [`UpdateRefusal`].
 //! 3. `release`, `driver` — releasing resources: [`KeepAlive`], destructor errors
 //!    ([`take_unreported_errors`]), drops deferred out of host functions ([`drop_outside_host_fn`]);
-//!    the driver functions the runtime hands out (parameter layouts, active contexts).
+//!    the driver functions the runtime hands out (parameter layouts, active contexts, launches).
 //! 4. `device` — [`Device`] and its properties, the thread's current device, peer access.
 //! 5. `stream` — [`Stream`], which belongs to a device.
 //! 6. `capture_gate`, `graph_memory` — the gate between queuing stream work and beginning or

@@ -2,6 +2,7 @@
 
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 use crate::runtime as sys;
 
@@ -93,6 +94,9 @@ pub struct Stream {
     /// default stream of whichever context is current at each call, so work queued on it
     /// makes `device`'s primary context current first ([`Stream::make_current`]).
     context_relative: bool,
+    /// The driver context the stream belongs to, as an address (0: unknown, or a
+    /// default-stream handle), read at the first launch that asks (`driver::stream_context`).
+    driver_context: OnceLock<usize>,
 }
 
 runtime_handle! {
@@ -200,14 +204,28 @@ impl Stream {
 
     /// A stream of this crate's own making (queuing on it takes the cheap capture check).
     fn owned(raw: sys::cudaStream_t, non_blocking: bool, device: Device) -> Stream {
-        Stream { raw, non_blocking, device, foreign_capture: AtomicBool::new(false), context_relative: false }
+        Stream {
+            raw,
+            non_blocking,
+            device,
+            foreign_capture: AtomicBool::new(false),
+            context_relative: false,
+            driver_context: OnceLock::new(),
+        }
     }
 
     /// A stream other code made (or a default-stream handle): queuing on it always asks CUDA
     /// about capture.
     fn foreign(raw: sys::cudaStream_t, non_blocking: bool, device: Device) -> Stream {
         let context_relative = (raw as usize) <= 2;
-        Stream { raw, non_blocking, device, foreign_capture: AtomicBool::new(true), context_relative }
+        Stream {
+            raw,
+            non_blocking,
+            device,
+            foreign_capture: AtomicBool::new(true),
+            context_relative,
+            driver_context: OnceLock::new(),
+        }
     }
 
     /// Makes the stream's device current for the work about to be queued on it, until the
@@ -222,6 +240,19 @@ impl Stream {
         } else {
             CurrentFor::new(self.device)
         }
+    }
+
+    /// The driver context the stream belongs to, as an address (`cuStreamGetCtx`, read once);
+    /// `None` for a default-stream handle, whose context is whichever is current, or when the
+    /// driver cannot say.
+    #[inline]
+    pub(crate) fn driver_context(&self) -> Option<usize> {
+        if self.context_relative {
+            return None;
+        }
+        let context =
+            *self.driver_context.get_or_init(|| crate::driver::stream_context(self.raw).unwrap_or(0));
+        (context != 0).then_some(context)
     }
 
     /// Whether the handle is a default-stream handle, whose meaning depends on the current

@@ -276,3 +276,21 @@ fn a_borrowed_default_stream_runs_on_its_own_device_whatever_is_current() {
     );
     assert_eq!(take_unreported_errors(), []);
 }
+
+/// A context of other code current on the thread while the crate launches on its own stream
+/// (of the primary context): the launch must not run in the other context (the crate's
+/// driver path launches only when the stream's own context is current) and must run right.
+#[test]
+fn a_launch_while_a_context_of_other_code_is_current_runs_in_the_streams_context() {
+    require_gpu!();
+    Device::get(0).unwrap().set_current().unwrap();
+    let stream = Stream::new().unwrap();
+    let buffer = DeviceBuffer::<u32>::zeroed(N as usize).unwrap();
+    let other = CudaContext::new_non_primary(0, 0).expect("a non-primary cudarc context");
+    let launched = fill_pattern().launch(&stream, config(), (buffer.ptr(), N, 9));
+    let finished = launched.and_then(|()| stream.synchronize());
+    drop(other);
+    finished.expect("the launch on the crate's stream, another context current");
+    assert_eq!(buffer.to_vec().unwrap()[77], test_kernels::pattern(77, 9));
+    assert_eq!(take_unreported_errors(), []);
+}

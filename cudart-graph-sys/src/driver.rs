@@ -148,3 +148,69 @@ pub const CU_KERNEL_GET_FUNCTION_VERSION: ::core::ffi::c_uint = 12000;
 /// function in the current context.
 pub type PFN_cuKernelGetFunction =
     unsafe extern "C" fn(func: *mut cudaFunction_t, kernel: CUkernel) -> CUresult;
+
+/// `CUlaunchConfig` from `cuda.h`: a launch's geometry, stream and attributes, as
+/// `cuLaunchKernelEx` takes them. The attributes are the runtime's `cudaLaunchAttribute`, which
+/// `cuda.h`'s `CUlaunchAttribute` matches field for field (a 4-byte id, 4 bytes of padding, a
+/// 64-byte value union) with the same id and value numbering.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CUlaunchConfig {
+    /// Grid width in blocks.
+    pub gridDimX: ::core::ffi::c_uint,
+    /// Grid height in blocks.
+    pub gridDimY: ::core::ffi::c_uint,
+    /// Grid depth in blocks.
+    pub gridDimZ: ::core::ffi::c_uint,
+    /// Block width in threads.
+    pub blockDimX: ::core::ffi::c_uint,
+    /// Block height in threads.
+    pub blockDimY: ::core::ffi::c_uint,
+    /// Block depth in threads.
+    pub blockDimZ: ::core::ffi::c_uint,
+    /// Dynamic shared memory per block, in bytes.
+    pub sharedMemBytes: ::core::ffi::c_uint,
+    /// The stream (`CUstream`, the runtime's `cudaStream_t`).
+    pub hStream: crate::bindings::cudaStream_t,
+    /// `numAttrs` attributes, or null.
+    pub attrs: *mut crate::bindings::cudaLaunchAttribute,
+    /// How many attributes `attrs` points at.
+    pub numAttrs: ::core::ffi::c_uint,
+}
+
+/// The driver symbol name of [`PFN_cuLaunchKernelEx`], NUL-terminated.
+pub const CU_LAUNCH_KERNEL_EX: &[u8] = b"cuLaunchKernelEx\0";
+
+/// The driver version (11.8) that introduced `cuLaunchKernelEx`.
+pub const CU_LAUNCH_KERNEL_EX_VERSION: ::core::ffi::c_uint = 11080;
+
+/// `CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
+/// void** extra)`: launches `f` (a `CUfunction`, or a [`CUkernel`], which the driver resolves in
+/// the current context) with `config`.
+pub type PFN_cuLaunchKernelEx = unsafe extern "C" fn(
+    config: *const CUlaunchConfig,
+    f: cudaFunction_t,
+    kernel_params: *mut *mut ::core::ffi::c_void,
+    extra: *mut *mut ::core::ffi::c_void,
+) -> CUresult;
+
+/// The driver symbol name of [`PFN_cuCtxGetCurrent`], NUL-terminated.
+pub const CU_CTX_GET_CURRENT: &[u8] = b"cuCtxGetCurrent\0";
+
+/// The driver version (4.0) of the `cuCtxGetCurrent` signature below.
+pub const CU_CTX_GET_CURRENT_VERSION: ::core::ffi::c_uint = 4000;
+
+/// `CUresult cuCtxGetCurrent(CUcontext* pctx)`: the calling thread's current context (null
+/// when none is).
+pub type PFN_cuCtxGetCurrent = unsafe extern "C" fn(context: *mut CUcontext) -> CUresult;
+
+/// The driver symbol name of [`PFN_cuStreamGetCtx`], NUL-terminated.
+pub const CU_STREAM_GET_CTX: &[u8] = b"cuStreamGetCtx\0";
+
+/// The driver version (9.2) of the `cuStreamGetCtx` signature below.
+pub const CU_STREAM_GET_CTX_VERSION: ::core::ffi::c_uint = 9020;
+
+/// `CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx)`: the context `hStream` belongs
+/// to.
+pub type PFN_cuStreamGetCtx =
+    unsafe extern "C" fn(stream: crate::bindings::cudaStream_t, context: *mut CUcontext) -> CUresult;

@@ -5,7 +5,7 @@ use std::ptr;
 
 use crate::runtime as sys;
 
-use super::check_launch_handles;
+use super::{check_launch_handles, driver_launch};
 use super::{CheckAttributes, Kernel, KernelArgs, LaunchAttributes, LaunchConfig};
 use crate::capture_gate::{capture_possible, enter_queue, with_capture_sink, QueueGuard, Sink};
 use crate::error::{check, Result};
@@ -13,9 +13,12 @@ use crate::memory::KeepAlive;
 use crate::stream::Stream;
 
 impl<A: KernelArgs> Kernel<A> {
-    /// Queues this kernel on `stream` with `config` and `args` (`cudaLaunchKernel`), after
-    /// checking the geometry ([`LaunchConfig::validate`], before any CUDA call) and the
-    /// kernel's parameters (at first use, see [`Kernel::function`]).
+    /// Queues this kernel on `stream` with `config` and `args`, after checking the geometry
+    /// ([`LaunchConfig::validate`], before any CUDA call) and the kernel's parameters (at
+    /// first use, see [`Kernel::function`]). The launch goes through the driver
+    /// (`cuLaunchKernelEx`) when the stream's context is current and no capture can record
+    /// it, the cheaper call, and through the runtime (`cudaLaunchKernel`) otherwise: the same
+    /// launch either way.
     ///
     /// The call returns once the launch is queued; errors the kernel meets while running
     /// surface at the next synchronization (`stream.synchronize()`). A launch CUDA refuses
@@ -62,7 +65,16 @@ impl<A: KernelArgs> Kernel<A> {
         let _on_device = stream.make_current()?;
         config.check("Kernel::launch")?;
         let function = self.function()?;
-        self.queue("Kernel::launch", stream, &args, &[], |pointers| {
+        let handle = self.launch_handle();
+        self.queue("Kernel::launch", stream, &args, &[], |pointers, uncaptured| {
+            if let (true, Some(kernel)) = (uncaptured, handle) {
+                // SAFETY: `kernel` is this kernel's handle, whose parameters `pointers` match
+                // (checked by `function()`, packed by `queue`, alive until it returns); no
+                // attributes; the stream is borrowed; no capture can record the launch.
+                if unsafe { driver_launch::launch(kernel, stream, &config, &mut [], pointers.as_mut_ptr()) } {
+                    return (sys::cudaError::cudaSuccess, "cuLaunchKernelEx");
+                }
+            }
             // SAFETY: `function` is the host stub of a kernel whose parameter list was checked
             // against `A` (count, sizes, offsets) by `function()`. `pointers` holds one pointer
             // per parameter, each to a raw value of that parameter's size that lives, unmoved,
@@ -84,7 +96,8 @@ impl<A: KernelArgs> Kernel<A> {
         })
     }
 
-    /// [`launch`](Self::launch) with launch attributes (`cudaLaunchKernelExC`): programmatic
+    /// [`launch`](Self::launch) with launch attributes (`cuLaunchKernelEx`, or the runtime's
+    /// `cudaLaunchKernelExC` where `launch` would use `cudaLaunchKernel`): programmatic
     /// dependent launch, clusters, a cooperative grid, priority, memory synchronization
     /// domains (see [`LaunchAttributes`]). What the device cannot do, or what contradicts
     /// `config` (a cluster that does not divide the grid, a cooperative grid larger than the
@@ -123,8 +136,16 @@ impl<A: KernelArgs> Kernel<A> {
         attributes.check(CALL, &config, function)?;
         let mut raw = attributes.raw();
         let owners = attributes.owners();
-        self.queue(CALL, stream, &args, &owners, |pointers| {
+        let handle = self.launch_handle();
+        self.queue(CALL, stream, &args, &owners, |pointers, uncaptured| {
             let entries = raw.as_mut_slice();
+            if let (true, Some(kernel)) = (uncaptured, handle) {
+                // SAFETY: as in `launch`; `entries` are initialized attributes that live until
+                // this call returns, their events alive (held by `attributes`).
+                if unsafe { driver_launch::launch(kernel, stream, &config, entries, pointers.as_mut_ptr()) } {
+                    return (sys::cudaError::cudaSuccess, "cuLaunchKernelEx");
+                }
+            }
             let launch = sys::cudaLaunchConfig_t {
                 gridDim: config.grid.into(),
                 blockDim: config.block.into(),
@@ -144,7 +165,9 @@ impl<A: KernelArgs> Kernel<A> {
     }
 
     /// Queues a launch of this kernel with `args` through `launch` (handed the argument
-    /// pointers; it returns CUDA's status and the call's name), under the capture gate:
+    /// pointers, and whether no capture can record the launch, when it may go through the
+    /// driver (see `driver_launch`); it returns CUDA's status and the call's name), under the
+    /// capture gate:
     /// - while a capture may run (or a conditional handle is among the arguments), the
     ///   capture and handle checks of [`prepare_kernel_launch`], whose captured graph then
     ///   keeps the arguments' owners and `owners`;
@@ -153,7 +176,7 @@ impl<A: KernelArgs> Kernel<A> {
     #[inline(always)]
     fn queue(
         &self, call: &'static str, stream: &Stream, args: &A, owners: &[KeepAlive],
-        launch: impl FnOnce(&mut [*mut c_void]) -> (sys::cudaError_t, &'static str),
+        launch: impl FnOnce(&mut [*mut c_void], bool) -> (sys::cudaError_t, &'static str),
     ) -> Result<()> {
         // From the capture check until CUDA has the launch, no capture begins, ends or joins
         // this stream (see `capture_gate`): what the check sees is what the launch meets.
@@ -163,7 +186,8 @@ impl<A: KernelArgs> Kernel<A> {
         // conditional handle is allowed only when captured into its own graph. Both are
         // compile-time or two-relaxed-load checks on this crate's streams while no capture
         // runs; streams other code may capture ask CUDA each time (see `capture_gate`).
-        if A::HAS_CONDITIONAL_HANDLE || capture_possible(stream) {
+        let uncaptured = !(A::HAS_CONDITIONAL_HANDLE || capture_possible(stream));
+        if !uncaptured {
             prepare_kernel_launch(call, &gate, stream, self, args, owners)?;
         }
         // A free queued on the legacy stream is not ordered after this launch on a
@@ -184,7 +208,7 @@ impl<A: KernelArgs> Kernel<A> {
         }
         let mut packed = args.pack();
         let mut pointers = A::pointers(&mut packed);
-        let (status, cuda_call) = launch(pointers.as_mut());
+        let (status, cuda_call) = launch(pointers.as_mut(), uncaptured);
         if status != sys::cudaError::cudaSuccess {
             // The runtime also stored this error as the thread's last error. Take it out
             // (non-sticky launch errors clear; sticky ones stay, as CUDA intends) so that no

@@ -24,6 +24,7 @@ mod abi;
 mod args;
 mod attributes;
 mod config;
+pub(crate) mod driver_launch;
 mod launch;
 mod macros;
 mod module;
@@ -81,6 +82,9 @@ pub struct Kernel<A> {
     signature: Option<SignatureFn>,
     params: &'static [&'static str],
     checked: OnceLock<std::result::Result<(), CudaError>>,
+    /// The context-independent handle stream launches go through the driver with (see
+    /// `driver_launch`), looked up at the first such launch; `None` when there is none.
+    launch_handle: OnceLock<Option<usize>>,
     _args: PhantomData<fn(A)>,
 }
 
@@ -174,6 +178,7 @@ impl<A: KernelArgs> Kernel<A> {
             signature: Some(signature),
             params,
             checked: OnceLock::new(),
+            launch_handle: OnceLock::new(),
             _args: PhantomData,
         }
     }
@@ -206,6 +211,7 @@ impl<A: KernelArgs> Kernel<A> {
             signature: None,
             params,
             checked: OnceLock::new(),
+            launch_handle: OnceLock::new(),
             _args: PhantomData,
         }
     }
@@ -219,7 +225,20 @@ impl<A: KernelArgs> Kernel<A> {
             signature: None,
             params: &[],
             checked: OnceLock::new(),
+            launch_handle: OnceLock::new(),
             _args: PhantomData,
+        }
+    }
+
+    /// The context-independent handle (`CUkernel`) a stream launch gives the driver: the
+    /// library's kernel handle for a loaded kernel, `cudaGetKernel` of the host stub (looked up
+    /// once) for a linked one.
+    pub(crate) fn launch_handle(&self) -> Option<usize> {
+        match &self.entry {
+            Entry::Loaded(kernel) => Some(kernel.function() as usize),
+            Entry::Stub(stub) => {
+                *self.launch_handle.get_or_init(|| driver_launch::kernel_of_stub(*stub as *const c_void))
+            }
         }
     }
 

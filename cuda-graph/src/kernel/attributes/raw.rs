@@ -1,5 +1,7 @@
 //! Attributes as CUDA takes them: `cudaLaunchAttribute` entries, built on the stack.
 
+use std::mem::MaybeUninit;
+
 use crate::runtime as sys;
 
 use super::{ClusterScheduling, KernelAttributes, LaunchAttributes, MemSyncDomain};
@@ -8,41 +10,43 @@ use crate::kernel::Dim3;
 /// The most attributes one launch sets (one entry per field of [`LaunchAttributes`]).
 const CAPACITY: usize = 11;
 
-/// Up to [`CAPACITY`] raw attributes, in field order.
+/// Up to [`CAPACITY`] raw attributes, in field order. Only the first `len` entries are
+/// written: a launch with one attribute writes one entry, not all of them.
 pub(crate) struct RawAttributes {
-    entries: [sys::cudaLaunchAttribute; CAPACITY],
+    entries: [MaybeUninit<sys::cudaLaunchAttribute>; CAPACITY],
     len: usize,
-}
-
-fn empty_entry() -> sys::cudaLaunchAttribute {
-    sys::cudaLaunchAttribute {
-        id: sys::cudaLaunchAttributeID::cudaLaunchAttributeIgnore,
-        pad: [0; 4],
-        val: sys::cudaLaunchAttributeValue { pad: [0; 64] },
-    }
 }
 
 impl RawAttributes {
     fn new() -> RawAttributes {
-        RawAttributes { entries: [empty_entry(); CAPACITY], len: 0 }
+        RawAttributes { entries: [const { MaybeUninit::uninit() }; CAPACITY], len: 0 }
     }
 
-    /// Appends the attribute `id` with the value `set` writes.
+    /// Appends the attribute `id` with the value `set` writes (into a zeroed value).
     fn push(&mut self, id: sys::cudaLaunchAttributeID, set: impl FnOnce(&mut sys::cudaLaunchAttributeValue)) {
-        let entry = &mut self.entries[self.len];
-        entry.id = id;
+        let mut entry =
+            sys::cudaLaunchAttribute { id, pad: [0; 4], val: sys::cudaLaunchAttributeValue { pad: [0; 64] } };
         set(&mut entry.val);
+        self.entries[self.len].write(entry);
         self.len += 1;
     }
 
     /// The entries set, for `cudaLaunchConfig_t::attrs` (CUDA only reads them).
     pub(crate) fn as_mut_slice(&mut self) -> &mut [sys::cudaLaunchAttribute] {
-        &mut self.entries[..self.len]
+        // SAFETY: the first `len` entries were written by `push` (and `MaybeUninit<T>` has
+        // `T`'s layout); the slice borrows `self` mutably.
+        unsafe { std::slice::from_raw_parts_mut(self.entries.as_mut_ptr().cast(), self.len) }
+    }
+
+    /// The entries set.
+    pub(crate) fn as_slice(&self) -> &[sys::cudaLaunchAttribute] {
+        // SAFETY: as in `as_mut_slice`, shared.
+        unsafe { std::slice::from_raw_parts(self.entries.as_ptr().cast(), self.len) }
     }
 
     /// Each entry's id and value, for `cudaGraphKernelNodeSetAttribute`.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &sys::cudaLaunchAttribute> {
-        self.entries[..self.len].iter()
+        self.as_slice().iter()
     }
 }
 
@@ -188,11 +192,11 @@ mod tests {
         // map 9, programmatic serialization 6, carveout 14.
         assert_eq!(ids(&raw), [2, 4, 11, 5, 8, 10, 9, 6, 14]);
         // SAFETY: entry 4 is the priority entry, whose `priority` member was written.
-        assert_eq!(unsafe { raw.entries[4].val.priority }, -3);
+        assert_eq!(unsafe { raw.as_slice()[4].val.priority }, -3);
         // SAFETY: entry 1 is the cluster entry, whose `clusterDim` member was written.
-        assert_eq!(unsafe { raw.entries[1].val.clusterDim }.x, 2);
+        assert_eq!(unsafe { raw.as_slice()[1].val.clusterDim }.x, 2);
         // SAFETY: entry 6 is the map entry, whose `memSyncDomainMap` member was written.
-        assert_eq!(unsafe { raw.entries[6].val.memSyncDomainMap }.remote, 1);
+        assert_eq!(unsafe { raw.as_slice()[6].val.memSyncDomainMap }.remote, 1);
         assert!(raw.len <= CAPACITY);
     }
 }
