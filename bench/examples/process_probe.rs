@@ -46,7 +46,7 @@ fn main() -> std::process::ExitCode {
 
 fn probe() -> Result<()> {
     let mut rust = RustSide::new()?;
-    let twin = Twin::new()?;
+    let twin = Twin::new(&rust.counter)?;
     let chains = CHAINS
         .iter()
         .map(|&(operation, rmw, programmatic)| {

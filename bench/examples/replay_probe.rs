@@ -5,7 +5,7 @@
 //!
 //! This probe builds the same 100-node `bench_chain_step` chain through the crate on each of 8
 //! counters (separate `cudaMalloc`s, so separate addresses), and the twin's chain on its
-//! counter, and times replays of each, the chains taking turns: 21 samples of 100 replays
+//! counter (a ninth), and times replays of each, the chains taking turns: 21 samples of 100 replays
 //! each after 3 warm-up samples, medians in µs per node. If the Rust chains differ among
 //! themselves as much as the bench's Rust and C++ rows do, the rows measure where the counter
 //! lives, not the code that built the graph.
@@ -38,7 +38,9 @@ fn main() -> Result<()> {
         execs.push(exec);
     }
     stream.synchronize()?;
-    let twin = Twin::new()?;
+    // The twin on a ninth counter of its own (the bench hands it the Rust side's).
+    let twin_counter = DeviceBuffer::<u32>::zeroed(1)?;
+    let twin = Twin::new(&twin_counter)?;
     let cpp = twin.chain(NODES, 1)?;
     let mut rust_samples = vec![Vec::new(); COUNTERS];
     let mut cpp_samples = Vec::new();

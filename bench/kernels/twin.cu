@@ -7,8 +7,11 @@
 // plus the counter the kernels left, which the Rust side checks. Every function returns a
 // cudaError_t (0 is success); twin_failed_call() names the call that failed.
 //
-// Kernels are launched with cudaLaunchKernel, the call the Rust path makes, so that the
-// ratio Rust/C++ isolates what the safe API adds. Host-side costs (instantiate, update) are
+// Kernels are launched with cudaLaunchKernel(Ex), the calls a C++ programmer makes (the Rust
+// path launches through the driver's cuLaunchKernelEx where that is the same launch, the
+// cheaper call: cuda-graph's kernel/driver_launch.rs), so that the ratio Rust/C++ shows what
+// the safe API costs or saves. The kernels count into the Rust side's counter
+// (twin_session_share_counter), so that both sides update the same memory. Host-side costs (instantiate, update) are
 // timed with std::chrono::steady_clock, device-side ones with events around the work.
 //
 // Device-side launches (the CDP parent, and the twin's own graph-launching kernels below)
@@ -282,11 +285,24 @@ int twin_session_destroy(TwinSession* s) {
     if (s->keep_going_mapped) TWIN_RELEASE(status, cudaFreeHost(s->keep_going_mapped));
     if (s->keep_going_host) TWIN_RELEASE(status, cudaFreeHost(s->keep_going_host));
     if (s->keep_going) TWIN_RELEASE(status, cudaFree(s->keep_going));
-    if (s->counter) TWIN_RELEASE(status, cudaFree(s->counter));
+    if (s->counter && !s->counter_shared) TWIN_RELEASE(status, cudaFree(s->counter));
     if (s->end) TWIN_RELEASE(status, cudaEventDestroy(s->end));
     if (s->start) TWIN_RELEASE(status, cudaEventDestroy(s->start));
     if (s->stream) TWIN_RELEASE(status, cudaStreamDestroy(s->stream));
     delete s;
+    return status;
+}
+
+// Makes the twin's kernels count into `counter` (the Rust side's, one element, alive until the
+// session is destroyed) instead of its own, which is freed: both sides' kernels then update the
+// same memory, whose place moves a chain's replay time by about 5% (bench/results/
+// replay_probe.txt). Called before any chain, loop or width graph is made; nothing else of
+// the twin changes.
+int twin_session_share_counter(TwinSession* s, uint32_t* counter) {
+    int status = 0;
+    if (s->counter && !s->counter_shared) TWIN_RELEASE(status, cudaFree(s->counter));
+    s->counter = counter;
+    s->counter_shared = true;
     return status;
 }
 

@@ -34,6 +34,7 @@ struct TwinSession {
     cudaEvent_t start = nullptr;
     cudaEvent_t end = nullptr;
     uint32_t* counter = nullptr;     // device, 1 element
+    bool counter_shared = false;     // `counter` is the Rust side's (twin_session_share_counter)
     uint32_t* keep_going = nullptr;  // device, 1 element (host-driven loop)
     uint32_t* keep_going_host = nullptr;  // pinned, 1 element
     uint32_t* keep_going_mapped = nullptr;  // mapped pinned host memory, 1 element

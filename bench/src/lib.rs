@@ -198,8 +198,9 @@ pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report> 
     };
     progress(&format!("device: {}; {}", info.device.device_line(), info.device.driver_line()));
 
-    let twin = twin::Twin::new()?;
     let mut rust = RustSide::new()?;
+    // Both sides' kernels count into the Rust side's counter (see `Twin::new`).
+    let twin = twin::Twin::new(&rust.counter)?;
     // The device-launch execs of (f) and (g) of every run are kept until the last run is done:
     // launching new device-launch execs after others were destroyed was seen to silently not
     // run (RELIABILITY.md, "Known issue").

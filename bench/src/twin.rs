@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 use std::sync::Mutex;
 
-use cuda_graph::CudaError;
+use cuda_graph::{CudaError, DeviceBuffer, DevicePtr};
 
 use crate::error::{BenchError, Result};
 
@@ -47,6 +47,7 @@ enum LoopKind {
 extern "C" {
     fn twin_failed_call() -> *const c_char;
     fn twin_session_create(out: *mut *mut RawSession) -> c_int;
+    fn twin_session_share_counter(session: *mut RawSession, counter: *mut u32) -> c_int;
     fn twin_session_destroy(session: *mut RawSession) -> c_int;
     fn twin_stream_empty(
         session: *mut RawSession, launches: c_int, programmatic: c_int, us_per_launch: *mut f64,
@@ -131,17 +132,32 @@ pub fn take_release_errors() -> Vec<BenchError> {
 /// device. Not `Send`: the twin keeps its last failed call per thread.
 pub struct Twin {
     raw: NonNull<RawSession>,
+    /// The counter the twin's kernels count into, the Rust side's: kept alive as long as the
+    /// session (dropped after it, being declared after it).
+    _counter: DevicePtr<u32>,
     _not_send: PhantomData<*mut ()>,
 }
 
 impl Twin {
-    /// Creates the twin's session (`twin_session_create`).
-    pub fn new() -> Result<Twin> {
+    /// Creates the twin's session (`twin_session_create`), whose kernels count into `counter`
+    /// (`twin_session_share_counter`), the Rust side's: both sides' kernels then update the same
+    /// memory, whose place alone moves a chain's replay time by about 5%
+    /// (`bench/results/replay_probe.txt`). The two sides' samples never overlap (each waits
+    /// for its work before the next begins), and each resets the counter first.
+    pub fn new(counter: &DeviceBuffer<u32>) -> Result<Twin> {
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; the twin sets it only on success.
         check(unsafe { twin_session_create(&mut raw) }, "twin_session_create")?;
         let raw = non_null(raw, "twin_session_create")?;
-        Ok(Twin { raw, _not_send: PhantomData })
+        let twin = Twin { raw, _counter: counter.ptr(), _not_send: PhantomData };
+        // SAFETY: the session is alive; the counter is one u32 of device memory on the current
+        // device (the session's), kept alive by `twin._counter` until after the session is
+        // destroyed; no chain or graph of the twin exists yet.
+        check(
+            unsafe { twin_session_share_counter(twin.raw.as_ptr(), counter.as_raw().cast()) },
+            "twin_session_share_counter",
+        )?;
+        Ok(twin)
     }
 
     /// (a) One sample of `launches` empty-kernel launches: µs per launch. With `programmatic`,
