@@ -5,6 +5,7 @@ use crate::runtime as sys;
 
 use super::params::{with_kernel_params, Copy1D, Fill, MemsetElement};
 use super::{AsNode, Graph, GraphExec, KernelNode, LaunchMode, MemcpyNode, MemsetNode, NodeRef};
+use crate::device::CurrentFor;
 use crate::error::{check, CudaError, Result, UpdateRefusal};
 use crate::kernel::{Kernel, KernelArgs, LaunchConfig};
 use crate::memory::{DevicePtr, DeviceRepr, KeepAlive};
@@ -105,7 +106,12 @@ impl<M: LaunchMode> GraphExec<M> {
         graph.expect_device(device, "GraphExec::update", "the exec")?;
         self.wait_before_change("GraphExec::update")?;
         let mut info = sys::cudaGraphExecUpdateResultInfo::default();
-        let status = device.with_current(|| {
+        // The exec's device current for the call: the exec and graph handles name their
+        // context, so the remembered current device suffices (a thread-local read when it is
+        // current already), as for launches; what the update may create (the fence) is made
+        // with the device set by `Device::with_current`.
+        let status = {
+            let _on_device = CurrentFor::new(device)?;
             graph.core().locked("GraphExec::update", |state| {
                 super::exec::refuse_pinned_for_device_launch::<M>(state, "GraphExec::update")?;
                 super::conditional::refuse_untested_handles("GraphExec::update", state)?;
@@ -115,8 +121,8 @@ impl<M: LaunchMode> GraphExec<M> {
                 let status = unsafe { sys::cudaGraphExecUpdate(self.raw, graph.as_raw(), &mut info) };
                 // Named while the nodes CUDA points at are surely still the graph's.
                 Ok((status, (status != sys::cudaError::cudaSuccess).then(|| name_error_node(graph, &info))))
-            })
-        })?;
+            })?
+        };
         let (status, node) = status;
         // Even a refused update may have changed some nodes: keep what they may point at.
         if !self.params_from.iter().any(|core| core.id() == graph.core().id()) {
