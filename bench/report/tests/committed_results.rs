@@ -1,0 +1,52 @@
+//! The report made from a committed results folder's `bench.csv` is the folder's README: the
+//! same table, and the same goals with the same verdicts and figures, per run and over the
+//! runs. Only the goal lines' wording has changed since those runs were committed: each goal
+//! line now names its goal (` (rust-over-cpp)`), the heading names the goals file, and the
+//! goals that were prefixed `(issue 24) ` are not; the comparison takes those out.
+
+use std::path::Path;
+
+use cuda_graph_bench_report::{readme, Goals, Results};
+
+/// The committed results folders, from this package's folder (where `cargo test` and
+/// `.gpu/run` start tests).
+const FOLDERS: [&str; 2] = ["../results", "../results/pdl-h100-2026-11-26"];
+
+/// `text` without what only the wording changed: the heading of the goals, the `(issue 24) `
+/// prefixes, the goals' names, and the note on the charts' text (it depends on the fonts of the
+/// machine that drew them).
+fn wording_aside(text: &str, goals: &Goals) -> String {
+    let mut text = text.replace("(issue 24) ", "");
+    for goal in &goals.goals {
+        text =
+            text.replace(&format!(" ({}): ", goal.name), ": ").replace(&format!(" ({})\n", goal.name), "\n");
+    }
+    text.replace(cuda_graph_bench_report::chart::NO_TEXT_NOTE, "")
+        .lines()
+        .filter(|line| !line.starts_with("## Goals"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_committed_readmes_are_what_the_report_makes_of_their_csvs() {
+    let goals = Goals::bench().unwrap();
+    for folder in FOLDERS {
+        let dir = Path::new(folder);
+        let results = Results::read(dir).unwrap_or_else(|err| panic!("{folder}: {err}"));
+        let committed = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        let made = readme::results_readme(&results, &goals.decide(&results.runs), &goals.set_for, "");
+        assert!(made.contains("(rust-over-cpp): median over"), "{made}");
+        assert_eq!(wording_aside(&made, &goals), wording_aside(&committed, &goals), "{folder}");
+    }
+}
+
+#[test]
+fn the_committed_csvs_read_back_whole() {
+    for folder in FOLDERS {
+        let csv = std::fs::read_to_string(Path::new(folder).join("bench.csv")).unwrap();
+        let results = Results::parse(&csv).unwrap();
+        assert!(results.runs.iter().all(|run| run.len() > 30), "{folder}: every run has its rows");
+        assert_eq!(results.csv(), csv, "{folder}: written again, the file is the same to the byte");
+    }
+}
