@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use cuda_graph_bench::harness::Plan;
-use cuda_graph_bench::report::{redraw, root_table, table, Goals, Results};
+use cuda_graph_bench::report::{over_runs, redraw, root_table, table, Goals, Results};
 use cuda_graph_bench::{default_out_dir, run, write_outputs, BenchError, Options};
 
 /// The cuda-graph crates against hand-written C++ on the same GPU, side by side.
@@ -93,7 +93,7 @@ fn bench(cli: &Cli) -> Result<(), BenchError> {
         results.runs.len(),
         results.info.device_name()
     );
-    for goal in goals.decide(&results.runs) {
+    for goal in over_runs::decide(&goals, &results.runs) {
         println!("  {goal}");
     }
     match &written {

@@ -23,12 +23,12 @@
 //!   left out, the operation's first row, for an operation measured at one size a run, whatever
 //!   the size), and an optional label.
 //!
-//! A goal a run did not measure (its rows missing) is `not run` in that run.
+//! A goal a run did not measure (its rows missing) is `not run` in that run. Each goal is
+//! decided in each run here, then over the runs by [`crate::over_runs::decide`].
 
 use serde_json::{Map, Value};
 
 use crate::error::{ReportError, Result};
-use crate::over_runs::{self, GoalOverRuns};
 use crate::row::Row;
 
 /// The bench's goals file, `bench/goals.json`, as built into this crate.
@@ -296,12 +296,6 @@ impl Goals {
     /// Every goal against one run's `rows`, in the file's order.
     pub fn check(&self, rows: &[Row]) -> Vec<Goal> {
         self.goals.iter().map(|goal| goal.check(rows)).collect()
-    }
-
-    /// Every goal decided in each of `runs`, then over the runs ([`over_runs`]).
-    pub fn decide(&self, runs: &[Vec<Row>]) -> Vec<GoalOverRuns> {
-        let per_run: Vec<Vec<Goal>> = runs.iter().map(|rows| self.check(rows)).collect();
-        over_runs::goals(&per_run)
     }
 }
 

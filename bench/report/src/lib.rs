@@ -11,12 +11,12 @@
 //! - the table of the repository's top README ([`root_table`]).
 //!
 //! ```
-//! use cuda_graph_bench_report::{Goals, Results};
+//! use cuda_graph_bench_report::{over_runs, Goals, Results};
 //! let csv = "# device: GPU (sm_90, 1 SMs)\n\
 //!            operation,parameter,rust,cpp,ratio,unit\n\
 //!            \"loop, WHILE node\",steps=5000,4.2,4.3,0.98,µs/step\n";
 //! let results = Results::parse(csv)?;
-//! let goals = Goals::bench()?.decide(&results.runs);
+//! let goals = over_runs::decide(&Goals::bench()?, &results.runs);
 //! let while_loop = goals.iter().find(|goal| goal.name == "while-loop").unwrap();
 //! assert!(while_loop.to_string().starts_with("met"), "{while_loop}");
 //! # Ok::<(), cuda_graph_bench_report::ReportError>(())
@@ -84,7 +84,7 @@ pub fn write_report(results: &Results, goals: &Goals, dir: &Path) -> Result<Writ
         }
     }
     let note = if text { "" } else { chart::NO_TEXT_NOTE };
-    let decided = goals.decide(&results.runs);
+    let decided = over_runs::decide(goals, &results.runs);
     let readme =
         write_file(dir, readme::FILE_NAME, &readme::results_readme(results, &decided, &goals.set_for, note))?;
     Ok(Written { chart, chain_chart, chart_has_text: text, readme })

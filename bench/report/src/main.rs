@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use cuda_graph_bench_report::{redraw, root_table, table, write_report, Goals, ReportError, Results};
+use cuda_graph_bench_report::{
+    over_runs, redraw, root_table, table, write_report, Goals, ReportError, Results,
+};
 
 /// The results README, the charts and the goals' verdicts from DIR's bench.csv.
 #[derive(Debug, Parser)]
@@ -55,7 +57,7 @@ fn report(cli: &Cli) -> Result<(), ReportError> {
         results.runs.len(),
         results.info.device_name()
     );
-    for goal in goals.decide(&results.runs) {
+    for goal in over_runs::decide(&goals, &results.runs) {
         println!("  {goal}");
     }
     for path in [&written.chart, &written.chain_chart, &written.readme] {

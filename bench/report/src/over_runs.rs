@@ -4,7 +4,7 @@
 //! A goal is met over the runs only if the median of its per-run figures meets it **and** it was
 //! met in at least half the runs; met in fewer than half, it is missed whatever the median says.
 
-use crate::goals::{Bound, Goal, Verdict};
+use crate::goals::{Bound, Goal, Goals, Verdict};
 use crate::row::{Row, Summary};
 use crate::samples::{median, Samples};
 
@@ -152,10 +152,24 @@ pub fn goals(per_run: &[Vec<Goal>]) -> Vec<GoalOverRuns> {
     (0..count).filter_map(|index| GoalOverRuns::gather(per_run, index)).collect()
 }
 
+/// Every one of `goals` decided in each of `runs`, then over the runs.
+///
+/// ```
+/// use cuda_graph_bench_report::{over_runs, Goals, Row};
+/// let run = |us| vec![Row::single("loop, WHILE node", "steps=5000", "µs/step", us, 4.0)];
+/// let decided = over_runs::decide(&Goals::bench()?, &[run(4.2), run(4.6), run(4.7)]);
+/// let while_loop = decided.iter().find(|goal| goal.name == "while-loop").unwrap();
+/// assert_eq!((while_loop.runs_met(), while_loop.verdict()), (1, over_runs::OverRuns::Missed));
+/// # Ok::<(), cuda_graph_bench_report::ReportError>(())
+/// ```
+pub fn decide(goals: &Goals, runs: &[Vec<Row>]) -> Vec<GoalOverRuns> {
+    let per_run: Vec<Vec<Goal>> = runs.iter().map(|rows| goals.check(rows)).collect();
+    self::goals(&per_run)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::goals::Goals;
     use crate::operations::{DEVICE_FIRE_AND_FORGET, GRAPH_REPLAY, HOST_SYNC, LOOP_WHILE_NODE};
 
     fn row(operation: &str, parameter: &str, rust: f64, cpp: f64) -> Row {

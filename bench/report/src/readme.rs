@@ -41,6 +41,7 @@ pub fn results_readme(results: &Results, goals: &[GoalOverRuns], set_for: &str, 
 mod tests {
     use super::*;
     use crate::goals::Goals;
+    use crate::over_runs;
     use crate::results::{method_line, RunInfo};
     use crate::row::Row;
 
@@ -61,7 +62,8 @@ mod tests {
     fn the_readme_names_the_device_and_gives_the_goals() {
         let goals = Goals::bench().unwrap();
         let one = results(1);
-        let readme = results_readme(&one, &goals.decide(&one.runs), &goals.set_for, " (no text)");
+        let readme =
+            results_readme(&one, &over_runs::decide(&goals, &one.runs), &goals.set_for, " (no text)");
         assert!(
             readme.contains("Measured on NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), driver 580.65.06"),
             "{readme}"
@@ -72,7 +74,7 @@ mod tests {
         assert!(readme.contains("\n  - run 1: MISSED: 4.600 µs (samples 4.600-4.600), 2% over"), "{readme}");
         assert!(!readme.contains("decided in each run"), "{readme}");
         let three = results(3);
-        let readme = results_readme(&three, &goals.decide(&three.runs), &goals.set_for, "");
+        let readme = results_readme(&three, &over_runs::decide(&goals, &three.runs), &goals.set_for, "");
         assert!(readme.contains("decided in each run, then over the runs"), "{readme}");
         assert!(!readme.to_lowercase().contains("issue"), "{readme}");
     }

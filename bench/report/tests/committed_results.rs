@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use cuda_graph_bench_report::{readme, Goals, Results};
+use cuda_graph_bench_report::{over_runs, readme, Goals, Results};
 
 /// The committed results folders, from this package's folder (where `cargo test` and
 /// `.gpu/run` start tests).
@@ -61,7 +61,8 @@ fn the_committed_readmes_are_what_the_report_makes_of_their_csvs() {
         let dir = Path::new(folder);
         let results = Results::read(dir).unwrap_or_else(|err| panic!("{folder}: {err}"));
         let committed = std::fs::read_to_string(dir.join("README.md")).unwrap();
-        let made = readme::results_readme(&results, &goals.decide(&results.runs), &goals.set_for, "");
+        let made =
+            readme::results_readme(&results, &over_runs::decide(&goals, &results.runs), &goals.set_for, "");
         assert!(made.contains("(rust-over-cpp): median over"), "{made}");
         assert_eq!(wording_aside(&made, &goals), wording_aside(&committed, &goals), "{folder}");
     }
