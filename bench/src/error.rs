@@ -28,7 +28,8 @@ pub enum BenchError {
     WrongResult(String),
     /// The options cannot run.
     Options(String),
-    /// Writing the CSV, or a report from it (the README, the charts), failed.
+    /// Reading or writing a results folder (the CSV, the README, the charts) failed, or the
+    /// goals file did not read: the report crate's error.
     Report(ReportError),
 }
 
