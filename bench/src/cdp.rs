@@ -20,9 +20,9 @@ use crate::kernels::{bench_cdp_parent, bench_count};
 use crate::twin::Twin;
 
 /// The device-launch row's name.
-pub const FROM_DEVICE: &str = "child launch from the device (CDP)";
+pub const FROM_DEVICE: &str = cuda_graph_bench_report::operations::CDP_FROM_DEVICE;
 /// The host-launch row's name.
-pub const FROM_HOST: &str = "child launch from the host";
+pub const FROM_HOST: &str = cuda_graph_bench_report::operations::CDP_FROM_HOST;
 
 /// What failed when the parent's device word holds an error (the twin names it the same way).
 const CHILD_LAUNCH: &str = "bench_cdp_parent: device-side <<<>>> launch (cudaGetLastError)";

@@ -31,13 +31,13 @@ use crate::kernels::{bench_dl_relaunch_step, bench_host_step, bench_while_step};
 use crate::twin::{Twin, TwinLoop};
 
 /// The host-driven row's name.
-pub const HOST_SYNC: &str = "loop, host sync per step";
+pub const HOST_SYNC: &str = cuda_graph_bench_report::operations::LOOP_HOST_SYNC;
 /// The host-driven row's name when the flag is read from mapped host memory.
-pub const HOST_SYNC_MAPPED: &str = "loop, host sync per step, mapped flag";
+pub const HOST_SYNC_MAPPED: &str = cuda_graph_bench_report::operations::LOOP_HOST_SYNC_MAPPED;
 /// The WHILE row's name.
-pub const WHILE_NODE: &str = "loop, WHILE node";
+pub const WHILE_NODE: &str = cuda_graph_bench_report::operations::LOOP_WHILE_NODE;
 /// The device self-relaunch row's name.
-pub const SELF_RELAUNCH: &str = "loop, device self-relaunch";
+pub const SELF_RELAUNCH: &str = cuda_graph_bench_report::operations::LOOP_SELF_RELAUNCH;
 
 /// The Rust WHILE graph: one WHILE node (condition 1 at each launch) whose body is one
 /// `bench_while_step(handle, counter, steps)` node.

@@ -94,4 +94,20 @@ mod tests {
         assert_eq!(nvidia_driver(closed).as_deref(), Some("550.54.15"));
         assert_eq!(nvidia_driver("nothing here"), None);
     }
+
+    #[test]
+    fn the_lines_name_the_device_and_the_driver() {
+        let info = DeviceInfo {
+            name: "NVIDIA H100 80GB HBM3".into(),
+            compute_capability: (9, 0),
+            multiprocessors: 132,
+            driver: Some("580.65.06".into()),
+            driver_cuda: "13.0".into(),
+            runtime_cuda: "13.0".into(),
+        };
+        assert_eq!(info.device_line(), "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)");
+        assert_eq!(info.driver_line(), "driver 580.65.06 (CUDA 13.0), runtime CUDA 13.0");
+        let unknown = DeviceInfo { driver: None, ..info };
+        assert!(unknown.driver_line().starts_with("driver version unknown (CUDA 13.0)"));
+    }
 }

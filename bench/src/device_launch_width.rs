@@ -49,11 +49,11 @@ use crate::kernels::{bench_count, bench_dl_scheduler};
 use crate::twin::{Twin, TwinWidth};
 
 /// The host + sync rows' name.
-pub const HOST_SYNC: &str = "graph launch, host + sync";
+pub const HOST_SYNC: &str = cuda_graph_bench_report::operations::HOST_SYNC;
 /// The device fire-and-forget rows' name.
-pub const DEVICE_FIRE_AND_FORGET: &str = "graph launch, device fire-and-forget";
+pub const DEVICE_FIRE_AND_FORGET: &str = cuda_graph_bench_report::operations::DEVICE_FIRE_AND_FORGET;
 /// The device tail rows' name.
-pub const DEVICE_TAIL: &str = "graph launch, device tail";
+pub const DEVICE_TAIL: &str = cuda_graph_bench_report::operations::DEVICE_TAIL;
 /// The unit of every (f) row.
 pub const UNIT: &str = "µs/launch";
 
@@ -207,7 +207,7 @@ pub fn per_set_medians(row: &Row, warmup: usize) -> (Vec<Option<f64>>, Vec<Optio
                     .filter(|(i, _)| (warmup + i) % INSTANCES == set)
                     .map(|(_, &us)| us)
                     .collect();
-                (!of_set.is_empty()).then(|| chapter_common::Samples(of_set).median())
+                (!of_set.is_empty()).then(|| cuda_graph_bench_report::Samples(of_set).median())
             })
             .collect()
     };
@@ -353,8 +353,10 @@ mod tests {
         // 3 warm-ups: timed sample i ran set (3 + i) % INSTANCES.
         let rust: Vec<f64> = (0..2 * INSTANCES).map(|i| ((3 + i) % INSTANCES) as f64).collect();
         let cpp: Vec<f64> = (0..4).map(|i| 10.0 + ((3 + i) % INSTANCES) as f64).collect();
-        let pair =
-            crate::harness::Pair { rust: chapter_common::Samples(rust), cpp: chapter_common::Samples(cpp) };
+        let pair = crate::harness::Pair {
+            rust: cuda_graph_bench_report::Samples(rust),
+            cpp: cuda_graph_bench_report::Samples(cpp),
+        };
         let row = Row::new(DEVICE_TAIL, "width=1".to_string(), UNIT, pair);
         let (rust_sets, cpp_sets) = per_set_medians(&row, 3);
         let want_rust: Vec<Option<f64>> = (0..INSTANCES).map(|set| Some(set as f64)).collect();

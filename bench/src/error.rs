@@ -1,9 +1,9 @@
 //! The benchmark's one error type: every failure ends the run with a message, never a panic.
 
 use std::fmt;
-use std::path::PathBuf;
 
 use cuda_graph::CudaError;
+use cuda_graph_bench_report::ReportError;
 
 /// Why a benchmark run stopped.
 #[derive(Debug)]
@@ -28,15 +28,9 @@ pub enum BenchError {
     WrongResult(String),
     /// The options cannot run.
     Options(String),
-    /// Writing an output file failed.
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        error: std::io::Error,
-    },
-    /// Drawing the chart failed.
-    Chart(String),
+    /// Reading or writing a results folder (the CSV, the README, the charts) failed, or the
+    /// goals file did not read: the report crate's error.
+    Report(ReportError),
 }
 
 impl fmt::Display for BenchError {
@@ -50,8 +44,7 @@ impl fmt::Display for BenchError {
             }
             BenchError::WrongResult(what) => write!(f, "wrong result: {what}"),
             BenchError::Options(what) => write!(f, "bad options: {what}"),
-            BenchError::Io { path, error } => write!(f, "cannot write {}: {error}", path.display()),
-            BenchError::Chart(what) => write!(f, "chart: {what}"),
+            BenchError::Report(err) => write!(f, "{err}"),
         }
     }
 }
@@ -65,6 +58,12 @@ impl From<CudaError> for BenchError {
         } else {
             BenchError::Cuda(err)
         }
+    }
+}
+
+impl From<ReportError> for BenchError {
+    fn from(err: ReportError) -> BenchError {
+        BenchError::Report(err)
     }
 }
 

@@ -12,7 +12,7 @@ use crate::kernels::bench_chain_step;
 use crate::twin::Twin;
 
 /// The operation's name in the results.
-pub const OPERATION: &str = "graph replay, kernel chain";
+pub const OPERATION: &str = cuda_graph_bench_report::operations::GRAPH_REPLAY;
 
 /// A graph of `nodes` `bench_chain_step(counter, value)` nodes, each after the previous.
 pub fn build_chain(counter: &DeviceBuffer<u32>, nodes: u32, value: u32) -> Result<Graph> {

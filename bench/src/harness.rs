@@ -4,8 +4,8 @@
 
 use std::time::Instant;
 
-use chapter_common::Samples;
 use cuda_graph::{CudaError, DeviceBuffer, Event, MappedBuffer, PinnedBuffer, Stream};
+use cuda_graph_bench_report::{Samples, Summary};
 use device_launch::ErrorSlot;
 
 use crate::error::{BenchError, Result};
@@ -78,6 +78,13 @@ impl Row {
     /// Rust median over C++ median (1.0 is parity; above it the Rust path is slower).
     pub fn ratio(&self) -> f64 {
         self.rust() / self.cpp()
+    }
+
+    /// The row as the report reads it (and `bench.csv` holds it): each side's median, least and
+    /// most sample and sample count.
+    pub fn summary(&self) -> cuda_graph_bench_report::Row {
+        let (rust, cpp) = (Summary::of(&self.pair.rust), Summary::of(&self.pair.cpp));
+        cuda_graph_bench_report::Row::new(self.operation, self.parameter.as_str(), self.unit, rust, cpp)
     }
 }
 
@@ -210,6 +217,9 @@ mod tests {
         let row = Row::new("op", "n=1", "µs", pair);
         assert_eq!((row.rust(), row.cpp()), (4.0, 14.0));
         assert!((row.ratio() - 4.0 / 14.0).abs() < 1e-12);
+        let summary = row.summary();
+        assert_eq!((summary.rust.range(), summary.cpp.median, summary.rust.count), ((3.0, 5.0), 14.0, 3));
+        assert_eq!((summary.operation.as_str(), summary.ratio()), ("op", row.ratio()));
     }
 
     #[test]

@@ -23,13 +23,13 @@ use crate::harness::{host_us, interleave, Plan, Row, RustSide};
 use crate::twin::{Twin, TwinChain};
 
 /// The instantiate row's name.
-pub const INSTANTIATE: &str = "graph instantiate";
+pub const INSTANTIATE: &str = cuda_graph_bench_report::operations::INSTANTIATE;
 /// The update row's name.
-pub const UPDATE: &str = "graph exec update";
+pub const UPDATE: &str = cuda_graph_bench_report::operations::UPDATE;
 /// The row of the update against a twin whose nodes came from `cudaGraphAddNode`.
-pub const UPDATE_ADD_NODE: &str = "graph exec update (twin nodes via cudaGraphAddNode)";
+pub const UPDATE_ADD_NODE: &str = cuda_graph_bench_report::operations::UPDATE_ADD_NODE;
 /// The row of the raw `cudaGraphExecUpdate` call on the Rust side's exec and graphs.
-pub const UPDATE_RAW: &str = "graph exec update (Rust side: raw cudaGraphExecUpdate)";
+pub const UPDATE_RAW: &str = cuda_graph_bench_report::operations::UPDATE_RAW;
 
 /// Measures both sides.
 pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Result<Vec<Row>> {

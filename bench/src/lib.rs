@@ -19,41 +19,41 @@
 //! - (h) [`pdl_chain`]: graph replay of chains of 10, 100, 1000 empty and read-modify-write
 //!   kernel nodes, plain edges against programmatic edges, µs per node.
 //!
-//! `--runs N` repeats all of it N times in one process ([`over_runs`]): every run's rows are
-//! kept, each figure is reported as the median over the runs, and each goal is decided per run
-//! and then over the runs.
+//! `--runs N` repeats all of it N times in one process: every run's rows are kept.
 //!
 //! Every measured run's counter is checked, and so is every device-side launch's status
 //! (error slot, error word), so a launch that did not run cannot pass for a fast one.
+//!
+//! This crate measures and writes `bench.csv`; the reports (the results README with the table
+//! and the goals' verdicts, the charts, the top README's table) are the report crate's,
+//! [`cuda_graph_bench_report`] (re-exported as [`report`]), which needs no CUDA and makes them
+//! again from a committed `bench.csv`. With `--runs N` it reports each figure as the median
+//! over the runs and decides each goal (`bench/goals.json`) per run, then over the runs.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 pub mod cdp;
-pub mod chart;
 pub mod data_loop;
+pub mod date;
 pub mod device_info;
 pub mod device_launch_width;
 pub mod error;
-pub mod goals;
 pub mod graph_replay;
 pub mod harness;
 pub mod instantiate_update;
 pub mod kernels;
-pub mod output;
-pub mod over_runs;
 pub mod pdl_chain;
-pub mod redraw;
-pub mod root_table;
 pub mod stream_launch;
 pub mod twin;
 
 use std::path::{Path, PathBuf};
 
 use cuda_graph::Device;
+pub use cuda_graph_bench_report as report;
+use report::{Goals, Results, RunInfo};
 
 pub use error::{BenchError, Result};
 use harness::{Plan, Row, RustSide};
-use output::RunInfo;
 
 /// What to measure, and how often.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,39 +164,21 @@ impl Options {
     }
 }
 
-/// What the runs measured.
-#[derive(Debug, Clone)]
-pub struct Report {
-    /// Device, driver, date, method.
-    pub info: RunInfo,
-    /// Each run's figures, in the order measured.
-    pub runs: Vec<Vec<Row>>,
-    /// The goals (bench/README.md, "Goals"), decided per run and over the runs.
-    pub goals: Vec<over_runs::GoalOverRuns>,
-}
-
-impl Report {
-    /// Each figure over the runs ([`over_runs::merge`]): medians of the runs' medians.
-    pub fn merged(&self) -> Vec<Row> {
-        over_runs::merge(&self.runs)
-    }
-}
-
 /// Measures everything `options.runs` times, calling `progress` with a line as each operation
 /// finishes.
-pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report> {
+pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Results> {
     options.validate()?;
     // No device: `Device::get` returns CUDA's reason (BenchError::NoDevice), before anything else.
     let device = Device::get(options.device)?;
     device.set_current()?;
+    let device_info = device_info::DeviceInfo::query(device)?;
     let info = RunInfo {
-        device: device_info::DeviceInfo::query(device)?,
-        mode: options.mode(),
-        plan: options.plan,
-        runs: options.runs,
-        date: output::now_utc(),
+        device: device_info.device_line(),
+        driver: device_info.driver_line(),
+        date: date::now_utc(),
+        method: report::method_line(options.mode(), options.plan.warmup, options.plan.reps, options.runs),
     };
-    progress(&format!("device: {}; {}", info.device.device_line(), info.device.driver_line()));
+    progress(&format!("device: {}; {}", info.device, info.driver));
 
     let mut rust = RustSide::new()?;
     // Both sides' kernels count into the Rust side's counter (see `Twin::new`).
@@ -225,9 +207,7 @@ pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report> 
     if let Some(first) = release_errors.into_iter().next() {
         return Err(first);
     }
-    let per_run: Vec<Vec<goals::Goal>> =
-        runs.iter().map(|rows| goals::check(rows, options.loop_steps)).collect();
-    Ok(Report { info, runs, goals: over_runs::goals(&per_run) })
+    Ok(Results { info, runs })
 }
 
 /// What one run made for (f) and (g), kept for the later runs' sake.
@@ -240,7 +220,7 @@ struct Kept<'t> {
 fn measure_all<'t>(
     options: &Options, device: Device, twin: &'t twin::Twin, rust: &mut RustSide, kept: &mut Kept<'t>,
     progress: &mut dyn FnMut(&str),
-) -> Result<Vec<Row>> {
+) -> Result<Vec<report::Row>> {
     let plan = &options.plan;
     let mut rows = Vec::new();
     let mut done = |name: &str, new: Vec<Row>, rows: &mut Vec<Row>| {
@@ -302,7 +282,7 @@ fn measure_all<'t>(
             row.ratio()
         ));
     }
-    Ok(rows)
+    Ok(rows.iter().map(Row::summary).collect())
 }
 
 /// The files a run wrote.
@@ -310,43 +290,16 @@ fn measure_all<'t>(
 pub struct Written {
     /// The CSV.
     pub csv: PathBuf,
-    /// The PNG chart of launch latency.
-    pub chart: PathBuf,
-    /// The PNG chart of the kernel chains (plain and programmatic edges).
-    pub chain_chart: PathBuf,
-    /// Whether the charts have text (a font was found).
-    pub chart_has_text: bool,
-    /// The results README.
-    pub readme: PathBuf,
+    /// What the report wrote from it: the charts and the results README.
+    pub report: report::Written,
 }
 
-/// Writes `bench.csv`, `launch_latency.png`, `chain_replay.png` and `README.md` into `dir`.
-pub fn write_outputs(report: &Report, dir: &Path) -> Result<Written> {
-    let csv = output::write_file(dir, "bench.csv", &output::csv(&report.info, &report.runs))?;
-    let merged = report.merged();
-    let device = &report.info.device.name;
-    let chart = dir.join(chart::FILE_NAME);
-    let launch = (chart.as_path(), chart::caption(device), chart::LAUNCH_AXES, chart::series(&merged));
-    let chain_chart = dir.join(chart::CHAIN_FILE_NAME);
-    let chains = (
-        chain_chart.as_path(),
-        chart::chain_caption(device),
-        chart::CHAIN_AXES,
-        chart::chain_series(&merged),
-    );
-    let mut text = chart::load_font();
-    for (path, caption, axes, series) in [&launch, &chains] {
-        // A font that registers but does not render must not cost the run its chart: retry plain.
-        text = text && chart::draw(path, caption, *axes, series, true).is_ok();
-    }
-    if !text {
-        for (path, caption, axes, series) in [&launch, &chains] {
-            chart::draw(path, caption, *axes, series, false)?;
-        }
-    }
-    let note = if text { "" } else { chart::NO_TEXT_NOTE };
-    let readme = output::write_file(dir, "README.md", &output::results_readme(report, note))?;
-    Ok(Written { csv, chart, chain_chart, chart_has_text: text, readme })
+/// Writes `bench.csv` into `dir`, then hands over to the report crate for `launch_latency.png`,
+/// `chain_replay.png` and `README.md` ([`report::write_report`], with `goals`).
+pub fn write_outputs(results: &Results, goals: &Goals, dir: &Path) -> Result<Written> {
+    let csv = report::write_file(dir, report::results::FILE_NAME, &results.csv())?;
+    let report = report::write_report(results, goals, dir)?;
+    Ok(Written { csv, report })
 }
 
 /// The results folder when `--out` is not given: `results/` of this package (from the package
@@ -367,7 +320,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_sizes_are_issue_8s_and_quick_is_smaller() {
+    fn the_sizes_are_the_readmes_and_quick_is_smaller() {
         let full = Options::full();
         assert!(full.validate().is_ok());
         assert_eq!(full.chain_lengths, [1, 10, 100, 1000]);
@@ -409,6 +362,42 @@ mod tests {
             assert!(bad.validate().unwrap_err().to_string().contains("runs must be 1..=100"));
         }
         assert!(Options { runs: MAX_RUNS, ..Options::quick() }.validate().is_ok());
+    }
+
+    #[test]
+    fn a_runs_outputs_are_the_csv_and_the_report_made_from_it() {
+        use harness::Pair;
+        use report::Samples;
+        let row = |operation, parameter: &str, rust: Vec<f64>, cpp: Vec<f64>| {
+            Row::new(operation, parameter, "µs/step", Pair { rust: Samples(rust), cpp: Samples(cpp) })
+                .summary()
+        };
+        let runs = vec![
+            vec![row(data_loop::WHILE_NODE, "steps=5000", vec![4.1, 4.2, 4.6], vec![4.0, 4.3, 4.4])],
+            vec![row(data_loop::WHILE_NODE, "steps=5000", vec![4.7, 4.8, 4.9], vec![4.0, 4.1, 4.2])],
+        ];
+        let info = RunInfo {
+            device: "GPU X (sm_90, 1 SMs)".into(),
+            driver: "driver 1.0 (CUDA 13.0), runtime CUDA 13.0".into(),
+            date: date::utc_date(0),
+            method: report::method_line("quick", 1, 3, 2),
+        };
+        let results = Results { info, runs };
+        let dir = std::env::temp_dir().join(format!("cuda-graph-bench-outputs-{}", std::process::id()));
+        let written = write_outputs(&results, &Goals::bench().unwrap(), &dir).unwrap();
+        assert_eq!(Results::read(&dir).unwrap(), results, "the CSV holds the results");
+        assert!(written.report.chart.is_file() && written.report.chain_chart.is_file());
+        let readme = std::fs::read_to_string(&written.report.readme).unwrap();
+        assert!(
+            readme.contains("| loop, WHILE node | steps=5000 | 4.500 | 4.200-4.800 | 4.200 | 1.074 |"),
+            "{readme}"
+        );
+        // Runs at 4.2 and 4.8 µs: the median, 4.5, meets the bound, and so did half the runs.
+        let goal = "- met      WHILE loop <= 4.5 µs per step (while-loop): median over 2 run(s) 4.500";
+        assert!(readme.contains(goal), "{readme}");
+        let run = "\n  - run 1: met: 4.200 µs/step (samples 4.100-4.600); the median only";
+        assert!(readme.contains(run), "{readme}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! `cuda-graph-bench` (`cargo xtask bench [args]`): measures the Rust path and the C++ twin,
-//! writes the CSV, the chart and the results README, and prints the table last.
+//! writes the CSV, hands over to the report crate for the charts and the results README, and
+//! prints the goals and the table last.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
 use cuda_graph_bench::harness::Plan;
-use cuda_graph_bench::{default_out_dir, output, run, write_outputs, BenchError, Options};
+use cuda_graph_bench::report::{over_runs, redraw, root_table, table, Goals, Results};
+use cuda_graph_bench::{default_out_dir, run, write_outputs, BenchError, Options};
 
 /// The cuda-graph crates against hand-written C++ on the same GPU, side by side.
 #[derive(Debug, Parser)]
@@ -56,17 +58,16 @@ fn main() -> ExitCode {
 
 fn bench(cli: &Cli) -> Result<(), BenchError> {
     if let Some(dir) = &cli.redraw {
-        let chart = cuda_graph_bench::redraw::redraw(dir)?;
+        let chart = redraw::redraw(dir)?;
         println!("redrew {} with text", chart.display());
         return Ok(());
     }
     if let Some(dir) = &cli.readme_table {
-        let path = dir.join("bench.csv");
-        let csv = std::fs::read_to_string(&path).map_err(|error| BenchError::Io { path, error })?;
-        let (_, runs) = cuda_graph_bench::redraw::read_runs(&csv)?;
-        print!("{}", cuda_graph_bench::root_table::root_readme_table(&runs));
+        print!("{}", root_table::root_readme_table(&Results::read(dir)?.runs));
         return Ok(());
     }
+    // Read before measuring: a goals file that does not read must not cost a GPU run.
+    let goals = Goals::bench()?;
     let mut options = if cli.quick { Options::quick() } else { Options::full() };
     options.device = cli.device;
     options.runs = cli.runs.unwrap_or(options.runs);
@@ -82,33 +83,34 @@ fn bench(cli: &Cli) -> Result<(), BenchError> {
         options.plan.reps,
         options.runs
     );
-    let report = run(&options, &mut |line| println!("{line}"))?;
+    let results = run(&options, &mut |line| println!("{line}"))?;
     // The figures are printed even if writing the files fails: a GPU run is not to be lost.
-    let written = write_outputs(&report, &out);
+    let written = write_outputs(&results, &goals, &out);
 
     println!(
-        "\ngoals (issues 8 and 24, set for an H100; {} run(s) on {}; met over the runs only if the median meets it and at least half the runs did):",
-        report.runs.len(),
-        report.info.device.name
+        "\ngoals (bench/goals.json, set for {}; {} run(s) on {}; met over the runs only if the median meets it and at least half the runs did):",
+        goals.set_for,
+        results.runs.len(),
+        results.info.device_name()
     );
-    for goal in &report.goals {
+    for goal in over_runs::decide(&goals, &results.runs) {
         println!("  {goal}");
     }
     match &written {
         Ok(written) => {
             println!("\nwrote {}", written.csv.display());
-            let note = if written.chart_has_text {
+            let note = if written.report.chart_has_text {
                 ""
             } else {
                 " (without text: no font found; BENCH_FONT=path.ttf adds labels, or --redraw DIR on a machine with a font)"
             };
-            println!("wrote {}{note}", written.chart.display());
-            println!("wrote {}{note}", written.chain_chart.display());
-            println!("wrote {}", written.readme.display());
+            println!("wrote {}{note}", written.report.chart.display());
+            println!("wrote {}{note}", written.report.chain_chart.display());
+            println!("wrote {}", written.report.readme.display());
         }
         Err(err) => println!("\nwriting the results failed: {err}"),
     }
-    println!("\n{}; {}", report.info.device.device_line(), report.info.device.driver_line());
-    print!("{}", output::text_table(&report.runs));
+    println!("\n{}; {}", results.info.device, results.info.driver);
+    print!("{}", table::text_table(&results.runs));
     written.map(|_| ())
 }

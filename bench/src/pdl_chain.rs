@@ -21,13 +21,13 @@ use crate::kernels::{bench_empty, bench_pdl_empty, bench_pdl_rmw, bench_rmw};
 use crate::twin::Twin;
 
 /// Empty kernels, plain edges: the row to compare with other crates.
-pub const EMPTY_PLAIN: &str = "graph replay, empty chain, plain edges";
+pub const EMPTY_PLAIN: &str = cuda_graph_bench_report::operations::EMPTY_PLAIN;
 /// Empty kernels (PDL versions), programmatic edges.
-pub const EMPTY_PROGRAMMATIC: &str = "graph replay, empty chain, programmatic edges";
+pub const EMPTY_PROGRAMMATIC: &str = cuda_graph_bench_report::operations::EMPTY_PROGRAMMATIC;
 /// `*counter += 1` kernels, plain edges.
-pub const RMW_PLAIN: &str = "graph replay, read-modify-write chain, plain edges";
+pub const RMW_PLAIN: &str = cuda_graph_bench_report::operations::RMW_PLAIN;
 /// `*counter += 1` kernels (PDL versions), programmatic edges.
-pub const RMW_PROGRAMMATIC: &str = "graph replay, read-modify-write chain, programmatic edges";
+pub const RMW_PROGRAMMATIC: &str = cuda_graph_bench_report::operations::RMW_PROGRAMMATIC;
 
 /// The four chains, in the order measured: (operation, read-modify-write, programmatic).
 pub const CHAINS: [(&str, bool, bool); 4] = [
@@ -125,25 +125,4 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, target_nodes: u32)
         }
     }
     Ok(rows)
-}
-
-/// The gain of programmatic over plain edges for the chain of `nodes` nodes, empty
-/// (`rmw` false) or read-modify-write: the plain row's Rust median over the programmatic
-/// row's, when both were measured.
-///
-/// ```
-/// use cuda_graph_bench::pdl_chain::{gain, EMPTY_PLAIN, EMPTY_PROGRAMMATIC};
-/// # use cuda_graph_bench::harness::{Pair, Row};
-/// # let row = |op, us: f64| Row::new(op, "nodes=100", "µs/node", Pair { rust: chapter_common::Samples(vec![us]), cpp: chapter_common::Samples(vec![us]) });
-/// let rows = [row(EMPTY_PLAIN, 0.75), row(EMPTY_PROGRAMMATIC, 0.5)];
-/// assert_eq!(gain(&rows, false, 100), Some(1.5));
-/// assert_eq!(gain(&rows, true, 100), None);
-/// ```
-pub fn gain(rows: &[Row], rmw: bool, nodes: u32) -> Option<f64> {
-    let (plain, programmatic) =
-        if rmw { (RMW_PLAIN, RMW_PROGRAMMATIC) } else { (EMPTY_PLAIN, EMPTY_PROGRAMMATIC) };
-    let parameter = format!("nodes={nodes}");
-    let find =
-        |operation: &str| rows.iter().find(|row| row.operation == operation && row.parameter == parameter);
-    Some(find(plain)?.rust() / find(programmatic)?.rust())
 }

@@ -16,9 +16,9 @@ use crate::kernels::{bench_empty, bench_pdl_empty};
 use crate::twin::Twin;
 
 /// The operation's name in the results.
-pub const OPERATION: &str = "stream launch, empty kernel";
+pub const OPERATION: &str = cuda_graph_bench_report::operations::STREAM_LAUNCH;
 /// The same with programmatic stream serialization.
-pub const PROGRAMMATIC: &str = "stream launch, empty kernel, programmatic";
+pub const PROGRAMMATIC: &str = cuda_graph_bench_report::operations::STREAM_LAUNCH_PROGRAMMATIC;
 
 /// Measures both sides, plain and programmatic.
 pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, launches: u32) -> Result<Vec<Row>> {

@@ -13,9 +13,9 @@ fn the_top_readmes_table_is_the_committed_bench_csvs() {
     let package = Path::new(PACKAGE);
     let csv = std::fs::read_to_string(package.join("results/bench.csv")).expect("bench/results/bench.csv");
     let readme = std::fs::read_to_string(package.join("../README.md")).expect("README.md");
-    let (_, runs) = cuda_graph_bench::redraw::read_runs(&csv).expect("bench.csv parses");
-    assert!(!runs.is_empty(), "bench.csv has no run");
-    let table = cuda_graph_bench::root_table::root_readme_table(&runs);
+    let results = cuda_graph_bench_report::Results::parse(&csv).expect("bench.csv parses");
+    assert!(!results.runs.is_empty(), "bench.csv has no run");
+    let table = cuda_graph_bench_report::root_table::root_readme_table(&results.runs);
     assert!(
         readme.contains(&table),
         "README.md's benchmark table differs from bench/results/bench.csv; replace it with the \

@@ -1,14 +1,18 @@
 //! The table of the repository's top README, written from a results folder's `bench.csv`
-//! (`cuda-graph-bench --readme-table bench/results`), so that README's figures come from the
-//! committed run: a test (`tests/root_readme.rs`) fails when the two differ.
+//! (`cuda-graph-bench --readme-table bench/results`, or `cuda-graph-bench-report
+//! --readme-table bench/results` without CUDA), so that README's figures come from the
+//! committed run: a test (bench's `tests/root_readme.rs`) fails when the two differ.
 
 use std::fmt::Write as _;
 
-use crate::harness::Row;
-use crate::output::figure;
-use crate::{
-    cdp, data_loop, device_launch_width, graph_replay, instantiate_update, over_runs, stream_launch,
+use crate::operations::{
+    CDP_FROM_DEVICE, CDP_FROM_HOST, DEVICE_FIRE_AND_FORGET, DEVICE_TAIL, GRAPH_REPLAY, HOST_SYNC,
+    INSTANTIATE, LOOP_HOST_SYNC, LOOP_SELF_RELAUNCH, LOOP_WHILE_NODE, STREAM_LAUNCH,
+    STREAM_LAUNCH_PROGRAMMATIC, UPDATE,
 };
+use crate::over_runs;
+use crate::row::Row;
+use crate::table::figure;
 
 /// One line of the table: its label and the rows it gives, `/`-separated.
 struct Line {
@@ -17,41 +21,33 @@ struct Line {
 }
 
 const LINES: [Line; 9] = [
-    Line { label: "stream launch, empty kernel", rows: &[(stream_launch::OPERATION, "launches=1000")] },
+    Line { label: "stream launch, empty kernel", rows: &[(STREAM_LAUNCH, "launches=1000")] },
     Line {
         label: "stream launch, empty kernel, programmatic serialization",
-        rows: &[(stream_launch::PROGRAMMATIC, "launches=1000")],
+        rows: &[(STREAM_LAUNCH_PROGRAMMATIC, "launches=1000")],
     },
-    Line { label: "graph replay, 100-node chain", rows: &[(graph_replay::OPERATION, "nodes=100")] },
-    Line { label: "graph instantiate, 100 nodes", rows: &[(instantiate_update::INSTANTIATE, "nodes=100")] },
-    Line { label: "graph exec update, 100 nodes", rows: &[(instantiate_update::UPDATE, "nodes=100")] },
+    Line { label: "graph replay, 100-node chain", rows: &[(GRAPH_REPLAY, "nodes=100")] },
+    Line { label: "graph instantiate, 100 nodes", rows: &[(INSTANTIATE, "nodes=100")] },
+    Line { label: "graph exec update, 100 nodes", rows: &[(UPDATE, "nodes=100")] },
     Line {
         label: "loop of 5000 steps: host sync / WHILE node / device self-relaunch",
         rows: &[
-            (data_loop::HOST_SYNC, "steps=5000"),
-            (data_loop::WHILE_NODE, "steps=5000"),
-            (data_loop::SELF_RELAUNCH, "steps=5000"),
+            (LOOP_HOST_SYNC, "steps=5000"),
+            (LOOP_WHILE_NODE, "steps=5000"),
+            (LOOP_SELF_RELAUNCH, "steps=5000"),
         ],
     },
     Line {
         label: "CDP child launch, from the device / from the host",
-        rows: &[(cdp::FROM_DEVICE, "children=1000"), (cdp::FROM_HOST, "children=1000")],
+        rows: &[(CDP_FROM_DEVICE, "children=1000"), (CDP_FROM_HOST, "children=1000")],
     },
     Line {
         label: "1-wide graph: host launch + sync / device fire-and-forget / device tail",
-        rows: &[
-            (device_launch_width::HOST_SYNC, "width=1"),
-            (device_launch_width::DEVICE_FIRE_AND_FORGET, "width=1"),
-            (device_launch_width::DEVICE_TAIL, "width=1"),
-        ],
+        rows: &[(HOST_SYNC, "width=1"), (DEVICE_FIRE_AND_FORGET, "width=1"), (DEVICE_TAIL, "width=1")],
     },
     Line {
         label: "64-wide graph: host launch + sync / device fire-and-forget / device tail",
-        rows: &[
-            (device_launch_width::HOST_SYNC, "width=64"),
-            (device_launch_width::DEVICE_FIRE_AND_FORGET, "width=64"),
-            (device_launch_width::DEVICE_TAIL, "width=64"),
-        ],
+        rows: &[(HOST_SYNC, "width=64"), (DEVICE_FIRE_AND_FORGET, "width=64"), (DEVICE_TAIL, "width=64")],
     },
 ];
 
@@ -76,7 +72,7 @@ pub fn root_readme_table(runs: &[Vec<Row>]) -> String {
                 merged.iter().find(|row| row.operation == *operation && row.parameter == *parameter)
             })
             .collect();
-        let unit = found.iter().flatten().next().map_or("", |row| row.unit);
+        let unit = found.iter().flatten().next().map_or("", |row| row.unit.as_str());
         let join = |cell: &dyn Fn(&Row) -> String| {
             found.iter().map(|row| row.map_or("-".to_string(), cell)).collect::<Vec<_>>().join(" / ")
         };
@@ -107,19 +103,17 @@ pub fn root_readme_table(runs: &[Vec<Row>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::Pair;
-    use chapter_common::Samples;
 
-    fn row(operation: &'static str, parameter: &str, unit: &'static str, rust: f64, cpp: f64) -> Row {
-        Row::new(operation, parameter, unit, Pair { rust: Samples(vec![rust]), cpp: Samples(vec![cpp]) })
+    fn row(operation: &str, parameter: &str, unit: &str, rust: f64, cpp: f64) -> Row {
+        Row::single(operation, parameter, unit, rust, cpp)
     }
 
     #[test]
     fn lines_join_their_rows_and_missing_rows_read_a_dash() {
         let run = vec![
-            row(stream_launch::OPERATION, "launches=1000", "µs/launch", 4.482, 4.516),
-            row(data_loop::HOST_SYNC, "steps=5000", "µs/step", 12.99, 12.5),
-            row(data_loop::SELF_RELAUNCH, "steps=5000", "µs/step", 4.2, 4.2),
+            row(STREAM_LAUNCH, "launches=1000", "µs/launch", 4.482, 4.516),
+            row(LOOP_HOST_SYNC, "steps=5000", "µs/step", 12.99, 12.5),
+            row(LOOP_SELF_RELAUNCH, "steps=5000", "µs/step", 4.2, 4.2),
         ];
         let table = root_readme_table(std::slice::from_ref(&run));
         assert!(
@@ -135,7 +129,7 @@ mod tests {
             "{table}"
         );
         let mut slower = run.clone();
-        slower[0] = row(stream_launch::OPERATION, "launches=1000", "µs/launch", 5.0, 4.0);
+        slower[0] = row(STREAM_LAUNCH, "launches=1000", "µs/launch", 5.0, 4.0);
         let table = root_readme_table(&[run.clone(), slower, run]);
         assert!(
             table.contains(

@@ -20,9 +20,12 @@ use std::sync::OnceLock;
 
 use plotters::prelude::*;
 
-use crate::error::{BenchError, Result};
-use crate::harness::Row;
-use crate::{device_launch_width, graph_replay, pdl_chain, stream_launch};
+use crate::error::{ReportError, Result};
+use crate::operations::{
+    DEVICE_FIRE_AND_FORGET, DEVICE_TAIL, EMPTY_PLAIN, EMPTY_PROGRAMMATIC, GRAPH_REPLAY, HOST_SYNC, RMW_PLAIN,
+    RMW_PROGRAMMATIC, STREAM_LAUNCH,
+};
+use crate::row::Row;
 
 /// The chart's file name in a results folder.
 pub const FILE_NAME: &str = "launch_latency.png";
@@ -37,7 +40,7 @@ pub const NO_TEXT_NOTE: &str =
 /// The chart's caption for a device.
 ///
 /// ```
-/// assert_eq!(cuda_graph_bench::chart::caption("X"), "Launch latency by mode and width: X");
+/// assert_eq!(cuda_graph_bench_report::chart::caption("X"), "Launch latency by mode and width: X");
 /// ```
 pub fn caption(device_name: &str) -> String {
     format!("Launch latency by mode and width: {device_name}")
@@ -46,7 +49,7 @@ pub fn caption(device_name: &str) -> String {
 /// The chain chart's caption for a device.
 ///
 /// ```
-/// assert_eq!(cuda_graph_bench::chart::chain_caption("X"), "Kernel chain replay, plain and programmatic edges: X");
+/// assert_eq!(cuda_graph_bench_report::chart::chain_caption("X"), "Kernel chain replay, plain and programmatic edges: X");
 /// ```
 pub fn chain_caption(device_name: &str) -> String {
     format!("Kernel chain replay, plain and programmatic edges: {device_name}")
@@ -117,23 +120,23 @@ pub struct Series {
 /// The modes drawn by width: (operation, parameter prefix of the width, legend text), in
 /// colour order after the stream launch.
 const BY_WIDTH: [(&str, &str, &str); 4] = [
-    (graph_replay::OPERATION, "nodes=", "graph replay, per node"),
-    (device_launch_width::HOST_SYNC, "width=", "graph launch, host + sync"),
-    (device_launch_width::DEVICE_FIRE_AND_FORGET, "width=", "graph launch, device fire-and-forget"),
-    (device_launch_width::DEVICE_TAIL, "width=", "graph launch, device tail"),
+    (GRAPH_REPLAY, "nodes=", "graph replay, per node"),
+    (HOST_SYNC, "width=", "graph launch, host + sync"),
+    (DEVICE_FIRE_AND_FORGET, "width=", "graph launch, device fire-and-forget"),
+    (DEVICE_TAIL, "width=", "graph launch, device tail"),
 ];
 
 /// The chains drawn by length on the chain chart, in colour order.
 const CHAINS: [(&str, &str, &str); 5] = [
-    (graph_replay::OPERATION, "nodes=", "kernel chain, *c += v (b)"),
-    (pdl_chain::EMPTY_PLAIN, "nodes=", "empty, plain edges"),
-    (pdl_chain::EMPTY_PROGRAMMATIC, "nodes=", "empty, programmatic edges"),
-    (pdl_chain::RMW_PLAIN, "nodes=", "*c += 1, plain edges"),
-    (pdl_chain::RMW_PROGRAMMATIC, "nodes=", "*c += 1, programmatic edges"),
+    (GRAPH_REPLAY, "nodes=", "kernel chain, *c += v (b)"),
+    (EMPTY_PLAIN, "nodes=", "empty, plain edges"),
+    (EMPTY_PROGRAMMATIC, "nodes=", "empty, programmatic edges"),
+    (RMW_PLAIN, "nodes=", "*c += 1, plain edges"),
+    (RMW_PROGRAMMATIC, "nodes=", "*c += 1, programmatic edges"),
 ];
 
-/// The chain chart's series: each chain of [`CHAINS`] that has rows, by length, for Rust and
-/// C++.
+/// The chain chart's series: each chain (the (b) chain and the four (h) chains) that has rows,
+/// by length, for Rust and C++.
 pub fn chain_series(rows: &[Row]) -> Vec<Series> {
     by_width(rows, &CHAINS, 0)
 }
@@ -145,7 +148,7 @@ pub fn series(rows: &[Row]) -> Vec<Series> {
     let widths: Vec<f64> = rows.iter().filter_map(|row| width_of(row, &BY_WIDTH)).collect();
     let mut out = Vec::new();
     let side = |rust: bool| if rust { "Rust" } else { "C++, dashed" };
-    if let Some(stream) = rows.iter().find(|row| row.operation == stream_launch::OPERATION) {
+    if let Some(stream) = rows.iter().find(|row| row.operation == STREAM_LAUNCH) {
         let (lo, hi) = span(&widths);
         for (rust, value) in [(true, stream.rust()), (false, stream.cpp())] {
             out.push(Series {
@@ -212,8 +215,8 @@ const COLORS: [RGBColor; 5] = [
     RGBColor(0x94, 0x67, 0xbd),
 ];
 
-fn chart_error(err: impl std::fmt::Display) -> BenchError {
-    BenchError::Chart(err.to_string())
+fn chart_error(err: impl std::fmt::Display) -> ReportError {
+    ReportError::Chart(err.to_string())
 }
 
 /// Draws `series` into a PNG at `path` (1000 × 600); with `text`, a caption, axis labels
@@ -302,31 +305,20 @@ pub fn draw(path: &Path, caption: &str, axes: Axes, series: &[Series], text: boo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::Pair;
-    use chapter_common::Samples;
-
-    fn pair(r: f64, c: f64) -> Pair {
-        Pair { rust: Samples(vec![r]), cpp: Samples(vec![c]) }
-    }
-
     fn rows() -> Vec<Row> {
-        let mut rows = vec![Row::new(stream_launch::OPERATION, "launches=1000", "µs/launch", pair(2.4, 2.3))];
+        let mut rows = vec![Row::single(STREAM_LAUNCH, "launches=1000", "µs/launch", 2.4, 2.3)];
         for (n, r, c) in [(1, 2.6, 2.5), (10, 0.9, 0.88), (100, 0.62, 0.61), (1000, 0.6, 0.6)] {
-            rows.push(Row::new(graph_replay::OPERATION, format!("nodes={n}"), "µs/node", pair(r, c)));
+            rows.push(Row::single(GRAPH_REPLAY, format!("nodes={n}"), "µs/node", r, c));
         }
         rows
     }
 
     fn rows_with_widths() -> Vec<Row> {
         let mut rows = rows();
-        for (operation, base) in [
-            (device_launch_width::HOST_SYNC, 10.0),
-            (device_launch_width::DEVICE_FIRE_AND_FORGET, 3.0),
-            (device_launch_width::DEVICE_TAIL, 4.0),
-        ] {
+        for (operation, base) in [(HOST_SYNC, 10.0), (DEVICE_FIRE_AND_FORGET, 3.0), (DEVICE_TAIL, 4.0)] {
             for width in [1u32, 8, 32, 64] {
                 let us = base + f64::from(width) / 64.0;
-                rows.push(Row::new(operation, format!("width={width}"), "µs/launch", pair(us, us * 1.01)));
+                rows.push(Row::single(operation, format!("width={width}"), "µs/launch", us, us * 1.01));
             }
         }
         rows
@@ -359,9 +351,9 @@ mod tests {
     #[test]
     fn the_chain_chart_draws_every_chain_by_length() {
         let mut rows = rows();
-        for (operation, base) in [(pdl_chain::EMPTY_PLAIN, 0.8), (pdl_chain::EMPTY_PROGRAMMATIC, 0.5)] {
+        for (operation, base) in [(EMPTY_PLAIN, 0.8), (EMPTY_PROGRAMMATIC, 0.5)] {
             for n in [10u32, 100, 1000] {
-                rows.push(Row::new(operation, format!("nodes={n}"), "µs/node", pair(base, base)));
+                rows.push(Row::single(operation, format!("nodes={n}"), "µs/node", base, base));
             }
         }
         let s = chain_series(&rows);

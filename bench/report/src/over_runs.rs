@@ -4,25 +4,30 @@
 //! A goal is met over the runs only if the median of its per-run figures meets it **and** it was
 //! met in at least half the runs; met in fewer than half, it is missed whatever the median says.
 
-use chapter_common::{median, Samples};
+use crate::goals::{Bound, Goal, Goals, Verdict};
+use crate::row::{Row, Summary};
+use crate::samples::{median, Samples};
 
-use crate::goals::{Bound, Goal, Verdict};
-use crate::harness::{Pair, Row};
-
-/// The rows of the first run, in its order, each with one sample per run that measured it: that
-/// run's median, Rust and C++. So [`Row::rust`] and [`Row::cpp`] of a merged row are the
-/// medians over the runs, and [`Samples::range`] their spread.
+/// The rows of the first run, in its order, each summarizing one sample per run that measured
+/// it: that run's median, Rust and C++. So [`Row::rust`] and [`Row::cpp`] of a merged row are
+/// the medians over the runs, and [`Summary::range`] their spread.
 pub fn merge(runs: &[Vec<Row>]) -> Vec<Row> {
     let Some(first) = runs.first() else { return Vec::new() };
     first
         .iter()
         .map(|row| {
-            let mut pair = Pair::default();
+            let (mut rust, mut cpp) = (Samples::default(), Samples::default());
             for same in runs.iter().filter_map(|rows| find(rows, row)) {
-                pair.rust.push(same.rust());
-                pair.cpp.push(same.cpp());
+                rust.push(same.rust());
+                cpp.push(same.cpp());
             }
-            Row::new(row.operation, row.parameter.clone(), row.unit, pair)
+            Row::new(
+                row.operation.as_str(),
+                row.parameter.as_str(),
+                row.unit.as_str(),
+                Summary::of(&rust),
+                Summary::of(&cpp),
+            )
         })
         .collect()
 }
@@ -39,8 +44,10 @@ fn find<'r>(rows: &'r [Row], like: &Row) -> Option<&'r Row> {
 /// One goal over several runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GoalOverRuns {
-    /// The goal, as bench/README.md, "Goals", states it.
-    pub text: &'static str,
+    /// The goal's name in the goals file.
+    pub name: String,
+    /// The goal, as the goals file states it.
+    pub text: String,
     /// What the figure is held to.
     pub bound: Bound,
     /// Each run's verdict, in run order.
@@ -61,12 +68,13 @@ pub enum OverRuns {
 }
 
 impl GoalOverRuns {
-    /// Gathers goal `index` of every run's [`crate::goals::check`].
+    /// Gathers goal `index` of every run's [`crate::goals::Goals::check`].
     pub fn gather(per_run: &[Vec<Goal>], index: usize) -> Option<GoalOverRuns> {
         let first = per_run.first()?.get(index)?;
         let goals: Vec<&Goal> = per_run.iter().filter_map(|goals| goals.get(index)).collect();
         Some(GoalOverRuns {
-            text: first.text,
+            name: first.name.clone(),
+            text: first.text.clone(),
             bound: first.bound,
             per_run: goals.iter().map(|goal| goal.verdict.clone()).collect(),
             figures: goals.iter().map(|goal| goal.figure).collect(),
@@ -112,7 +120,7 @@ impl std::fmt::Display for GoalOverRuns {
         let label = match self.verdict() {
             OverRuns::Met => "met     ",
             OverRuns::Missed => "MISSED  ",
-            OverRuns::NotMeasured => return write!(f, "not run  {}", self.text),
+            OverRuns::NotMeasured => return write!(f, "not run  {} ({})", self.text, self.name),
         };
         let (met, measured) = (self.runs_met(), self.runs_measured());
         let figures: Vec<String> =
@@ -121,8 +129,9 @@ impl std::fmt::Display for GoalOverRuns {
         let few = if 2 * met < measured { " (fewer than half)" } else { "" };
         write!(
             f,
-            "{label} {}: median over {measured} run(s) {median:.3} (per run {}); met in {met} of {measured} runs{few}",
+            "{label} {} ({}): median over {measured} run(s) {median:.3} (per run {}); met in {met} of {measured} runs{few}",
             self.text,
+            self.name,
             figures.join(", ")
         )?;
         for (run, verdict) in self.per_run.iter().enumerate() {
@@ -137,35 +146,57 @@ impl std::fmt::Display for GoalOverRuns {
     }
 }
 
-/// Every goal of [`crate::goals::check`] over `per_run` (one `check` result per run).
+/// Every goal of `per_run` (one [`crate::goals::Goals::check`] result per run) over the runs.
 pub fn goals(per_run: &[Vec<Goal>]) -> Vec<GoalOverRuns> {
     let count = per_run.first().map_or(0, Vec::len);
     (0..count).filter_map(|index| GoalOverRuns::gather(per_run, index)).collect()
 }
 
+/// Every one of `goals` decided in each of `runs`, then over the runs.
+///
+/// ```
+/// use cuda_graph_bench_report::{over_runs, Goals, Row};
+/// let run = |us| vec![Row::single("loop, WHILE node", "steps=5000", "µs/step", us, 4.0)];
+/// let decided = over_runs::decide(&Goals::bench()?, &[run(4.2), run(4.6), run(4.7)]);
+/// let while_loop = decided.iter().find(|goal| goal.name == "while-loop").unwrap();
+/// assert_eq!((while_loop.runs_met(), while_loop.verdict()), (1, over_runs::OverRuns::Missed));
+/// # Ok::<(), cuda_graph_bench_report::ReportError>(())
+/// ```
+pub fn decide(goals: &Goals, runs: &[Vec<Row>]) -> Vec<GoalOverRuns> {
+    let per_run: Vec<Vec<Goal>> = runs.iter().map(|rows| goals.check(rows)).collect();
+    self::goals(&per_run)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::goals::{check, MAX_WHILE_US_PER_STEP};
-    use crate::{data_loop, graph_replay};
+    use crate::operations::{DEVICE_FIRE_AND_FORGET, GRAPH_REPLAY, HOST_SYNC, LOOP_WHILE_NODE};
 
-    fn row(operation: &'static str, parameter: &str, rust: f64, cpp: f64) -> Row {
-        Row::new(operation, parameter, "µs", Pair { rust: Samples(vec![rust]), cpp: Samples(vec![cpp]) })
+    fn row(operation: &str, parameter: &str, rust: f64, cpp: f64) -> Row {
+        Row::single(operation, parameter, "µs", rust, cpp)
+    }
+
+    fn check(rows: &[Row]) -> Vec<Goal> {
+        Goals::bench().unwrap().check(rows)
+    }
+
+    /// Goal `name` over runs whose rows are each of `runs`.
+    fn over(name: &str, runs: &[Vec<Row>]) -> GoalOverRuns {
+        let per_run: Vec<Vec<Goal>> = runs.iter().map(|rows| check(rows)).collect();
+        goals(&per_run).into_iter().find(|goal| goal.name == name).unwrap()
     }
 
     /// Runs whose WHILE step (Rust) is each of `steps`, the C++ side 4.0.
-    fn while_runs(steps: &[f64]) -> Vec<Vec<Goal>> {
-        steps.iter().map(|&us| check(&[row(data_loop::WHILE_NODE, "steps=5000", us, 4.0)], 5000)).collect()
-    }
-
     fn while_goal(steps: &[f64]) -> GoalOverRuns {
-        goals(&while_runs(steps)).remove(2)
+        let runs: Vec<Vec<Row>> =
+            steps.iter().map(|&us| vec![row(LOOP_WHILE_NODE, "steps=5000", us, 4.0)]).collect();
+        over("while-loop", &runs)
     }
 
     #[test]
     fn a_goal_met_in_one_run_of_three_is_missed() {
-        assert_eq!(MAX_WHILE_US_PER_STEP, 4.5);
         let goal = while_goal(&[4.0, 4.6, 4.7]);
+        assert_eq!(goal.bound, Bound::AtMost(4.5));
         assert_eq!((goal.runs_met(), goal.runs_measured()), (1, 3));
         assert_eq!(goal.verdict(), OverRuns::Missed);
         let text = goal.to_string();
@@ -173,6 +204,7 @@ mod tests {
         assert!(text.contains("met in 1 of 3 runs (fewer than half)"), "{text}");
         assert!(text.contains("per run 4.000, 4.600, 4.700"), "{text}");
         assert!(text.contains("run 1: met: 4.000") && text.contains("run 3: MISSED: 4.700"), "{text}");
+        assert!(text.contains("WHILE loop <= 4.5 µs per step (while-loop): median"), "{text}");
     }
 
     #[test]
@@ -201,22 +233,19 @@ mod tests {
 
     #[test]
     fn at_least_goals_and_nan_figures_count_as_the_worst() {
-        use crate::device_launch_width::{DEVICE_FIRE_AND_FORGET, HOST_SYNC};
         let run = |host: f64, device: f64| {
-            check(
-                &[
-                    row(HOST_SYNC, "width=64", host, host),
-                    row(DEVICE_FIRE_AND_FORGET, "width=64", device, device),
-                ],
-                5000,
-            )
+            vec![
+                row(HOST_SYNC, "width=64", host, host),
+                row(DEVICE_FIRE_AND_FORGET, "width=64", device, device),
+            ]
         };
-        let over = goals(&[run(70.0, 28.0), run(60.0, 28.0), run(66.0, 28.0)]).remove(3);
-        assert_eq!(over.bound, Bound::AtLeast(2.3));
-        assert_eq!((over.runs_met(), over.verdict()), (2, OverRuns::Met), "{over}");
-        let over = goals(&[run(70.0, 28.0), run(60.0, 28.0), run(62.0, 28.0)]).remove(3);
-        assert_eq!((over.runs_met(), over.verdict()), (1, OverRuns::Missed), "{over}");
-        let nan = goals(&[run(70.0, 28.0), run(f64::NAN, 28.0), run(f64::NAN, 28.0)]).remove(3);
+        let speedup = |runs: &[Vec<Row>]| over("fire-and-forget-speedup", runs);
+        let goal = speedup(&[run(70.0, 28.0), run(60.0, 28.0), run(66.0, 28.0)]);
+        assert_eq!(goal.bound, Bound::AtLeast(2.3));
+        assert_eq!((goal.runs_met(), goal.verdict()), (2, OverRuns::Met), "{goal}");
+        let goal = speedup(&[run(70.0, 28.0), run(60.0, 28.0), run(62.0, 28.0)]);
+        assert_eq!((goal.runs_met(), goal.verdict()), (1, OverRuns::Missed), "{goal}");
+        let nan = speedup(&[run(70.0, 28.0), run(f64::NAN, 28.0), run(f64::NAN, 28.0)]);
         assert_eq!(nan.median(), Some(f64::NEG_INFINITY), "two of three runs are NaN");
         assert_eq!(nan.verdict(), OverRuns::Missed);
     }
@@ -224,42 +253,34 @@ mod tests {
     #[test]
     fn the_ratio_goal_holds_each_runs_worst_row() {
         let run = |ratio: f64| {
-            check(
-                &[
-                    row(graph_replay::OPERATION, "nodes=100", 1.0, 1.0),
-                    row(data_loop::WHILE_NODE, "steps=5000", ratio, 1.0),
-                ],
-                5000,
-            )
+            vec![row(GRAPH_REPLAY, "nodes=100", 1.0, 1.0), row(LOOP_WHILE_NODE, "steps=5000", ratio, 1.0)]
         };
-        let over = goals(&[run(1.01), run(1.05), run(1.04)]).remove(0);
-        assert_eq!(over.figures, [Some(1.01), Some(1.05), Some(1.04)]);
-        assert_eq!(over.verdict(), OverRuns::Missed);
-        let over = goals(&[run(1.01), run(1.05), run(1.0)]).remove(0);
-        assert_eq!(over.verdict(), OverRuns::Met);
-        let none = goals(&[check(&[], 5000), check(&[], 5000)]);
-        assert_eq!(none[1].verdict(), OverRuns::NotMeasured);
-        assert!(none[1].to_string().starts_with("not run"));
+        let goal = over("rust-over-cpp", &[run(1.01), run(1.05), run(1.04)]);
+        assert_eq!(goal.figures, [Some(1.01), Some(1.05), Some(1.04)]);
+        assert_eq!(goal.verdict(), OverRuns::Missed);
+        let goal = over("rust-over-cpp", &[run(1.01), run(1.05), run(1.0)]);
+        assert_eq!(goal.verdict(), OverRuns::Met);
+        let none = over("replay-per-node", &[vec![], vec![]]);
+        assert_eq!(none.verdict(), OverRuns::NotMeasured);
+        assert!(none.to_string().starts_with("not run"));
     }
 
     #[test]
     fn merged_rows_hold_one_median_per_run() {
         let runs = vec![
-            vec![
-                row(graph_replay::OPERATION, "nodes=1", 2.0, 1.0),
-                row(graph_replay::OPERATION, "nodes=10", 1.0, 1.0),
-            ],
-            vec![
-                row(graph_replay::OPERATION, "nodes=10", 3.0, 2.0),
-                row(graph_replay::OPERATION, "nodes=1", 4.0, 2.0),
-            ],
-            vec![row(graph_replay::OPERATION, "nodes=1", 9.0, 3.0)],
+            vec![row(GRAPH_REPLAY, "nodes=1", 2.0, 1.0), row(GRAPH_REPLAY, "nodes=10", 1.0, 1.0)],
+            vec![row(GRAPH_REPLAY, "nodes=10", 3.0, 2.0), row(GRAPH_REPLAY, "nodes=1", 4.0, 2.0)],
+            vec![row(GRAPH_REPLAY, "nodes=1", 9.0, 3.0)],
         ];
         let merged = merge(&runs);
         assert_eq!(merged.len(), 2);
-        assert_eq!(merged[0].pair.rust.0, [2.0, 4.0, 9.0]);
+        assert_eq!((merged[0].rust.range(), merged[0].rust.count), ((2.0, 9.0), 3));
         assert_eq!((merged[0].rust(), merged[0].cpp()), (4.0, 2.0));
-        assert_eq!(merged[1].pair.cpp.0, [1.0, 2.0], "the third run has no nodes=10");
+        assert_eq!(
+            (merged[1].cpp.range(), merged[1].cpp.count),
+            ((1.0, 2.0), 2),
+            "the third run has no nodes=10"
+        );
         assert_eq!(ratios(&runs, &merged[0]).0, [2.0, 2.0, 3.0]);
         assert!(merge(&[]).is_empty());
     }
