@@ -8,7 +8,7 @@ use cuda_graphs_conditional::{run, Options, Program};
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let tests::Run { options, report, json, figure } = tests::quick_run::<cuda_graphs_conditional::Program>();
+    let tests::Run { options, report, json, figure } = tests::quick_run::<Program>();
     tests::assert_positive_figures(
         &report,
         &[

@@ -9,6 +9,8 @@ use device_graph_launch::{run, Mode, Options};
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
+    // Under a sanitizer every device-side launch is slow: quick_run takes the sanitizer options
+    // there, as ch12 does.
     let tests::Run { options, report, json, figure } = tests::quick_run::<device_graph_launch::Program>();
     for width in &options.widths {
         let mut names: Vec<String> =
