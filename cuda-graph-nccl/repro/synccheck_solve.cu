@@ -1,4 +1,4 @@
-// Where do compute-sanitizer synccheck's reports on examples/multi_gpu_solve's quick test come
+// Where do compute-sanitizer synccheck's reports on examples/beyond/multi_gpu_solve's quick test come
 // from: the example's kernels, NCCL's kernels, or the two together in a WHILE graph?
 // (SOUNDNESS.md, "Things of other code", item 11: on one H200, synccheck reported 58,716 errors
 // in that test, then the run failed with cudaErrorLaunchFailure.) Plain CUDA C++, no Rust and no
@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "../../examples/multi_gpu_solve/kernels/solve.cu"
+#include "../../examples/beyond/multi_gpu_solve/kernels/solve.cu"
 
 #define CK(x)                                                                                                \
   do {                                                                                                       \
@@ -118,7 +118,7 @@ static void load_nccl() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The problem (examples/multi_gpu_solve/src/problem.rs, Config::quick), and its CPU solve.
+// The problem (examples/beyond/multi_gpu_solve/src/problem.rs, Config::quick), and its CPU solve.
 constexpr uint32_t kRows = 1u << 15;  // rows per GPU
 constexpr uint32_t kFeatures = 8;
 constexpr double kRate = 1.5, kTolerance = 1e-10;
@@ -196,7 +196,7 @@ static double max_difference(const std::vector<double>& a, const std::vector<dou
 }
 
 // ---------------------------------------------------------------------------------------------
-// One rank: its device, stream, data, communicator and graph (examples/multi_gpu_solve/src/gpu.rs).
+// One rank: its device, stream, data, communicator and graph (examples/beyond/multi_gpu_solve/src/gpu.rs).
 struct Rank {
   int device = 0;
   cudaStream_t stream = nullptr;

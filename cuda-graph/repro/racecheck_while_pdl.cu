@@ -1,6 +1,6 @@
 // Does compute-sanitizer's racecheck survive a WHILE loop whose body has a programmatic edge or
 // shared-memory atomics, or the same kernels on a stream? (Output: racecheck_while_pdl.h100.txt)
-// Plain CUDA C++, no Rust: examples/generation_loop's way (d) reduced to two kernels. Run it on
+// Plain CUDA C++, no Rust: examples/beyond/generation_loop's way (d) reduced to two kernels. Run it on
 // a GPU machine with `bash scripts/run-standalone repro-racecheck-while-pdl`, which runs each
 // variant without a sanitizer and under racecheck and prints one line each.
 //

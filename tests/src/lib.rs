@@ -109,13 +109,44 @@ pub fn assert_refused(
     assert!(err.to_string().contains(text), "{err}");
 }
 
-/// Runs the quick form of program `P`'s chapter workload (`ChapterProgram::book`), fails the
-/// test unless it has one and every check passes, and returns the options and the report.
+/// A chapter program's run that passed: its options, its report, the report as JSON, and
+/// `figure(name)`, the report's figure `name` (see [`figure`]). What a program's test starts
+/// from: `let tests::Run { options, report, json, figure } = tests::quick_run::<Program>();`.
+pub struct Run<O> {
+    /// The options it ran.
+    pub options: O,
+    /// Its report (every check held).
+    pub report: chapter_common::Report,
+    /// The report as JSON ([`Report::to_json`](chapter_common::Report::to_json)).
+    pub json: serde_json::Value,
+    /// The report's figure of that name, failing the test when it is missing.
+    pub figure: Box<dyn Fn(&str) -> f64>,
+}
+
+/// Runs program `P` on `options` and fails the test unless every check passes (see
+/// [`passed`]); returns the run.
 #[track_caller]
-pub fn book_quick_run<P: chapter_common::ChapterProgram>() -> (P::Options, chapter_common::Report) {
-    let options = P::book_options(true).unwrap_or_else(|| panic!("{} has no --book workload", P::NAME));
+pub fn passing_run<P: chapter_common::ChapterProgram>(options: P::Options) -> Run<P::Options> {
     let report = passed(P::run(&options));
-    (options, report)
+    let json = report.to_json();
+    let figures = report.clone();
+    Run { options, report, json, figure: Box::new(move |name| figure(&figures, name)) }
+}
+
+/// Program `P`'s quick run, which must pass: its quick options, or under compute-sanitizer its
+/// [`sanitizer_options`](chapter_common::ChapterProgram::sanitizer_options) (what `ch12
+/// --quick` runs there; the quick ones unless the program says otherwise).
+#[track_caller]
+pub fn quick_run<P: chapter_common::ChapterProgram>() -> Run<P::Options> {
+    passing_run::<P>(if under_sanitizer() { P::sanitizer_options() } else { P::quick_options() })
+}
+
+/// Runs the quick form of program `P`'s chapter workload (`ChapterProgram::book`), fails the
+/// test unless it has one and every check passes, and returns the run.
+#[track_caller]
+pub fn book_quick_run<P: chapter_common::ChapterProgram>() -> Run<P::Options> {
+    let options = P::book_options(true).unwrap_or_else(|| panic!("{} has no --book workload", P::NAME));
+    passing_run::<P>(options)
 }
 
 /// True when the tests run under compute-sanitizer: see [`gpu_test_support::under_sanitizer`].

@@ -6,11 +6,7 @@ use atomic_work_queue::{run, Arithmetic, Options, SINCOS_CHECK};
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
-    let report = tests::passed(run(&options));
-
-    let json = report.to_json();
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { options, report, json, figure } = tests::quick_run::<atomic_work_queue::Program>();
     tests::assert_positive_figures(&report, &["dynamic_over_static", "uniform_dynamic_over_static"]);
     tests::assert_positive_figures(
         &report,
@@ -33,7 +29,7 @@ fn quick_run_passes_and_reports_every_figure() {
     assert!(options.sweep.contains(&(figure("best_batch") as u32)));
     // The headline's baseline is the fastest of the three static variants, and is named.
     let fastest = ["static_ms", "static_per_item_ms", "static_grid_stride_ms"]
-        .map(figure)
+        .map(&figure)
         .into_iter()
         .fold(f64::INFINITY, f64::min);
     assert_eq!(figure("best_static_ms"), fastest);
@@ -73,14 +69,13 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn the_chapter_listings_workload_runs_its_two_kernels_on_a_full_grid() {
     gpu_test_support::require_gpu!();
-    let (options, report) = tests::book_quick_run::<atomic_work_queue::Program>();
+    let tests::Run { options, report, json, figure } = tests::book_quick_run::<atomic_work_queue::Program>();
     assert_eq!(options.costs, atomic_work_queue::Costs::Sawtooth);
     assert_eq!(options.arithmetic, Arithmetic::Listing);
-    let json = report.to_json();
     // The listing's sinf * cosf rounds ran, were checked, and the report says so and what differs.
     assert_eq!(json["data"]["arithmetic"], "listing");
     tests::assert_checks_held(&report, &["matches CPU reference", SINCOS_CHECK]);
-    assert!(tests::figure(&report, "sincos_max_ulps") <= f64::from(atomic_work_queue::SINCOS_MAX_ULPS));
+    assert!(figure("sincos_max_ulps") <= f64::from(atomic_work_queue::SINCOS_MAX_ULPS));
     let notes = json["notes"].as_array().expect("notes");
     let note = |start: &str| notes.iter().filter_map(|n| n.as_str()).find(|n| n.starts_with(start));
     assert!(note("arithmetic: the listing's float rounds").is_some(), "{notes:?}");
@@ -95,7 +90,6 @@ fn the_chapter_listings_workload_runs_its_two_kernels_on_a_full_grid() {
         .collect();
     assert_eq!(names, ["static_per_item", "warp_batch_32"]);
     assert_eq!(json["data"]["best_static"], "static_per_item");
-    let figure = |name: &str| tests::figure(&report, name);
     assert_eq!(figure("dynamic_over_static"), figure("static_per_item_ms") / figure("dynamic_warp_ms"));
     // The listing's own timing (each kernel's first run, static first) is reported beside it.
     tests::assert_positive_figures(&report, &["first_run_static_ms", "first_run_dynamic_ms"]);

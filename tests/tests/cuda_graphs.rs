@@ -16,11 +16,7 @@ const CHECKS: [&str; 5] = [
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
-    let report = tests::passed(run(&options));
-
-    let json = report.to_json();
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { options, report, json, figure } = tests::quick_run::<cuda_graphs::Program>();
     tests::assert_positive_figures(
         &report,
         &[
@@ -66,15 +62,13 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn the_chapter_listings_workload_passes_with_its_three_kernels() {
     gpu_test_support::require_gpu!();
-    let (options, report) = tests::book_quick_run::<cuda_graphs::Program>();
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { options, report, json, figure } = tests::book_quick_run::<cuda_graphs::Program>();
     assert_eq!(figure("kernels"), 3.0, "the listing's kernel_a, kernel_b, kernel_c");
     assert_eq!(figure("elements"), f64::from(options.elements));
     let speedup = figure("speedup");
     assert!(speedup.is_finite() && speedup > 0.0, "speedup = {speedup}");
     // The listing's float kernels ran, within the tolerance, passes counted by the short runs.
     assert_eq!(options.arithmetic, Arithmetic::Listing);
-    let json = report.to_json();
     assert_eq!(json["data"]["arithmetic"], "listing");
     tests::assert_checks_held(&report, &CHECKS);
     tests::assert_checks_held(&report, &[SHORT_RUNS_CHECK]);

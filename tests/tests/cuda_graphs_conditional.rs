@@ -3,16 +3,12 @@
 //! two host-driven loops (mapped flag, copied flag) all stop where the model does with its
 //! values. Speed is not asserted: the WHILE step's goal is reported, not checked.
 
-use cuda_graphs_conditional::{run, Options};
+use cuda_graphs_conditional::{run, Options, Program};
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
-    let report = tests::passed(run(&options));
-
-    let json = report.to_json();
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { options, report, json, figure } = tests::quick_run::<Program>();
     tests::assert_positive_figures(
         &report,
         &[
@@ -86,12 +82,11 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn one_sweep_a_body_is_judged_per_iteration_only() {
     gpu_test_support::require_gpu!();
-    let report = tests::passed(run(&Options { unroll: 1, ..Options::quick() }));
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { report, json, figure, .. } =
+        tests::passing_run::<Program>(Options { unroll: 1, ..Options::quick() });
     // One sweep an iteration: the two units are the same figure.
     assert_eq!(figure("while_us_per_iteration"), figure("while_us_per_step"));
     assert_eq!(figure("while_iterations"), figure("while_steps"));
-    let json = report.to_json();
     let goal = &json["data"]["while_step_goal"];
     assert!(goal["per_sweep"]["met"].is_null(), "stated at 4 sweeps: {goal}");
     assert_eq!(goal["per_iteration"]["met"], figure("while_us_per_iteration") <= 4.5, "{goal}");

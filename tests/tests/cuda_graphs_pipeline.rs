@@ -7,12 +7,8 @@ use cuda_graphs_pipeline::{run, Options};
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
+    let tests::Run { options, report, json, figure } = tests::quick_run::<cuda_graphs_pipeline::Program>();
     assert!(options.verify);
-    let report = tests::passed(run(&options));
-
-    let json = report.to_json();
-    let figure = |name: &str| tests::figure(&report, name);
     tests::assert_positive_figures(
         &report,
         &[
@@ -60,13 +56,14 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn the_chapter_listings_workload_compares_its_two_programs_only() {
     gpu_test_support::require_gpu!();
-    let (options, report) = tests::book_quick_run::<cuda_graphs_pipeline::Program>();
+    let tests::Run { options, report, json, figure } =
+        tests::book_quick_run::<cuda_graphs_pipeline::Program>();
     assert!(!options.per_stage_alloc && options.verify);
-    let ratio = tests::figure(&report, "graph_over_stream_prealloc");
+    let ratio = figure("graph_over_stream_prealloc");
     assert!(ratio.is_finite() && ratio > 0.0, "graph_over_stream_prealloc = {ratio}");
     assert_eq!(report.figure_value("stream_ms_per_iter"), None, "the per-stage allocating way did not run");
     assert!(!cuda_graphs_pipeline::headline(&report).contains("per-stage alloc"));
-    let checks = report.to_json()["checks"].clone();
+    let checks = &json["checks"];
     assert!(checks
         .as_array()
         .expect("checks")

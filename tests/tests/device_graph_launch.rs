@@ -4,18 +4,14 @@
 //! timed loops, and each limit hit on purpose comes back as the expected device-side error.
 //! Speed is not asserted here.
 
-use chapter_common::ChapterProgram;
-use device_graph_launch::{run, Mode, Options, Program};
+use device_graph_launch::{run, Mode, Options};
 
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    // Under a sanitizer every device-side launch is slow: the options ch12 runs there too.
-    let options = if tests::under_sanitizer() { Program::sanitizer_options() } else { Options::quick() };
-    let report = tests::passed(run(&options));
-
-    let json = report.to_json();
-    let figure = |name: &str| tests::figure(&report, name);
+    // Under a sanitizer every device-side launch is slow: quick_run takes the sanitizer options
+    // there, as ch12 does.
+    let tests::Run { options, report, json, figure } = tests::quick_run::<device_graph_launch::Program>();
     for width in &options.widths {
         let mut names: Vec<String> =
             options.modes.iter().map(|m| format!("{}_us_w{width}", m.name())).collect();

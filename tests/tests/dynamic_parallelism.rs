@@ -9,11 +9,7 @@ use dynamic_parallelism::{run, Options};
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
-    let report = tests::passed(run(&options));
-
-    let json = report.to_json();
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { options, report, json, figure } = tests::quick_run::<dynamic_parallelism::Program>();
     tests::assert_positive_figures(
         &report,
         &[
@@ -58,8 +54,7 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn the_chapter_listings_cdp_sizes_pass_and_the_device_launch_still_runs() {
     gpu_test_support::require_gpu!();
-    let (_, report) = tests::book_quick_run::<dynamic_parallelism::Program>();
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { figure, .. } = tests::book_quick_run::<dynamic_parallelism::Program>();
     assert_eq!((figure("cells"), figure("total_points")), (100.0, 10_000.0), "the listing's 10 000 values");
     assert!(figure("refined_cells") >= 1.0);
     assert_eq!(figure("cdp_children_per_pass"), figure("refined_cells"));

@@ -7,10 +7,7 @@ use graph_bandwidth::{run, Options};
 #[test]
 fn quick_run_passes_and_reports_every_size() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
-    let report = tests::passed(run(&options));
-
-    let json = report.to_json();
+    let tests::Run { options, report, json, .. } = tests::quick_run::<graph_bandwidth::Program>();
     tests::assert_positive_figures(
         &report,
         &[

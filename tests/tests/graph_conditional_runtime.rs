@@ -6,10 +6,7 @@ use graph_conditional_runtime::{run, Options};
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
-    let report = tests::passed(run(&options));
-
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { options, report, figure, .. } = tests::quick_run::<graph_conditional_runtime::Program>();
     tests::assert_positive_figures(
         &report,
         &["host_branch_ms_per_iter", "conditional_ms_per_iter", "conditional_over_host"],
@@ -36,9 +33,8 @@ fn invalid_options_are_an_error_not_a_panic() {
 #[test]
 fn the_chapter_listings_workload_passes_with_its_32_round_branch() {
     gpu_test_support::require_gpu!();
-    let (options, report) = tests::book_quick_run::<graph_conditional_runtime::Program>();
+    let tests::Run { options, figure, .. } = tests::book_quick_run::<graph_conditional_runtime::Program>();
     assert_eq!((options.rounds, options.threads_per_block), (32, 256));
-    let figure = |name: &str| tests::figure(&report, name);
     assert_eq!(figure("iters"), f64::from(options.iters));
     let ratio = figure("conditional_over_host");
     assert!(ratio.is_finite() && ratio > 0.0, "conditional_over_host = {ratio}");

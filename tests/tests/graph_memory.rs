@@ -7,10 +7,7 @@ use graph_memory::{run, Options};
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
-    let report = tests::passed(run(&options));
-
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { options, report, figure, .. } = tests::quick_run::<graph_memory::Program>();
     tests::assert_positive_figures(
         &report,
         &["static_graph_ms", "mem_nodes_graph_ms", "stream_pool_ms", "mem_nodes_over_static_time"],

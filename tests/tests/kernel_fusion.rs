@@ -6,11 +6,7 @@ use kernel_fusion::{run, Options};
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
-    let report = tests::passed(run(&options));
-
-    let json = report.to_json();
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { options, report, json, figure } = tests::quick_run::<kernel_fusion::Program>();
     for variant in ["unfused", "fused", "graph"] {
         let names = ["ms", "gbps", "traffic_gbps"].map(|suffix| format!("{variant}_{suffix}"));
         tests::assert_positive_figures(&report, &names);

@@ -201,13 +201,11 @@ fn a_module_missing_from_the_list_is_refused() {
     violations(&fake_crate(&[("host_fn.rs", "use crate::error::Result;\n")]));
 }
 
-/// The crate roots of every workspace member (`src/lib.rs`, `src/main.rs`), from the root
-/// `Cargo.toml`'s `members`, relative to this package's folder.
+/// The crate roots of every workspace member (`src/lib.rs`, `src/main.rs`), relative to this
+/// package's folder.
 fn crate_roots() -> Vec<(String, String)> {
-    let manifest = std::fs::read_to_string("../Cargo.toml").expect("the workspace's Cargo.toml");
-    let members = manifest.split("members = [").nth(1).expect("members").split(']').next().unwrap();
     let mut roots = Vec::new();
-    for member in members.split(',').map(|m| m.trim().trim_matches('"')).filter(|m| !m.is_empty()) {
+    for member in members() {
         for root in ["lib.rs", "main.rs"] {
             if Path::new(&format!("../{member}/src/{root}")).exists() {
                 roots.push((format!("../{member}/src"), root.to_owned()));
@@ -215,6 +213,59 @@ fn crate_roots() -> Vec<(String, String)> {
         }
     }
     roots
+}
+
+/// The workspace's members, relative to its root, as Cargo counts them: the root
+/// `Cargo.toml`'s `members`, and every path dependency of a member that lies inside the
+/// workspace (the chapter programs are members as `examples/registry`'s dependencies).
+fn members() -> Vec<String> {
+    let manifest = std::fs::read_to_string("../Cargo.toml").expect("the workspace's Cargo.toml");
+    let listed = manifest.split("members = [").nth(1).expect("members").split(']').next().unwrap();
+    let mut members: Vec<String> = listed
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or("").trim().trim_end_matches(',').trim_matches('"'))
+        .filter(|m| !m.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let mut next = 0;
+    while next < members.len() {
+        let manifest =
+            std::fs::read_to_string(format!("../{}/Cargo.toml", members[next])).unwrap_or_default();
+        for dependency in manifest.split("path = \"").skip(1).filter_map(|rest| rest.split('"').next()) {
+            let member = normalized(&format!("{}/{dependency}", members[next]));
+            let inside = !member.starts_with("..");
+            if inside && !members.contains(&member) && Path::new(&format!("../{member}/Cargo.toml")).exists()
+            {
+                members.push(member);
+            }
+        }
+        next += 1;
+    }
+    members
+}
+
+/// `a/b/../c` as `a/c`; a path that leaves the root starts with `..`.
+fn normalized(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/').filter(|part| !part.is_empty() && *part != ".") {
+        match (part, parts.last()) {
+            ("..", Some(last)) if *last != ".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+#[test]
+fn the_chapter_programs_are_members_through_the_registry() {
+    let members = members();
+    for member in ["examples/registry", "examples/atomic_work_queue", "examples/beyond/generation_loop"] {
+        assert!(members.iter().any(|m| m == member), "{member}: {members:?}");
+    }
+    assert_eq!(normalized("examples/registry/../atomic_work_queue"), "examples/atomic_work_queue");
+    assert_eq!(normalized("tests/../../elsewhere"), "../elsewhere");
 }
 
 /// The modules a crate root declares (`mod name;`, `pub mod name;`, `pub(crate) mod name;`),

@@ -24,9 +24,8 @@ fn passes(options: &Options) {
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
     let options = if under_racecheck() { Options { kinds: 1, ..Options::quick() } } else { Options::quick() };
-    let report = tests::passed(run(&options));
-    let json = report.to_json();
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { options, report, json, figure } =
+        tests::passing_run::<persistent_scheduler::Program>(options);
     tests::assert_positive_figures(
         &report,
         &[

@@ -7,11 +7,7 @@ use streams_events::{run, Options};
 #[test]
 fn quick_run_passes_and_reports_every_figure() {
     gpu_test_support::require_gpu!();
-    let options = Options::quick();
-    let report = tests::passed(run(&options));
-
-    let json = report.to_json();
-    let figure = |name: &str| tests::figure(&report, name);
+    let tests::Run { options, report, json, figure } = tests::quick_run::<streams_events::Program>();
     tests::assert_positive_figures(
         &report,
         &[

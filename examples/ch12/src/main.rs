@@ -80,7 +80,7 @@ fn main() -> ExitCode {
         let workload = if cli.book { Workload::Book } else { Workload::Port };
         return match programs.iter().find(|p| p.name == name.as_str()) {
             Some(program) => {
-                println!("{}", isolate::child_line(&program.cell(workload, cli.quick)));
+                println!("{}", isolate::child_line(&programs::cell(program, workload, cli.quick)));
                 ExitCode::SUCCESS
             }
             None => {
@@ -185,7 +185,7 @@ impl Plan {
             let label = if workload == Workload::Book { " --book" } else { "" };
             println!("[{n}/{of}] {}{label} ...", program.name);
             let cell = if self.in_process {
-                program.cell(workload, self.quick)
+                programs::cell(program, workload, self.quick)
             } else {
                 isolate::run_in_child(program, workload, self.quick)
             };

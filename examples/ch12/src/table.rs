@@ -1,7 +1,7 @@
 //! The summary table and its JSON form: per program, the port's own workload and the chapter
 //! listing's (`--book`), next to the chapter's claim.
 
-use chapter_common::Book;
+pub use chapter_registry::Listing;
 use serde_json::{json, Value};
 
 /// A verdict.
@@ -68,31 +68,6 @@ impl Cell {
             headline: value["headline"].as_str()?.to_string(),
             failures,
         })
-    }
-}
-
-/// What the chapter's own listing is for a program (a [`Book`] without its options).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Listing {
-    /// [`Book::kind`]: `same`, `preset`, `no listing` or `broken`.
-    pub kind: &'static str,
-    /// [`Book::note`].
-    pub note: &'static str,
-    /// [`Book::broken_why`].
-    pub why: Option<&'static str>,
-    /// Whether `--book` runs something for it ([`Book::runs`]).
-    pub runs: bool,
-}
-
-impl Listing {
-    /// The listing a program's [`Book`] describes.
-    pub fn of<O>(book: &Book<O>) -> Listing {
-        Listing { kind: book.kind(), note: book.note(), why: book.broken_why(), runs: book.runs() }
-    }
-
-    /// Whether the port's default already is the listing's workload.
-    pub fn same_as_port(&self) -> bool {
-        self.kind == "same"
     }
 }
 

@@ -17,7 +17,6 @@ mod report;
 mod rng;
 mod stats;
 mod testing;
-mod wiring;
 mod work;
 
 pub use book::{Book, Preset};

@@ -1,4 +1,38 @@
-//! `moe_router` as a [`ChapterProgram`](chapter_common::ChapterProgram): what its `main`, the
-//! chapter runner and the tests drive.
+//! `moe_router` as a [`ChapterProgram`]: what its `main`,
+//! the chapter runner and the tests drive.
 
-chapter_common::chapter_program!("moe_router");
+use chapter_common::{Book, ChapterProgram, ExampleError, Report};
+
+use crate::Options;
+
+/// The program (see the crate docs) as a [`ChapterProgram`].
+pub struct Program;
+
+impl ChapterProgram for Program {
+    const NAME: &'static str = "moe_router";
+    type Options = Options;
+
+    fn quick_options() -> Options {
+        Options::quick()
+    }
+
+    fn set_runs_and_seed(options: &mut Options, runs: usize, seed: u64) {
+        (options.runs, options.seed) = (runs, seed);
+    }
+
+    fn validate(options: &Options) -> Result<(), ExampleError> {
+        options.validate()
+    }
+
+    fn run(options: &Options) -> Result<Report, ExampleError> {
+        crate::run(options)
+    }
+
+    fn headline(report: &Report) -> String {
+        crate::headline(report)
+    }
+
+    fn book() -> Book<Options> {
+        crate::book()
+    }
+}

@@ -3,7 +3,7 @@
 //!
 //! The decoder ([`model`]): an embedding, two GRU layers of 128 units and an output layer over
 //! 512 tokens, greedy (the first largest logit), its weights generated from the seed on grids
-//! that make every sum exact, so that the CUDA kernels, the CPU reference ([`reference`]) and
+//! that make every sum exact, so that the CUDA kernels, the CPU reference ([`reference`](mod@reference)) and
 //! the PyTorch twin (`torch_twin.py`) produce the same tokens. A batch of 1 to 64 sequences
 //! starts from seeded tokens; each stops when it emits the end token or reaches `max_len`
 //! tokens, and the end token's bias makes them stop at different steps. Finished sequences are

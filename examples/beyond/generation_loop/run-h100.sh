@@ -5,13 +5,13 @@
 # weights.bin, model.json, expected.json (what the twin reads), generation.json (the example's
 # report), torch.json (the twin's figures) and the example's log.
 #
-#   bash examples/generation_loop/run-h100.sh [example flags, e.g. --quick]     (RUNS=21 by default)
+#   bash examples/beyond/generation_loop/run-h100.sh [example flags, e.g. --quick]     (RUNS=21 by default)
 #
-# Then, here: copy generation.json and torch.json into examples/generation_loop/results/ and
-# run `cargo run -p generation_loop -- --redraw examples/generation_loop/results`.
+# Then, here: copy generation.json and torch.json into examples/beyond/generation_loop/results/ and
+# run `cargo run -p generation_loop -- --redraw examples/beyond/generation_loop/results`.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 out=${OUT:-$root/.gpu/out}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 runs=${RUNS:-21}

@@ -164,7 +164,7 @@ pub fn agreement_list(torch: &Value) -> String {
 /// (if present) `dir/torch.json`; returns the table and the goals as text.
 ///
 /// ```no_run
-/// let summary = generation_loop::redraw::redraw(std::path::Path::new("examples/generation_loop/results"))?;
+/// let summary = generation_loop::redraw::redraw(std::path::Path::new("examples/beyond/generation_loop/results"))?;
 /// print!("{summary}");
 /// # Ok::<(), String>(())
 /// ```

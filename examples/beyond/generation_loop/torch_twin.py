@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The PyTorch twin of examples/generation_loop: the same decoder, weights and stopping rule,
+"""The PyTorch twin of examples/beyond/generation_loop: the same decoder, weights and stopping rule,
 run the ways a PyTorch user would write it.
 
 The bit-exact twin (the example's table activations, op by op), driven from the host:
