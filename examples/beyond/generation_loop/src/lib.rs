@@ -282,8 +282,7 @@ fn report_data(
 /// Not a chapter program: the chapter has no generation loop to run.
 pub fn book() -> Book<Options> {
     Book::NoListing {
-        note:
-            "not a chapter program (issue 26): the chapter has no generation loop; this example applies its \
+        note: "not a chapter program: the chapter has no generation loop; this example applies its \
                WHILE node and programmatic edges to one",
     }
 }

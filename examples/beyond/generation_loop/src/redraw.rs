@@ -87,7 +87,7 @@ pub fn readme(report: &Value, torch: Option<&Value>, rows: &[Row]) -> String {
     let _ = writeln!(out, "![µs per step and tokens per second by batch size]({})\n", chart::FILE_NAME);
     out.push_str(&markdown_table(rows));
     let smallest = rows.iter().map(|r| r.batch).min().unwrap_or(1);
-    out.push_str("\nGoals (issues 26 and 37):\n\n");
+    out.push_str("\nGoals:\n\n");
     for goal in goals(rows, smallest) {
         let _ = writeln!(out, "- {}", goal.line().trim_start_matches("goal: "));
     }
