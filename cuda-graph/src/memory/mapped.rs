@@ -114,12 +114,9 @@ impl MappedAllocation {
         }
         let current = Device::current()?;
         if current.attribute_raw(sys::cudaDeviceAttr::cudaDevAttrCanMapHostMemory)? == 0 {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 "MappedBuffer",
-                format!(
-                    "device {} cannot map host memory (cudaDevAttrCanMapHostMemory is 0)",
-                    current.ordinal()
-                ),
+                crate::refusal::Unsupported::MapHostMemory { device: current.ordinal() },
             ));
         }
         check(
@@ -129,9 +126,13 @@ impl MappedAllocation {
         )?;
         // From here on an error drops `allocation`, which frees the memory.
         if (allocation.host as usize) % align != 0 {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 "MappedBuffer",
-                format!("cudaHostAlloc returned {:p}, not aligned to {align} bytes", allocation.host),
+                crate::Refusal::MisalignedAllocation {
+                    allocator: "cudaHostAlloc",
+                    address: allocation.host as usize,
+                    align,
+                },
             ));
         }
         // SAFETY: the allocation holds `bytes` writable bytes that nothing else can reach yet
@@ -419,7 +420,8 @@ mod tests {
     #[test]
     fn oversized_mapped_buffers_are_refused_before_cuda() {
         let err = MappedBuffer::<u64>::zeroed(usize::MAX / 4).unwrap_err();
-        assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        let overflow = crate::refusal::Overflow::Elements { len: usize::MAX / 4, element_bytes: 8 };
+        assert_eq!(err.refusal(), Some(&overflow.into()), "{err}");
     }
 
     #[test]
