@@ -15,8 +15,10 @@
 //!
 //! # Errors
 //! Every fallible call returns [`Result`], whose error [`CudaError`] names the CUDA call and
-//! status, or the problem found before calling CUDA. Destructors never panic and host functions
-//! never unwind into CUDA; errors they meet are kept for [`take_unreported_errors`].
+//! status, or the problem found before calling CUDA: a [`Refusal`] that says why, with the
+//! devices and sizes involved, to match on ([`CudaError::refusal`]). Destructors never panic
+//! and host functions never unwind into CUDA; errors they meet are kept for
+//! [`take_unreported_errors`].
 //!
 //! ```no_run
 //! use cuda_graph::{Device, DeviceBuffer, Stream};

@@ -224,7 +224,8 @@ fn every_device_idle() -> bool {
 ///
 /// # Requirements
 /// The current device must map host memory (`cudaDevAttrCanMapHostMemory`), or the
-/// allocation is `CudaError::InvalidArgument` naming the device; the runtime's contexts
+/// allocation is `CudaError::InvalidArgument` naming the device
+/// ([`Unsupported::MapHostMemory`](crate::refusal::Unsupported::MapHostMemory)); the runtime's contexts
 /// allow mapping (`cudaDeviceMapHost` is implicit for them). Reads over the bus are slow:
 /// keep bulk data in a [`DeviceBuffer`](crate::DeviceBuffer) and map flags, counters and
 /// small results.

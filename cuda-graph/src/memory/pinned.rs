@@ -265,8 +265,9 @@ typed_buffer! {
     /// instead of borrowing the buffer, so the borrow rules cannot keep slices away from their
     /// launches. The slices are therefore guards ([`PinnedSlice`], [`PinnedSliceMut`], which
     /// deref to `[T]`) that mark the buffer as borrowed by the host while they live: launching an
-    /// exec whose nodes use the buffer then fails with `CudaError::InvalidArgument` ("pinned buffer
-    /// … is borrowed by the host; drop the slice before launching") instead of racing the slice,
+    /// exec whose nodes use the buffer then fails with `CudaError::InvalidArgument` (reason
+    /// [`Refusal::PinnedBorrowed`](crate::Refusal::PinnedBorrowed): "pinned buffer … is borrowed
+    /// by the host; drop the slice before launching") instead of racing the slice,
     /// and each launch that does go ahead leaves a fence that later slices wait for.
     ///
     /// ```no_run
