@@ -133,7 +133,8 @@ fn mixing_devices_is_refused_naming_both() {
     )));
     assert!(names_both(refusal(graph.add_child_graph(&other, &[]))));
     let mut memset_target = DeviceBuffer::<u32>::zeroed_on(first, 8).unwrap();
-    assert!(names_both(refusal(memset_target.memset_async(0, &stream_second))));
+    let err = refusal(memset_target.memset_async(0, &stream_second));
+    assert_eq!(err.refusal(), Some(&no_peer_access), "{err}");
     stream_second.synchronize().unwrap();
 }
 
