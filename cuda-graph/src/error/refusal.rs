@@ -69,8 +69,8 @@ pub enum Refusal {
     },
     /// A copy between two devices was queued on a stream of a third.
     #[error(
-        "the stream belongs to device {stream}, the copy goes from device {from} to device {to}: queue it on a \
-         stream of one of the two"
+        "the stream belongs to device {stream}, the copy goes from device {from} to device {to}: queue it \
+         on a stream of one of the two"
     )]
     CopyOnThirdDevice {
         /// The stream's device.
@@ -82,8 +82,8 @@ pub enum Refusal {
     },
     /// The hardware has no peer path between the two devices.
     #[error(
-        "device {device} cannot access device {peer}'s memory (cudaDeviceCanAccessPeer says no: no NVLink or \
-         PCIe peer path between them)"
+        "device {device} cannot access device {peer}'s memory (cudaDeviceCanAccessPeer says no: no NVLink \
+         or PCIe peer path between them)"
     )]
     PeerAccessImpossible {
         /// The device that would access.
@@ -105,9 +105,9 @@ pub enum Refusal {
     },
     /// Memory of a pool is used by work on a device the pool does not let in.
     #[error(
-        "memory of device {owner} from a memory pool is used by work on device {user}, which the pool does not \
-         let in (peer access does not reach pool memory): call MemoryPool::enable_access_from(Device::get({user})) \
-         on its pool"
+        "memory of device {owner} from a memory pool is used by work on device {user}, which the pool does \
+         not let in (peer access does not reach pool memory): call \
+         MemoryPool::enable_access_from(Device::get({user})) on its pool"
     )]
     NoPoolAccess {
         /// The pool's device.
@@ -140,9 +140,9 @@ pub enum Refusal {
     // Where the call runs.
     /// A CUDA call inside a host function (CUDA forbids them there).
     #[error(
-        "CUDA calls are not allowed inside a host function (a closure of Stream::launch_host_fn or a graph host \
-         node): refused before CUDA saw it. Queue the work after the host function on the stream, or hand it to \
-         another thread without waiting for it here"
+        "CUDA calls are not allowed inside a host function (a closure of Stream::launch_host_fn or a graph \
+         host node): refused before CUDA saw it. Queue the work after the host function on the stream, or \
+         hand it to another thread without waiting for it here"
     )]
     InHostFunction,
     /// A host function would have to wait for a pinned buffer.
@@ -151,19 +151,23 @@ pub enum Refusal {
     /// A stream is captured by code outside this crate, whose graph would not keep the work's
     /// memory alive.
     #[error(
-        "the stream is being captured by code outside this crate (cudarc's begin_capture, or raw calls): that \
-         graph would not keep this work's memory alive. Capture through Stream::begin_capture (or \
+        "the stream is being captured by code outside this crate (cudarc's begin_capture, or raw calls): \
+         that graph would not keep this work's memory alive. Capture through Stream::begin_capture (or \
          interop::cudarc::capture_cudarc) instead"
     )]
     CapturedElsewhere,
     /// The stream is being captured, and this work cannot be captured safely.
-    #[error("the stream is being captured, and this work cannot be captured safely: add it as graph nodes instead")]
+    #[error(
+        "the stream is being captured, and this work cannot be captured safely: add it as graph nodes \
+         instead"
+    )]
     NotCapturable,
     /// cudarc's event tracking would invalidate a capture across its streams.
     #[error(
-        "cudarc's event tracking is on and its context runs several streams: each cudarc launch would wait on an \
-         event recorded outside the capture, which invalidates it. Call `unsafe {{ ctx.disable_event_tracking() }}` \
-         before making the slices the captured work uses, or keep to one stream"
+        "cudarc's event tracking is on and its context runs several streams: each cudarc launch would wait \
+         on an event recorded outside the capture, which invalidates it. Call `unsafe {{ \
+         ctx.disable_event_tracking() }}` before making the slices the captured work uses, or keep to one \
+         stream"
     )]
     CudarcEventTracking,
     /// A capture failed and cudarc recorded an error during it.
@@ -176,8 +180,8 @@ pub enum Refusal {
     },
     /// A cudarc context that is not its device's primary context.
     #[error(
-        "the cudarc context is not its device's primary context: this crate (the CUDA runtime) works only in \
-         primary contexts; make it with CudaContext::new"
+        "the cudarc context is not its device's primary context: this crate (the CUDA runtime) works only \
+         in primary contexts; make it with CudaContext::new"
     )]
     NotPrimaryContext,
     /// A one-shot host function was called a second time (its work was skipped).
@@ -197,8 +201,8 @@ pub enum Refusal {
     /// A kernel node's arguments hold a conditional handle of a graph outside the node's.
     #[error(
         "the kernel's arguments hold a conditional handle of graph #{handle_graph}, and this node's graph \
-         #{node_graph} is neither that graph nor a body inside it: a kernel may set only the conditions of its \
-         own graph (cudaGraphSetConditional from another graph is undefined)"
+         #{node_graph} is neither that graph nor a body inside it: a kernel may set only the conditions of \
+         its own graph (cudaGraphSetConditional from another graph is undefined)"
     )]
     ForeignConditionalHandle {
         /// The graph whose handle it is.
@@ -209,8 +213,8 @@ pub enum Refusal {
     /// A stream launch holds a conditional handle, and the stream is not capturing into its
     /// graph.
     #[error(
-        "the arguments hold a conditional handle of graph #{handle_graph}, and the stream is not capturing into \
-         that graph: only kernels of graph #{handle_graph} (its nodes, or work captured into it with \
+        "the arguments hold a conditional handle of graph #{handle_graph}, and the stream is not capturing \
+         into that graph: only kernels of graph #{handle_graph} (its nodes, or work captured into it with \
          Stream::begin_capture_to_graph) may set its conditions"
     )]
     ConditionalHandleOutsideCapture {
@@ -227,7 +231,8 @@ pub enum Refusal {
     },
     /// A default-stream handle was given where a stream is to be owned.
     #[error(
-        "{handle:#x} names a default stream, which cannot be owned or destroyed: borrow it with Stream::borrow_raw"
+        "{handle:#x} names a default stream, which cannot be owned or destroyed: borrow it with \
+         Stream::borrow_raw"
     )]
     DefaultStreamNotOwnable {
         /// The handle's value.
@@ -252,8 +257,8 @@ pub enum Refusal {
     DriverSymbolName,
     /// The name is reserved for the globals that carry kernels' C++ parameter types.
     #[error(
-        "`{name}` is reserved: globals named `<kernel>{suffix}` carry the C++ parameter types that Module::kernel \
-         checks, and are not handed out"
+        "`{name}` is reserved: globals named `<kernel>{suffix}` carry the C++ parameter types that \
+         Module::kernel checks, and are not handed out"
     )]
     ReservedSymbol {
         /// The name asked for.
@@ -263,8 +268,8 @@ pub enum Refusal {
     },
     /// The image has no C++ parameter types for the kernel, so they cannot be checked.
     #[error(
-        "the image carries no C++ parameter types for kernel `{kernel}` (build it with cuda_build::ImageBuild), \
-         so they cannot be checked: use Module::kernel_unchecked_types"
+        "the image carries no C++ parameter types for kernel `{kernel}` (build it with \
+         cuda_build::ImageBuild), so they cannot be checked: use Module::kernel_unchecked_types"
     )]
     NoParameterTypes {
         /// The kernel's name.
@@ -284,8 +289,8 @@ pub enum Refusal {
     NotAnImage,
     /// PTX text begins with a byte the driver would read as a binary image's.
     #[error(
-        "PTX text must begin with a printable ASCII character or whitespace (the driver would read other first \
-         bytes as a binary image's)"
+        "PTX text must begin with a printable ASCII character or whitespace (the driver would read other \
+         first bytes as a binary image's)"
     )]
     PtxFirstByte,
     /// The text given as PTX is not PTX.
@@ -307,8 +312,8 @@ pub enum Refusal {
     },
     /// A `__device__` variable's declaration does not match the compiled variable.
     #[error(
-        "the __device__ variable `{name}` has {bytes} bytes, not {len} elements of {element_bytes} bytes: its \
-         declaration does not match the compiled variable"
+        "the __device__ variable `{name}` has {bytes} bytes, not {len} elements of {element_bytes} bytes: \
+         its declaration does not match the compiled variable"
     )]
     SymbolSizeMismatch {
         /// The variable's name.
@@ -408,7 +413,8 @@ pub enum Refusal {
     },
     /// A pinned buffer is borrowed by the host while work using it would be launched.
     #[error(
-        "pinned buffer at {address:#x} ({bytes} bytes) is borrowed by the host; drop the slice before launching"
+        "pinned buffer at {address:#x} ({bytes} bytes) is borrowed by the host; drop the slice before \
+         launching"
     )]
     PinnedBorrowed {
         /// The buffer's address.
@@ -490,26 +496,28 @@ impl DevicePair {
                 format!("the stream belongs to device {first}, the cudarc context to device {second}")
             }
             DevicePair::ArgumentAndKernel => format!(
-                "an argument belongs to device {first} (a device-launch exec handle or table), and the kernel runs \
-                 on device {second}: only kernels of its own device may receive it"
+                "an argument belongs to device {first} (a device-launch exec handle or table), and the \
+                 kernel runs on device {second}: only kernels of its own device may receive it"
             ),
             DevicePair::EventAndStream => format!(
-                "the event belongs to device {first} and the stream to device {second}: record it on a stream of \
-                 its own device (another device's stream may wait for it)"
+                "the event belongs to device {first} and the stream to device {second}: record it on a \
+                 stream of its own device (another device's stream may wait for it)"
             ),
             DevicePair::StartAndEndEvent => {
                 format!("the start event belongs to device {first} and the end event to device {second}")
             }
             DevicePair::PoolAndStream => format!(
-                "the pool holds memory of device {first} and the stream belongs to device {second}: allocate from \
-                 a pool of the stream's device"
+                "the pool holds memory of device {first} and the stream belongs to device {second}: \
+                 allocate from a pool of the stream's device"
             ),
             DevicePair::TableGraphs => format!(
-                "the graphs belong to devices {first} and {second}: a table holds graphs of one device, whose \
-                 kernels launch them"
+                "the graphs belong to devices {first} and {second}: a table holds graphs of one device, \
+                 whose kernels launch them"
             ),
             DevicePair::CommunicatorAnd { what } => {
-                format!("the communicator's rank runs on device {first} and {what} belongs to device {second}")
+                format!(
+                    "the communicator's rank runs on device {first} and {what} belongs to device {second}"
+                )
             }
         }
     }
@@ -533,8 +541,8 @@ pub enum Unsupported {
     },
     /// Programmatic dependent launch needs sm_90 or later.
     #[error(
-        "programmatic dependent launch needs sm_90 or later; this device is {sm} (use plain launches and edges on \
-         it)"
+        "programmatic dependent launch needs sm_90 or later; this device is {sm} (use plain launches and \
+         edges on it)"
     )]
     ProgrammaticLaunch {
         /// The device's architecture, e.g. `sm_80`.
@@ -606,8 +614,8 @@ pub enum AttributeRefusal {
     },
     /// A memory synchronization domain the device does not have.
     #[error(
-        "memory synchronization domain map MemSyncDomainMap {{ default: {default}, remote: {remote} }}: this \
-         device has {count} domain(s), ids 0..{count}"
+        "memory synchronization domain map MemSyncDomainMap {{ default: {default}, remote: {remote} }}: \
+         this device has {count} domain(s), ids 0..{count}"
     )]
     SyncDomainOutOfRange {
         /// The domain id the map gives the default domain.
@@ -619,8 +627,8 @@ pub enum AttributeRefusal {
     },
     /// A cooperative grid larger than the blocks that can be resident at once.
     #[error(
-        "a cooperative grid of {blocks} blocks cannot be resident at once: this kernel fits {resident} blocks of \
-         {} threads on this device",
+        "a cooperative grid of {blocks} blocks cannot be resident at once: this kernel fits {resident} \
+         blocks of {} threads on this device",
         dim3(block)
     )]
     CooperativeGridTooLarge {
@@ -763,7 +771,8 @@ impl CopyBox {
             )
         } else {
             format!(
-                "a {width}x{height}x{depth} box at ({x}, {y}, {z}) does not fit the {side} of {w}x{rows}x{d} elements"
+                "a {width}x{height}x{depth} box at ({x}, {y}, {z}) does not fit the {side} of \
+                 {w}x{rows}x{d} elements"
             )
         }
     }
@@ -900,19 +909,23 @@ mod tests {
     fn each_reason_prints_the_message_of_its_refusal() {
         let cases: Vec<(Refusal, &str)> = vec![
             (Refusal::NoSuchDevice { ordinal: 4, count: 2 }, "device 4 does not exist: there are 2 devices"),
-            (Refusal::DeviceOrdinalOutOfRange { ordinal: 1 << 40 }, "device ordinal 1099511627776 is out of range"),
+            (
+                Refusal::DeviceOrdinalOutOfRange { ordinal: 1 << 40 },
+                "device ordinal 1099511627776 is out of range",
+            ),
             (
                 Refusal::DevicesDiffer { pair: DevicePair::BufferAndCudarcStream, first: 0, second: 1 },
                 "the buffer lives on device 0, the cudarc stream belongs to device 1",
             ),
             (
                 Refusal::DevicesDiffer { pair: DevicePair::EventAndStream, first: 1, second: 0 },
-                "the event belongs to device 1 and the stream to device 0: record it on a stream of its own device \
-                 (another device's stream may wait for it)",
+                "the event belongs to device 1 and the stream to device 0: record it on a stream of its own \
+                 device (another device's stream may wait for it)",
             ),
             (
                 Refusal::DevicesDiffer { pair: DevicePair::TableGraphs, first: 0, second: 1 },
-                "the graphs belong to devices 0 and 1: a table holds graphs of one device, whose kernels launch them",
+                "the graphs belong to devices 0 and 1: a table holds graphs of one device, whose kernels \
+                 launch them",
             ),
             (
                 Refusal::DevicesDiffer {
@@ -924,8 +937,8 @@ mod tests {
             ),
             (
                 Refusal::CopyOnThirdDevice { stream: 2, from: 0, to: 1 },
-                "the stream belongs to device 2, the copy goes from device 0 to device 1: queue it on a stream of \
-                 one of the two",
+                "the stream belongs to device 2, the copy goes from device 0 to device 1: queue it on a \
+                 stream of one of the two",
             ),
             (
                 Refusal::NoPeerAccess { owner: 1, user: 0 },
@@ -942,8 +955,8 @@ mod tests {
             ),
             (
                 Unsupported::ProgrammaticLaunch { sm: "sm_80".into() }.into(),
-                "programmatic dependent launch needs sm_90 or later; this device is sm_80 (use plain launches and \
-                 edges on it)",
+                "programmatic dependent launch needs sm_90 or later; this device is sm_80 (use plain \
+                 launches and edges on it)",
             ),
             (
                 PinnedWait::DeviceCopy.into(),
@@ -954,8 +967,8 @@ mod tests {
                     capture: Box::new(CudaError::refused("end", Refusal::NotCapturable)),
                     recorded: Box::new(CudaError::refused("check_err", Refusal::NotPtx)),
                 },
-                "end: the stream is being captured, and this work cannot be captured safely: add it as graph nodes \
-                 instead; cudarc recorded: check_err: the text is not PTX",
+                "end: the stream is being captured, and this work cannot be captured safely: add it as \
+                 graph nodes instead; cudarc recorded: check_err: the text is not PTX",
             ),
             (
                 Refusal::NoReleaseThread { error: "out of threads".into() },
@@ -963,38 +976,39 @@ mod tests {
             ),
             (
                 Refusal::ConditionalHandleOutsideCapture { handle_graph: 7 },
-                "the arguments hold a conditional handle of graph #7, and the stream is not capturing into that \
-                 graph: only kernels of graph #7 (its nodes, or work captured into it with \
+                "the arguments hold a conditional handle of graph #7, and the stream is not capturing into \
+                 that graph: only kernels of graph #7 (its nodes, or work captured into it with \
                  Stream::begin_capture_to_graph) may set its conditions",
             ),
             (Refusal::NullHandle { what: "event" }, "the event handle is null"),
             (
                 Refusal::InHostFunction,
-                "CUDA calls are not allowed inside a host function (a closure of Stream::launch_host_fn or a graph \
-                 host node): refused before CUDA saw it. Queue the work after the host function on the stream, or \
-                 hand it to another thread without waiting for it here",
+                "CUDA calls are not allowed inside a host function (a closure of Stream::launch_host_fn or \
+                 a graph host node): refused before CUDA saw it. Queue the work after the host function on \
+                 the stream, or hand it to another thread without waiting for it here",
             ),
             (
                 Refusal::CudarcEventTracking,
-                "cudarc's event tracking is on and its context runs several streams: each cudarc launch would wait \
-                 on an event recorded outside the capture, which invalidates it. Call `unsafe { \
-                 ctx.disable_event_tracking() }` before making the slices the captured work uses, or keep to one \
-                 stream",
+                "cudarc's event tracking is on and its context runs several streams: each cudarc launch \
+                 would wait on an event recorded outside the capture, which invalidates it. Call `unsafe { \
+                 ctx.disable_event_tracking() }` before making the slices the captured work uses, or keep \
+                 to one stream",
             ),
             (
                 Refusal::PtxFirstByte,
-                "PTX text must begin with a printable ASCII character or whitespace (the driver would read other \
-                 first bytes as a binary image's)",
+                "PTX text must begin with a printable ASCII character or whitespace (the driver would read \
+                 other first bytes as a binary image's)",
             ),
             (
                 Refusal::ForeignConditionalHandle { handle_graph: 3, node_graph: 4 },
-                "the kernel's arguments hold a conditional handle of graph #3, and this node's graph #4 is neither \
-                 that graph nor a body inside it: a kernel may set only the conditions of its own graph \
-                 (cudaGraphSetConditional from another graph is undefined)",
+                "the kernel's arguments hold a conditional handle of graph #3, and this node's graph #4 is \
+                 neither that graph nor a body inside it: a kernel may set only the conditions of its own \
+                 graph (cudaGraphSetConditional from another graph is undefined)",
             ),
             (
                 Refusal::DefaultStreamNotOwnable { handle: 2 },
-                "0x2 names a default stream, which cannot be owned or destroyed: borrow it with Stream::borrow_raw",
+                "0x2 names a default stream, which cannot be owned or destroyed: borrow it with \
+                 Stream::borrow_raw",
             ),
             (Refusal::NulInName { what: "kernel" }, "the kernel name contains a NUL byte"),
             (
@@ -1009,32 +1023,36 @@ mod tests {
             (Refusal::TooManyParameters { max: 32768 }, "the kernel reports more than 32768 parameters"),
             (
                 Refusal::SymbolSizeMismatch { name: "table", bytes: 64, len: 15, element_bytes: 4 },
-                "the __device__ variable `table` has 64 bytes, not 15 elements of 4 bytes: its declaration does not \
-                 match the compiled variable",
+                "the __device__ variable `table` has 64 bytes, not 15 elements of 4 bytes: its declaration \
+                 does not match the compiled variable",
             ),
             (
                 Refusal::EmptyLaunch { grid: (0, 1, 1), block: (32, 1, 1) },
-                "empty launch: grid Dim3 { x: 0, y: 1, z: 1 }, block Dim3 { x: 32, y: 1, z: 1 } (every dimension \
-                 must be at least 1)",
+                "empty launch: grid Dim3 { x: 0, y: 1, z: 1 }, block Dim3 { x: 32, y: 1, z: 1 } (every \
+                 dimension must be at least 1)",
             ),
             (
                 Refusal::BlockTooLarge { block: (64, 32, 1), threads: 2048, max: 1024 },
                 "block Dim3 { x: 64, y: 32, z: 1 } has 2048 threads; at most 1024 are allowed",
             ),
             (
-                AttributeRefusal::DoesNotDivideGrid { what: "cluster", part: (3, 1, 1), grid: (8, 1, 1) }.into(),
+                AttributeRefusal::DoesNotDivideGrid { what: "cluster", part: (3, 1, 1), grid: (8, 1, 1) }
+                    .into(),
                 "cluster Dim3 { x: 3, y: 1, z: 1 } does not divide the grid Dim3 { x: 8, y: 1, z: 1 }",
             ),
             (
                 AttributeRefusal::SyncDomainOutOfRange { default: 0, remote: 1, count: 1 }.into(),
-                "memory synchronization domain map MemSyncDomainMap { default: 0, remote: 1 }: this device has 1 \
-                 domain(s), ids 0..1",
+                "memory synchronization domain map MemSyncDomainMap { default: 0, remote: 1 }: this device \
+                 has 1 domain(s), ids 0..1",
             ),
             (
                 AttributeRefusal::TimedEvent { event: "programmatic" }.into(),
                 "the programmatic event records timing: create it with `timing: false`",
             ),
-            (AttributeRefusal::CarveoutOver100 { percent: 101 }.into(), "shared memory carveout 101% is more than 100%"),
+            (
+                AttributeRefusal::CarveoutOver100 { percent: 101 }.into(),
+                "shared memory carveout 101% is more than 100%",
+            ),
             (
                 Bounds::Slice { count: 5, done: "skipped", len: 4 }.into(),
                 "5 elements skipped of a slice of 4",
@@ -1054,14 +1072,8 @@ mod tests {
                 Refusal::OutOfRange { what: "capacity", value: 0, min: 1, max: 9 },
                 "capacity 0 is outside 1..=9",
             ),
-            (
-                Lengths::BufferAndHost { buffer: 8, host: 9 }.into(),
-                "buffer has 8 elements, host slice has 9",
-            ),
-            (
-                Lengths::TargetAndSource { target: 8, from: 9 }.into(),
-                "target has 8 elements, source has 9",
-            ),
+            (Lengths::BufferAndHost { buffer: 8, host: 9 }.into(), "buffer has 8 elements, host slice has 9"),
+            (Lengths::TargetAndSource { target: 8, from: 9 }.into(), "target has 8 elements, source has 9"),
             (
                 Lengths::CollectiveBuffer { which: "receive", have: 16, want: 32 }.into(),
                 "the receive buffer has 16 elements; this collective needs 32",
@@ -1103,9 +1115,13 @@ mod tests {
             ),
             (
                 Refusal::RanksOutOfStep { why: "ranks 0 and 1 differ".into(), queued: Some((0, 1)) },
-                "ranks 0 and 1 differ; 0 of this group's 1 collectives reached NCCL (those every rank agreed on)",
+                "ranks 0 and 1 differ; 0 of this group's 1 collectives reached NCCL (those every rank \
+                 agreed on)",
             ),
-            (Refusal::RanksOutOfStep { why: "ranks 0 and 1 differ".into(), queued: None }, "ranks 0 and 1 differ"),
+            (
+                Refusal::RanksOutOfStep { why: "ranks 0 and 1 differ".into(), queued: None },
+                "ranks 0 and 1 differ",
+            ),
         ];
         for (reason, text) in cases {
             assert_eq!(reason.to_string(), text, "{reason:?}");
