@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cuda_graph::{CudaError, Device, Result};
+use cuda_graph::refusal::Empty;
+use cuda_graph::{CudaError, Device, Refusal, Result};
 use cudarc::nccl::sys;
 
 use crate::agreement::{parse_timeout, CliqueLog, AGREEMENT_TIMEOUT_VAR, DEFAULT_AGREEMENT_TIMEOUT};
@@ -124,13 +125,13 @@ impl Communicator {
         const CALL: &str = "Communicator::init_on";
         loaded(CALL)?;
         if devices.is_empty() {
-            return Err(CudaError::InvalidArgument { call: CALL, problem: "no devices given".into() });
+            return Err(CudaError::InvalidArgument { call: CALL, reason: Refusal::Empty(Empty::Devices) });
         }
         for (i, device) in devices.iter().enumerate() {
             if devices[..i].contains(device) {
                 return Err(CudaError::InvalidArgument {
                     call: CALL,
-                    problem: format!("device {} is listed twice: one rank per device", device.ordinal()),
+                    reason: Refusal::DuplicateDevice { ordinal: device.ordinal() },
                 });
             }
         }
@@ -138,14 +139,18 @@ impl Communicator {
             Err(_) => DEFAULT_AGREEMENT_TIMEOUT,
             Ok(text) => parse_timeout(&text).ok_or_else(|| CudaError::InvalidArgument {
                 call: CALL,
-                problem: format!(
-                    "{AGREEMENT_TIMEOUT_VAR}={text:?} is not a number of seconds (e.g. 60, 2.5, inf)"
-                ),
+                reason: Refusal::BadEnvironmentVariable {
+                    name: AGREEMENT_TIMEOUT_VAR,
+                    value: text.clone(),
+                    expected: "a number of seconds (e.g. 60, 2.5, inf)",
+                },
             })?,
         };
         let ordinals: Vec<i32> = devices.iter().map(|device| device.ordinal()).collect();
-        let count = i32::try_from(devices.len())
-            .map_err(|_| CudaError::InvalidArgument { call: CALL, problem: "too many devices".into() })?;
+        let count = i32::try_from(devices.len()).map_err(|_| CudaError::InvalidArgument {
+            call: CALL,
+            reason: Refusal::TooManyDevices { count: devices.len() },
+        })?;
         let mut raw = vec![ptr::null_mut(); devices.len()];
         let before = Device::current()?;
         // SAFETY: NCCL is loaded; `raw` has room for `count` handles and `ordinals` holds

@@ -6,7 +6,8 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 
 use cuda_graph::memory::{queue_raw_work, RawWork};
-use cuda_graph::{CudaError, Device, DeviceBuffer, KeepAlive, Result, Stream};
+use cuda_graph::refusal::{Bounds, DevicePair, Lengths};
+use cuda_graph::{CudaError, Device, DeviceBuffer, KeepAlive, Refusal, Result, Stream};
 use cudarc::nccl::sys;
 
 use crate::agreement::{CliqueLog, Kind, RankRun, Shape, Waves};
@@ -196,7 +197,7 @@ impl<'a> Group<'a> {
         if let Some(root) = shape.root.filter(|&root| root >= comm.size()) {
             return Err(CudaError::InvalidArgument {
                 call,
-                problem: format!("root {root} is not a rank: the clique has {}", comm.size()),
+                reason: Bounds::NotARank { root, size: comm.size() }.into(),
             });
         }
         let target = recv.map_or(send.0, |(recv, _)| recv);
@@ -240,18 +241,16 @@ impl<'a> Group<'a> {
         // function every CUDA call is) would leave the other ranks' agreed collectives waiting
         // on the device for this rank.
         if cuda_graph::in_host_function() {
-            return Err(CudaError::InvalidArgument {
-                call: CALL,
-                problem:
-                    "collectives cannot be launched inside a host function, where CUDA calls are not allowed"
-                        .into(),
-            });
+            return Err(CudaError::InvalidArgument { call: CALL, reason: Refusal::InHostFunction });
         }
         loaded(CALL)?;
-        let refuse = |problem: String| CudaError::InvalidArgument { call: CALL, problem };
+        let refuse = |why: String, queued: Option<(usize, usize)>| CudaError::InvalidArgument {
+            call: CALL,
+            reason: Refusal::RanksOutOfStep { why, queued },
+        };
         let cliques = self.cliques();
         for (log, runs) in &cliques {
-            log.check_together(runs).map_err(refuse)?;
+            log.check_together(runs).map_err(|why| refuse(why, None))?;
         }
         // From here on what is presented counts: ranks in other groups may wait for it.
         let mut refusal = None;
@@ -315,10 +314,7 @@ impl<'a> Group<'a> {
         }
         match refusal {
             None => Ok(()),
-            Some(problem) => Err(refuse(format!(
-                "{problem}; {queued} of this group's {} collectives reached NCCL (those every rank agreed on)",
-                self.ops.len()
-            ))),
+            Some(why) => Err(refuse(why, Some((queued, self.ops.len())))),
         }
     }
 
@@ -396,26 +392,23 @@ impl Op<'_> {
     }
 }
 
-fn expect_device(call: &'static str, comm: Device, other: Device, what: &str) -> Result<()> {
+fn expect_device(call: &'static str, comm: Device, other: Device, what: &'static str) -> Result<()> {
     if comm == other {
         return Ok(());
     }
     Err(CudaError::InvalidArgument {
         call,
-        problem: format!(
-            "the communicator's rank runs on device {} and {what} belongs to device {}",
-            comm.ordinal(),
-            other.ordinal()
-        ),
+        reason: Refusal::DevicesDiffer {
+            pair: DevicePair::CommunicatorAnd { what },
+            first: comm.ordinal(),
+            second: other.ordinal(),
+        },
     })
 }
 
-fn expect_len(call: &'static str, which: &str, have: usize, want: usize) -> Result<()> {
+fn expect_len(call: &'static str, which: &'static str, have: usize, want: usize) -> Result<()> {
     if have == want {
         return Ok(());
     }
-    Err(CudaError::InvalidArgument {
-        call,
-        problem: format!("the {which} buffer has {have} elements; this collective needs {want}"),
-    })
+    Err(CudaError::InvalidArgument { call, reason: Lengths::CollectiveBuffer { which, have, want }.into() })
 }

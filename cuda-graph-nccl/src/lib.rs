@@ -96,7 +96,9 @@
 //! NCCL's status codes are [`CudaError::Library`](cuda_graph::CudaError::Library) with NCCL's
 //! description and its last error message; mistakes caught before NCCL sees them (a buffer
 //! or stream of another device, wrong lengths, ranks that disagree or do not come in time,
-//! a poisoned clique) are `CudaError::InvalidArgument` naming both sides.
+//! a poisoned clique) are `CudaError::InvalidArgument`, whose [`Refusal`](cuda_graph::Refusal)
+//! says why with both sides' devices, lengths or ranks (`DevicesDiffer`, `LengthMismatch`,
+//! `OutOfBounds`, `RanksOutOfStep`, ...).
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 

@@ -4,7 +4,8 @@
 
 mod support;
 
-use cuda_graph::{CudaError, Device, DeviceBuffer};
+use cuda_graph::refusal::{Bounds, DevicePair, Lengths};
+use cuda_graph::{CudaError, Device, DeviceBuffer, Refusal};
 use cuda_graph_nccl::{Communicator, Group, ReduceOp};
 use support::{nccl_ready, note_one_rank, streams_for, sync_all};
 
@@ -124,10 +125,12 @@ fn every_collective_on_every_gpu_matches_the_cpu() {
     assert!(cuda_graph::take_unreported_errors().is_empty());
 }
 
-fn refusal(result: cuda_graph::Result<()>) -> String {
+fn refusal(result: cuda_graph::Result<()>) -> Refusal {
     let err = result.expect_err("must be refused before NCCL sees it");
-    assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err:?}");
-    err.to_string()
+    match err {
+        CudaError::InvalidArgument { reason, .. } => reason,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
 }
 
 #[test]
@@ -135,34 +138,47 @@ fn mistakes_are_refused_before_nccl_sees_them() {
     gpu_test_support::require_gpus!(2);
     let Some(_serial) = nccl_ready("mistakes_are_refused_before_nccl_sees_them") else { return };
     let (first, second) = (Device::get(0).unwrap(), Device::get(1).unwrap());
-    let text = Communicator::init_on(&[first, first]).unwrap_err().to_string();
-    assert!(text.contains("device 0 is listed twice"), "{text}");
+    let err = Communicator::init_on(&[first, first]).unwrap_err();
+    assert_eq!(err.refusal(), Some(&Refusal::DuplicateDevice { ordinal: 0 }), "{err}");
     let comms = Communicator::init_on(&[first, second]).unwrap();
     let streams = streams_for(&comms);
     let mut on_second = DeviceBuffer::<f32>::zeroed_on(second, 16).unwrap();
     let mut on_first = DeviceBuffer::<f32>::zeroed_on(first, 16).unwrap();
     {
         let mut group = Group::new();
-        let text = refusal(group.all_reduce_in_place(&comms[0], &mut on_second, ReduceOp::Sum, &streams[0]));
-        assert!(text.contains("runs on device 0 and the send buffer belongs to device 1"), "{text}");
+        let reason =
+            refusal(group.all_reduce_in_place(&comms[0], &mut on_second, ReduceOp::Sum, &streams[0]));
+        let send = DevicePair::CommunicatorAnd { what: "the send buffer" };
+        assert_eq!(reason, Refusal::DevicesDiffer { pair: send, first: 0, second: 1 });
         assert!(group.is_empty(), "nothing refused is kept");
     }
-    let text =
+    let reason =
         refusal(Group::new().all_reduce_in_place(&comms[0], &mut on_first, ReduceOp::Sum, &streams[1]));
-    assert!(text.contains("runs on device 0 and the stream belongs to device 1"), "{text}");
-    let text = refusal(Group::new().broadcast_in_place(&comms[0], &mut on_first, 2, &streams[0]));
-    assert!(text.contains("root 2 is not a rank"), "{text}");
+    let stream = DevicePair::CommunicatorAnd { what: "the stream" };
+    assert_eq!(reason, Refusal::DevicesDiffer { pair: stream, first: 0, second: 1 });
+    // The text users read.
+    assert_eq!(
+        reason.to_string(),
+        "the communicator's rank runs on device 0 and the stream belongs to device 1"
+    );
+    let reason = refusal(Group::new().broadcast_in_place(&comms[0], &mut on_first, 2, &streams[0]));
+    assert_eq!(reason, Refusal::OutOfBounds(Bounds::NotARank { root: 2, size: 2 }));
     let small = DeviceBuffer::<f32>::zeroed_on(first, 16).unwrap();
     let mut gathered = DeviceBuffer::<f32>::zeroed_on(first, 16).unwrap();
-    let text = refusal(Group::new().all_gather(&comms[0], &small, &mut gathered, &streams[0]));
-    assert!(text.contains("receive buffer has 16 elements; this collective needs 32"), "{text}");
+    let reason = refusal(Group::new().all_gather(&comms[0], &small, &mut gathered, &streams[0]));
+    let short = Lengths::CollectiveBuffer { which: "receive", have: 16, want: 32 };
+    assert_eq!(reason, Refusal::LengthMismatch(short));
     // Ranks that disagree: NCCL would hang; the group names both ranks.
     let mut longer = DeviceBuffer::<f32>::zeroed_on(second, 32).unwrap();
     let mut group = Group::new();
     group.all_reduce_in_place(&comms[0], &mut on_first, ReduceOp::Sum, &streams[0]).unwrap();
     group.all_reduce_in_place(&comms[1], &mut longer, ReduceOp::Sum, &streams[1]).unwrap();
-    let text = refusal(group.launch());
-    assert!(text.contains("ranks 0 and 1 of one clique issue different collectives"), "{text}");
+    match refusal(group.launch()) {
+        Refusal::RanksOutOfStep { why, queued: None } => {
+            assert!(why.contains("ranks 0 and 1 of one clique issue different collectives"), "{why}")
+        }
+        other => panic!("expected ranks out of step, got {other:?}"),
+    }
     // The communicators still work after the refusals.
     let mut group = Group::new();
     group.all_reduce_in_place(&comms[0], &mut on_first, ReduceOp::Sum, &streams[0]).unwrap();

@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use cuda_graph::{Device, DeviceBuffer, Stream};
+use cuda_graph::{Device, DeviceBuffer, Refusal, Stream};
 use cuda_graph_nccl::{Communicator, Group, ReduceOp};
 use support::nccl_ready;
 
@@ -138,10 +138,14 @@ impl Outcome {
         Outcome { rank: comm.rank(), launched, took }
     }
 
+    /// The launch's refusal, which must be of ranks out of step; its text.
     fn refusal(&self) -> String {
         match &self.launched {
             Ok(()) => panic!("rank {}'s launch returned Ok: it must be refused", self.rank),
-            Err(err) => err.to_string(),
+            Err(err) => {
+                assert!(matches!(err.refusal(), Some(Refusal::RanksOutOfStep { .. })), "{err}");
+                err.to_string()
+            }
         }
     }
 }

@@ -107,10 +107,7 @@ impl Future for Completion {
         // The host function ran: everything before it finished, or failed.
         Poll::Ready(match self.marker.is_complete() {
             Ok(true) => Ok(()),
-            Ok(false) => Err(CudaError::invalid(
-                "Completion",
-                "the host function ran before its marker event completed",
-            )),
+            Ok(false) => Err(CudaError::refused("Completion", crate::Refusal::MarkerNotComplete)),
             Err(err) => Err(err),
         })
     }

@@ -29,7 +29,7 @@ pub(crate) unsafe fn function<F: Copy>(symbol: &'static [u8], version: u32, call
 /// The address of the driver function `symbol` at `version` (see [`function`]).
 fn entry_point(symbol: &'static [u8], version: u32, call: &'static str) -> Result<*mut c_void> {
     let symbol = CStr::from_bytes_with_nul(symbol)
-        .map_err(|_| CudaError::invalid(call, "the driver symbol name is not one NUL-terminated string"))?;
+        .map_err(|_| CudaError::refused(call, crate::Refusal::DriverSymbolName))?;
     let mut entry: *mut c_void = ptr::null_mut();
     let mut found = sys::cudaDriverEntryPointQueryResult::cudaDriverEntryPointSymbolNotFound;
     check(

@@ -159,13 +159,13 @@ impl Event {
     /// capture, whose graph keeps nothing of this crate's work alive.
     pub fn record(&self, stream: &Stream) -> Result<()> {
         if stream.device() != self.device {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 "Event::record",
-                format!(
-                    "the event belongs to device {} and the stream to device {}: record it on a                      stream of its own device (another device's stream may wait for it)",
-                    self.device.ordinal(),
-                    stream.device().ordinal()
-                ),
+                crate::Refusal::DevicesDiffer {
+                    pair: crate::refusal::DevicePair::EventAndStream,
+                    first: self.device.ordinal(),
+                    second: stream.device().ordinal(),
+                },
             ));
         }
         // A stream that captures for other code is refused: a stream of this crate waiting on
@@ -232,13 +232,13 @@ impl Event {
     /// Refused, naming both devices, for events of two devices (their clocks differ).
     pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32> {
         if start.device != end.device {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 "Event::elapsed_ms",
-                format!(
-                    "the start event belongs to device {} and the end event to device {}",
-                    start.device.ordinal(),
-                    end.device.ordinal()
-                ),
+                crate::Refusal::DevicesDiffer {
+                    pair: crate::refusal::DevicePair::StartAndEndEvent,
+                    first: start.device.ordinal(),
+                    second: end.device.ordinal(),
+                },
             ));
         }
         let mut ms = 0.0f32;

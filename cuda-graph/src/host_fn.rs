@@ -91,10 +91,7 @@ unsafe extern "C" fn one_shot_trampoline(user_data: *mut c_void) {
         let f = lock(&ONE_SHOTS).remove(&id);
         match f {
             Some(f) => run_guarded(f),
-            None => record(CudaError::invalid(
-                "Stream::launch_host_fn",
-                "a one-shot host function was called again (was its stream captured into a graph?); skipped",
-            )),
+            None => record(CudaError::refused("Stream::launch_host_fn", crate::Refusal::OneShotCalledAgain)),
         }
     });
 }
@@ -252,7 +249,8 @@ mod tests {
         assert_eq!(receiver.try_recv(), Ok(id));
         // SAFETY: as above.
         unsafe { one_shot_trampoline(id as usize as *mut c_void) };
-        assert!(crate::take_unreported_errors().iter().any(|e| e.to_string().contains("called again")));
+        let again = Some(&crate::Refusal::OneShotCalledAgain);
+        assert!(crate::take_unreported_errors().iter().any(|err| err.refusal() == again));
     }
 
     #[test]

@@ -15,8 +15,10 @@
 //!
 //! # Errors
 //! Every fallible call returns [`Result`], whose error [`CudaError`] names the CUDA call and
-//! status, or the problem found before calling CUDA. Destructors never panic and host functions
-//! never unwind into CUDA; errors they meet are kept for [`take_unreported_errors`].
+//! status, or the problem found before calling CUDA: a [`Refusal`] that says why, with the
+//! devices and sizes involved, to match on ([`CudaError::refusal`]). Destructors never panic
+//! and host functions never unwind into CUDA; errors they meet are kept for
+//! [`take_unreported_errors`].
 //!
 //! ```no_run
 //! use cuda_graph::{Device, DeviceBuffer, Stream};
@@ -59,7 +61,8 @@
 //! sources and fails on an upward import. Lowest first:
 //! 1. `runtime` — the CUDA runtime as the crate calls it: each call refused inside a host
 //!    function, where CUDA forbids CUDA calls.
-//! 2. `error` — [`CudaError`], [`Result`], the `check` of CUDA statuses, [`UpdateRefusal`].
+//! 2. `error` — [`CudaError`], [`Result`], the `check` of CUDA statuses, [`UpdateRefusal`], and
+//!    [`Refusal`], why a call was refused before CUDA saw it ([`refusal`]).
 //! 3. `release`, `driver` — releasing resources: [`KeepAlive`], destructor errors
 //!    ([`take_unreported_errors`]), drops deferred out of host functions ([`drop_outside_host_fn`]);
 //!    the driver functions the runtime hands out (parameter layouts, active contexts, launches).
@@ -95,7 +98,7 @@ mod stream;
 
 pub use completion::Completion;
 pub use device::{Device, DeviceProperties, Limit};
-pub use error::{CudaError, Result};
+pub use error::{refusal, CudaError, Refusal, Result};
 pub use event::{BorrowedEvent, Event, EventOptions};
 pub use graph::{
     CaptureMode, ConditionalHandle, DeviceLaunch, Graph, GraphBuilder, GraphExec, HostLaunch,

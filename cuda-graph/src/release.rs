@@ -126,9 +126,9 @@ fn release_elsewhere(items: Vec<Box<dyn Any + Send>>) -> Option<CudaError> {
         .name("cuda-graph-release".into())
         .spawn(move || drop(ManuallyDrop::into_inner(items)));
     spawned.err().map(|err| {
-        CudaError::invalid(
+        CudaError::refused(
             "host function release",
-            format!("no thread to release what a host function dropped ({err}): leaked"),
+            crate::Refusal::NoReleaseThread { error: err.to_string() },
         )
     })
 }

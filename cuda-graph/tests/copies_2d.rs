@@ -7,7 +7,8 @@ mod graph_support;
 
 use cuda_graph::graph::{Graph, HostLaunch};
 use cuda_graph::memory::{Extent2D, PitchedBuffer};
-use cuda_graph::{DeviceBuffer, PinnedBuffer};
+use cuda_graph::refusal::{Bounds, CopyBox};
+use cuda_graph::{CudaError, DeviceBuffer, PinnedBuffer, Refusal};
 use gpu_test_support::require_gpu;
 use graph_support::{run, stream};
 
@@ -26,6 +27,22 @@ fn cpu_copy(
         let d = (at.1 + row) * dst_pitch + at.0;
         let s = (from.1 + row) * src_pitch + from.0;
         dst[d..d + extent.width].copy_from_slice(&src[s..s + extent.width]);
+    }
+}
+
+/// The bounds a refusal names, if it is one of a count, offset or box out of bounds.
+fn bounds(err: &CudaError) -> Option<&Bounds> {
+    match err.refusal() {
+        Some(Refusal::OutOfBounds(bounds)) => Some(bounds),
+        _ => None,
+    }
+}
+
+/// The side and box a refusal names, if it is one of a copy's box out of bounds.
+fn copy_box(err: &CudaError) -> Option<(&'static str, CopyBox)> {
+    match bounds(err) {
+        Some(Bounds::CopyBox { side, geometry }) => Some((side, **geometry)),
+        _ => None,
     }
 }
 
@@ -82,13 +99,25 @@ fn a_sub_rectangle_lands_where_the_cpu_puts_it() {
         assert_eq!(dst.to_vec()?, expected);
 
         // One column or row too far on either side: refused, naming call and numbers.
-        let err = dst.copy_rect_from_async((38, 19), &src, (5, 2), extent, &stream).unwrap_err().to_string();
-        assert!(err.contains("PitchedBuffer::copy_rect_from_async"), "{err}");
-        assert!(err.contains("a 13x11 rectangle at (38, 19) does not fit the destination of 50x30"), "{err}");
+        let err = dst.copy_rect_from_async((38, 19), &src, (5, 2), extent, &stream).unwrap_err();
+        assert!(matches!(
+            err,
+            CudaError::InvalidArgument { call: "PitchedBuffer::copy_rect_from_async", .. }
+        ));
+        assert!(
+            matches!(
+                copy_box(&err),
+                Some((
+                    "destination",
+                    CopyBox { origin: (38, 19, 0), extent: (13, 11, _), volume: (50, 30, _), flat: true }
+                ))
+            ),
+            "{err}"
+        );
         assert!(dst.copy_rect_from_async((0, 0), &src, (5, 20), extent, &stream).is_err());
         let short = DeviceBuffer::<u32>::zeroed(w * h - 1)?;
-        let err = dst.copy_from_device_async(&short, w, &stream).unwrap_err().to_string();
-        assert!(err.contains("does not fit the source of 50x29"), "{err}");
+        let err = dst.copy_from_device_async(&short, w, &stream).unwrap_err();
+        assert!(matches!(copy_box(&err), Some(("source", CopyBox { volume: (50, 29, _), .. }))), "{err}");
         assert!(dst.copy_from_device_async(&DeviceBuffer::zeroed(w * h)?, w - 1, &stream).is_err());
         stream.synchronize()?;
         assert_eq!(dst.to_vec()?, expected, "refused copies changed nothing");
@@ -110,8 +139,12 @@ fn memcpy_2d_nodes_copy_rectangles_at_each_launch() {
         let load = graph.add_memcpy_2d_from_linear(&a, &linear_in.ptr(), pitch, &[])?;
         let shift = graph.add_memcpy_2d(&b, (14, 5), &a, (3, 1), extent, &[&load])?;
         graph.add_memcpy_2d_to_linear(&linear_out.ptr(), w, &b, &[&shift])?;
-        let refused = graph.add_memcpy_2d(&b, (15, 5), &a, (3, 1), extent, &[]).unwrap_err().to_string();
-        assert!(refused.contains("GraphBuilder::add_memcpy_2d") && refused.contains("(15, 5)"), "{refused}");
+        let refused = graph.add_memcpy_2d(&b, (15, 5), &a, (3, 1), extent, &[]).unwrap_err();
+        assert!(matches!(refused, CudaError::InvalidArgument { call: "GraphBuilder::add_memcpy_2d", .. }));
+        assert!(
+            matches!(copy_box(&refused), Some(("destination", CopyBox { origin: (15, 5, 0), .. }))),
+            "{refused}"
+        );
         let empty = Extent2D { width: 0, height: 4 };
         assert!(graph.add_memcpy_2d(&b, (0, 0), &a, (0, 0), empty, &[]).is_err());
 

@@ -7,7 +7,8 @@ mod graph_support;
 
 use cuda_graph::graph::{Graph, HostLaunch};
 use cuda_graph::memory::{Extent3D, PitchedVolume};
-use cuda_graph::{DeviceBuffer, PinnedBuffer};
+use cuda_graph::refusal::{Bounds, CopyBox};
+use cuda_graph::{CudaError, DeviceBuffer, PinnedBuffer, Refusal};
 use gpu_test_support::require_gpu;
 use graph_support::{run, stream};
 
@@ -45,6 +46,22 @@ fn cpu_copy(
 
 fn packed(extent: Extent3D) -> Layout {
     Layout { pitch: extent.width, rows: extent.height }
+}
+
+/// The bounds a refusal names, if it is one of a count, offset or box out of bounds.
+fn bounds(err: &CudaError) -> Option<&Bounds> {
+    match err.refusal() {
+        Some(Refusal::OutOfBounds(bounds)) => Some(bounds),
+        _ => None,
+    }
+}
+
+/// The side and box a refusal names, if it is one of a copy's box out of bounds.
+fn copy_box(err: &CudaError) -> Option<(&'static str, CopyBox)> {
+    match bounds(err) {
+        Some(Bounds::CopyBox { side, geometry }) => Some((side, **geometry)),
+        _ => None,
+    }
 }
 
 #[test]
@@ -104,25 +121,25 @@ fn a_sub_box_lands_where_the_cpu_puts_it_and_out_of_bounds_boxes_are_refused() {
 
         // One column, row or slice too far on either side: refused, naming call and numbers.
         let err = dst.copy_box_from_async((18, 9, 6), &src, (5, 2, 1), extent, &stream).unwrap_err();
-        let err = err.to_string();
-        assert!(err.contains("PitchedVolume::copy_box_from_async"), "{err}");
+        assert!(matches!(err, CudaError::InvalidArgument { call: "PitchedVolume::copy_box_from_async", .. }));
+        let too_far = CopyBox { origin: (18, 9, 6), extent: (13, 11, 4), volume: (30, 20, 10), flat: false };
+        assert_eq!(copy_box(&err), Some(("destination", too_far)), "{err}");
         assert!(
-            err.contains("a 13x11x4 box at (18, 9, 6) does not fit the destination of 30x20x10"),
-            "{err}"
+            err.to_string()
+                .ends_with("a 13x11x4 box at (18, 9, 6) does not fit the destination of 30x20x10 elements"),
+            "the text users read: {err}"
         );
         assert!(dst.copy_box_from_async((17, 10, 6), &src, (5, 2, 1), extent, &stream).is_err());
         assert!(dst.copy_box_from_async((17, 9, 7), &src, (5, 2, 1), extent, &stream).is_err());
         let err = dst.copy_box_from_async((0, 0, 0), &src, (5, 2, 7), extent, &stream).unwrap_err();
-        assert!(err.to_string().contains("does not fit the source of 30x20x10"), "{err}");
+        assert!(matches!(copy_box(&err), Some(("source", CopyBox { volume: (30, 20, 10), .. }))), "{err}");
         let tight = 9 * 20 * 30 + 19 * 30 + 30; // a packed volume: the last slice ends the memory
         let short = DeviceBuffer::<u32>::zeroed(tight - 1)?;
-        let err = dst.copy_from_device_async(&short, 30, 20, &stream).unwrap_err().to_string();
-        assert!(err.contains("does not fit the source of 30x20x9"), "{err}");
+        let err = dst.copy_from_device_async(&short, 30, 20, &stream).unwrap_err();
+        assert!(matches!(copy_box(&err), Some(("source", CopyBox { volume: (30, 20, 9), .. }))), "{err}");
         let err = dst.copy_from_device_async(&DeviceBuffer::zeroed(tight)?, 30, 19, &stream).unwrap_err();
-        assert!(
-            err.to_string().contains("slices of 20 rows do not fit the source's 19 rows per slice"),
-            "{err}"
-        );
+        let slices = Bounds::SliceRows { side: "source", height: 20, slice_rows: 19 };
+        assert_eq!(bounds(&err), Some(&slices), "{err}");
         assert!(dst.copy_from_device_async(&DeviceBuffer::zeroed(tight)?, 29, 20, &stream).is_err());
         let mut pinned = PinnedBuffer::<u32>::zeroed(tight - 1)?;
         assert!(dst.copy_to_pinned_async(&mut pinned, 30, 20, &stream).is_err());
@@ -148,10 +165,10 @@ fn memcpy_3d_nodes_copy_boxes_at_each_launch() {
         let load = graph.add_memcpy_3d_from_linear(&a, &linear_in.ptr(), 30, 10, &[])?;
         let shift = graph.add_memcpy_3d(&b, (14, 5, 3), &a, (3, 1, 2), extent, &[&load])?;
         graph.add_memcpy_3d_to_linear(&linear_out.ptr(), whole.width, whole.height, &b, &[&shift])?;
-        let refused =
-            graph.add_memcpy_3d(&b, (14, 5, 4), &a, (3, 1, 2), extent, &[]).unwrap_err().to_string();
+        let refused = graph.add_memcpy_3d(&b, (14, 5, 4), &a, (3, 1, 2), extent, &[]).unwrap_err();
+        assert!(matches!(refused, CudaError::InvalidArgument { call: "GraphBuilder::add_memcpy_3d", .. }));
         assert!(
-            refused.contains("GraphBuilder::add_memcpy_3d") && refused.contains("(14, 5, 4)"),
+            matches!(copy_box(&refused), Some(("destination", CopyBox { origin: (14, 5, 4), .. }))),
             "{refused}"
         );
         let empty = Extent3D { depth: 0, ..extent };

@@ -1,6 +1,6 @@
 //! Devices, their limits, and stream priorities, on a real GPU (skipped without one).
 
-use cuda_graph::{sys, CudaError, Device, Limit, Stream, StreamOptions};
+use cuda_graph::{sys, CudaError, Device, Limit, Refusal, Stream, StreamOptions};
 
 #[test]
 fn device_zero_reports_plausible_properties() {
@@ -59,11 +59,12 @@ fn the_pending_launch_limit_round_trips() {
 #[test]
 fn a_missing_device_is_an_error_naming_it() {
     gpu_test_support::require_gpu!();
-    for ordinal in [999, -1, Device::count().unwrap()] {
+    let count = Device::count().unwrap();
+    for ordinal in [999, -1, count] {
         match Device::get(ordinal).unwrap_err() {
-            CudaError::InvalidArgument { call, problem } => {
+            CudaError::InvalidArgument { call, reason } => {
                 assert_eq!(call, "Device::get");
-                assert!(problem.contains(&format!("device {ordinal} does not exist")), "{problem}");
+                assert_eq!(reason, Refusal::NoSuchDevice { ordinal, count });
             }
             other => panic!("expected InvalidArgument for device {ordinal}, got {other}"),
         }

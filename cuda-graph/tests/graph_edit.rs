@@ -19,7 +19,7 @@ const N: u32 = 1000;
 
 fn refused<T: std::fmt::Debug>(result: Result<T, CudaError>, expect: &str) {
     match result {
-        Err(CudaError::InvalidArgument { problem, .. }) => assert!(problem.contains(expect), "{problem}"),
+        Err(err @ CudaError::InvalidArgument { .. }) => assert!(err.to_string().contains(expect), "{err}"),
         other => panic!("expected a refusal containing {expect:?}, got {other:?}"),
     }
 }

@@ -7,7 +7,7 @@ mod graph_support;
 
 use cuda_graph::graph::{AsNode, Graph, MemcpyDirection, MemcpyEndpoint, NodeKind};
 use cuda_graph::memory::MemoryKind;
-use cuda_graph::{CudaError, Device, DeviceBuffer, PinnedBuffer};
+use cuda_graph::{CudaError, Device, DeviceBuffer, PinnedBuffer, Refusal};
 use gpu_test_support::require_gpu;
 use graph_support::run;
 
@@ -20,7 +20,7 @@ fn linear_addr(endpoint: MemcpyEndpoint) -> u64 {
 
 fn refused(result: Result<impl std::fmt::Debug, CudaError>, expect: &str) {
     match result {
-        Err(CudaError::InvalidArgument { problem, .. }) => assert!(problem.contains(expect), "{problem}"),
+        Err(err @ CudaError::InvalidArgument { .. }) => assert!(err.to_string().contains(expect), "{err}"),
         other => panic!("expected a refusal containing {expect:?}, got {other:?}"),
     }
 }
@@ -149,9 +149,10 @@ fn with_current_runs_on_the_device_and_restores_the_callers() {
         let seen = last.with_current(Device::current)?;
         assert_eq!(seen, last);
         assert_eq!(Device::current()?, first);
+        let refusal = Refusal::NoSuchDevice { ordinal: 9, count: 1 };
         let err = last
-            .with_current(|| Err::<(), _>(CudaError::InvalidArgument { call: "f", problem: "no".into() }));
-        assert_eq!(err.unwrap_err().to_string(), "f: no");
+            .with_current(|| Err::<(), _>(CudaError::InvalidArgument { call: "f", reason: refusal.clone() }));
+        assert_eq!(err.unwrap_err().refusal(), Some(&refusal));
         assert_eq!(Device::current()?, first);
         last.with_current(|| last.synchronize())?;
         Ok(())

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use cuda_graph::graph::{AsNode, DeviceLaunch, Graph, GraphBuilder, GraphExec, HostLaunch, NodeKind};
-use cuda_graph::{CudaError, DeviceBuffer, Event, EventOptions, PinnedBuffer};
+use cuda_graph::{CudaError, DeviceBuffer, Event, EventOptions, PinnedBuffer, Refusal};
 use gpu_test_support::require_gpu;
 use graph_support::{one, per_element, run, stream};
 use test_kernels::{add_scalar, fill_pattern, increment_counter, pattern, scale_add_index};
@@ -146,12 +146,9 @@ fn pinned_copies_carry_data_through_a_graph_and_fence_host_access() {
 /// The error a launch gives while a slice of a pinned buffer its nodes use is alive.
 fn expect_borrowed_refusal(result: Result<(), CudaError>) {
     match result {
-        Err(CudaError::InvalidArgument { call, problem }) => {
+        Err(CudaError::InvalidArgument { call, reason }) => {
             assert_eq!(call, "GraphExec::launch");
-            assert!(
-                problem.contains("is borrowed by the host; drop the slice before launching"),
-                "{problem}"
-            );
+            assert!(matches!(reason, Refusal::PinnedBorrowed { .. }), "{reason}");
         }
         other => panic!("expected the launch to be refused, got {other:?}"),
     }
@@ -203,9 +200,9 @@ fn graphs_with_pinned_copies_are_refused_for_device_launch() {
         let graph = Graph::new()?;
         graph.add_memcpy_to_host(&output, &device.ptr(), 4, &[])?;
         match graph.instantiate::<DeviceLaunch>(Default::default()) {
-            Err(CudaError::InvalidArgument { call, problem }) => {
-                assert_eq!(call, "Graph::instantiate");
-                assert!(problem.contains("PinnedBuffer") && problem.contains("HostLaunch"), "{problem}");
+            Err(err @ CudaError::InvalidArgument { call: "Graph::instantiate", .. }) => {
+                let text = err.to_string();
+                assert!(text.contains("PinnedBuffer") && text.contains("HostLaunch"), "{text}");
             }
             other => panic!("expected a refusal, got {other:?}"),
         }
@@ -358,7 +355,13 @@ fn an_impossible_geometry_is_refused_naming_the_call_that_was_given_it() {
         let too_many_threads = cuda_graph::LaunchConfig::new(1, 2048);
         let err = graph.add_kernel(fill_pattern(), too_many_threads, (out.ptr(), 64, 1), &[]).unwrap_err();
         assert!(
-            matches!(err, CudaError::InvalidArgument { call: "GraphBuilder::add_kernel", .. }),
+            matches!(
+                err,
+                CudaError::InvalidArgument {
+                    call: "GraphBuilder::add_kernel",
+                    reason: Refusal::BlockTooLarge { .. }
+                }
+            ),
             "{err:?}"
         );
         let node = graph.add_kernel(fill_pattern(), one(), (out.ptr(), 64, 1), &[])?;
@@ -366,7 +369,13 @@ fn an_impossible_geometry_is_refused_naming_the_call_that_was_given_it() {
         let err =
             exec.set_kernel_params(&node, fill_pattern(), too_many_threads, (out.ptr(), 64, 2)).unwrap_err();
         assert!(
-            matches!(err, CudaError::InvalidArgument { call: "GraphExec::set_kernel_params", .. }),
+            matches!(
+                err,
+                CudaError::InvalidArgument {
+                    call: "GraphExec::set_kernel_params",
+                    reason: Refusal::BlockTooLarge { .. }
+                }
+            ),
             "{err:?}"
         );
         Ok(())

@@ -13,7 +13,8 @@ use cuda_graph::kernel::{
     Dim3, KernelAttributes, LaunchAttributes, LaunchConfig, MemSyncDomain, MemSyncDomainMap,
     ProgrammaticEvent,
 };
-use cuda_graph::{sys, Device, DeviceBuffer, Event, EventOptions, Stream};
+use cuda_graph::refusal::{AttributeRefusal, Unsupported};
+use cuda_graph::{sys, CudaError, Device, DeviceBuffer, Event, EventOptions, Refusal, Stream};
 use gpu_test_support::require_gpu;
 use graph_support::{one, run, sm90_or_skip, stream};
 use test_kernels::{cluster_blocks, grid_sync_sum, increment_counter, pdl_append};
@@ -163,40 +164,62 @@ fn what_the_device_cannot_do_is_refused_before_cuda() {
         let stream = stream()?;
         let out = DeviceBuffer::<u32>::zeroed(8)?;
         let launch = |attributes: LaunchAttributes, config: LaunchConfig| {
-            cluster_blocks()
-                .launch_with(&stream, config, &attributes, (out.slice(),))
-                .unwrap_err()
-                .to_string()
+            cluster_blocks().launch_with(&stream, config, &attributes, (out.slice(),)).unwrap_err()
         };
-        let message =
+        let reason = |err: &CudaError| err.refusal().cloned();
+        let err =
             launch(LaunchAttributes { kernel: cluster(3), ..Default::default() }, LaunchConfig::new(8, 32));
         if Device::current()?.properties()?.major >= 9 {
+            let three = (3, 1, 1);
             assert!(
-                message.contains("cluster Dim3 { x: 3, y: 1, z: 1 } does not divide the grid"),
-                "{message}"
+                matches!(
+                    reason(&err),
+                    Some(Refusal::Attribute(AttributeRefusal::DoesNotDivideGrid { what: "cluster", part, .. }))
+                        if part == three
+                ),
+                "{err}"
+            );
+            assert!(
+                err.to_string().contains("cluster Dim3 { x: 3, y: 1, z: 1 } does not divide the grid"),
+                "{err}"
             );
         } else {
-            assert!(message.contains("cluster launch (sm_90 or later)"), "{message}");
+            assert!(
+                matches!(reason(&err), Some(Refusal::Unsupported(Unsupported::ClusterLaunch { .. }))),
+                "{err}"
+            );
         }
         let huge = LaunchConfig::new(1 << 20, 1024);
         let cooperative = KernelAttributes { cooperative: true, ..Default::default() };
-        let message = launch(LaunchAttributes { kernel: cooperative.clone(), ..Default::default() }, huge);
-        assert!(message.contains("cannot be resident at once"), "{message}");
+        let err = launch(LaunchAttributes { kernel: cooperative.clone(), ..Default::default() }, huge);
+        let too_large = |reason: Option<Refusal>| {
+            matches!(reason, Some(Refusal::Attribute(AttributeRefusal::CooperativeGridTooLarge { .. })))
+        };
+        assert!(too_large(reason(&err)), "{err}");
         let (least, _) = Stream::priority_range()?;
         let low = KernelAttributes { priority: Some(least + 1), ..Default::default() };
-        let message = launch(LaunchAttributes { kernel: low, ..Default::default() }, LaunchConfig::new(1, 1));
-        assert!(message.contains("outside this device's range"), "{message}");
+        let err = launch(LaunchAttributes { kernel: low, ..Default::default() }, LaunchConfig::new(1, 1));
+        assert!(
+            matches!(reason(&err), Some(Refusal::Attribute(AttributeRefusal::PriorityOutOfRange { .. }))),
+            "{err}"
+        );
         let timed = Arc::new(Event::new()?);
-        let message = launch(
+        let err = launch(
             LaunchAttributes { launch_completion_event: Some(timed), ..Default::default() },
             LaunchConfig::new(1, 1),
         );
-        assert!(message.contains("records timing"), "{message}");
+        assert!(
+            matches!(
+                reason(&err),
+                Some(Refusal::Attribute(AttributeRefusal::TimedEvent { event: "launch completion" }))
+            ),
+            "{err}"
+        );
         // The same checks guard kernel nodes, and a refused node is not added.
         let graph = Graph::new()?;
         let err =
             graph.add_kernel_with(cluster_blocks(), huge, (out.slice(),), &cooperative, &[]).unwrap_err();
-        assert!(err.to_string().contains("cannot be resident at once"), "{err}");
+        assert!(too_large(reason(&err)), "{err}");
         assert_eq!(graph.node_count()?, 0);
         stream.synchronize()?;
         assert_eq!(out.to_vec()?, [0; 8], "no refused launch ran");

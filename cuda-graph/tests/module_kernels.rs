@@ -7,7 +7,7 @@ mod graph_support;
 
 use cuda_graph::graph::{CaptureMode, ConditionalHandle, Graph, HostLaunch, NodeKind};
 use cuda_graph::kernel::{Kernel, Module};
-use cuda_graph::{CudaError, DeviceBuffer, DevicePtr, DeviceSlice};
+use cuda_graph::{CudaError, DeviceBuffer, DevicePtr, DeviceSlice, Refusal};
 use gpu_test_support::require_gpu;
 use graph_support::{one, per_element, run, stream};
 use module_images::{CONDITIONAL_FATBIN, PLAIN_CUBIN, PLAIN_FATBIN, PLAIN_PTX};
@@ -110,7 +110,9 @@ fn a_rewritten_signature_global_does_not_change_what_a_lookup_accepts() {
             // The same length, so that the global's size check lets the write through.
             let forged = format!("{}\0", genuine.replacen("*mut f32", "*mut f64", 1));
             match module.symbol::<u8>("mod_scale__cuda_graph_signature", forged.len()) {
-                Err(err) => assert!(err.to_string().contains("reserved"), "{kind}: {err}"),
+                Err(err) => {
+                    assert!(matches!(err.refusal(), Some(Refusal::ReservedSymbol { .. })), "{kind}: {err}")
+                }
                 Ok(global) => global.write(0, forged.as_bytes())?,
             }
             // SAFETY: never launched: refused by the lookup or by the check at first use.
@@ -148,7 +150,10 @@ fn the_signature_globals_are_not_handed_out() {
     run(|| {
         for (kind, module) in modules()? {
             let err = module.symbol::<u8>("mod_add__cuda_graph_signature", 1).unwrap_err();
-            assert!(err.to_string().contains("is reserved"), "{kind}: {err}");
+            assert!(
+                matches!(err.refusal(), Some(Refusal::ReservedSymbol { name, .. }) if name == "mod_add__cuda_graph_signature"),
+                "{kind}: {err}"
+            );
             // Other globals still are.
             assert_eq!(module.symbol::<u32>("mod_bias", 4)?.len(), 4, "{kind}");
         }
@@ -279,8 +284,9 @@ fn images_that_are_not_whole_are_refused() {
     // SAFETY: not a complete image, which `from_image` asks for: this shows the header checks
     // kept as a defence refusing it before the driver reads it (nothing is loaded).
     let err = unsafe { Module::from_image(cut) }.unwrap_err();
-    assert!(err.to_string().contains("fatbin"), "{err}");
+    let malformed = |err: &CudaError, image: &str| matches!(err.refusal(), Some(Refusal::MalformedImage { format, .. }) if *format == image);
+    assert!(malformed(&err, "fatbin"), "{err}");
     // SAFETY: as above.
     let err = unsafe { Module::from_image(&PLAIN_CUBIN[..PLAIN_CUBIN.len() - 1]) }.unwrap_err();
-    assert!(err.to_string().contains("cubin"), "{err}");
+    assert!(malformed(&err, "cubin"), "{err}");
 }

@@ -8,7 +8,10 @@
 //! memory).
 
 use cuda_graph::graph::{Graph, HostLaunch};
-use cuda_graph::{CudaError, Device, DeviceBuffer, Event, EventOptions, LaunchConfig, MemoryPool, Stream};
+use cuda_graph::refusal::DevicePair;
+use cuda_graph::{
+    CudaError, Device, DeviceBuffer, Event, EventOptions, LaunchConfig, MemoryPool, Refusal, Stream,
+};
 use test_kernels::{add_scalar, fill_pattern, fill_pattern_after_spin, pattern};
 
 fn per_element(n: u32) -> LaunchConfig {
@@ -19,11 +22,16 @@ fn two() -> (Device, Device) {
     (Device::get(0).unwrap(), Device::get(1).unwrap())
 }
 
-/// The error's text, which must name both devices.
-fn refusal(result: cuda_graph::Result<impl std::fmt::Debug>) -> String {
+/// The refusal of mixing devices.
+fn refusal(result: cuda_graph::Result<impl std::fmt::Debug>) -> CudaError {
     let err = result.expect_err("mixing devices must be refused");
     assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err:?}");
-    err.to_string()
+    err
+}
+
+/// Whether `err` is the refusal of two things of devices 0 and 1 (`pair`).
+fn differ(err: &CudaError, pair: DevicePair) -> bool {
+    err.refusal() == Some(&Refusal::DevicesDiffer { pair, first: 0, second: 1 })
 }
 
 #[test]
@@ -83,41 +91,50 @@ fn mixing_devices_is_refused_naming_both() {
     let on_first = DeviceBuffer::<u32>::zeroed_on(first, 64).unwrap();
     let stream_second = Stream::new_on(second).unwrap();
     let stream_first = Stream::new_on(first).unwrap();
-    let names_both = |text: &str| text.contains("device 0") && text.contains("device 1");
+    let names_both = |err: CudaError| {
+        let text = err.to_string();
+        text.contains("device 0") && text.contains("device 1")
+    };
+    let no_peer_access = Refusal::NoPeerAccess { owner: 0, user: 1 };
 
     // A kernel on device 1 with device 0's memory (device 1 never gets peer access here).
-    let text = refusal(fill_pattern().launch(&stream_second, per_element(64), (on_first.ptr(), 64, 1)));
-    assert!(text.starts_with("Kernel::launch: memory of device 0 is used by work on device 1"), "{text}");
+    let err = refusal(fill_pattern().launch(&stream_second, per_element(64), (on_first.ptr(), 64, 1)));
+    assert!(matches!(&err, CudaError::InvalidArgument { call: "Kernel::launch", .. }), "{err}");
+    assert_eq!(err.refusal(), Some(&no_peer_access), "{err}");
     // The same in a graph of device 1, as a kernel node and as a memset node.
     let graph = Graph::new_on(second).unwrap();
-    let text = refusal(graph.add_kernel(fill_pattern(), per_element(64), (on_first.ptr(), 64, 1), &[]));
-    assert!(text.starts_with("GraphBuilder::add_kernel") && names_both(&text), "{text}");
-    assert!(names_both(&refusal(graph.add_memset(&on_first.ptr(), 1u32, 64, &[]))));
+    let err = refusal(graph.add_kernel(fill_pattern(), per_element(64), (on_first.ptr(), 64, 1), &[]));
+    assert!(matches!(&err, CudaError::InvalidArgument { call: "GraphBuilder::add_kernel", .. }), "{err}");
+    assert_eq!(err.refusal(), Some(&no_peer_access), "{err}");
+    let err = refusal(graph.add_memset(&on_first.ptr(), 1u32, 64, &[]));
+    assert_eq!(err.refusal(), Some(&no_peer_access), "{err}");
     // An exec of device 1 on a stream of device 0.
     graph.add_empty(&[]).unwrap();
     let exec = graph.instantiate::<HostLaunch>(Default::default()).unwrap();
-    let text = refusal(exec.launch(&stream_first));
+    let text = refusal(exec.launch(&stream_first)).to_string();
     assert!(text.contains("the exec runs on device 1 and the stream belongs to device 0"), "{text}");
     exec.launch(&stream_second).unwrap();
     // Events record on their own device only; any stream may wait for them.
     let event = Event::with_options_on(first, EventOptions::default()).unwrap();
-    assert!(names_both(&refusal(event.record(&stream_second))));
+    assert!(differ(&refusal(event.record(&stream_second)), DevicePair::EventAndStream));
     event.record(&stream_first).unwrap();
     stream_second.wait_event(&event).unwrap();
     let late = Event::with_options_on(second, EventOptions::default()).unwrap();
     late.record(&stream_second).unwrap();
     late.synchronize().unwrap();
-    assert!(names_both(&refusal(Event::elapsed_ms(&event, &late))));
+    assert!(differ(&refusal(Event::elapsed_ms(&event, &late)), DevicePair::StartAndEndEvent));
     // A pool of device 0 with a stream of device 1; a graph of device 0 captured from device 1.
     let pool = MemoryPool::device_default(first).unwrap();
-    assert!(names_both(&refusal(DeviceBuffer::<u32>::alloc_from_pool_async(8, &pool, &stream_second))));
+    let err = refusal(DeviceBuffer::<u32>::alloc_from_pool_async(8, &pool, &stream_second));
+    assert!(differ(&err, DevicePair::PoolAndStream), "{err}");
     let other = Graph::new_on(first).unwrap();
-    assert!(names_both(&refusal(
+    assert!(names_both(refusal(
         stream_second.begin_capture_to_graph(&other, Default::default(), &[]).map(drop)
     )));
-    assert!(names_both(&refusal(graph.add_child_graph(&other, &[]))));
+    assert!(names_both(refusal(graph.add_child_graph(&other, &[]))));
     let mut memset_target = DeviceBuffer::<u32>::zeroed_on(first, 8).unwrap();
-    assert!(names_both(&refusal(memset_target.memset_async(0, &stream_second))));
+    let err = refusal(memset_target.memset_async(0, &stream_second));
+    assert_eq!(err.refusal(), Some(&no_peer_access), "{err}");
     stream_second.synchronize().unwrap();
 }
 
@@ -127,8 +144,8 @@ fn peer_access_lets_a_kernel_write_another_devices_memory() {
     let (first, second) = two();
     if !first.can_access_peer(second).unwrap() {
         // Still a real check: enabling must then be refused, naming both.
-        let text = refusal(first.enable_peer_access(second));
-        assert!(text.contains("device 0 cannot access device 1's memory"), "{text}");
+        let err = refusal(first.enable_peer_access(second));
+        assert_eq!(err.refusal(), Some(&Refusal::PeerAccessImpossible { device: 0, peer: 1 }), "{err}");
         eprintln!("skipped: devices 0 and 1 have no peer path");
         return;
     }
@@ -164,8 +181,8 @@ fn memory_a_peer_device_still_writes_is_freed_only_after_that_device_finished() 
     // Peer access does not reach pool memory (device 0 would fault): refused until the pool
     // lets device 0 in.
     if !pool.is_accessible_from(first).unwrap() {
-        let text = refusal(fill_pattern().launch(&writer, per_element(n), (doomed.ptr(), n, 5)));
-        assert!(text.contains("from a memory pool") && text.contains("enable_access_from"), "{text}");
+        let err = refusal(fill_pattern().launch(&writer, per_element(n), (doomed.ptr(), n, 5)));
+        assert_eq!(err.refusal(), Some(&Refusal::NoPoolAccess { owner: 1, user: 0 }), "{err}");
     }
     pool.enable_access_from(first).unwrap();
     assert!(pool.is_accessible_from(first).unwrap());

@@ -43,7 +43,9 @@ fn compile_errors_come_back_with_the_log() {
         }
         other => panic!("expected a compilation error, got {other:?}"),
     }
-    let cuda: cuda_graph::CudaError = err.into();
+    let cuda: cuda_graph::CudaError = err.clone().into();
+    let compile = cuda_graph::Refusal::Compile { message: err.to_string() };
+    assert_eq!(cuda.refusal(), Some(&compile), "{cuda}");
     assert!(cuda.to_string().contains("undeclared_name"), "{cuda}");
 }
 

@@ -8,7 +8,8 @@ mod graph_support;
 
 use cuda_graph::graph::{Graph, HostLaunch};
 use cuda_graph::kernel::Module;
-use cuda_graph::{DeviceBuffer, PinnedBuffer};
+use cuda_graph::refusal::Bounds;
+use cuda_graph::{CudaError, DeviceBuffer, PinnedBuffer, Refusal};
 use gpu_test_support::require_gpu;
 use graph_support::{one, per_element, run, stream};
 use test_kernels::{add_symbol_table, bump_symbol_offset, symbol_offset, symbol_table};
@@ -66,13 +67,22 @@ fn program_variables_are_written_read_by_kernels_and_copied_by_streams_and_nodes
 
         // Out of range and wrong sizes: refused, nothing copied.
         let four = DeviceBuffer::from_slice(&[0u32; 4])?;
-        let err = symbol_table().copy_from_device_async(13, &four, &stream).unwrap_err().to_string();
-        assert!(err.contains("DeviceSymbol::copy_from_device_async"), "{err}");
-        assert!(err.contains("4 elements at offset 13 do not fit the symbol `symbol_table` of 16"), "{err}");
+        let err = symbol_table().copy_from_device_async(13, &four, &stream).unwrap_err();
+        let out_of_bounds = Bounds::Symbol { count: 4, offset: 13, name: "symbol_table", len: 16 };
+        assert!(
+            matches!(
+                &err,
+                CudaError::InvalidArgument { call: "DeviceSymbol::copy_from_device_async", reason: Refusal::OutOfBounds(bounds) }
+                    if *bounds == out_of_bounds
+            ),
+            "{err}"
+        );
         assert!(symbol_table().write(usize::MAX, &[1]).is_err());
         assert!(symbol_table().read(16, &mut [0]).is_err());
-        let err = wrong::symbol_table().to_vec().unwrap_err().to_string();
-        assert!(err.contains("`symbol_table` has 64 bytes, not 15 elements of 4 bytes"), "{err}");
+        let err = wrong::symbol_table().to_vec().unwrap_err();
+        let mismatch =
+            Refusal::SymbolSizeMismatch { name: "symbol_table", bytes: 64, len: 15, element_bytes: 4 };
+        assert_eq!(err.refusal(), Some(&mismatch), "{err}");
         assert!(wrong::symbol_offset().write(0, &[0]).is_err());
         let graph = Graph::new()?;
         assert!(graph.add_memcpy_from_symbol(&four.ptr(), wrong::symbol_table(), 0, 4, &[]).is_err());
@@ -122,8 +132,10 @@ fn a_modules_global_is_written_read_and_checked() {
             stream.synchronize()?;
             assert_eq!(out.to_vec()?, [6, 7], "{kind}");
             assert_eq!(bias.to_vec()?[1..], [5, 6, 7], "{kind}");
-            let err = module.symbol::<u32>("mod_bias", 5)?.to_vec().unwrap_err().to_string();
-            assert!(err.contains("`mod_bias` has 16 bytes, not 5 elements"), "{kind}: {err}");
+            let err = module.symbol::<u32>("mod_bias", 5)?.to_vec().unwrap_err();
+            let mismatch =
+                Refusal::SymbolSizeMismatch { name: "mod_bias", bytes: 16, len: 5, element_bytes: 4 };
+            assert_eq!(err.refusal(), Some(&mismatch), "{kind}: {err}");
             assert!(module.symbol::<u32>("no_such_global", 1)?.to_vec().is_err(), "{kind}");
             assert!(bias.write(3, &[1, 2]).is_err(), "{kind}");
             // The symbol keeps the module loaded after the module handle is gone.

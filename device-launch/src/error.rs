@@ -5,9 +5,11 @@
 //! ([`Error::UnsupportedNode`], [`Error::UnsupportedMemcpy`]), a launcher kernel started
 //! outside a graph ([`Error::LauncherNotInGraph`]), the one rule checked at run time
 //! ([`Error::HandlesOutstanding`]), and a device-side launch failure read back from an
-//! [`ErrorSlot`](crate::ErrorSlot) ([`Error::Device`]). A dedicated enum (rather than
-//! `CudaError::InvalidArgument` with a message) lets callers and tests match on the node's
-//! index and kind.
+//! [`ErrorSlot`](crate::ErrorSlot) ([`Error::Device`]). A dedicated enum lets callers and
+//! tests match on the node's index and kind. Arguments refused before CUDA sees them (a queue's
+//! capacity, a table of two devices, a pending launch count of 0) are
+//! [`Error::Cuda`] holding `CudaError::InvalidArgument`, whose
+//! [`Refusal`](cuda_graph::Refusal) says why.
 
 use cuda_graph::graph::{Edge, NodeKind};
 use cuda_graph::CudaError;

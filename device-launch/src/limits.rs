@@ -61,7 +61,7 @@ impl LaunchLimits {
         if self.pending_launch_count == 0 {
             return Err(Error::Cuda(cuda_graph::CudaError::InvalidArgument {
                 call: "LaunchLimits::apply",
-                problem: "a pending launch count of 0 would make every device-side kernel launch fail".into(),
+                reason: cuda_graph::Refusal::ZeroPendingLaunches,
             }));
         }
         Ok(())
@@ -102,6 +102,7 @@ mod tests {
         assert_eq!(LaunchLimits::default().pending_launch_count, 2048);
         assert!(LaunchLimits::default().check().is_ok());
         let err = LaunchLimits { pending_launch_count: 0 }.check().unwrap_err();
-        assert!(err.to_string().contains("pending launch count of 0"), "{err}");
+        let zero = Some(&cuda_graph::Refusal::ZeroPendingLaunches);
+        assert!(matches!(&err, Error::Cuda(err) if err.refusal() == zero), "{err}");
     }
 }

@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 
-use cuda_graph::{CudaError, DeviceBuffer, KeepAlive, KernelParam};
+use cuda_graph::refusal::Bounds;
+use cuda_graph::{CudaError, DeviceBuffer, KeepAlive, KernelParam, Refusal};
 
 use crate::error::Result;
 
@@ -243,7 +244,12 @@ fn check_capacity(capacity: u32) -> Result<()> {
     if capacity == 0 || capacity > MAX_CAPACITY {
         return Err(CudaError::InvalidArgument {
             call: "WorkQueue::with_capacity",
-            problem: format!("capacity {capacity} is outside 1..={MAX_CAPACITY}"),
+            reason: Refusal::OutOfRange {
+                what: "capacity",
+                value: capacity.into(),
+                min: 1,
+                max: MAX_CAPACITY.into(),
+            },
         }
         .into());
     }
@@ -256,7 +262,7 @@ fn checked_push(count: u32, more: usize, capacity: u32) -> Result<u32> {
     if more > room {
         return Err(CudaError::InvalidArgument {
             call: "WorkQueue::push_all",
-            problem: format!("{more} items do not fit: the queue holds {count} of {capacity}"),
+            reason: Bounds::QueueFull { more, count, capacity }.into(),
         }
         .into());
     }
@@ -272,8 +278,15 @@ mod tests {
         assert_eq!(checked_push(0, 4, 4).unwrap(), 4);
         assert_eq!(checked_push(3, 0, 4).unwrap(), 3);
         let err = checked_push(3, 2, 4).unwrap_err();
-        assert!(err.to_string().contains("2 items do not fit: the queue holds 3 of 4"), "{err}");
-        assert!(check_capacity(0).is_err() && check_capacity(u32::MAX).is_err());
+        let full = Refusal::OutOfBounds(Bounds::QueueFull { more: 2, count: 3, capacity: 4 });
+        assert!(matches!(&err, crate::Error::Cuda(err) if err.refusal() == Some(&full)), "{err}");
+        let capacity =
+            |value| Refusal::OutOfRange { what: "capacity", value, min: 1, max: MAX_CAPACITY.into() };
+        let err = check_capacity(0).unwrap_err();
+        assert!(matches!(&err, crate::Error::Cuda(err) if err.refusal() == Some(&capacity(0))), "{err}");
+        // The text users read.
+        assert!(err.to_string().ends_with(&format!("capacity 0 is outside 1..={MAX_CAPACITY}")), "{err}");
+        assert!(check_capacity(u32::MAX).is_err());
         assert!(check_capacity(1).is_ok() && check_capacity(MAX_CAPACITY).is_ok());
     }
 

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use cuda_graph::{CudaError, Device, DeviceBuffer, KeepAlive, KernelParam};
+use cuda_graph::refusal::{DevicePair, Empty};
+use cuda_graph::{CudaError, Device, DeviceBuffer, KeepAlive, KernelParam, Refusal};
 
 use crate::error::Result;
 use crate::exec::{DeviceExecHandle, ExecOwner};
@@ -53,7 +54,7 @@ impl DeviceExecTable {
         if graphs.is_empty() {
             return Err(CudaError::InvalidArgument {
                 call: "DeviceExecTable::new",
-                problem: "a table needs at least one graph".into(),
+                reason: Refusal::Empty(Empty::TableGraphs),
             }
             .into());
         }
@@ -61,12 +62,11 @@ impl DeviceExecTable {
         if let Some(other) = graphs.iter().find(|graph| graph.device() != device) {
             return Err(CudaError::InvalidArgument {
                 call: "DeviceExecTable::new",
-                problem: format!(
-                    "the graphs belong to devices {} and {}: a table holds graphs of one device, whose \
-                     kernels launch them",
-                    device.ordinal(),
-                    other.device().ordinal()
-                ),
+                reason: Refusal::DevicesDiffer {
+                    pair: DevicePair::TableGraphs,
+                    first: device.ordinal(),
+                    second: other.device().ordinal(),
+                },
             }
             .into());
         }

@@ -8,7 +8,7 @@
 mod support;
 
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{CudaError, DeviceBuffer};
+use cuda_graph::{DeviceBuffer, Refusal};
 use device_launch::limits::{FIRE_AND_FORGET_LIMIT, TAIL_LAUNCH_LIMIT};
 use device_launch::{instantiate_for_device, DeviceLaunchError, Error, ErrorSlot, Launcher, Operation};
 use device_launch_kernels::{
@@ -142,7 +142,7 @@ fn a_node_too_large_for_the_device_is_refused_when_added_and_the_graph_stays_usa
         // The geometry is checked before CUDA is called; the shared memory CUDA refuses
         // (cudaErrorInvalidValue).
         let err = graph.add_kernel(dl_mark(), too_many_threads, (counters.ptr(), 0), &[]).unwrap_err();
-        assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err:?}");
+        assert!(matches!(err.refusal(), Some(Refusal::BlockTooLarge { .. })), "{err:?}");
         let err = graph.add_kernel(dl_mark(), too_much_shared, (counters.ptr(), 0), &[]).unwrap_err();
         assert_eq!(err.code(), Some(1), "{err:?}");
         assert_eq!(graph.node_count()?, 2, "a refused node was added anyway");

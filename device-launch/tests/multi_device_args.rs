@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use cuda_graph::graph::Graph;
 use cuda_graph::kernel::LaunchConfig;
-use cuda_graph::{Device, DeviceBuffer, Stream, StreamOptions};
-use device_launch::{instantiate_for_device, DeviceExecTable, Launcher, WorkQueue};
+use cuda_graph::refusal::DevicePair;
+use cuda_graph::{Device, DeviceBuffer, Refusal, Stream, StreamOptions};
+use device_launch::{instantiate_for_device, DeviceExecTable, Error, Launcher, WorkQueue};
 use device_launch_kernels::{
     dl_mark, dl_queue_consume, dl_sibling_launch_one, dl_wait_for_release, QueueMode,
 };
@@ -47,8 +48,8 @@ fn queues_and_exec_handles_are_checked_and_waited_for_on_the_device_that_uses_th
         if !second.peer_access_enabled(first) {
             let err =
                 consume(&queue).expect_err("a device-1 launch took a device-0 queue without peer access");
-            let text = err.to_string();
-            assert!(text.contains("device 0") && text.contains("device 1"), "{text}");
+            let no_peer_access = Refusal::NoPeerAccess { owner: 0, user: 1 };
+            assert_eq!(err.refusal(), Some(&no_peer_access), "{err}");
         }
 
         // A device-0 exec handle is for device-0 kernels only, in a launcher of device 1 too.
@@ -64,15 +65,18 @@ fn queues_and_exec_handles_are_checked_and_waited_for_on_the_device_that_uses_th
                 (uploaded.handle().arg(), slot.ptr()),
             )
         });
-        let err = refused.expect_err("a device-1 launcher took a device-0 exec handle").to_string();
-        assert!(err.contains("device 0") && err.contains("device 1"), "{err}");
+        let err = refused.expect_err("a device-1 launcher took a device-0 exec handle");
+        let other_device =
+            Refusal::DevicesDiffer { pair: DevicePair::ArgumentAndKernel, first: 0, second: 1 };
+        assert!(matches!(&err, Error::Cuda(err) if err.refusal() == Some(&other_device)), "{err}");
         // A table holds graphs of one device.
         let other_graph = Graph::new_on(second)?;
         other_graph.add_kernel(dl_mark(), LaunchConfig::new(1, 1), (hits.ptr(), 0), &[])?;
         let other = instantiate_for_device(&other_graph)?.upload(&on_second)?;
         let err =
             DeviceExecTable::new(&[uploaded.handle(), other.handle()]).expect_err("a table of two devices");
-        assert!(err.to_string().contains("devices 0 and 1"), "{err}");
+        let two_devices = Refusal::DevicesDiffer { pair: DevicePair::TableGraphs, first: 0, second: 1 };
+        assert!(matches!(&err, Error::Cuda(err) if err.refusal() == Some(&two_devices)), "{err}");
 
         // With peer access the launch runs, and the queue's memory waits for device 1: here
         // the consumer starts only once a release flag is set, ~300 ms after the queue is

@@ -89,7 +89,7 @@ pub(crate) fn enter_queue(call: &'static str) -> Result<QueueGuard> {
     // Inside a host function every CUDA call is refused (see `runtime`), and waiting here for
     // a writer could wait for work queued behind this very host function: refuse at once.
     if crate::runtime::in_host_fn() {
-        return Err(CudaError::invalid(call, crate::error::IN_HOST_FN));
+        return Err(CudaError::refused(call, crate::Refusal::InHostFunction));
     }
     let read = GATE.read().unwrap_or_else(PoisonError::into_inner);
     Ok(QueueGuard { _read: read, _bound: None })

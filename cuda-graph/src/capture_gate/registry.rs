@@ -173,12 +173,7 @@ pub(crate) fn with_capture_sink<R>(
 
 /// The refusal of work queued on a stream that captures for other code.
 pub(crate) fn foreign_capture(call: &'static str) -> CudaError {
-    CudaError::invalid(
-        call,
-        "the stream is being captured by code outside this crate (cudarc's begin_capture, or raw \
-         calls): that graph would not keep this work's memory alive. Capture through \
-         Stream::begin_capture (or interop::cudarc::capture_cudarc) instead",
-    )
+    CudaError::refused(call, crate::Refusal::CapturedElsewhere)
 }
 
 impl Sink {
@@ -221,9 +216,6 @@ pub(crate) fn refuse_if_capturing(_gate: &QueueGuard, stream: &Stream, call: &'s
     if status == sys::cudaStreamCaptureStatus::cudaStreamCaptureStatusNone {
         Ok(())
     } else {
-        Err(CudaError::invalid(
-            call,
-            "the stream is being captured, and this work cannot be captured safely: add it as graph nodes instead",
-        ))
+        Err(CudaError::refused(call, crate::Refusal::NotCapturable))
     }
 }

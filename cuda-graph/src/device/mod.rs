@@ -161,9 +161,9 @@ impl Device {
     pub fn get(ordinal: i32) -> Result<Device> {
         let count = Device::count_or_why()?;
         if ordinal < 0 || ordinal >= count {
-            return Err(crate::CudaError::invalid(
+            return Err(crate::CudaError::refused(
                 "Device::get",
-                format!("device {ordinal} does not exist: there are {count} devices"),
+                crate::Refusal::NoSuchDevice { ordinal, count },
             ));
         }
         Ok(Device { ordinal })
@@ -452,6 +452,9 @@ mod tests {
         ] {
             assert!(!none_here(&CudaError::from_code(status.0 as i32, "cudaGetDeviceCount")), "{status:?}");
         }
-        assert!(!none_here(&CudaError::invalid("Device::get", "no")));
+        assert!(!none_here(&CudaError::refused(
+            "Device::get",
+            crate::Refusal::NoSuchDevice { ordinal: 1, count: 1 }
+        )));
     }
 }

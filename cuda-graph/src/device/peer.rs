@@ -64,13 +64,9 @@ impl Device {
         }
         let slot = slot(self, peer, "Device::enable_peer_access")?;
         if !self.can_access_peer(peer)? {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 "Device::enable_peer_access",
-                format!(
-                    "device {} cannot access device {}'s memory (cudaDeviceCanAccessPeer says no: \
-                     no NVLink or PCIe peer path between them)",
-                    self.ordinal, peer.ordinal
-                ),
+                crate::Refusal::PeerAccessImpossible { device: self.ordinal, peer: peer.ordinal },
             ));
         }
         self.with_current(|| {
@@ -108,10 +104,7 @@ fn slot(user: Device, owner: Device, call: &'static str) -> Result<(&'static Ato
     let index = |device: Device| usize::try_from(device.ordinal).ok().filter(|&i| i < MAX_DEVICES);
     match (index(user), index(owner)) {
         (Some(user), Some(owner)) => Ok((&ENABLED[user], 1u64 << owner)),
-        _ => Err(CudaError::invalid(
-            call,
-            format!("peer access is recorded for devices 0 to {}", MAX_DEVICES - 1),
-        )),
+        _ => Err(CudaError::refused(call, crate::Refusal::PeerDeviceUntracked { max_devices: MAX_DEVICES })),
     }
 }
 
@@ -121,15 +114,7 @@ pub(crate) fn check_access(user: Device, owner: Device, call: &'static str) -> R
     if user.peer_access_enabled(owner) {
         return Ok(());
     }
-    Err(CudaError::invalid(
-        call,
-        format!(
-            "memory of device {} is used by work on device {}, which has no peer access to it: \
-             call Device::get({}).enable_peer_access(Device::get({})), or move the data \
-             (DeviceBuffer::copy_from_peer_async)",
-            owner.ordinal, user.ordinal, user.ordinal, owner.ordinal
-        ),
-    ))
+    Err(CudaError::refused(call, crate::Refusal::NoPeerAccess { owner: owner.ordinal, user: user.ordinal }))
 }
 
 #[cfg(test)]
@@ -140,9 +125,15 @@ mod tests {
     fn a_device_reaches_its_own_memory_and_not_an_unenabled_peers() {
         let (a, b) = (Device { ordinal: 0 }, Device { ordinal: 41 });
         assert!(check_access(a, a, "x").is_ok());
-        let err = check_access(a, b, "Kernel::launch").unwrap_err().to_string();
-        assert!(err.starts_with("Kernel::launch: memory of device 41 is used by work on device 0"), "{err}");
-        assert!(err.contains("enable_peer_access"), "{err}");
+        let err = check_access(a, b, "Kernel::launch").unwrap_err();
+        assert_eq!(err.refusal(), Some(&crate::Refusal::NoPeerAccess { owner: 41, user: 0 }), "{err}");
+        // The text users read.
+        let text = err.to_string();
+        assert!(
+            text.starts_with("Kernel::launch: memory of device 41 is used by work on device 0"),
+            "{text}"
+        );
+        assert!(text.contains("Device::get(0).enable_peer_access(Device::get(41))"), "{text}");
     }
 
     #[test]

@@ -32,7 +32,7 @@ impl Event {
     /// ```
     pub unsafe fn from_raw(raw: sys::cudaEvent_t) -> Result<Event> {
         if raw.is_null() {
-            return Err(CudaError::invalid("Event::from_raw", "the event handle is null"));
+            return Err(CudaError::refused("Event::from_raw", crate::Refusal::NullHandle { what: "event" }));
         }
         // Whether it records timing cannot be asked of CUDA: taken as not, so that this crate's
         // early refusal of timed events where CUDA needs untimed ones (launch attributes)
@@ -102,7 +102,7 @@ mod tests {
     fn a_null_event_is_refused_before_cuda() {
         // SAFETY: refused before any CUDA call.
         let err = unsafe { Event::from_raw(std::ptr::null_mut()) }.unwrap_err();
-        assert!(err.to_string().contains("null"), "{err}");
+        assert_eq!(err.refusal(), Some(&crate::Refusal::NullHandle { what: "event" }), "{err}");
     }
 
     #[test]

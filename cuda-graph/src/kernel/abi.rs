@@ -108,7 +108,7 @@ fn parameter_slots(
     if count.is_some() {
         return Ok(slots);
     }
-    Err(CudaError::invalid(call, format!("the kernel reports more than {MAX_PARAMS} parameters")))
+    Err(CudaError::refused(call, crate::Refusal::TooManyParameters { max: MAX_PARAMS }))
 }
 
 /// A kernel's name and a description of each of its parameters (may be empty), which both
@@ -351,9 +351,11 @@ mod tests {
         let declared = declared_slots(&layout(&[(8, 8), (4, 4), (8, 8), (1, 1), (4, 4), (4, 4)]));
         let err = compare(Labels { kernel: "k", params: &[] }, &declared, &slots).unwrap_err();
         assert!(err.to_string().contains("Rust declares 6 parameters, the compiled kernel has 5"), "{err}");
-        let err =
-            parameter_slots(Some(2), "t", |_| Answer::Failed(CudaError::invalid("t", "boom"))).unwrap_err();
-        assert!(err.to_string().contains("boom"), "{err}");
+        let err = parameter_slots(Some(2), "t", |_| {
+            Answer::Failed(CudaError::refused("t", crate::Refusal::NotPtx))
+        })
+        .unwrap_err();
+        assert_eq!(err.refusal(), Some(&crate::Refusal::NotPtx), "the refusal passed through: {err}");
     }
 
     #[test]

@@ -303,14 +303,12 @@ pub(crate) fn check_node_handles<A: KernelArgs>(call: &'static str, lineage: &[u
     });
     match foreign {
         None => Ok(()),
-        Some(graph) => Err(CudaError::invalid(
+        Some(graph) => Err(CudaError::refused(
             call,
-            format!(
-                "the kernel's arguments hold a conditional handle of graph #{graph}, and this node's graph #{} is \
-                 neither that graph nor a body inside it: a kernel may set only the conditions of its own graph \
-                 (cudaGraphSetConditional from another graph is undefined)",
-                lineage.last().copied().unwrap_or_default()
-            ),
+            crate::Refusal::ForeignConditionalHandle {
+                handle_graph: graph,
+                node_graph: lineage.last().copied().unwrap_or_default(),
+            },
         )),
     }
 }
@@ -325,13 +323,9 @@ pub(crate) fn check_launch_handles<A: KernelArgs>(lineage: Option<&[u64]>, args:
         None => {
             let mut graph = 0;
             args.conditional_graphs(&mut |g| graph = g);
-            Err(CudaError::invalid(
+            Err(CudaError::refused(
                 CALL,
-                format!(
-                    "the arguments hold a conditional handle of graph #{graph}, and the stream is not capturing \
-                     into that graph: only kernels of graph #{graph} (its nodes, or work captured into it with \
-                     Stream::begin_capture_to_graph) may set its conditions"
-                ),
+                crate::Refusal::ConditionalHandleOutsideCapture { handle_graph: graph },
             ))
         }
     }

@@ -26,6 +26,18 @@ impl Dim3 {
     }
 }
 
+/// The extents as a tuple `(x, y, z)`, the form [`Refusal`](crate::Refusal)s hold them in.
+///
+/// ```
+/// use cuda_graph::kernel::Dim3;
+/// assert_eq!(<(u32, u32, u32)>::from(Dim3::from((4, 2))), (4, 2, 1));
+/// ```
+impl From<Dim3> for (u32, u32, u32) {
+    fn from(dim: Dim3) -> (u32, u32, u32) {
+        (dim.x, dim.y, dim.z)
+    }
+}
+
 impl From<u32> for Dim3 {
     fn from(x: u32) -> Dim3 {
         Dim3 { x, y: 1, z: 1 }
@@ -99,22 +111,19 @@ impl LaunchConfig {
     /// this config.
     pub(crate) fn check(&self, call: &'static str) -> Result<()> {
         if self.grid.count() == 0 || self.block.count() == 0 {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 call,
-                format!(
-                    "empty launch: grid {:?}, block {:?} (every dimension must be at least 1)",
-                    self.grid, self.block
-                ),
+                crate::Refusal::EmptyLaunch { grid: self.grid.into(), block: self.block.into() },
             ));
         }
         if self.block.count() > MAX_THREADS_PER_BLOCK {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 call,
-                format!(
-                    "block {:?} has {} threads; at most {MAX_THREADS_PER_BLOCK} are allowed",
-                    self.block,
-                    self.block.count()
-                ),
+                crate::Refusal::BlockTooLarge {
+                    block: self.block.into(),
+                    threads: self.block.count(),
+                    max: MAX_THREADS_PER_BLOCK,
+                },
             ));
         }
         Ok(())
@@ -124,13 +133,17 @@ impl LaunchConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Refusal;
 
     #[test]
     fn empty_and_oversized_launches_are_refused() {
-        assert!(LaunchConfig::new(0, 32).validate().unwrap_err().to_string().contains("empty launch"));
+        let err = LaunchConfig::new(0, 32).validate().unwrap_err();
+        let empty = Refusal::EmptyLaunch { grid: (0, 1, 1), block: (32, 1, 1) };
+        assert_eq!(err.refusal(), Some(&empty), "{err}");
         assert!(LaunchConfig::new(1, (32, 0)).validate().is_err());
         let err = LaunchConfig::new(1, (64, 32)).validate().unwrap_err();
-        assert!(err.to_string().contains("2048 threads"), "{err}");
+        let large = Refusal::BlockTooLarge { block: (64, 32, 1), threads: 2048, max: 1024 };
+        assert_eq!(err.refusal(), Some(&large), "{err}");
         assert!(LaunchConfig::new(1, 1024).validate().is_ok());
     }
 
@@ -139,7 +152,16 @@ mod tests {
         let err = LaunchConfig::new(0, 32).validate().unwrap_err();
         assert!(matches!(err, CudaError::InvalidArgument { call: "LaunchConfig::validate", .. }), "{err:?}");
         let err = LaunchConfig::new(1, 2048).check("GraphBuilder::add_kernel").unwrap_err();
-        assert!(err.to_string().starts_with("GraphBuilder::add_kernel: block"), "{err}");
+        assert!(
+            matches!(
+                err,
+                CudaError::InvalidArgument {
+                    call: "GraphBuilder::add_kernel",
+                    reason: Refusal::BlockTooLarge { .. }
+                }
+            ),
+            "{err:?}"
+        );
     }
 
     #[test]

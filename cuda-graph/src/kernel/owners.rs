@@ -36,14 +36,13 @@ pub(crate) fn check_placement<A: KernelArgs>(
         }
     });
     if let Some(bound) = other {
-        return Err(CudaError::invalid(
+        return Err(CudaError::refused(
             call,
-            format!(
-                "an argument belongs to device {} (a device-launch exec handle or table), and the kernel \
-                 runs on device {}: only kernels of its own device may receive it",
-                bound.ordinal(),
-                device.ordinal()
-            ),
+            crate::Refusal::DevicesDiffer {
+                pair: crate::refusal::DevicePair::ArgumentAndKernel,
+                first: bound.ordinal(),
+                second: device.ordinal(),
+            },
         ));
     }
     crate::memory::check_owners_on(owners, device, call)

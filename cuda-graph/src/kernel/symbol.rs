@@ -134,15 +134,14 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
         let (addr, bytes, owner) = device.with_current(|| self.lookup())?;
         let wanted = self.len.checked_mul(size_of::<T>());
         if wanted != Some(bytes) {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 call,
-                format!(
-                    "the __device__ variable `{}` has {bytes} bytes, not {} elements of {} bytes: \
-                     its declaration does not match the compiled variable",
-                    self.name,
-                    self.len,
-                    size_of::<T>()
-                ),
+                crate::Refusal::SymbolSizeMismatch {
+                    name: self.name,
+                    bytes,
+                    len: self.len,
+                    element_bytes: size_of::<T>(),
+                },
             ));
         }
         Ok(match owner {
@@ -181,12 +180,9 @@ impl<T: DeviceRepr> DeviceSymbol<T> {
         if offset.checked_add(count).is_some_and(|end| end <= self.len) {
             return Ok(());
         }
-        Err(CudaError::invalid(
+        Err(CudaError::refused(
             call,
-            format!(
-                "{count} elements at offset {offset} do not fit the symbol `{}` of {}",
-                self.name, self.len
-            ),
+            crate::refusal::Bounds::Symbol { count, offset, name: self.name, len: self.len },
         ))
     }
 

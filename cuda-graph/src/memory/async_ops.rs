@@ -66,7 +66,7 @@ pub(super) fn expect_same_len(target: usize, source: usize, call: &'static str) 
     if target == source {
         Ok(())
     } else {
-        Err(CudaError::invalid(call, format!("target has {target} elements, source has {source}")))
+        Err(CudaError::refused(call, crate::refusal::Lengths::TargetAndSource { target, from: source }))
     }
 }
 

@@ -13,6 +13,7 @@ use crate::device::{note_in_use, Device};
 use crate::error::{check, CudaError, Result};
 use crate::memory::free::{device_idle, devices_idle, free_stream_ordered, on_device, EVERY_DEVICE};
 use crate::memory::{DeviceRepr, KeepAlive};
+use crate::refusal::Bounds;
 use crate::release::{deferred_in_host_fn, record_drop_error};
 use crate::stream::Stream;
 
@@ -324,7 +325,7 @@ impl Drop for Allocation {
 /// The number of bytes `len` elements of `T` take, or the error naming `call` on overflow.
 pub(crate) fn bytes_for<T>(len: usize, call: &'static str) -> Result<usize> {
     len.checked_mul(size_of::<T>()).ok_or_else(|| {
-        CudaError::invalid(call, format!("{len} elements of {} bytes overflow usize", size_of::<T>()))
+        CudaError::refused(call, crate::refusal::Overflow::Elements { len, element_bytes: size_of::<T>() })
     })
 }
 
@@ -528,7 +529,10 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if other == self.len {
             Ok(())
         } else {
-            Err(CudaError::invalid(call, format!("buffer has {} elements, host slice has {other}", self.len)))
+            Err(CudaError::refused(
+                call,
+                crate::refusal::Lengths::BufferAndHost { buffer: self.len, host: other },
+            ))
         }
     }
 }
@@ -592,7 +596,7 @@ impl<T> DevicePtr<T> {
 
     /// The pointer `elements` further on, checked to stay inside the allocation.
     pub fn offset(&self, elements: usize) -> Result<DevicePtr<T>> {
-        let past = |n, left| format!("offset {n} is past the {left} elements left");
+        let past = |offset, left| Bounds::Offset { offset, left };
         check_within("DevicePtr::offset", elements, self.len, past)?;
         Ok(DevicePtr {
             addr: self.addr + (elements * size_of::<T>()) as u64,
@@ -616,12 +620,12 @@ impl<T> DevicePtr<T> {
 }
 
 /// Refuses `count` elements (an offset or a length) past the `room` elements there are, for
-/// `call`; `problem` words the refusal from both numbers.
+/// `call`; `problem` makes the refusal from both numbers.
 pub(super) fn check_within(
-    call: &'static str, count: usize, room: usize, problem: impl FnOnce(usize, usize) -> String,
+    call: &'static str, count: usize, room: usize, problem: impl FnOnce(usize, usize) -> Bounds,
 ) -> Result<()> {
     if count > room {
-        return Err(CudaError::invalid(call, problem(count, room)));
+        return Err(CudaError::refused(call, problem(count, room)));
     }
     Ok(())
 }

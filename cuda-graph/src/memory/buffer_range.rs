@@ -71,13 +71,12 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 }
 
 /// `offset + count` when it is at most `len`, else the error naming `call`.
-fn range_end(offset: usize, count: usize, len: usize, call: &'static str, unit: &str) -> Result<usize> {
+fn range_end(
+    offset: usize, count: usize, len: usize, call: &'static str, unit: &'static str,
+) -> Result<usize> {
     match offset.checked_add(count) {
         Some(end) if end <= len => Ok(end),
-        _ => Err(CudaError::invalid(
-            call,
-            format!("{count} {unit} from offset {offset} do not fit in a buffer of {len} {unit}"),
-        )),
+        _ => Err(CudaError::refused(call, crate::refusal::Bounds::Range { count, offset, len, unit })),
     }
 }
 
@@ -90,6 +89,9 @@ mod tests {
         assert_eq!(range_end(1, 2, 4, "copy", "elements").unwrap(), 3);
         assert_eq!(range_end(4, 0, 4, "copy", "elements").unwrap(), 4);
         let err = range_end(3, 2, 4, "copy", "elements").unwrap_err();
+        let range = crate::refusal::Bounds::Range { count: 2, offset: 3, len: 4, unit: "elements" };
+        assert_eq!(err.refusal(), Some(&range.into()));
+        // The text users read.
         assert_eq!(err.to_string(), "copy: 2 elements from offset 3 do not fit in a buffer of 4 elements");
         assert!(range_end(usize::MAX, 1, usize::MAX, "copy", "bytes").is_err());
     }

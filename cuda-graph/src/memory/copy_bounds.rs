@@ -14,6 +14,7 @@ use std::ffi::c_void;
 use crate::runtime as sys;
 
 use crate::error::{CudaError, Result};
+use crate::refusal::{Bounds, CopyBox};
 use crate::release::KeepAlive;
 
 /// A rectangle of `width` elements by `height` rows, the shape of a 2-D copy.
@@ -104,14 +105,14 @@ impl Volume {
     /// Linear memory of `len` elements of `size` bytes seen as rows of `pitch` elements,
     /// for `call`; `what` names the side in a refusal.
     pub(crate) fn linear(
-        call: &'static str, what: &str, base: usize, len: usize, pitch: usize, size: usize,
+        call: &'static str, what: &'static str, base: usize, len: usize, pitch: usize, size: usize,
     ) -> Result<LinearLayout> {
         if pitch == 0 {
-            return Err(CudaError::invalid(call, format!("the {what}'s row pitch is 0 elements")));
+            return Err(CudaError::refused(call, crate::Refusal::ZeroPitch { side: what }));
         }
-        let pitch_bytes = pitch.checked_mul(size).ok_or_else(|| {
-            CudaError::invalid(call, format!("the {what}'s pitch of {pitch} elements overflows"))
-        })?;
+        let pitch_bytes = pitch
+            .checked_mul(size)
+            .ok_or_else(|| CudaError::refused(call, crate::refusal::Overflow::Pitch { side: what, pitch }))?;
         Ok(LinearLayout { base, len, pitch, pitch_bytes })
     }
 
@@ -119,7 +120,8 @@ impl Volume {
     /// to lie with every row inside the volume (`x + width <= self.width`, `y + height <=
     /// self.rows`, `z + depth <= self.depth`); `what` names the side.
     pub(crate) fn at(
-        &self, call: &'static str, what: &str, origin: (usize, usize, usize), extent: Extent3D, size: usize,
+        &self, call: &'static str, what: &'static str, origin: (usize, usize, usize), extent: Extent3D,
+        size: usize,
     ) -> Result<usize> {
         let (x, y, z) = origin;
         let fits =
@@ -128,18 +130,18 @@ impl Volume {
             && fits(y, extent.height, self.rows)
             && fits(z, extent.depth, self.depth);
         if !inside {
-            let problem = if self.flat && z == 0 && extent.depth == 1 {
-                format!(
-                    "a {}x{} rectangle at ({x}, {y}) does not fit the {what} of {}x{} elements",
-                    extent.width, extent.height, self.width, self.rows
-                )
-            } else {
-                format!(
-                    "a {}x{}x{} box at ({x}, {y}, {z}) does not fit the {what} of {}x{}x{} elements",
-                    extent.width, extent.height, extent.depth, self.width, self.rows, self.depth
-                )
-            };
-            return Err(CudaError::invalid(call, problem));
+            return Err(CudaError::refused(
+                call,
+                Bounds::CopyBox {
+                    side: what,
+                    geometry: Box::new(CopyBox {
+                        origin,
+                        extent: (extent.width, extent.height, extent.depth),
+                        volume: (self.width, self.rows, self.depth),
+                        flat: self.flat && z == 0 && extent.depth == 1,
+                    }),
+                },
+            ));
         }
         // In bounds of memory of `pitch * rows * depth` bytes, so no overflow is possible.
         Ok(self.base + z * self.pitch * self.rows + y * self.pitch + x * size)
@@ -158,7 +160,7 @@ pub(crate) struct LinearLayout {
 impl LinearLayout {
     /// One slice of rows `width` elements wide: refused when `width > pitch` (rows would
     /// overlap); as many rows as `len` holds, the last one needing only `width` elements.
-    pub(crate) fn for_width(&self, call: &'static str, what: &str, width: usize) -> Result<Volume> {
+    pub(crate) fn for_width(&self, call: &'static str, what: &'static str, width: usize) -> Result<Volume> {
         self.check_width(call, what, width)?;
         let rows = if self.len < width { 0 } else { (self.len - width) / self.pitch + 1 };
         Ok(Volume::plane(self.base, self.pitch_bytes, width, rows))
@@ -168,17 +170,17 @@ impl LinearLayout {
     /// each: refused when `width > pitch` or `height > slice_rows` (slices would overlap); as
     /// many slices as `len` holds, the last one needing only its used rows.
     pub(crate) fn for_box(
-        &self, call: &'static str, what: &str, width: usize, height: usize, slice_rows: usize,
+        &self, call: &'static str, what: &'static str, width: usize, height: usize, slice_rows: usize,
     ) -> Result<Volume> {
         self.check_width(call, what, width)?;
         if height > slice_rows {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 call,
-                format!("slices of {height} rows do not fit the {what}'s {slice_rows} rows per slice"),
+                crate::refusal::Bounds::SliceRows { side: what, height, slice_rows },
             ));
         }
         let overflow =
-            || CudaError::invalid(call, format!("the {what}'s slices of {slice_rows} rows overflow"));
+            || CudaError::refused(call, crate::refusal::Overflow::Slices { side: what, slice_rows });
         let slice = self.pitch.checked_mul(slice_rows).ok_or_else(overflow)?;
         self.pitch_bytes.checked_mul(slice_rows).ok_or_else(overflow)?;
         // The elements a slice's used rows span: `height - 1` whole rows and `width`.
@@ -191,11 +193,11 @@ impl LinearLayout {
         Ok(Volume { base: self.base, pitch: self.pitch_bytes, width, rows: slice_rows, depth, flat: false })
     }
 
-    fn check_width(&self, call: &'static str, what: &str, width: usize) -> Result<()> {
+    fn check_width(&self, call: &'static str, what: &'static str, width: usize) -> Result<()> {
         if width > self.pitch {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 call,
-                format!("rows of {width} elements do not fit the {what}'s pitch of {} elements", self.pitch),
+                crate::refusal::Bounds::RowWidth { side: what, width, pitch: self.pitch },
             ));
         }
         Ok(())
@@ -203,15 +205,15 @@ impl LinearLayout {
 }
 
 /// Where a copy goes or comes from: a volume and the box's origin (column, row, slice) in it.
-pub(crate) struct Side<'a> {
-    pub(crate) what: &'a str,
+pub(crate) struct Side {
+    pub(crate) what: &'static str,
     pub(crate) volume: Volume,
     pub(crate) origin: (usize, usize, usize),
 }
 
-impl<'a> Side<'a> {
+impl Side {
     /// All of `volume`, from its first element.
-    pub(crate) fn whole(what: &'a str, volume: Volume) -> Side<'a> {
+    pub(crate) fn whole(what: &'static str, volume: Volume) -> Side {
         Side { what, volume, origin: (0, 0, 0) }
     }
 
@@ -246,11 +248,14 @@ pub(crate) struct CheckedCopy {
 impl CheckedCopy {
     /// A copy of `extent` elements of `size` bytes from `src` to `dst`, both checked.
     pub(crate) fn checked(
-        call: &'static str, dst: Side<'_>, src: Side<'_>, extent: Extent3D, size: usize,
-        kind: sys::cudaMemcpyKind, keep: Vec<KeepAlive>,
+        call: &'static str, dst: Side, src: Side, extent: Extent3D, size: usize, kind: sys::cudaMemcpyKind,
+        keep: Vec<KeepAlive>,
     ) -> Result<CheckedCopy> {
         let (dst, src) = (dst.start_of(call, extent, size)?, src.start_of(call, extent, size)?);
-        let width = extent.width.checked_mul(size).ok_or_else(|| CudaError::invalid(call, "row overflow"))?;
+        let width = extent
+            .width
+            .checked_mul(size)
+            .ok_or_else(|| CudaError::refused(call, crate::refusal::Overflow::Row { width: extent.width }))?;
         let extent = sys::cudaExtent { width, height: extent.height, depth: extent.depth };
         Ok(CheckedCopy { dst, src, extent, kind, keep })
     }
@@ -294,13 +299,34 @@ mod tests {
         Extent2D { width, height }.into()
     }
 
+    /// The refusal `err` carries, which must be one of bounds.
+    fn bounds(err: CudaError) -> Bounds {
+        match err.refusal() {
+            Some(crate::Refusal::OutOfBounds(bounds)) => bounds.clone(),
+            _ => panic!("expected a refusal of bounds, got {err}"),
+        }
+    }
+
+    /// A refused box of a copy, on side `side`.
+    fn copy_box(
+        side: &'static str, origin: (usize, usize, usize), extent: (usize, usize, usize),
+        volume: (usize, usize, usize), flat: bool,
+    ) -> Bounds {
+        Bounds::CopyBox { side, geometry: Box::new(CopyBox { origin, extent, volume, flat }) }
+    }
+
     #[test]
     fn rectangles_inside_a_pitched_plane_give_their_first_address() {
         let plane = pitched(100, 10);
         let e = e2(20, 3);
         assert_eq!(plane.at(CALL, "dst", (80, 7, 0), e, 4).unwrap(), 0x1000 + 7 * 512 + 80 * 4);
-        let err = plane.at(CALL, "destination", (81, 7, 0), e, 4).unwrap_err().to_string();
-        assert!(err.contains("a 20x3 rectangle at (81, 7) does not fit the destination of 100x10"), "{err}");
+        let err = plane.at(CALL, "destination", (81, 7, 0), e, 4).unwrap_err();
+        // The text users read, for a flat side.
+        assert_eq!(
+            err.to_string(),
+            "copy: a 20x3 rectangle at (81, 7) does not fit the destination of 100x10 elements"
+        );
+        assert_eq!(bounds(err), copy_box("destination", (81, 7, 0), (20, 3, 1), (100, 10, 1), true));
         assert!(plane.at(CALL, "dst", (0, 8, 0), e, 4).is_err(), "rows past the last");
         assert!(plane.at(CALL, "dst", (usize::MAX, 0, 0), e, 4).is_err(), "overflow is refused");
     }
@@ -311,14 +337,18 @@ mod tests {
         let e = Extent3D { width: 10, height: 3, depth: 2 };
         let first = volume.at(CALL, "source", (40, 5, 4), e, 4).unwrap();
         assert_eq!(first, 0x10_000 + 4 * 256 * 8 + 5 * 256 + 40 * 4);
-        let err = volume.at(CALL, "source", (40, 5, 5), e, 4).unwrap_err().to_string();
-        assert!(err.contains("a 10x3x2 box at (40, 5, 5) does not fit the source of 50x8x6"), "{err}");
+        let err = volume.at(CALL, "source", (40, 5, 5), e, 4).unwrap_err();
+        assert_eq!(bounds(err), copy_box("source", (40, 5, 5), (10, 3, 2), (50, 8, 6), false));
         assert!(volume.at(CALL, "source", (41, 5, 4), e, 4).is_err(), "a column too far");
         assert!(volume.at(CALL, "source", (40, 6, 4), e, 4).is_err(), "a row too far");
         assert!(volume.at(CALL, "source", (0, 0, usize::MAX), e, 4).is_err(), "overflow is refused");
         // A flat side asked for a deeper box names it as a box.
-        let err = pitched(100, 10).at(CALL, "destination", (0, 0, 0), e, 4).unwrap_err().to_string();
-        assert!(err.contains("a 10x3x2 box at (0, 0, 0) does not fit the destination of 100x10x1"), "{err}");
+        let err = pitched(100, 10).at(CALL, "destination", (0, 0, 0), e, 4).unwrap_err();
+        let deeper = copy_box("destination", (0, 0, 0), (10, 3, 2), (100, 10, 1), false);
+        assert_eq!(bounds(err.clone()), deeper);
+        assert!(err
+            .to_string()
+            .ends_with("a 10x3x2 box at (0, 0, 0) does not fit the destination of 100x10x1 elements"));
     }
 
     #[test]
@@ -328,12 +358,15 @@ mod tests {
         assert_eq!(linear.for_width(CALL, "source", 8).unwrap().rows, 11);
         assert_eq!(linear.for_width(CALL, "source", 9).unwrap().rows, 10);
         assert_eq!(linear.for_width(CALL, "source", 16).unwrap().pitch, 64);
-        let err = linear.for_width(CALL, "source", 17).unwrap_err().to_string();
-        assert!(err.contains("rows of 17 elements do not fit the source's pitch of 16"), "{err}");
+        let err = linear.for_width(CALL, "source", 17).unwrap_err();
+        assert_eq!(bounds(err), Bounds::RowWidth { side: "source", width: 17, pitch: 16 });
         let short = Volume::linear(CALL, "source", 0, 3, 16, 4).unwrap();
         assert_eq!(short.for_width(CALL, "source", 4).unwrap().rows, 0);
-        assert!(Volume::linear(CALL, "source", 0, 3, 0, 4).is_err());
-        assert!(Volume::linear(CALL, "source", 0, 3, usize::MAX, 4).is_err());
+        let err = Volume::linear(CALL, "source", 0, 3, 0, 4).err().unwrap();
+        assert_eq!(err.refusal(), Some(&crate::Refusal::ZeroPitch { side: "source" }));
+        let err = Volume::linear(CALL, "source", 0, 3, usize::MAX, 4).err().unwrap();
+        let overflow = crate::refusal::Overflow::Pitch { side: "source", pitch: usize::MAX };
+        assert_eq!(err.refusal(), Some(&overflow.into()));
     }
 
     #[test]
@@ -345,8 +378,8 @@ mod tests {
         assert_eq!((volume.width, volume.rows, volume.depth, volume.pitch), (7, 4, 3, 40));
         let one_short = Volume::linear(CALL, "source", 0, 80 + 26, 10, 4).unwrap();
         assert_eq!(one_short.for_box(CALL, "source", 7, 3, 4).unwrap().depth, 2);
-        let err = linear.for_box(CALL, "source", 7, 5, 4).unwrap_err().to_string();
-        assert!(err.contains("slices of 5 rows do not fit the source's 4 rows per slice"), "{err}");
+        let err = linear.for_box(CALL, "source", 7, 5, 4).unwrap_err();
+        assert_eq!(bounds(err), Bounds::SliceRows { side: "source", height: 5, slice_rows: 4 });
         assert!(linear.for_box(CALL, "source", 11, 3, 4).is_err(), "rows wider than the pitch");
         assert!(linear.for_box(CALL, "source", 7, 3, usize::MAX).is_err(), "slice overflow");
         assert!(linear.for_box(CALL, "source", 7, 3, 0).is_err(), "3 rows in slices of 0");
@@ -373,8 +406,8 @@ mod tests {
         let dst = Side::whole("destination", pitched(100, 10));
         let src = Side::whole("source", src_plane);
         let err = CheckedCopy::checked(CALL, dst, src, e2(10, 6), 8, D2D, vec![]);
-        let err = err.err().unwrap().to_string();
-        assert!(err.contains("a 10x6 rectangle at (0, 0) does not fit the source of 10x5"), "{err}");
+        let err = err.err().unwrap();
+        assert_eq!(bounds(err), copy_box("source", (0, 0, 0), (10, 6, 1), (10, 5, 1), true));
     }
 
     #[test]
@@ -404,7 +437,7 @@ mod tests {
         let dst = Side::whole("destination", linear.for_box(CALL, "destination", 7, 3, 4).unwrap());
         let src = Side { what: "source", volume: vol, origin: (13, 3, 2) };
         let deeper = Extent3D { depth: 4, ..e };
-        let err = CheckedCopy::checked(CALL, dst, src, deeper, 2, D2D, vec![]).err().unwrap().to_string();
-        assert!(err.contains("a 7x3x4 box at (0, 0, 0) does not fit the destination of 7x4x3"), "{err}");
+        let err = CheckedCopy::checked(CALL, dst, src, deeper, 2, D2D, vec![]).err().unwrap();
+        assert_eq!(bounds(err), copy_box("destination", (0, 0, 0), (7, 3, 4), (7, 4, 3), false));
     }
 }

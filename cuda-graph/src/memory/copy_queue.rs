@@ -27,7 +27,7 @@ pub(crate) const DEVICE_TO_DEVICE: sys::cudaMemcpyKind = sys::cudaMemcpyKind::cu
 /// apart, `width` of them used: the side of a whole 2-D copy.
 pub(crate) fn linear_side<T>(
     call: &'static str, what: &'static str, base: *mut c_void, len: usize, pitch: usize, width: usize,
-) -> Result<Side<'static>> {
+) -> Result<Side> {
     let layout = Volume::linear(call, what, base as usize, len, pitch, size_of::<T>())?;
     Ok(Side::whole(what, layout.for_width(call, what, width)?))
 }
@@ -38,7 +38,7 @@ pub(crate) fn linear_side<T>(
 pub(crate) fn linear_box_side<T>(
     call: &'static str, what: &'static str, base: *mut c_void, len: usize,
     (pitch, slice_rows): (usize, usize), extent: Extent3D,
-) -> Result<Side<'static>> {
+) -> Result<Side> {
     let layout = Volume::linear(call, what, base as usize, len, pitch, size_of::<T>())?;
     Ok(Side::whole(what, layout.for_box(call, what, extent.width, extent.height, slice_rows)?))
 }
@@ -46,7 +46,7 @@ pub(crate) fn linear_box_side<T>(
 /// All of `me` (a pitched buffer or volume of `extent`) copied from `other` (`into_me`) or
 /// into it, elements of `size` bytes.
 pub(crate) fn whole_copy(
-    call: &'static str, (me, extent): (Volume, Extent3D), other: Side<'static>, into_me: bool, size: usize,
+    call: &'static str, (me, extent): (Volume, Extent3D), other: Side, into_me: bool, size: usize,
     kind: sys::cudaMemcpyKind, keep: Vec<KeepAlive>,
 ) -> Result<CheckedCopy> {
     let me = Side::whole(if into_me { "destination" } else { "source" }, me);

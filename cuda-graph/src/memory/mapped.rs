@@ -114,12 +114,9 @@ impl MappedAllocation {
         }
         let current = Device::current()?;
         if current.attribute_raw(sys::cudaDeviceAttr::cudaDevAttrCanMapHostMemory)? == 0 {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 "MappedBuffer",
-                format!(
-                    "device {} cannot map host memory (cudaDevAttrCanMapHostMemory is 0)",
-                    current.ordinal()
-                ),
+                crate::refusal::Unsupported::MapHostMemory { device: current.ordinal() },
             ));
         }
         check(
@@ -129,9 +126,13 @@ impl MappedAllocation {
         )?;
         // From here on an error drops `allocation`, which frees the memory.
         if (allocation.host as usize) % align != 0 {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 "MappedBuffer",
-                format!("cudaHostAlloc returned {:p}, not aligned to {align} bytes", allocation.host),
+                crate::Refusal::MisalignedAllocation {
+                    allocator: "cudaHostAlloc",
+                    address: allocation.host as usize,
+                    align,
+                },
             ));
         }
         // SAFETY: the allocation holds `bytes` writable bytes that nothing else can reach yet
@@ -223,7 +224,8 @@ fn every_device_idle() -> bool {
 ///
 /// # Requirements
 /// The current device must map host memory (`cudaDevAttrCanMapHostMemory`), or the
-/// allocation is `CudaError::InvalidArgument` naming the device; the runtime's contexts
+/// allocation is `CudaError::InvalidArgument` naming the device
+/// ([`Unsupported::MapHostMemory`](crate::refusal::Unsupported::MapHostMemory)); the runtime's contexts
 /// allow mapping (`cudaDeviceMapHost` is implicit for them). Reads over the bus are slow:
 /// keep bulk data in a [`DeviceBuffer`](crate::DeviceBuffer) and map flags, counters and
 /// small results.
@@ -419,7 +421,8 @@ mod tests {
     #[test]
     fn oversized_mapped_buffers_are_refused_before_cuda() {
         let err = MappedBuffer::<u64>::zeroed(usize::MAX / 4).unwrap_err();
-        assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        let overflow = crate::refusal::Overflow::Elements { len: usize::MAX / 4, element_bytes: 8 };
+        assert_eq!(err.refusal(), Some(&overflow.into()), "{err}");
     }
 
     #[test]

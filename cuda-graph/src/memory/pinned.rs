@@ -97,9 +97,13 @@ impl PinnedAllocation {
         let allocation =
             PinnedAllocation { ptr, bytes, fences: Mutex::default(), host_borrows: AtomicUsize::new(0) };
         if (ptr as usize) % align != 0 {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 "PinnedBuffer",
-                format!("cudaMallocHost returned {ptr:p}, not aligned to {align} bytes"),
+                crate::Refusal::MisalignedAllocation {
+                    allocator: "cudaMallocHost",
+                    address: ptr as usize,
+                    align,
+                },
             ));
         }
         Ok(allocation)
@@ -130,10 +134,7 @@ impl PinnedAllocation {
                 Ok(fences) => fences,
                 Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
                 Err(TryLockError::WouldBlock) => {
-                    return Err(CudaError::invalid(
-                        call,
-                        "another thread is launching or waiting on this pinned buffer, and a host function cannot wait",
-                    ))
+                    return Err(CudaError::refused(call, crate::refusal::PinnedWait::AnotherThread))
                 }
             }
         } else {
@@ -144,10 +145,7 @@ impl PinnedAllocation {
         }
         let conflicts = |access: DeviceAccess| for_host_write || access == DeviceAccess::Writes;
         if crate::release::in_host_fn() && fences.pending.iter().any(|(_, access)| conflicts(*access)) {
-            return Err(CudaError::invalid(
-                call,
-                "a device copy may still use this pinned buffer, and a host function cannot wait for it",
-            ));
+            return Err(CudaError::refused(call, crate::refusal::PinnedWait::DeviceCopy));
         }
         let mut index = 0;
         while index < fences.pending.len() {
@@ -187,12 +185,12 @@ impl<'a> LaunchLock<'a> {
         for allocation in allocations.iter().filter(|allocation| allocation.bytes > 0) {
             let fences = allocation.fences();
             if allocation.host_borrows.load(Ordering::SeqCst) > 0 {
-                return Err(CudaError::invalid(
+                return Err(CudaError::refused(
                     call,
-                    format!(
-                        "pinned buffer at {:p} ({} bytes) is borrowed by the host; drop the slice before launching",
-                        allocation.ptr, allocation.bytes
-                    ),
+                    crate::Refusal::PinnedBorrowed {
+                        address: allocation.ptr as usize,
+                        bytes: allocation.bytes,
+                    },
                 ));
             }
             locked.push(fences);
@@ -267,8 +265,9 @@ typed_buffer! {
     /// instead of borrowing the buffer, so the borrow rules cannot keep slices away from their
     /// launches. The slices are therefore guards ([`PinnedSlice`], [`PinnedSliceMut`], which
     /// deref to `[T]`) that mark the buffer as borrowed by the host while they live: launching an
-    /// exec whose nodes use the buffer then fails with `CudaError::InvalidArgument` ("pinned buffer
-    /// … is borrowed by the host; drop the slice before launching") instead of racing the slice,
+    /// exec whose nodes use the buffer then fails with `CudaError::InvalidArgument` (reason
+    /// [`Refusal::PinnedBorrowed`](crate::Refusal::PinnedBorrowed): "pinned buffer … is borrowed
+    /// by the host; drop the slice before launching") instead of racing the slice,
     /// and each launch that does go ahead leaves a fence that later slices wait for.
     ///
     /// ```no_run
@@ -459,7 +458,8 @@ mod tests {
         let writing = second.borrow_for_host(true, "PinnedBuffer::as_mut_slice").unwrap();
         drop(reading);
         let err = LaunchLock::new(&both, "GraphExec::launch").err().unwrap();
-        assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        let borrowed = crate::Refusal::PinnedBorrowed { address: 0x1000, bytes: 8 };
+        assert_eq!(err.refusal(), Some(&borrowed), "{err}");
         let text = err.to_string();
         assert!(
             text.starts_with("GraphExec::launch: pinned buffer at 0x1000 (8 bytes) is borrowed by the host; drop the slice before launching"),
@@ -481,6 +481,7 @@ mod tests {
     #[test]
     fn oversized_pinned_buffers_are_refused_before_cuda() {
         let err = PinnedBuffer::<u64>::zeroed(usize::MAX / 4).unwrap_err();
-        assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err}");
+        let overflow = crate::refusal::Overflow::Elements { len: usize::MAX / 4, element_bytes: 8 };
+        assert_eq!(err.refusal(), Some(&overflow.into()), "{err}");
     }
 }

@@ -123,16 +123,14 @@ impl<T: DeviceRepr> PitchedCore<T> {
 
     /// All of this allocation copied from `other` (`into_self`) or into it.
     fn whole(
-        &self, call: &'static str, other: Side<'static>, into_self: bool, kind: sys::cudaMemcpyKind,
+        &self, call: &'static str, other: Side, into_self: bool, kind: sys::cudaMemcpyKind,
         keep: Vec<KeepAlive>,
     ) -> Result<CheckedCopy> {
         whole_copy(call, (self.volume(), self.extent), other, into_self, size_of::<T>(), kind, keep)
     }
 
     /// Host memory at `base` of `len` elements holding this extent packed.
-    fn packed(
-        &self, call: &'static str, what: &'static str, base: *mut c_void, len: usize,
-    ) -> Result<Side<'static>> {
+    fn packed(&self, call: &'static str, what: &'static str, base: *mut c_void, len: usize) -> Result<Side> {
         let e = self.extent;
         linear_box_side::<T>(call, what, base, len, (e.width.max(1), e.height.max(1)), e)
     }

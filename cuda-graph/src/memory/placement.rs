@@ -83,15 +83,13 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         expect_same_len(self.len(), src.len(), CALL)?;
         let (to, from, on) = (self.device(), src.device(), stream.device());
         if on != to && on != from {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 CALL,
-                format!(
-                    "the stream belongs to device {}, the copy goes from device {} to device {}: \
-                     queue it on a stream of one of the two",
-                    on.ordinal(),
-                    from.ordinal(),
-                    to.ordinal()
-                ),
+                crate::Refusal::CopyOnThirdDevice {
+                    stream: on.ordinal(),
+                    from: from.ordinal(),
+                    to: to.ordinal(),
+                },
             ));
         }
         if self.bytes() == 0 {
@@ -158,16 +156,9 @@ pub(super) fn check_allocation_on(allocation: &Allocation, device: Device, call:
     match allocation.pool() {
         None => check_access(device, allocation.device(), call),
         Some(pool) if super::pool::pool_accessible_from(pool, device)? => Ok(()),
-        Some(_) => Err(CudaError::invalid(
+        Some(_) => Err(CudaError::refused(
             call,
-            format!(
-                "memory of device {} from a memory pool is used by work on device {}, which the \
-                 pool does not let in (peer access does not reach pool memory): call \
-                 MemoryPool::enable_access_from(Device::get({})) on its pool",
-                allocation.device().ordinal(),
-                device.ordinal(),
-                device.ordinal()
-            ),
+            crate::Refusal::NoPoolAccess { owner: allocation.device().ordinal(), user: device.ordinal() },
         )),
     }
 }

@@ -467,13 +467,13 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let own_pool;
         let pool = match pool {
             Some(pool) if pool.handle.device != device => {
-                return Err(crate::CudaError::invalid(
+                return Err(crate::CudaError::refused(
                     call,
-                    format!(
-                        "the pool holds memory of device {} and the stream belongs to device {}: \
-                         allocate from a pool of the stream's device",
-                        pool.handle.device, device
-                    ),
+                    crate::Refusal::DevicesDiffer {
+                        pair: crate::refusal::DevicePair::PoolAndStream,
+                        first: pool.handle.device,
+                        second: device,
+                    },
                 ))
             }
             Some(pool) => pool,

@@ -65,12 +65,7 @@ pub fn queue_raw_work<R, E: From<CudaError>>(
     for part in work {
         if part.stream.is_context_relative() {
             // Several streams may be of several devices: no one current context serves them.
-            return Err(CudaError::invalid(
-                call,
-                "a default-stream handle (null, cudaStreamLegacy, cudaStreamPerThread) names the default \
-                 stream of whichever context is current: queue other libraries' work on a stream of its own",
-            )
-            .into());
+            return Err(CudaError::refused(call, crate::Refusal::ContextRelativeStream).into());
         }
         if !retain_for_capture(&gate, part.stream, call, || part.owners.clone(), false)? {
             refuse_if_capturing(&gate, part.stream, call)?;

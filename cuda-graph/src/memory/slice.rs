@@ -140,7 +140,7 @@ impl<T> DeviceSlice<T> {
     }
 
     /// Refuses `n` elements `done` (asked, skipped) of a slice with fewer, for `call`.
-    fn check_fits(&self, call: &'static str, n: usize, done: &str) -> Result<()> {
-        check_within(call, n, self.len, |n, room| format!("{n} elements {done} of a slice of {room}"))
+    fn check_fits(&self, call: &'static str, n: usize, done: &'static str) -> Result<()> {
+        check_within(call, n, self.len, |count, len| crate::refusal::Bounds::Slice { count, done, len })
     }
 }

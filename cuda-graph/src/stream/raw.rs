@@ -71,9 +71,9 @@ impl Stream {
     /// ```
     pub unsafe fn from_raw(raw: sys::cudaStream_t) -> Result<Stream> {
         if is_default_stream(raw) {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 "Stream::from_raw",
-                format!("{raw:?} names a default stream, which cannot be owned or destroyed: borrow it with Stream::borrow_raw"),
+                crate::Refusal::DefaultStreamNotOwnable { handle: raw as usize },
             ));
         }
         // SAFETY: the caller promises a live stream.
@@ -169,7 +169,8 @@ mod tests {
     fn default_streams_cannot_be_owned() {
         // SAFETY: refused before any CUDA call.
         let err = unsafe { Stream::from_raw(1 as sys::cudaStream_t) }.unwrap_err();
-        assert!(err.to_string().contains("borrow it"), "{err}");
+        assert_eq!(err.refusal(), Some(&crate::Refusal::DefaultStreamNotOwnable { handle: 1 }), "{err}");
+        assert!(err.to_string().starts_with("Stream::from_raw: 0x1 names a default stream"), "{err}");
     }
 
     #[test]

@@ -15,7 +15,11 @@ use cuda_graph::CudaError;
 /// assert!(matches!(err, ExampleError::Options { option: "kernels", .. }));
 /// assert_eq!(err.to_string(), "cuda_graphs: invalid option `kernels`: kernels must be 2..=4096, not 1");
 ///
-/// let cuda: ExampleError = cuda_graph::CudaError::InvalidArgument { call: "x", problem: "y".into() }.into();
+/// let cuda: ExampleError = cuda_graph::CudaError::InvalidArgument {
+///     call: "x",
+///     reason: cuda_graph::Refusal::NotPtx,
+/// }
+/// .into();
 /// assert!(matches!(cuda, ExampleError::Cuda(_)));
 /// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -76,7 +80,7 @@ mod tests {
 
     #[test]
     fn device_launch_cuda_failures_stay_cuda_failures() {
-        let cuda = CudaError::InvalidArgument { call: "c", problem: "p".into() };
+        let cuda = CudaError::InvalidArgument { call: "c", reason: cuda_graph::Refusal::NotPtx };
         let err = ExampleError::from(device_launch::Error::Cuda(cuda.clone()));
         assert_eq!(err, ExampleError::Cuda(cuda));
     }

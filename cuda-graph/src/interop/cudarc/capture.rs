@@ -51,13 +51,7 @@ pub unsafe fn capture_cudarc<R>(
 ) -> Result<(Graph, R)> {
     const CALL: &str = "capture_cudarc";
     if ctx.is_managing_stream_synchronization() {
-        return Err(CudaError::invalid(
-            CALL,
-            "cudarc's event tracking is on and its context runs several streams: each cudarc launch would \
-             wait on an event recorded outside the capture, which invalidates it. Call \
-             `unsafe { ctx.disable_event_tracking() }` before making the slices the captured work uses, or \
-             keep to one stream",
-        ));
+        return Err(CudaError::refused(CALL, crate::Refusal::CudarcEventTracking));
     }
     ctx.check_err().map_err(|err| driver_error(err, "an earlier cudarc call (CudaContext::check_err)"))?;
     // SAFETY: the wrapper is dropped at the end of this function, before `stream`.
@@ -72,7 +66,13 @@ pub unsafe fn capture_cudarc<R>(
         let recorded = driver_error(err, "a cudarc call during capture (CudaContext::check_err)");
         return Err(match graph {
             Ok(_) => recorded,
-            Err(capture) => CudaError::invalid(CALL, format!("{capture}; cudarc recorded: {recorded}")),
+            Err(capture) => CudaError::refused(
+                CALL,
+                crate::Refusal::CudarcCaptureFailed {
+                    capture: Box::new(capture),
+                    recorded: Box::new(recorded),
+                },
+            ),
         });
     }
     Ok((graph?, result))

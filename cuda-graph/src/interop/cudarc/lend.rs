@@ -101,13 +101,13 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
                 "cudaPointerGetAttributes",
             )?;
             if attributes.device != device.ordinal() {
-                return Err(CudaError::invalid(
+                return Err(CudaError::refused(
                     CALL,
-                    format!(
-                        "the buffer lives on device {}, the cudarc stream belongs to device {}",
-                        attributes.device,
-                        device.ordinal()
-                    ),
+                    crate::Refusal::DevicesDiffer {
+                        pair: crate::refusal::DevicePair::BufferAndCudarcStream,
+                        first: attributes.device,
+                        second: device.ordinal(),
+                    },
                 ));
             }
         }

@@ -52,14 +52,11 @@ pub(crate) fn driver_error(err: DriverError, call: &'static str) -> CudaError {
 /// (the only context the runtime, and so this crate, uses).
 pub(crate) fn primary_device(ctx: &CudaContext, call: &'static str) -> Result<Device> {
     if !ctx.is_primary() {
-        return Err(CudaError::invalid(
-            call,
-            "the cudarc context is not its device's primary context: this crate (the CUDA runtime) works only \
-             in primary contexts; make it with CudaContext::new",
-        ));
+        return Err(CudaError::refused(call, crate::Refusal::NotPrimaryContext));
     }
-    let ordinal = i32::try_from(ctx.ordinal())
-        .map_err(|_| CudaError::invalid(call, format!("device ordinal {} is out of range", ctx.ordinal())))?;
+    let ordinal = i32::try_from(ctx.ordinal()).map_err(|_| {
+        CudaError::refused(call, crate::Refusal::DeviceOrdinalOutOfRange { ordinal: ctx.ordinal() })
+    })?;
     Device::get(ordinal)
 }
 

@@ -120,12 +120,13 @@ impl Stream {
         // SAFETY: the stream is alive; `ordinal` is a valid, writable int.
         check(unsafe { sys::cudaStreamGetDevice(self.as_raw(), &mut ordinal) }, "cudaStreamGetDevice")?;
         if ordinal != device.ordinal() {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 call,
-                format!(
-                    "the stream belongs to device {ordinal}, the cudarc context to device {}",
-                    device.ordinal()
-                ),
+                crate::Refusal::DevicesDiffer {
+                    pair: crate::refusal::DevicePair::StreamAndCudarcContext,
+                    first: ordinal,
+                    second: device.ordinal(),
+                },
             ));
         }
         Ok(())

@@ -10,6 +10,7 @@ use super::{KernelAttributes, LaunchAttributes};
 use crate::error::{check, CudaError, Result};
 use crate::event::Event;
 use crate::kernel::{Dim3, LaunchConfig};
+use crate::refusal::{AttributeRefusal, Refusal, Unsupported};
 
 /// Attributes checked against the current device before CUDA sees them: a kernel node's
 /// ([`KernelAttributes`]) or a stream launch's ([`LaunchAttributes`]: those and what only
@@ -55,57 +56,55 @@ impl KernelAttributes {
     fn check_with(
         &self, call: &'static str, config: &LaunchConfig, caps: &Caps, resident: impl FnOnce() -> Result<u64>,
     ) -> Result<()> {
-        let refuse = |problem: String| Err(CudaError::invalid(call, problem));
+        let refuse = |reason: Refusal| Err(CudaError::refused(call, reason));
         if (self.cluster.is_some() || self.preferred_cluster.is_some()) && !caps.cluster_launch {
-            return refuse(format!(
-                "cluster dimensions need a device with cluster launch (sm_90 or later); this one is {}",
-                caps.sm()
-            ));
+            return refuse(Unsupported::ClusterLaunch { sm: caps.sm() }.into());
         }
         if let Some(cluster) = self.cluster {
             divides("cluster", cluster, config.grid).or_else(refuse)?;
         }
         if let Some(preferred) = self.preferred_cluster {
             let Some(cluster) = self.cluster else {
-                return refuse("a preferred cluster needs cluster dimensions too (`cluster`)".into());
+                return refuse(AttributeRefusal::PreferredWithoutCluster.into());
             };
             divides("preferred cluster", preferred, config.grid).or_else(refuse)?;
             if preferred.x % cluster.x != 0 || preferred.y % cluster.y != 0 || preferred.z != cluster.z {
-                return refuse(format!(
-                    "the preferred cluster {preferred:?} must be a multiple of the cluster {cluster:?} in x and y and \
-                     equal to it in z"
-                ));
+                return refuse(
+                    AttributeRefusal::PreferredNotMultiple {
+                        preferred: preferred.into(),
+                        cluster: cluster.into(),
+                    }
+                    .into(),
+                );
             }
         }
         if let Some(priority) = self.priority {
             let (least, greatest) = caps.priorities;
             if priority < greatest || priority > least {
-                return refuse(format!(
-                    "priority {priority} is outside this device's range {greatest} (highest) ..= {least} (lowest)"
-                ));
+                return refuse(AttributeRefusal::PriorityOutOfRange { priority, greatest, least }.into());
             }
         }
         if let Some(map) = self.mem_sync_domain_map {
             let count = caps.sync_domains;
             if i32::from(map.default) >= count || i32::from(map.remote) >= count {
-                return refuse(format!(
-                    "memory synchronization domain map {map:?}: this device has {count} domain(s), ids 0..{count}"
-                ));
+                return refuse(
+                    AttributeRefusal::SyncDomainOutOfRange {
+                        default: map.default,
+                        remote: map.remote,
+                        count,
+                    }
+                    .into(),
+                );
             }
         }
         if self.cooperative {
             if !caps.cooperative_launch {
-                return refuse(
-                    "this device cannot launch cooperative grids (cudaDevAttrCooperativeLaunch is 0)".into(),
-                );
+                return refuse(Unsupported::CooperativeLaunch.into());
             }
             let (blocks, resident) = (config.grid.count(), resident()?);
             if blocks > resident {
-                return refuse(format!(
-                    "a cooperative grid of {blocks} blocks cannot be resident at once: this kernel fits {resident} \
-                     blocks of {:?} threads on this device",
-                    config.block
-                ));
+                let block = config.block.into();
+                return refuse(AttributeRefusal::CooperativeGridTooLarge { blocks, resident, block }.into());
             }
         }
         Ok(())
@@ -122,23 +121,16 @@ fn programmatic_launch_on(call: &'static str, caps: &Caps) -> Result<()> {
     if caps.programmatic_launch() {
         return Ok(());
     }
-    Err(CudaError::invalid(
-        call,
-        format!(
-            "programmatic dependent launch needs sm_90 or later; this device is {} (use plain launches and \
-             edges on it)",
-            caps.sm()
-        ),
-    ))
+    Err(CudaError::refused(call, crate::refusal::Unsupported::ProgrammaticLaunch { sm: caps.sm() }))
 }
 
 /// Whether `part` (each dimension at least 1) divides `grid` in every dimension.
-fn divides(what: &str, part: Dim3, grid: Dim3) -> std::result::Result<(), String> {
+fn divides(what: &'static str, part: Dim3, grid: Dim3) -> std::result::Result<(), Refusal> {
     if part.count() == 0 {
-        return Err(format!("{what} {part:?}: every dimension must be at least 1"));
+        return Err(AttributeRefusal::ZeroDimension { what, part: part.into() }.into());
     }
     if grid.x % part.x != 0 || grid.y % part.y != 0 || grid.z % part.z != 0 {
-        return Err(format!("{what} {part:?} does not divide the grid {grid:?}"));
+        return Err(AttributeRefusal::DoesNotDivideGrid { what, part: part.into(), grid: grid.into() }.into());
     }
     Ok(())
 }
@@ -167,21 +159,19 @@ fn resident_blocks(function: *const c_void, config: &LaunchConfig, caps: &Caps) 
 impl LaunchAttributes {
     /// What only stream launches carry, checked against `caps`.
     fn check_launch_only(&self, call: &'static str, caps: &Caps) -> Result<()> {
-        let refuse = |problem: String| Err(CudaError::invalid(call, problem));
+        let refuse = |reason: AttributeRefusal| Err(CudaError::refused(call, reason));
         if self.programmatic_serialization || self.programmatic_event.is_some() {
             programmatic_launch_on(call, caps)?;
         }
         let timed = |event: &Event| event.records_timing();
         if self.programmatic_event.as_ref().is_some_and(|p| timed(&p.event)) {
-            return refuse("the programmatic event records timing: create it with `timing: false`".into());
+            return refuse(AttributeRefusal::TimedEvent { event: "programmatic" });
         }
         if self.launch_completion_event.as_deref().is_some_and(timed) {
-            return refuse(
-                "the launch completion event records timing: create it with `timing: false`".into(),
-            );
+            return refuse(AttributeRefusal::TimedEvent { event: "launch completion" });
         }
         if let Some(percent) = self.shared_memory_carveout.filter(|&p| p > 100) {
-            return refuse(format!("shared memory carveout {percent}% is more than 100%"));
+            return refuse(AttributeRefusal::CarveoutOver100 { percent });
         }
         Ok(())
     }
@@ -202,10 +192,14 @@ mod tests {
     };
     const A100: Caps = Caps { compute_capability: (8, 0), cluster_launch: false, sync_domains: 1, ..H100 };
 
+    /// The refusal of `attributes` for `config` on a device of `caps` (264 blocks resident).
     fn check(
         attributes: &KernelAttributes, config: LaunchConfig, caps: &Caps,
-    ) -> std::result::Result<(), String> {
-        attributes.check_with("launch", &config, caps, || Ok(264)).map_err(|err| err.to_string())
+    ) -> std::result::Result<(), Refusal> {
+        attributes.check_with("launch", &config, caps, || Ok(264)).map_err(|err| match err {
+            CudaError::InvalidArgument { call: "launch", reason } => reason,
+            other => panic!("expected a refusal, got {other}"),
+        })
     }
 
     fn with(f: impl FnOnce(&mut KernelAttributes)) -> KernelAttributes {
@@ -219,19 +213,21 @@ mod tests {
         let cluster = with(|a| a.cluster = Some(Dim3::from(2)));
         assert_eq!(check(&cluster, LaunchConfig::new(8, 32), &H100), Ok(()));
         let err = check(&cluster, LaunchConfig::new(7, 32), &H100).unwrap_err();
-        assert!(err.contains("does not divide the grid"), "{err}");
+        let (part, grid) = ((2, 1, 1), (7, 1, 1));
+        assert_eq!(err, AttributeRefusal::DoesNotDivideGrid { what: "cluster", part, grid }.into());
         let err = check(&cluster, LaunchConfig::new(8, 32), &A100).unwrap_err();
-        assert!(err.contains("(sm_90 or later); this one is sm_80"), "{err}");
+        assert_eq!(err, Unsupported::ClusterLaunch { sm: "sm_80".into() }.into());
+        assert!(err.to_string().contains("(sm_90 or later); this one is sm_80"), "{err}");
         let zero = with(|a| a.cluster = Some(Dim3 { x: 0, y: 1, z: 1 }));
-        assert!(check(&zero, LaunchConfig::new(8, 32), &H100).unwrap_err().contains("at least 1"));
+        let err = check(&zero, LaunchConfig::new(8, 32), &H100).unwrap_err();
+        assert_eq!(err, AttributeRefusal::ZeroDimension { what: "cluster", part: (0, 1, 1) }.into());
     }
 
     #[test]
     fn a_preferred_cluster_is_a_multiple_of_the_cluster() {
         let alone = with(|a| a.preferred_cluster = Some(Dim3::from(4)));
-        assert!(check(&alone, LaunchConfig::new(8, 32), &H100)
-            .unwrap_err()
-            .contains("needs cluster dimensions"));
+        let err = check(&alone, LaunchConfig::new(8, 32), &H100).unwrap_err();
+        assert_eq!(err, AttributeRefusal::PreferredWithoutCluster.into());
         let good = with(|a| {
             a.cluster = Some(Dim3::from(2));
             a.preferred_cluster = Some(Dim3::from(4));
@@ -241,9 +237,9 @@ mod tests {
             a.cluster = Some(Dim3::from(2));
             a.preferred_cluster = Some(Dim3::from(3));
         });
-        assert!(check(&odd, LaunchConfig::new(12, 32), &H100)
-            .unwrap_err()
-            .contains("multiple of the cluster"));
+        let err = check(&odd, LaunchConfig::new(12, 32), &H100).unwrap_err();
+        let (preferred, cluster) = ((3, 1, 1), (2, 1, 1));
+        assert_eq!(err, AttributeRefusal::PreferredNotMultiple { preferred, cluster }.into());
     }
 
     #[test]
@@ -251,32 +247,38 @@ mod tests {
         let cooperative = with(|a| a.cooperative = true);
         assert_eq!(check(&cooperative, LaunchConfig::new(264, 256), &H100), Ok(()));
         let err = check(&cooperative, LaunchConfig::new(265, 256), &H100).unwrap_err();
-        assert!(err.contains("265 blocks cannot be resident at once: this kernel fits 264"), "{err}");
+        let block = (256, 1, 1);
+        assert_eq!(
+            err,
+            AttributeRefusal::CooperativeGridTooLarge { blocks: 265, resident: 264, block }.into()
+        );
         let old = Caps { cooperative_launch: false, ..H100 };
-        assert!(check(&cooperative, LaunchConfig::new(1, 1), &old).unwrap_err().contains("cooperative"));
+        let err = check(&cooperative, LaunchConfig::new(1, 1), &old).unwrap_err();
+        assert_eq!(err, Unsupported::CooperativeLaunch.into());
     }
 
     #[test]
     fn priorities_and_domains_stay_in_the_devices_range() {
         assert_eq!(check(&with(|a| a.priority = Some(-5)), LaunchConfig::new(1, 1), &H100), Ok(()));
         let err = check(&with(|a| a.priority = Some(-6)), LaunchConfig::new(1, 1), &H100).unwrap_err();
-        assert!(err.contains("priority -6 is outside this device's range -5 (highest) ..= 0"), "{err}");
+        assert_eq!(err, AttributeRefusal::PriorityOutOfRange { priority: -6, greatest: -5, least: 0 }.into());
         assert!(check(&with(|a| a.priority = Some(1)), LaunchConfig::new(1, 1), &H100).is_err());
-        let map = with(|a| a.mem_sync_domain_map = Some(MemSyncDomainMap { default: 0, remote: 1 }));
-        assert_eq!(check(&map, LaunchConfig::new(1, 1), &H100), Ok(()));
-        assert!(check(&map, LaunchConfig::new(1, 1), &A100).unwrap_err().contains("1 domain(s)"));
+        let map = MemSyncDomainMap { default: 0, remote: 1 };
+        let with_map = with(|a| a.mem_sync_domain_map = Some(map));
+        assert_eq!(check(&with_map, LaunchConfig::new(1, 1), &H100), Ok(()));
+        let err = check(&with_map, LaunchConfig::new(1, 1), &A100).unwrap_err();
+        assert_eq!(err, AttributeRefusal::SyncDomainOutOfRange { default: 0, remote: 1, count: 1 }.into());
     }
 
     #[test]
     fn programmatic_launch_needs_sm_90() {
         let attributes = LaunchAttributes::programmatic();
         assert!(attributes.check_launch_only("launch", &H100).is_ok());
-        let err = attributes.check_launch_only("launch", &A100).unwrap_err().to_string();
-        assert!(
-            err.contains("programmatic dependent launch needs sm_90 or later; this device is sm_80"),
-            "{err}"
-        );
+        let err = attributes.check_launch_only("launch", &A100).unwrap_err();
+        let reason = Refusal::from(Unsupported::ProgrammaticLaunch { sm: "sm_80".into() });
+        assert_eq!(err.refusal(), Some(&reason), "{err}");
         let carveout = LaunchAttributes { shared_memory_carveout: Some(101), ..Default::default() };
-        assert!(carveout.check_launch_only("launch", &H100).unwrap_err().to_string().contains("101%"));
+        let err = carveout.check_launch_only("launch", &H100).unwrap_err();
+        assert_eq!(err.refusal(), Some(&AttributeRefusal::CarveoutOver100 { percent: 101 }.into()), "{err}");
     }
 }

@@ -13,6 +13,7 @@
 use std::borrow::Cow;
 
 use crate::error::{CudaError, Result};
+use crate::refusal::Refusal;
 
 /// The fatbin magic number (`__cudaFatMAGIC2`), little-endian at the start of a fatbin.
 const FATBIN_MAGIC: u32 = 0xBA55_ED50;
@@ -31,13 +32,14 @@ pub(super) enum Format {
 /// The bytes to hand the driver for `image` (with a NUL added to PTX that lacks one), after
 /// checking that every size its headers give lies inside it.
 pub(super) fn prepare<'a>(call: &'static str, image: &'a [u8]) -> Result<(Format, Cow<'a, [u8]>)> {
-    let refuse = |why: String| CudaError::invalid(call, why);
+    let malformed =
+        |format| move |problem| CudaError::refused(call, Refusal::MalformedImage { format, problem });
     if image.starts_with(b"\x7fELF") {
-        elf_extent(image).map_err(refuse)?;
+        elf_extent(image).map_err(malformed("cubin"))?;
         return Ok((Format::Cubin, Cow::Borrowed(image)));
     }
     if image.len() >= 4 && u32::from_le_bytes([image[0], image[1], image[2], image[3]]) == FATBIN_MAGIC {
-        fatbin_extent(image).map_err(refuse)?;
+        fatbin_extent(image).map_err(malformed("fatbin"))?;
         return Ok((Format::Fatbin, Cow::Borrowed(image)));
     }
     let text = match image.iter().position(|&b| b == 0) {
@@ -45,9 +47,7 @@ pub(super) fn prepare<'a>(call: &'static str, image: &'a [u8]) -> Result<(Format
         None => image,
     };
     if std::str::from_utf8(text).is_err() || !text.windows(8).any(|w| w == b".version") {
-        return Err(refuse(
-            "the image is neither a cubin (ELF), a fatbin nor PTX text (no `.version` directive)".to_string(),
-        ));
+        return Err(CudaError::refused(call, Refusal::NotAnImage));
     }
     let mut bytes = text.to_vec();
     bytes.push(0);
@@ -61,19 +61,13 @@ pub(super) fn prepare<'a>(call: &'static str, image: &'a [u8]) -> Result<(Format
 pub(super) fn prepare_ptx<'a>(call: &'static str, text: &'a str) -> Result<Cow<'a, [u8]>> {
     match text.bytes().next() {
         Some(first) if first.is_ascii_graphic() || first.is_ascii_whitespace() => {}
-        _ => {
-            return Err(CudaError::invalid(
-                call,
-                "PTX text must begin with a printable ASCII character or whitespace (the driver \
-                 would read other first bytes as a binary image's)",
-            ))
-        }
+        _ => return Err(CudaError::refused(call, Refusal::PtxFirstByte)),
     }
     match prepare(call, text.as_bytes())? {
         (Format::Ptx, bytes) => Ok(bytes),
         // Not reached: text beginning with a printable character or whitespace has neither
         // the ELF nor the fatbin magic.
-        _ => Err(CudaError::invalid(call, "the text is not PTX")),
+        _ => Err(CudaError::refused(call, Refusal::NotPtx)),
     }
 }
 
@@ -186,9 +180,10 @@ mod tests {
     #[test]
     fn ptx_text_that_begins_like_a_binary_is_refused() {
         let err = prepare_ptx("t", "\x7fELF .version 8.0").unwrap_err();
-        assert!(err.to_string().contains("printable ASCII"), "{err}");
+        assert_eq!(err.refusal(), Some(&Refusal::PtxFirstByte), "{err}");
         assert!(prepare_ptx("t", "").is_err());
-        assert!(prepare_ptx("t", "no version here").is_err());
+        let err = prepare_ptx("t", "no version here").unwrap_err();
+        assert_eq!(err.refusal(), Some(&Refusal::NotAnImage), "{err}");
         let bytes = prepare_ptx("t", "// a comment\n.version 8.0\n").unwrap();
         assert_eq!(bytes.last(), Some(&0));
     }
@@ -216,6 +211,7 @@ mod tests {
         fatbin.extend_from_slice(&16u16.to_le_bytes());
         fatbin.extend_from_slice(&100u64.to_le_bytes());
         let err = prepare("t", &fatbin).unwrap_err();
+        assert!(matches!(err.refusal(), Some(Refusal::MalformedImage { format: "fatbin", .. })), "{err}");
         assert!(err.to_string().contains("116") || err.to_string().contains("16 + 100"), "{err}");
         fatbin.resize(116, 0);
         assert_eq!(prepare("t", &fatbin).unwrap().0, Format::Fatbin);
@@ -230,7 +226,9 @@ mod tests {
         elf[0x28..0x30].copy_from_slice(&1000u64.to_le_bytes()); // section headers at 1000
         elf[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
         elf[0x3c..0x3e].copy_from_slice(&2u16.to_le_bytes());
-        assert!(prepare("t", &elf).unwrap_err().to_string().contains("section header table"));
+        let err = prepare("t", &elf).unwrap_err();
+        assert!(matches!(err.refusal(), Some(Refusal::MalformedImage { format: "cubin", .. })), "{err}");
+        assert!(err.to_string().contains("section header table"), "{err}");
         elf[0x3c..0x3e].copy_from_slice(&0u16.to_le_bytes());
         elf[0x28..0x30].copy_from_slice(&64u64.to_le_bytes());
         assert_eq!(prepare("t", &elf).unwrap().0, Format::Cubin);

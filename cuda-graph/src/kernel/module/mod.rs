@@ -184,12 +184,9 @@ impl Module {
     pub unsafe fn kernel<A: KernelArgs>(&self, name: &str) -> Result<Kernel<A>> {
         let loaded = self.lookup(name)?;
         if loaded.cpp_types().is_none() {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 "Module::kernel",
-                format!(
-                    "the image carries no C++ parameter types for kernel `{name}` (build it with \
-                     cuda_build::ImageBuild), so they cannot be checked: use Module::kernel_unchecked_types"
-                ),
+                crate::Refusal::NoParameterTypes { kernel: name.to_string() },
             ));
         }
         Ok(Kernel::loaded(loaded))
@@ -262,23 +259,22 @@ impl Module {
     /// ```
     pub fn symbol<T: DeviceRepr>(&self, name: &str, len: usize) -> Result<DeviceSymbol<T>> {
         if name.ends_with(SIGNATURE_SUFFIX) {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 "Module::symbol",
-                format!(
-                    "`{name}` is reserved: globals named `<kernel>{SIGNATURE_SUFFIX}` carry the C++ parameter \
-                     types that Module::kernel checks, and are not handed out"
-                ),
+                crate::Refusal::ReservedSymbol { name: name.to_string(), suffix: SIGNATURE_SUFFIX },
             ));
         }
-        let c_name = CString::new(name)
-            .map_err(|_| CudaError::invalid("Module::symbol", "the symbol name contains a NUL byte"))?;
+        let c_name = CString::new(name).map_err(|_| {
+            CudaError::refused("Module::symbol", crate::Refusal::NulInName { what: "symbol" })
+        })?;
         Ok(DeviceSymbol::in_module(self.library.clone(), intern(name), c_name, len))
     }
 
     /// Looks `name` up, with the type list read at load, if the image had one.
     fn lookup(&self, name: &str) -> Result<LoadedKernel> {
-        let c_name = CString::new(name)
-            .map_err(|_| CudaError::invalid("Module::kernel", "the kernel name contains a NUL byte"))?;
+        let c_name = CString::new(name).map_err(|_| {
+            CudaError::refused("Module::kernel", crate::Refusal::NulInName { what: "kernel" })
+        })?;
         let handle = self.library.kernel(&c_name)?;
         let types = self.signatures.get(name).cloned();
         Ok(LoadedKernel::new(intern(name), handle, types, self.library.clone()))
@@ -356,8 +352,8 @@ mod tests {
     fn what_is_not_an_image_is_refused_before_the_driver() {
         // SAFETY: refused by the header check before the driver sees it.
         let err = unsafe { Module::from_image(b"not an image") }.unwrap_err();
-        assert!(err.to_string().contains("neither a cubin"), "{err}");
+        assert_eq!(err.refusal(), Some(&crate::Refusal::NotAnImage), "{err}");
         let err = Module::from_ptx("\x7fELF\x02\x01 .version").unwrap_err();
-        assert!(err.to_string().contains("printable ASCII"), "{err}");
+        assert_eq!(err.refusal(), Some(&crate::Refusal::PtxFirstByte), "{err}");
     }
 }

@@ -215,7 +215,10 @@ impl From<CompileError> for CudaError {
     fn from(err: CompileError) -> CudaError {
         match err {
             CompileError::Device(err) => err,
-            other => CudaError::invalid("nvrtcCompileProgram", other.to_string()),
+            other => CudaError::refused(
+                "nvrtcCompileProgram",
+                crate::Refusal::Compile { message: other.to_string() },
+            ),
         }
     }
 }

@@ -17,9 +17,9 @@ impl Allocation {
         call: &'static str, row_bytes: usize, height: usize,
     ) -> Result<(Allocation, usize)> {
         if row_bytes == 0 || height == 0 {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 call,
-                format!("{row_bytes} bytes by {height} rows: nothing to allocate"),
+                crate::Refusal::EmptyAllocation { row_bytes, height, depth: None },
             ));
         }
         let device = Device::current()?;
@@ -45,10 +45,7 @@ impl Allocation {
             foreign_use: AtomicU64::new(0),
         };
         if pitch < row_bytes || bytes.is_none() {
-            return Err(CudaError::invalid(
-                call,
-                format!("CUDA returned pitch {pitch} for rows of {row_bytes} bytes"),
-            ));
+            return Err(CudaError::refused(call, crate::Refusal::UnexpectedPitch { pitch, row_bytes }));
         }
         // SAFETY: the allocation holds `pitch * rows` bytes (CUDA's pitch, checked above).
         check(unsafe { sys::cudaMemset(allocation.ptr, 0, allocation.bytes) }, "cudaMemset")?;
@@ -65,9 +62,9 @@ impl Allocation {
         call: &'static str, row_bytes: usize, height: usize, depth: usize,
     ) -> Result<(Allocation, usize)> {
         if row_bytes == 0 || height == 0 || depth == 0 {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 call,
-                format!("{row_bytes} bytes by {height} rows by {depth} slices: nothing to allocate"),
+                crate::Refusal::EmptyAllocation { row_bytes, height, depth: Some(depth) },
             ));
         }
         let device = Device::current()?;

@@ -210,14 +210,23 @@ impl Batch {
     /// Buffers for `starts.len()` sequences (1..=MAX_BATCH) of at most `max_len` tokens.
     pub fn new(starts: &[u32], max_len: u32) -> Result<Batch> {
         let batch = starts.len();
-        if !(1..=MAX_BATCH).contains(&batch) || max_len == 0 || starts.iter().any(|&t| t as usize >= VOCAB) {
-            return Err(cuda_graph::CudaError::InvalidArgument {
-                call: "Batch::new",
-                problem: format!(
-                    "{batch} sequences (want 1..={MAX_BATCH}), max_len {max_len} (want 1 or more), start tokens \
-                     below {VOCAB}"
-                ),
-            });
+        let refuse = |what, value: usize, min: usize, max: usize| cuda_graph::CudaError::InvalidArgument {
+            call: "Batch::new",
+            reason: cuda_graph::Refusal::OutOfRange {
+                what,
+                value: value as u64,
+                min: min as u64,
+                max: max as u64,
+            },
+        };
+        if !(1..=MAX_BATCH).contains(&batch) {
+            return Err(refuse("sequences", batch, 1, MAX_BATCH));
+        }
+        if max_len == 0 {
+            return Err(refuse("max_len", 0, 1, u32::MAX as usize));
+        }
+        if let Some(&token) = starts.iter().find(|&&token| token as usize >= VOCAB) {
+            return Err(refuse("start token", token as usize, 0, VOCAB - 1));
         }
         let rows = batch * max_len as usize;
         Ok(Batch {
