@@ -5,7 +5,7 @@ use std::ptr;
 use crate::runtime as sys;
 
 use super::node::raw_deps;
-use super::params::{kernel_node_params, node_params_of, with_kernel_params, Copy1D, Fill, MemsetElement};
+use super::params::{node_params_of, Copy1D, Fill, KernelLaunch, MemsetElement};
 use super::{lock_pair, AsNode, ChildGraphNode, EmptyNode, Graph, GraphBuilder, KernelNode, MemAllocNode};
 use super::{MemFreeNode, MemcpyNode, MemsetNode, NodeRef};
 use crate::error::{check, CudaError, Result};
@@ -108,13 +108,8 @@ impl GraphBuilder {
         &self, kernel: &Kernel<A>, config: LaunchConfig, args: A, deps: &[&dyn AsNode],
     ) -> Result<KernelNode> {
         const CALL: &str = "GraphBuilder::add_kernel";
-        crate::kernel::check_node_handles(CALL, &self.lineage, &args)?;
-        let keep = crate::kernel::kernel_owners(CALL, kernel, &args, self.device())?;
-        with_kernel_params(CALL, kernel, &config, &args, |raw| {
-            let mut params = kernel_node_params(raw);
-            self.add_node(CALL, &mut params, keep, deps)
-        })
-        .map(KernelNode)
+        let launch = KernelLaunch::new(CALL, kernel, &config, &args, &self.lineage, self.device())?;
+        launch.with_node_params(|params, keep| self.add_node(CALL, params, keep, deps)).map(KernelNode)
     }
 
     /// Adds a copy of `len` elements from `src` to `dst`, both device memory. Both sides are

@@ -18,7 +18,7 @@ use std::ptr;
 use crate::runtime as sys;
 
 use super::node::raw_deps;
-use super::params::{kernel_node_params, with_kernel_params};
+use super::params::KernelLaunch;
 use super::{AsNode, GraphBuilder, KernelNode, NodeRef};
 use crate::error::{check, Result};
 use crate::kernel::{CheckAttributes, Kernel, KernelArgs, KernelAttributes, LaunchConfig};
@@ -183,27 +183,26 @@ impl GraphBuilder {
         }
         // Checked against the limits of the graph's device, which runs the node.
         self.device().with_current(|| attributes.check(CALL, &config, kernel.function()?))?;
-        crate::kernel::check_node_handles(CALL, &self.lineage, &args)?;
         let edges: Vec<sys::cudaGraphEdgeData> = deps.iter().map(|dep| dep.edge.raw()).collect();
         let all_full = deps.iter().all(|dep| dep.edge == Edge::Full);
-        let keep = crate::kernel::kernel_owners(CALL, kernel, &args, self.device())?;
         let entries = attributes.raw();
-        with_kernel_params(CALL, kernel, &config, &args, |params| {
-            let mut params = kernel_node_params(params);
-            let edges = if all_full { None } else { Some(edges.as_slice()) };
-            self.insert_node(CALL, &mut params, keep, false, &raw, edges, |node| {
-                for entry in entries.iter() {
-                    check(
-                        // SAFETY: `node` is a kernel node just added to this locked graph;
-                        // `entry.val` holds the member of `entry.id`, written by `raw()`.
-                        unsafe { sys::cudaGraphKernelNodeSetAttribute(node, entry.id, &entry.val) },
-                        "cudaGraphKernelNodeSetAttribute",
-                    )?;
-                }
-                Ok(())
+        let launch = KernelLaunch::new(CALL, kernel, &config, &args, &self.lineage, self.device())?;
+        launch
+            .with_node_params(|params, keep| {
+                let edges = if all_full { None } else { Some(edges.as_slice()) };
+                self.insert_node(CALL, params, keep, false, &raw, edges, |node| {
+                    for entry in entries.iter() {
+                        check(
+                            // SAFETY: `node` is a kernel node just added to this locked graph;
+                            // `entry.val` holds the member of `entry.id`, written by `raw()`.
+                            unsafe { sys::cudaGraphKernelNodeSetAttribute(node, entry.id, &entry.val) },
+                            "cudaGraphKernelNodeSetAttribute",
+                        )?;
+                    }
+                    Ok(())
+                })
             })
-        })
-        .map(KernelNode)
+            .map(KernelNode)
     }
 
     /// The nodes `node` depends on, each with its edge (`cudaGraphNodeGetDependencies`): a

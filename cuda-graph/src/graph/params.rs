@@ -6,31 +6,71 @@ use std::ptr;
 
 use crate::runtime as sys;
 
+use crate::device::Device;
 use crate::error::{CudaError, Result};
 use crate::kernel::{Kernel, KernelArgs, LaunchConfig};
 use crate::memory::{DevicePtr, KeepAlive};
 
-/// Builds the kernel node parameters for `kernel` with `args` and hands them to `f` while
-/// the packed argument values they point to are alive (CUDA copies them during the call).
-/// `call` is the public call given `config`, which its errors name.
-pub(crate) fn with_kernel_params<A: KernelArgs, R>(
-    call: &'static str, kernel: &Kernel<A>, config: &LaunchConfig, args: &A,
-    f: impl FnOnce(sys::cudaKernelNodeParams) -> Result<R>,
-) -> Result<R> {
-    config.check(call)?;
-    let func = kernel.function()?;
-    let mut packed = args.pack();
-    let mut pointers = A::pointers(&mut packed);
-    let pointers = pointers.as_mut();
-    let kernel_params = if pointers.is_empty() { ptr::null_mut() } else { pointers.as_mut_ptr() };
-    f(sys::cudaKernelNodeParams {
-        func: func.cast_mut(),
-        gridDim: config.grid.into(),
-        blockDim: config.block.into(),
-        sharedMemBytes: config.shared_mem_bytes,
-        kernelParams: kernel_params,
-        extra: ptr::null_mut(),
-    })
+/// A kernel node's launch, checked, with what it must keep alive: the one setup every kernel
+/// node goes through, whether added plainly (`add_kernel`), with attributes or programmatic
+/// edges (`add_kernel_with`) or set on an exec (`set_kernel_params`), so none keeps less
+/// than another (the arguments' allocations and the kernel's module, see `kernel_owners`) or
+/// checks less (conditional handles, placement, configuration).
+pub(crate) struct KernelLaunch<'a, A: KernelArgs> {
+    call: &'static str,
+    kernel: &'a Kernel<A>,
+    config: &'a LaunchConfig,
+    args: &'a A,
+    keep: Vec<KeepAlive>,
+}
+
+impl<'a, A: KernelArgs> KernelLaunch<'a, A> {
+    /// Checks `args`' conditional handles against `lineage` (the ids of the node's graph, from
+    /// the root down) and their placement against `device` (the graph's), and collects what
+    /// the node keeps. `call` is the public call, which errors name.
+    pub(crate) fn new(
+        call: &'static str, kernel: &'a Kernel<A>, config: &'a LaunchConfig, args: &'a A, lineage: &[u64],
+        device: Device,
+    ) -> Result<KernelLaunch<'a, A>> {
+        crate::kernel::check_node_handles(call, lineage, args)?;
+        let keep = crate::kernel::kernel_owners(call, kernel, args, device)?;
+        Ok(KernelLaunch { call, kernel, config, args, keep })
+    }
+
+    /// What the node must keep, taken out: for a setter, which hands it over before the call
+    /// (`with_raw` then gives none).
+    pub(crate) fn take_keep(&mut self) -> Vec<KeepAlive> {
+        std::mem::take(&mut self.keep)
+    }
+
+    /// Hands `f` the classic kernel node parameters and what they need kept, while the packed
+    /// argument values they point to are alive (CUDA copies them during the call).
+    pub(crate) fn with_raw<R>(
+        self, f: impl FnOnce(sys::cudaKernelNodeParams, Vec<KeepAlive>) -> Result<R>,
+    ) -> Result<R> {
+        self.config.check(self.call)?;
+        let func = self.kernel.function()?;
+        let mut packed = self.args.pack();
+        let mut pointers = A::pointers(&mut packed);
+        let pointers = pointers.as_mut();
+        let kernel_params = if pointers.is_empty() { ptr::null_mut() } else { pointers.as_mut_ptr() };
+        let raw = sys::cudaKernelNodeParams {
+            func: func.cast_mut(),
+            gridDim: self.config.grid.into(),
+            blockDim: self.config.block.into(),
+            sharedMemBytes: self.config.shared_mem_bytes,
+            kernelParams: kernel_params,
+            extra: ptr::null_mut(),
+        };
+        f(raw, self.keep)
+    }
+
+    /// [`with_raw`](Self::with_raw) in the generic node form, for adding the node.
+    pub(crate) fn with_node_params<R>(
+        self, f: impl FnOnce(&mut sys::cudaGraphNodeParams, Vec<KeepAlive>) -> Result<R>,
+    ) -> Result<R> {
+        self.with_raw(|raw, keep| f(&mut kernel_node_params(raw), keep))
+    }
 }
 
 /// Generic node parameters for a node of `type_`, zeroed but for the type: the caller fills
@@ -49,7 +89,7 @@ macro_rules! copy_fields {
 }
 
 /// The same parameters in the generic node form.
-pub(crate) fn kernel_node_params(raw: sys::cudaKernelNodeParams) -> sys::cudaGraphNodeParams {
+fn kernel_node_params(raw: sys::cudaKernelNodeParams) -> sys::cudaGraphNodeParams {
     let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeKernel);
     params.__bindgen_anon_1.kernel = copy_fields!(raw => sys::cudaKernelNodeParamsV2 {
         func, gridDim, blockDim, sharedMemBytes, kernelParams, extra

@@ -3,7 +3,7 @@
 
 use crate::runtime as sys;
 
-use super::params::{with_kernel_params, Copy1D, Fill, MemsetElement};
+use super::params::{Copy1D, Fill, KernelLaunch, MemsetElement};
 use super::{AsNode, Graph, GraphExec, KernelNode, LaunchMode, MemcpyNode, MemsetNode, NodeRef};
 use crate::error::{check, CudaError, Result, UpdateRefusal};
 use crate::kernel::{Kernel, KernelArgs, LaunchConfig};
@@ -260,13 +260,15 @@ impl<M: LaunchMode> GraphExec<M> {
     ) -> Result<()> {
         const CALL: &str = "GraphExec::set_kernel_params";
         let node = self.own_node(CALL, node)?;
-        if A::HAS_CONDITIONAL_HANDLE {
-            let lineage = super::conditional::lineage_of(&self.source, node.graph_id());
-            crate::kernel::check_node_handles(CALL, &lineage, &args)?;
-        }
-        let keep = crate::kernel::kernel_owners(CALL, kernel, &args, self.device())?;
+        // Only arguments that hold a conditional handle need the node's lineage.
+        let lineage = match A::HAS_CONDITIONAL_HANDLE {
+            true => super::conditional::lineage_of(&self.source, node.graph_id()),
+            false => std::sync::Arc::from([node.graph_id()]),
+        };
+        let mut launch = KernelLaunch::new(CALL, kernel, &config, &args, &lineage, self.device())?;
+        let keep = launch.take_keep();
         self.set_node(CALL, node, keep, false, |exec, exec_node| {
-            with_kernel_params(CALL, kernel, &config, &args, |raw| {
+            launch.with_raw(|raw, _| {
                 // SAFETY: exec alive; `exec_node` names a kernel node of it (its source graph's
                 // node checked by id, kept alive and locked, translated for a reused exec);
                 // `raw` points at live packed args.
