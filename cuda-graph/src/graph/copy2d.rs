@@ -5,7 +5,7 @@
 
 use crate::runtime as sys;
 
-use super::params::node_params_of;
+use super::nodes::node_params_of;
 use super::{AsNode, GraphBuilder, MemcpyNode};
 use crate::error::{CudaError, Result};
 use crate::memory::{
