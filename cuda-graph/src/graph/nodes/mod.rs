@@ -142,6 +142,8 @@ node_kinds! {
     MemAlloc => mem_alloc::MemAllocSpec,
     /// Frees graph memory.
     MemFree => mem_free::MemFreeSpec,
+    /// Writes or waits for values in device memory (batch memory operations).
+    BatchMemOp => batch_mem_op::BatchMemOpSpec,
     }
     elsewhere {
     /// A conditional node (IF, IF/ELSE, WHILE or SWITCH).
