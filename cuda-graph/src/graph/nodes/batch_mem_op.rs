@@ -243,7 +243,14 @@ impl MemOp {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub unsafe fn wait_u64(at: &DevicePtr<u64>, value: u64, condition: WaitCondition) -> Result<MemOp> {
-        MemOp::new("MemOp::wait_u64", MemOpKind::Wait64(condition), at.addr(), at.len(), value, at.keep_alive())
+        MemOp::new(
+            "MemOp::wait_u64",
+            MemOpKind::Wait64(condition),
+            at.addr(),
+            at.len(),
+            value,
+            at.keep_alive(),
+        )
     }
 
     fn new(
@@ -256,7 +263,9 @@ impl MemOp {
         if addr % size != 0 {
             return Err(CudaError::invalid(
                 call,
-                format!("the address {addr:#x} is not aligned to {size} bytes, as CUDA's memory operations need"),
+                format!(
+                    "the address {addr:#x} is not aligned to {size} bytes, as CUDA's memory operations need"
+                ),
             ));
         }
         Ok(MemOp { kind, addr, value, keep })
@@ -279,7 +288,11 @@ impl MemOp {
 
     fn raw(&self) -> RawMemOp {
         let (operation, flags) = self.kind.raw();
-        let value = if self.kind.is_64() { RawValue { value64: self.value } } else { RawValue { value: self.value as u32 } };
+        let value = if self.kind.is_64() {
+            RawValue { value64: self.value }
+        } else {
+            RawValue { value: self.value as u32 }
+        };
         RawMemOp { operation, address: self.addr, value, flags, alias: 0, _rest: 0 }
     }
 }
@@ -373,7 +386,10 @@ impl BatchParams {
             return Err(CudaError::invalid(call, "no operations: CUDA refuses an empty batch"));
         }
         if u32::try_from(ops.len()).is_err() {
-            return Err(CudaError::invalid(call, format!("{} operations do not fit CUDA's count", ops.len())));
+            return Err(CudaError::invalid(
+                call,
+                format!("{} operations do not fit CUDA's count", ops.len()),
+            ));
         }
         let keep = ops.iter().filter_map(|op| op.keep.clone()).collect();
         Ok(BatchParams { ops: ops.iter().map(MemOp::raw).collect(), keep })
@@ -382,8 +398,12 @@ impl BatchParams {
     /// The node parameters, written into `raw`'s union (the driver's `CUgraphNodeParams`
     /// layout), with `ctx` filled in when the node is added or set.
     fn write(raw: &mut sys::cudaGraphNodeParams, ops: &mut [RawMemOp]) {
-        let params =
-            RawNodeParams { ctx: ptr::null_mut(), count: ops.len() as u32, param_array: ops.as_mut_ptr(), flags: 0 };
+        let params = RawNodeParams {
+            ctx: ptr::null_mut(),
+            count: ops.len() as u32,
+            param_array: ops.as_mut_ptr(),
+            flags: 0,
+        };
         // SAFETY: the union is 232 bytes, 8-aligned (checked above to hold a `RawNodeParams`).
         unsafe { ptr::write(ptr::addr_of_mut!(raw.__bindgen_anon_1).cast::<RawNodeParams>(), params) };
     }
@@ -423,7 +443,10 @@ unsafe impl NodeParams for BatchParams {
     ) -> Result<sys::cudaGraphNode_t> {
         const CALL: &str = "cudaGetDriverEntryPointByVersion(cuGraphAddBatchMemOpNode)";
         if !edges.is_null() {
-            return Err(CudaError::invalid(CALL, "batch memory operation nodes take plain dependencies only"));
+            return Err(CudaError::invalid(
+                CALL,
+                "batch memory operation nodes take plain dependencies only",
+            ));
         }
         let params = BatchParams::read(raw)?;
         // SAFETY: `AddFn` transcribes cuGraphAddBatchMemOpNode's C signature at 11.7.
@@ -444,7 +467,8 @@ unsafe impl NodeParams for BatchParams {
         const CALL: &str = "cudaGetDriverEntryPointByVersion(cuGraphExecBatchMemOpNodeSetParams)";
         let params = BatchParams::read(raw)?;
         // SAFETY: `ExecSetFn` transcribes cuGraphExecBatchMemOpNodeSetParams' C signature at 11.7.
-        let set: ExecSetFn = unsafe { function(b"cuGraphExecBatchMemOpNodeSetParams\0", BATCH_VERSION, CALL) }?;
+        let set: ExecSetFn =
+            unsafe { function(b"cuGraphExecBatchMemOpNodeSetParams\0", BATCH_VERSION, CALL) }?;
         check_driver(
             // SAFETY: exec alive, `exec_node` a batch memory operation node of it held by the
             // caller; `params` points at the checked operations, whose buffers the exec keeps.
@@ -533,11 +557,14 @@ pub struct BatchMemOpParams {
 impl<'a> ReadNode<'a> for BatchMemOpParams {
     type Kind = BatchMemOpSpec;
 
-    fn read(_: &View<'a>, _: &CoreState, _: &'static str, node: sys::cudaGraphNode_t) -> Result<BatchMemOpParams> {
+    fn read(
+        _: &View<'a>, _: &CoreState, _: &'static str, node: sys::cudaGraphNode_t,
+    ) -> Result<BatchMemOpParams> {
         const CALL: &str = "cudaGetDriverEntryPointByVersion(cuGraphBatchMemOpNodeGetParams)";
         // SAFETY: `GetFn` transcribes cuGraphBatchMemOpNodeGetParams' C signature at 11.7.
         let get: GetFn = unsafe { function(b"cuGraphBatchMemOpNodeGetParams\0", BATCH_VERSION, CALL) }?;
-        let mut raw = RawNodeParams { ctx: ptr::null_mut(), count: 0, param_array: ptr::null_mut(), flags: 0 };
+        let mut raw =
+            RawNodeParams { ctx: ptr::null_mut(), count: 0, param_array: ptr::null_mut(), flags: 0 };
         // SAFETY: a live batch memory operation node of a family held here (checked by
         // `View::read`); `raw` is writable.
         check_driver(unsafe { get(node, &mut raw) }, "cuGraphBatchMemOpNodeGetParams")?;

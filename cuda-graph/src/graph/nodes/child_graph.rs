@@ -10,7 +10,9 @@ use crate::runtime as sys;
 
 use super::super::inspect::{node_readers, View};
 use super::super::node::raw_deps;
-use super::super::{lock_pair, AsNode, ChildGraph, CoreState, Graph, GraphBuilder, GraphExec, LaunchMode, NodeRef};
+use super::super::{
+    lock_pair, AsNode, ChildGraph, CoreState, Graph, GraphBuilder, GraphExec, LaunchMode, NodeRef,
+};
 use super::{params_of, DeviceLaunchRule, Kind, NodeParams, ReadNode};
 use crate::error::{check, CudaError, Result};
 use crate::memory::KeepAlive;
@@ -169,24 +171,24 @@ impl<M: LaunchMode> GraphExec<M> {
         let device = self.source.device();
         let source = self.source.id();
         self.set_params(CALL, node, || {
-        if M::DEVICE_LAUNCH {
-            return Err(CudaError::invalid(
-                CALL,
-                "a device-launch exec's nodes were validated at instantiation; instantiate anew",
-            ));
-        }
-        if child.core().id() == source {
-            return Err(CudaError::invalid(CALL, "the child is of this exec's own graph family"));
-        }
-        super::expect_same_device(CALL, device, child.device())?;
-        // A private copy under the child's lock, so that CUDA reads a graph nobody else may
-        // change while the exec's family is locked (never both locks at once).
-        let (copy, keep, fence) = child.core().locked(CALL, |state| {
-            super::super::conditional::refuse_child_with_handles(CALL, state)?;
-            let keep: Vec<KeepAlive> = state.keep_alive.as_slice().to_vec();
-            Ok((RawClone::of(child.as_raw())?, keep, state.execs_need_fence(child.device())))
-        })?;
-        Ok(ChildParams { graph: copy.0, _copy: Some(copy), keep, fence })
+            if M::DEVICE_LAUNCH {
+                return Err(CudaError::invalid(
+                    CALL,
+                    "a device-launch exec's nodes were validated at instantiation; instantiate anew",
+                ));
+            }
+            if child.core().id() == source {
+                return Err(CudaError::invalid(CALL, "the child is of this exec's own graph family"));
+            }
+            super::expect_same_device(CALL, device, child.device())?;
+            // A private copy under the child's lock, so that CUDA reads a graph nobody else may
+            // change while the exec's family is locked (never both locks at once).
+            let (copy, keep, fence) = child.core().locked(CALL, |state| {
+                super::super::conditional::refuse_child_with_handles(CALL, state)?;
+                let keep: Vec<KeepAlive> = state.keep_alive.as_slice().to_vec();
+                Ok((RawClone::of(child.as_raw())?, keep, state.execs_need_fence(child.device())))
+            })?;
+            Ok(ChildParams { graph: copy.0, _copy: Some(copy), keep, fence })
         })
     }
 }
@@ -216,7 +218,9 @@ impl Drop for RawClone {
 impl<'a> ReadNode<'a> for ChildGraph<'a> {
     type Kind = ChildGraphSpec;
 
-    fn read(view: &View<'a>, _: &CoreState, _: &'static str, node: sys::cudaGraphNode_t) -> Result<ChildGraph<'a>> {
+    fn read(
+        view: &View<'a>, _: &CoreState, _: &'static str, node: sys::cudaGraphNode_t,
+    ) -> Result<ChildGraph<'a>> {
         let mut graph = ptr::null_mut();
         check(
             // SAFETY: `node` is a live child-graph node of a family held here; `graph` is

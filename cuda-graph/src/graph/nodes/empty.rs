@@ -13,7 +13,8 @@ pub(crate) struct EmptySpec;
 impl Kind for EmptySpec {
     const CODE: u32 = sys::cudaGraphNodeType::cudaGraphNodeTypeEmpty.0;
     const NAME: &'static str = "empty";
-    const DEVICE_LAUNCH: DeviceLaunchRule = DeviceLaunchRule::Refused("CUDA 13.0 refuses it with cudaErrorInvalidValue");
+    const DEVICE_LAUNCH: DeviceLaunchRule =
+        DeviceLaunchRule::Refused("CUDA 13.0 refuses it with cudaErrorInvalidValue");
     const IN_CONDITIONAL_BODY: bool = true;
 }
 

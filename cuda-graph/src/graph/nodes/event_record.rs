@@ -16,7 +16,8 @@ pub(crate) struct EventRecordSpec;
 impl Kind for EventRecordSpec {
     const CODE: u32 = sys::cudaGraphNodeType::cudaGraphNodeTypeEventRecord.0;
     const NAME: &'static str = "event record";
-    const DEVICE_LAUNCH: DeviceLaunchRule = DeviceLaunchRule::Refused("CUDA 13.0 refuses it with cudaErrorInvalidValue");
+    const DEVICE_LAUNCH: DeviceLaunchRule =
+        DeviceLaunchRule::Refused("CUDA 13.0 refuses it with cudaErrorInvalidValue");
     const IN_CONDITIONAL_BODY: bool = false;
 }
 

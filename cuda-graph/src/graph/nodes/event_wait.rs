@@ -16,7 +16,9 @@ pub(crate) struct EventWaitSpec;
 impl Kind for EventWaitSpec {
     const CODE: u32 = sys::cudaGraphNodeType::cudaGraphNodeTypeWaitEvent.0;
     const NAME: &'static str = "event wait";
-    const DEVICE_LAUNCH: DeviceLaunchRule = DeviceLaunchRule::Refused("CUDA does not allow event and memory nodes in device-launch graphs (cudaErrorInvalidValue)");
+    const DEVICE_LAUNCH: DeviceLaunchRule = DeviceLaunchRule::Refused(
+        "CUDA does not allow event and memory nodes in device-launch graphs (cudaErrorInvalidValue)",
+    );
     const IN_CONDITIONAL_BODY: bool = false;
 }
 

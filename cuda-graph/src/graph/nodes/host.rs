@@ -16,7 +16,8 @@ pub(crate) struct HostSpec;
 impl Kind for HostSpec {
     const CODE: u32 = sys::cudaGraphNodeType::cudaGraphNodeTypeHost.0;
     const NAME: &'static str = "host";
-    const DEVICE_LAUNCH: DeviceLaunchRule = DeviceLaunchRule::Refused("CUDA 13.0 refuses it with cudaErrorInvalidValue");
+    const DEVICE_LAUNCH: DeviceLaunchRule =
+        DeviceLaunchRule::Refused("CUDA 13.0 refuses it with cudaErrorInvalidValue");
     const IN_CONDITIONAL_BODY: bool = false;
 }
 

@@ -86,7 +86,6 @@ impl<'a, A: KernelArgs> KernelLaunch<'a, A> {
         };
         f(raw, self.keep)
     }
-
 }
 
 // SAFETY: the parameters point at the packed argument values, alive for the call, and name the
@@ -297,7 +296,9 @@ impl KernelNodeParams {
 impl<'a> ReadNode<'a> for KernelNodeParams {
     type Kind = KernelSpec;
 
-    fn read(_: &View<'a>, _: &CoreState, _: &'static str, node: sys::cudaGraphNode_t) -> Result<KernelNodeParams> {
+    fn read(
+        _: &View<'a>, _: &CoreState, _: &'static str, node: sys::cudaGraphNode_t,
+    ) -> Result<KernelNodeParams> {
         // SAFETY: a live kernel node of a family held here (checked by `View::read`).
         let read = unsafe { super::super::kernel_node::read(node) }?;
         let name = super::super::kernel_node::name(read.function)?;

@@ -14,7 +14,8 @@ pub(crate) struct MemAllocSpec;
 impl Kind for MemAllocSpec {
     const CODE: u32 = sys::cudaGraphNodeType::cudaGraphNodeTypeMemAlloc.0;
     const NAME: &'static str = "memory alloc";
-    const DEVICE_LAUNCH: DeviceLaunchRule = DeviceLaunchRule::Refused("CUDA 13.0 refuses it with cudaErrorInvalidValue");
+    const DEVICE_LAUNCH: DeviceLaunchRule =
+        DeviceLaunchRule::Refused("CUDA 13.0 refuses it with cudaErrorInvalidValue");
     const IN_CONDITIONAL_BODY: bool = false;
     const NOT_REMOVABLE: Option<&'static str> =
         Some("a memory alloc or free node cannot be removed: nodes may use the memory it orders");

@@ -49,7 +49,8 @@ unsafe impl NodeParams for FreeParams {
         self, f: impl FnOnce(&mut sys::cudaGraphNodeParams, Vec<KeepAlive>) -> Result<R>,
     ) -> Result<R> {
         let mut params = params_of::<MemFreeSpec>();
-        params.__bindgen_anon_1.free = sys::cudaMemFreeNodeParams { dptr: self.addr as *mut std::ffi::c_void };
+        params.__bindgen_anon_1.free =
+            sys::cudaMemFreeNodeParams { dptr: self.addr as *mut std::ffi::c_void };
         f(&mut params, Vec::new())
     }
 

@@ -1,7 +1,8 @@
 //! Memcpy nodes: 1-D copies between device buffers and to and from pinned host memory, set
 //! on an exec and read back with the kind of memory of each side. The 2-D and 3-D copies and
 //! those of `__device__` variables add memcpy nodes too (`graph::copy2d`, `graph::copy3d`,
-//! `graph::symbol`).
+//! `graph::symbol`), through the same generic add (`CheckedCopy` and `Copy1D` are this
+//! kind's parameters).
 
 use std::ffi::c_void;
 use std::fmt;
@@ -12,7 +13,7 @@ use super::super::inspect::{node_readers, View};
 use super::super::{AsNode, ChildGraph, CoreState, GraphBuilder, GraphExec, LaunchMode, NodeRef};
 use super::{checked_bytes, params_of, DeviceLaunchRule, Kind, NodeParams, ReadNode};
 use crate::error::{check, CudaError, Result};
-use crate::memory::{DevicePtr, DeviceRepr, KeepAlive, MemoryKind, PinnedBuffer};
+use crate::memory::{CheckedCopy, DevicePtr, DeviceRepr, KeepAlive, MemoryKind, PinnedBuffer};
 
 /// Memcpy nodes.
 pub(crate) struct MemcpySpec;
@@ -111,6 +112,34 @@ unsafe impl NodeParams for Copy1D {
             unsafe { sys::cudaGraphExecMemcpyNodeSetParams(exec, exec_node, &copy) },
             "cudaGraphExecMemcpyNodeSetParams",
         )
+    }
+}
+
+// SAFETY: a checked 2-D or 3-D copy's parameters point only at its two sides, checked to hold
+// its rectangle or box, which its `keep` holds; `set` is `Copy1D`'s, from the same
+// `cudaMemcpy3DParms`.
+unsafe impl NodeParams for CheckedCopy {
+    type Kind = MemcpySpec;
+    type Node = MemcpyNode;
+
+    fn with_raw<R>(
+        self, f: impl FnOnce(&mut sys::cudaGraphNodeParams, Vec<KeepAlive>) -> Result<R>,
+    ) -> Result<R> {
+        let mut params = params_of::<MemcpySpec>();
+        params.__bindgen_anon_1.memcpy =
+            sys::cudaMemcpyNodeParams { copyParams: self.params3d(), ..Default::default() };
+        f(&mut params, self.keep)
+    }
+
+    fn node(node: NodeRef, _: &sys::cudaGraphNodeParams) -> MemcpyNode {
+        MemcpyNode(node)
+    }
+
+    unsafe fn set(
+        exec: sys::cudaGraphExec_t, exec_node: sys::cudaGraphNode_t, raw: &mut sys::cudaGraphNodeParams,
+    ) -> Result<()> {
+        // SAFETY: the caller's promise, passed on: `Copy1D::set` sets the same parameters.
+        unsafe { <Copy1D as NodeParams>::set(exec, exec_node, raw) }
     }
 }
 
@@ -287,7 +316,9 @@ impl<'a> ReadNode<'a> for MemcpyParams {
 
     /// Reads the node's parameters and the kind of memory of each linear endpoint; the caller
     /// holds the node's family and has checked that it is a live memcpy node.
-    fn read(_: &View<'a>, _: &CoreState, _: &'static str, node: sys::cudaGraphNode_t) -> Result<MemcpyParams> {
+    fn read(
+        _: &View<'a>, _: &CoreState, _: &'static str, node: sys::cudaGraphNode_t,
+    ) -> Result<MemcpyParams> {
         let mut raw = sys::cudaMemcpy3DParms::default();
         check(
             // SAFETY: `node` is a live memcpy node of a family the caller holds (checked by

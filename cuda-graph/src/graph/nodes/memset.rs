@@ -126,7 +126,8 @@ unsafe impl NodeParams for Fill {
     ) -> Result<()> {
         // SAFETY: `raw` was made by `with_raw`, which wrote its memset member.
         let v2 = unsafe { raw.__bindgen_anon_1.memset };
-        let classic = copy_fields!(v2 => sys::cudaMemsetParams { dst, pitch, value, elementSize, width, height });
+        let classic =
+            copy_fields!(v2 => sys::cudaMemsetParams { dst, pitch, value, elementSize, width, height });
         // SAFETY: exec alive; `exec_node` names a memset node of it, held by the caller; what
         // `classic` points at is kept by the exec (the caller's promise, `NodeParams::set`).
         check(
@@ -206,7 +207,9 @@ pub struct MemsetParams {
 impl<'a> ReadNode<'a> for MemsetParams {
     type Kind = MemsetSpec;
 
-    fn read(_: &View<'a>, _: &CoreState, _: &'static str, node: sys::cudaGraphNode_t) -> Result<MemsetParams> {
+    fn read(
+        _: &View<'a>, _: &CoreState, _: &'static str, node: sys::cudaGraphNode_t,
+    ) -> Result<MemsetParams> {
         let mut raw = sys::cudaMemsetParams::default();
         // SAFETY: a live memset node of a family held here (checked by `View::read`); `raw` is
         // writable.
