@@ -10,7 +10,7 @@ use cuda_graph::graph::{Dependency, Graph, HostLaunch};
 use cuda_graph::kernel::{Kernel, KernelAttributes, LaunchConfig, Module};
 use cuda_graph::{take_unreported_errors, DeviceBuffer, DevicePtr};
 use gpu_test_support::require_gpu;
-use graph_support::{run, stream};
+use graph_support::{run, sm90_or_skip, stream};
 use module_images::PLAIN_PTX;
 
 const N: u32 = 1000;
@@ -51,6 +51,43 @@ fn kernel_nodes_keep_their_module_loaded_however_they_are_added() {
         exec.launch(&stream)?;
         stream.synchronize()?;
         assert_eq!(data.to_vec()?, vec![22; N as usize]);
+        drop(exec);
+        assert_eq!(take_unreported_errors(), []);
+        Ok(())
+    });
+}
+
+#[test]
+fn a_module_kernel_behind_a_programmatic_edge_with_attributes_keeps_its_module_loaded() {
+    require_gpu!();
+    run(|| {
+        if !sm90_or_skip("a programmatic edge")? {
+            return Ok(());
+        }
+        let (first, second) =
+            (DeviceBuffer::<u32>::zeroed(N as usize)?, DeviceBuffer::<u32>::zeroed(N as usize)?);
+        let graph = Graph::new()?;
+        let config = LaunchConfig::for_elements(N, 128);
+        let before = graph.add_kernel(&add_kernel()?, config, (first.ptr(), N, 1), &[])?;
+        // The two kernels touch different buffers: the programmatic edge needs no wait in them.
+        let attributes = KernelAttributes { priority: Some(0), ..Default::default() };
+        graph.add_kernel_with(
+            &add_kernel()?,
+            config,
+            (second.ptr(), N, 10),
+            &attributes,
+            &[Dependency::programmatic(&before)],
+        )?;
+        // Both kernels and their modules are gone before instantiation.
+        let exec = graph.instantiate::<HostLaunch>(Default::default())?;
+        drop(graph);
+        let stream = stream()?;
+        for _ in 0..3 {
+            exec.launch(&stream)?;
+        }
+        stream.synchronize()?;
+        assert_eq!(first.to_vec()?, vec![3; N as usize]);
+        assert_eq!(second.to_vec()?, vec![30; N as usize]);
         drop(exec);
         assert_eq!(take_unreported_errors(), []);
         Ok(())

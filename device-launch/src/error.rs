@@ -152,7 +152,8 @@ mod tests {
         );
         assert!(text(NodeKind::EventRecord).contains("node 2 is an event record node"));
         assert!(text(NodeKind::ChildGraph).contains("add the child's nodes"));
-        assert!(text(NodeKind::Unknown(12)).contains("a batch memory operation node"));
+        assert!(text(NodeKind::BatchMemOp).contains("a batch memory operation node"));
+        assert!(text(NodeKind::Unknown(14)).contains("an unknown (14) node"));
         assert!(text(NodeKind::Unknown(77)).contains("does not know"));
     }
 

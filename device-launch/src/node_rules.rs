@@ -5,7 +5,7 @@
 //! each rule: ARCHITECTURE.md, "What a device-launched graph may hold", pinned by
 //! `tests/validate.rs`.
 
-use cuda_graph::graph::NodeKind;
+use cuda_graph::graph::{DeviceLaunchRule, NodeKind};
 
 /// Whether [`validate`](crate::validate) accepts programmatic and launch-completion edges
 /// between kernel nodes: `true`, as measured on CUDA 13.0 (ARCHITECTURE.md, "What a
@@ -28,43 +28,33 @@ pub const PROGRAMMATIC_EDGES_ALLOWED: bool = true;
 pub const CHILD_GRAPH_NODES_ALLOWED: bool = true;
 
 /// The node kinds a device-launch graph may contain (ARCHITECTURE.md, "What a device-launched
-/// graph may hold").
+/// graph may hold"): each kind's own answer ([`NodeKind::device_launch`], from the kind's file
+/// in `cuda-graph`), child graphs only when [`CHILD_GRAPH_NODES_ALLOWED`].
 pub(crate) fn allowed(kind: NodeKind) -> bool {
-    matches!(kind, NodeKind::Kernel | NodeKind::Memcpy | NodeKind::Memset)
-        || (CHILD_GRAPH_NODES_ALLOWED && kind == NodeKind::ChildGraph)
+    match kind {
+        NodeKind::ChildGraph => CHILD_GRAPH_NODES_ALLOWED,
+        other => other.device_launch() == DeviceLaunchRule::Allowed,
+    }
 }
 
 /// "a host node", "an empty node", "a batch memory operation node", …
 pub(crate) fn describe(kind: NodeKind) -> String {
-    let name = match kind {
-        NodeKind::Unknown(12) => "batch memory operation".to_string(),
-        other => other.to_string(),
-    };
+    let name = kind.to_string();
     let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
     format!("{article} {name} node")
 }
 
-/// Why a node kind is refused: measured where measured (ARCHITECTURE.md, "What a
-/// device-launched graph may hold"; pinned by `tests/validate.rs`), documented otherwise.
+/// Why a node kind is refused: the kind's own reason ([`NodeKind::device_launch`]), measured
+/// where measured (ARCHITECTURE.md, "What a device-launched graph may hold"; pinned by
+/// `tests/validate.rs`), documented otherwise; and this crate's for child graphs.
 pub(crate) fn refusal(kind: NodeKind) -> &'static str {
-    match kind {
-        NodeKind::Host
-        | NodeKind::Empty
-        | NodeKind::EventRecord
-        | NodeKind::MemAlloc
-        | NodeKind::Conditional => "CUDA 13.0 refuses it with cudaErrorInvalidValue",
-        NodeKind::ChildGraph => {
+    match (kind, kind.device_launch()) {
+        (NodeKind::ChildGraph, _) => {
             "the CUDA 13.0 header allows child graphs in device-launched graphs, but this crate refuses them \
              until device-launch/repro/child_graph_device_launch.cu shows a child's kernel running from the \
              device (CHILD_GRAPH_NODES_ALLOWED): add the child's nodes to this graph instead"
         }
-        NodeKind::EventWait | NodeKind::MemFree => {
-            "CUDA does not allow event and memory nodes in device-launch graphs (cudaErrorInvalidValue)"
-        }
-        NodeKind::ExternalSemaphoreSignal | NodeKind::ExternalSemaphoreWait => {
-            "CUDA does not allow external semaphore nodes in device-launch graphs"
-        }
-        NodeKind::Unknown(12) => "CUDA does not allow batch memory operation nodes in device-launch graphs",
+        (_, DeviceLaunchRule::Refused(reason)) => reason,
         _ => "a node kind this crate does not know, so it cannot vouch for it",
     }
 }

@@ -5,8 +5,9 @@ use crate::runtime as sys;
 
 use std::sync::Arc;
 
-use super::params::node_params_of;
-use super::{AsNode, GraphBuilder, GraphCore, NodeRef};
+use super::inspect::{node_readers, View};
+use super::nodes::{node_params_of, DeviceLaunchRule, Kind, ReadNode};
+use super::{AsNode, ChildGraph, CoreState, GraphBuilder, GraphCore, NodeRef};
 use crate::error::{check, CudaError, Result};
 use crate::kernel::KernelParam;
 
@@ -453,6 +454,88 @@ fn switch_size(call: &'static str, cases: usize) -> Result<u32> {
         Ok(size) => Ok(size),
         Err(_) => Err(CudaError::invalid(call, format!("{cases} bodies is more than a SWITCH can have"))),
     }
+}
+
+/// Conditional nodes.
+pub(crate) struct ConditionalSpec;
+
+impl Kind for ConditionalSpec {
+    const CODE: u32 = sys::cudaGraphNodeType::cudaGraphNodeTypeConditional.0;
+    const NAME: &'static str = "conditional";
+    const DEVICE_LAUNCH: DeviceLaunchRule =
+        DeviceLaunchRule::Refused("CUDA 13.0 refuses it with cudaErrorInvalidValue");
+    const IN_CONDITIONAL_BODY: bool = true;
+    const NOT_REMOVABLE: Option<&'static str> =
+        Some("a conditional node cannot be removed: its bodies would be destroyed under their builders");
+}
+
+/// What a conditional node was made with: its kind, the handle it tests and its bodies, each
+/// as a read-only [`ChildGraph`] view (nodes are added to bodies through the builders
+/// `add_if` and friends returned).
+///
+/// ```no_run
+/// use cuda_graph::graph::{ConditionalKind, Graph};
+/// let graph = Graph::new()?;
+/// let handle = graph.conditional_handle(Some(1))?;
+/// let (node, body) = graph.add_while(&handle, &[])?;
+/// body.add_empty(&[])?;
+/// let params = graph.conditional_params(&node)?;
+/// assert_eq!((params.kind, params.tests(&handle)), (ConditionalKind::While, true));
+/// assert_eq!(params.bodies[0].node_count()?, 1);
+/// # Ok::<(), cuda_graph::CudaError>(())
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ConditionalParams<'a> {
+    /// IF, IF/ELSE, WHILE or SWITCH.
+    pub kind: ConditionalKind,
+    /// Its bodies, in CUDA's order (IF/ELSE: the IF body first).
+    pub bodies: Vec<ChildGraph<'a>>,
+    handle: u64,
+}
+
+impl ConditionalParams<'_> {
+    /// Whether the node tests `handle`.
+    pub fn tests(&self, handle: &ConditionalHandle) -> bool {
+        handle.raw_value() == self.handle
+    }
+}
+
+impl<'a> ReadNode<'a> for ConditionalParams<'a> {
+    type Kind = ConditionalSpec;
+
+    fn read(
+        view: &View<'a>, state: &CoreState, call: &'static str, node: sys::cudaGraphNode_t,
+    ) -> Result<Self> {
+        let recorded = state.conditionals.get(&(node as usize)).ok_or_else(|| {
+            CudaError::invalid(
+                call,
+                "the conditional node was not added by this crate, so its parameters are unknown",
+            )
+        })?;
+        let bodies = recorded.bodies.iter().map(|&raw| view.child(raw as sys::cudaGraph_t)).collect();
+        Ok(ConditionalParams { kind: recorded.kind, bodies, handle: recorded.handle })
+    }
+}
+
+node_readers! {
+    impl GraphBuilder;
+    /// The kind, handle and bodies of the conditional node `node` of this graph (see
+    /// [`ConditionalParams`]). The body views read nothing once a node of the family was
+    /// removed.
+    ///
+    /// ```no_run
+    /// # fn f(graph: &cuda_graph::graph::Graph, node: cuda_graph::graph::ConditionalNode) -> cuda_graph::Result<()> {
+    /// println!("{} bodies", graph.conditional_params(&node)?.bodies.len());
+    /// # Ok(()) }
+    /// ```
+    fn conditional_params -> ConditionalParams<'_>;
+}
+
+node_readers! {
+    impl<'a> ChildGraph;
+    /// The conditional node `node` of this view (a conditional body's nested conditional).
+    fn conditional_params -> ConditionalParams<'a>;
 }
 
 #[cfg(test)]

@@ -3,9 +3,6 @@
 //! checked inside both sides before CUDA sees it (`memory::copy_bounds`); the node keeps both
 //! sides alive with the graph and its execs.
 
-use crate::runtime as sys;
-
-use super::params::node_params_of;
 use super::{AsNode, GraphBuilder, MemcpyNode};
 use crate::error::{CudaError, Result};
 use crate::memory::{
@@ -88,9 +85,6 @@ impl GraphBuilder {
             return Err(CudaError::invalid(call, "an empty extent: CUDA refuses empty copies"));
         }
         crate::memory::check_owners_on(&copy.keep, self.device(), call)?;
-        let mut params = node_params_of(sys::cudaGraphNodeType::cudaGraphNodeTypeMemcpy);
-        params.__bindgen_anon_1.memcpy =
-            sys::cudaMemcpyNodeParams { copyParams: copy.params3d(), ..Default::default() };
-        self.add_node(call, &mut params, copy.keep, deps).map(MemcpyNode)
+        self.add_params(call, copy, deps)
     }
 }

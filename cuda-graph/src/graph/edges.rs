@@ -18,10 +18,8 @@ use std::ptr;
 use crate::runtime as sys;
 
 use super::node::raw_deps;
-use super::params::{kernel_node_params, with_kernel_params};
 use super::{AsNode, GraphBuilder, KernelNode, NodeRef};
 use crate::error::{check, Result};
-use crate::kernel::{CheckAttributes, Kernel, KernelArgs, KernelAttributes, LaunchConfig};
 
 /// What an edge waits for.
 ///
@@ -135,77 +133,6 @@ impl<T: AsNode> From<&T> for Dependency {
 }
 
 impl GraphBuilder {
-    /// Adds a launch of `kernel` with `args` after `deps`, whose edges may be programmatic
-    /// (programmatic dependent launch), with launch `attributes` set on the node
-    /// (`cudaGraphAddNode` with edge data, then `cudaGraphKernelNodeSetAttribute` for each
-    /// attribute set). Otherwise as [`add_kernel`](Self::add_kernel).
-    ///
-    /// Refused before CUDA is called: a dependency of another graph, programmatic edges on a
-    /// device below sm_90, and what [`KernelAttributes`] lists. If CUDA refuses an attribute
-    /// the node is removed again, so a failed call leaves the graph as it was.
-    ///
-    /// A kernel reached by a programmatic edge must call `cuda_graph::pdl::wait_upstream()`
-    /// before it reads what the kernel before it writes, or writes what that kernel reads or
-    /// writes: without the wait nothing orders them, and nodes after it are not ordered after
-    /// the kernel before it either.
-    ///
-    /// ```no_run
-    /// use cuda_graph::graph::{Dependency, Graph, HostLaunch};
-    /// use cuda_graph::kernel::{KernelAttributes, LaunchConfig};
-    /// use cuda_graph::{DeviceBuffer, DevicePtr, Stream};
-    /// cuda_graph::kernels! {
-    ///     // SAFETY: step adds 1 to counter[0] (one thread), after wait_upstream().
-    ///     unsafe fn step(counter: DevicePtr<u32>);
-    /// }
-    /// let counter = DeviceBuffer::<u32>::zeroed(1)?;
-    /// let graph = Graph::new()?;
-    /// let none = KernelAttributes::default();
-    /// let mut previous = graph.add_kernel_with(step(), LaunchConfig::new(1, 1), (counter.ptr(),), &none, &[])?;
-    /// for _ in 1..100 {
-    ///     let deps = [Dependency::programmatic(&previous)];
-    ///     previous = graph.add_kernel_with(step(), LaunchConfig::new(1, 1), (counter.ptr(),), &none, &deps)?;
-    /// }
-    /// let stream = Stream::new()?;
-    /// graph.instantiate::<HostLaunch>(Default::default())?.launch(&stream)?;
-    /// stream.synchronize()?;
-    /// assert_eq!(counter.to_vec()?, [100]);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub fn add_kernel_with<A: KernelArgs>(
-        &self, kernel: &Kernel<A>, config: LaunchConfig, args: A, attributes: &KernelAttributes,
-        deps: &[Dependency],
-    ) -> Result<KernelNode> {
-        const CALL: &str = "GraphBuilder::add_kernel_with";
-        let nodes: Vec<&dyn AsNode> = deps.iter().map(|dep| &dep.node as &dyn AsNode).collect();
-        let raw = raw_deps(CALL, self.id, &nodes)?;
-        if deps.iter().any(|dep| dep.edge != Edge::Full) {
-            crate::kernel::require_programmatic_launch(CALL)?;
-        }
-        // Checked against the limits of the graph's device, which runs the node.
-        self.device().with_current(|| attributes.check(CALL, &config, kernel.function()?))?;
-        crate::kernel::check_node_handles(CALL, &self.lineage, &args)?;
-        let edges: Vec<sys::cudaGraphEdgeData> = deps.iter().map(|dep| dep.edge.raw()).collect();
-        let all_full = deps.iter().all(|dep| dep.edge == Edge::Full);
-        let keep = crate::kernel::kernel_owners(CALL, kernel, &args, self.device())?;
-        let entries = attributes.raw();
-        with_kernel_params(CALL, kernel, &config, &args, |params| {
-            let mut params = kernel_node_params(params);
-            let edges = if all_full { None } else { Some(edges.as_slice()) };
-            self.insert_node(CALL, &mut params, keep, false, &raw, edges, |node| {
-                for entry in entries.iter() {
-                    check(
-                        // SAFETY: `node` is a kernel node just added to this locked graph;
-                        // `entry.val` holds the member of `entry.id`, written by `raw()`.
-                        unsafe { sys::cudaGraphKernelNodeSetAttribute(node, entry.id, &entry.val) },
-                        "cudaGraphKernelNodeSetAttribute",
-                    )?;
-                }
-                Ok(())
-            })
-        })
-        .map(KernelNode)
-    }
-
     /// The nodes `node` depends on, each with its edge (`cudaGraphNodeGetDependencies`): a
     /// captured launch with programmatic stream serialization shows as an
     /// [`Edge::Programmatic`] dependency, for example. `node` must belong to this graph.

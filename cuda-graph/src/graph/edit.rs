@@ -69,17 +69,9 @@ fn refuse_beside_memory_nodes(call: &'static str, graph: sys::cudaGraph_t, what:
     Ok(())
 }
 
-/// The kinds a removal refuses, with the reason.
+/// The kinds a removal refuses, with the reason (each kind's rule, `graph::nodes`).
 fn refuse_removal(kind: NodeKind) -> Option<&'static str> {
-    match kind {
-        NodeKind::Conditional => {
-            Some("a conditional node cannot be removed: its bodies would be destroyed under their builders")
-        }
-        NodeKind::MemAlloc | NodeKind::MemFree => {
-            Some("a memory alloc or free node cannot be removed: nodes may use the memory it orders")
-        }
-        _ => None,
-    }
+    kind.removal_refusal()
 }
 
 impl GraphBuilder {

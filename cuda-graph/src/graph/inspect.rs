@@ -23,190 +23,25 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::ptr;
 
 use crate::runtime as sys;
 
 use super::node::kind_of;
+use super::nodes::{Kind, ReadNode};
 use super::{list_nodes, next_id, AsNode, CoreState, GraphBuilder, GraphCore, NodeInfo, NodeKind, NodeRef};
 use crate::error::{check, CudaError, Result};
-use crate::memory::MemoryKind;
-
-/// What a memcpy node copies (`cudaGraphMemcpyNodeGetParams`), from
-/// [`GraphBuilder::memcpy_params`] or [`ChildGraph::memcpy_params`].
-///
-/// ```no_run
-/// use cuda_graph::{graph::Graph, memory::MemoryKind, DeviceBuffer};
-/// let (a, b) = (DeviceBuffer::<u32>::zeroed(4)?, DeviceBuffer::<u32>::zeroed(4)?);
-/// let graph = Graph::new()?;
-/// let copy = graph.add_memcpy(&b.ptr(), &a.ptr(), 4, &[])?;
-/// let params = graph.memcpy_params(&copy)?;
-/// assert_eq!(params.source.memory(), Some(MemoryKind::Device));
-/// assert_eq!(params.bytes(), 16);
-/// # Ok::<(), cuda_graph::CudaError>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct MemcpyParams {
-    /// Where the copy reads.
-    pub source: MemcpyEndpoint,
-    /// Where the copy writes.
-    pub destination: MemcpyEndpoint,
-    /// Width (bytes for linear memory, elements for arrays), height and depth of the copy.
-    pub extent: [usize; 3],
-    /// The direction the node was given.
-    pub direction: MemcpyDirection,
-}
-
-impl MemcpyParams {
-    /// Bytes copied when both sides are linear memory (width × height × depth).
-    pub fn bytes(&self) -> usize {
-        self.extent.iter().product()
-    }
-
-    /// The endpoints, named: `[("source", ..), ("destination", ..)]`.
-    ///
-    /// ```no_run
-    /// # fn f(params: cuda_graph::graph::MemcpyParams) {
-    /// for (side, endpoint) in params.sides() {
-    ///     println!("{side}: {endpoint}");
-    /// }
-    /// # }
-    /// ```
-    pub fn sides(&self) -> [(&'static str, MemcpyEndpoint); 2] {
-        [("source", self.source), ("destination", self.destination)]
-    }
-
-    /// Reads the node's parameters and the kind of memory of each linear endpoint; the caller
-    /// holds the node's family and has checked that it is a live memcpy node.
-    fn read(node: sys::cudaGraphNode_t) -> Result<MemcpyParams> {
-        let mut raw = sys::cudaMemcpy3DParms::default();
-        check(
-            // SAFETY: `node` is a live memcpy node of a family the caller holds (checked by
-            // graph id and kind); `raw` is writable.
-            unsafe { sys::cudaGraphMemcpyNodeGetParams(node, &mut raw) },
-            "cudaGraphMemcpyNodeGetParams",
-        )?;
-        let endpoint = |array: sys::cudaArray_t, at: sys::cudaPitchedPtr, pos: sys::cudaPos| {
-            let position = [pos.x, pos.y, pos.z];
-            if !array.is_null() {
-                return Ok(MemcpyEndpoint::Array { position });
-            }
-            let memory = MemoryKind::of(at.ptr as u64)?;
-            Ok::<_, CudaError>(MemcpyEndpoint::Linear {
-                addr: at.ptr as u64,
-                pitch: at.pitch,
-                memory,
-                position,
-            })
-        };
-        Ok(MemcpyParams {
-            source: endpoint(raw.srcArray, raw.srcPtr, raw.srcPos)?,
-            destination: endpoint(raw.dstArray, raw.dstPtr, raw.dstPos)?,
-            extent: [raw.extent.width, raw.extent.height, raw.extent.depth],
-            direction: MemcpyDirection::from_code(raw.kind.0),
-        })
-    }
-}
-
-/// One side of a memcpy node.
-///
-/// ```
-/// use cuda_graph::{graph::MemcpyEndpoint, memory::MemoryKind};
-/// let side = MemcpyEndpoint::Linear { addr: 0x7000, pitch: 16, memory: MemoryKind::Pinned, position: [0; 3] };
-/// assert_eq!(side.memory(), Some(MemoryKind::Pinned));
-/// assert_eq!(side.to_string(), "pinned host memory at 0x7000");
-/// assert_eq!(MemcpyEndpoint::Array { position: [0; 3] }.memory(), None);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum MemcpyEndpoint {
-    /// Linear (pitched) memory.
-    Linear {
-        /// The base address.
-        addr: u64,
-        /// Bytes per row.
-        pitch: usize,
-        /// What kind of memory `addr` is (`cudaPointerGetAttributes`).
-        memory: MemoryKind,
-        /// Offset of the copied region from `addr`: x in bytes, y in rows, z in slices.
-        position: [usize; 3],
-    },
-    /// A CUDA array.
-    Array {
-        /// Offset of the copied region in the array, in elements.
-        position: [usize; 3],
-    },
-}
-
-impl MemcpyEndpoint {
-    /// The kind of memory of a linear endpoint; `None` for a CUDA array.
-    pub fn memory(&self) -> Option<MemoryKind> {
-        match self {
-            MemcpyEndpoint::Linear { memory, .. } => Some(*memory),
-            MemcpyEndpoint::Array { .. } => None,
-        }
-    }
-}
-
-impl fmt::Display for MemcpyEndpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            MemcpyEndpoint::Linear { addr, memory, .. } => write!(f, "{memory} memory at {addr:#x}"),
-            MemcpyEndpoint::Array { .. } => f.write_str("a CUDA array"),
-        }
-    }
-}
-
-/// The direction a memcpy node was given (`cudaMemcpyKind`).
-///
-/// ```
-/// use cuda_graph::graph::MemcpyDirection;
-/// assert_eq!(MemcpyDirection::from_code(1), MemcpyDirection::HostToDevice);
-/// assert_eq!(MemcpyDirection::from_code(4), MemcpyDirection::Inferred);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum MemcpyDirection {
-    /// Host to host.
-    HostToHost,
-    /// Host to device.
-    HostToDevice,
-    /// Device to host.
-    DeviceToHost,
-    /// Device to device.
-    DeviceToDevice,
-    /// Inferred by CUDA from the addresses (`cudaMemcpyDefault`).
-    Inferred,
-    /// A value this crate does not know.
-    Unknown(u32),
-}
-
-impl MemcpyDirection {
-    /// Maps a `cudaMemcpyKind` value.
-    pub fn from_code(code: u32) -> MemcpyDirection {
-        use sys::cudaMemcpyKind as K;
-        match sys::cudaMemcpyKind(code) {
-            K::cudaMemcpyHostToHost => MemcpyDirection::HostToHost,
-            K::cudaMemcpyHostToDevice => MemcpyDirection::HostToDevice,
-            K::cudaMemcpyDeviceToHost => MemcpyDirection::DeviceToHost,
-            K::cudaMemcpyDeviceToDevice => MemcpyDirection::DeviceToDevice,
-            K::cudaMemcpyDefault => MemcpyDirection::Inferred,
-            _ => MemcpyDirection::Unknown(code),
-        }
-    }
-}
 
 /// Public readers of one node of a graph or child-graph view, each `fn name -> Output;` with
-/// its docs: `Owner::name(&self, node)` asks the owner's [`View`] (`view()`) for `node`, naming
-/// the call `"Owner::name"` in errors.
+/// its docs: `Owner::name(&self, node)` reads `node` through the owner's [`View`] (`view()`)
+/// with the generic reader, [`View::read`], of `Output` (a [`ReadNode`]), naming the call
+/// `"Owner::name"` in errors.
 macro_rules! node_readers {
     (impl$(<$lt:lifetime>)? $owner:ident; $($(#[$doc:meta])* fn $name:ident -> $out:ty;)*) => {
         impl$(<$lt>)? $owner$(<$lt>)? {
             $(
                 $(#[$doc])*
                 pub fn $name(&self, node: &dyn AsNode) -> Result<$out> {
-                    self.view().$name(concat!(stringify!($owner), "::", stringify!($name)), node)
+                    self.view().read(concat!(stringify!($owner), "::", stringify!($name)), node)
                 }
             )*
         }
@@ -287,24 +122,13 @@ impl<'a> View<'a> {
         self.locked(call, |state| kind_of(self.own(state, call, node)?))
     }
 
-    pub(super) fn memcpy_params(&self, call: &'static str, node: &dyn AsNode) -> Result<MemcpyParams> {
-        self.locked(call, |state| MemcpyParams::read(self.own_kind(state, call, node, NodeKind::Memcpy)?))
-    }
-
-    pub(super) fn child_graph(&self, call: &'static str, node: &dyn AsNode) -> Result<ChildGraph<'a>> {
-        let raw = self.locked(call, |state| {
-            let node = self.own_kind(state, call, node, NodeKind::ChildGraph)?;
-            let mut graph = ptr::null_mut();
-            check(
-                // SAFETY: `node` is a live child-graph node of a family held here; `graph` is
-                // writable. The graph CUDA returns belongs to the node; the view made of it
-                // reads nothing once a node of the family was removed (`View::locked`).
-                unsafe { sys::cudaGraphChildGraphNodeGetGraph(node, &mut graph) },
-                "cudaGraphChildGraphNodeGetGraph",
-            )?;
-            Ok(graph)
-        })?;
-        Ok(self.child(raw))
+    /// The generic reader: `node`, checked to be a live node of this graph of `R`'s kind, read
+    /// as `R` under the family's lock.
+    pub(super) fn read<R: ReadNode<'a>>(&self, call: &'static str, node: &dyn AsNode) -> Result<R> {
+        self.locked(call, |state| {
+            let raw = self.own_kind(state, call, node, NodeKind::from_code(<R::Kind as Kind>::CODE))?;
+            R::read(self, state, call, raw)
+        })
     }
 
     /// A read-only view of `raw`, a graph inside a node of this family (a child graph or a
@@ -377,8 +201,7 @@ impl<'a> ChildGraph<'a> {
     }
 }
 
-node_readers! {
-    impl GraphBuilder;
+impl GraphBuilder {
     /// The kind of `node`, a node of this graph (`cudaGraphNodeGetType`).
     ///
     /// ```no_run
@@ -388,73 +211,14 @@ node_readers! {
     /// assert_eq!(graph.node_kind(&empty)?, NodeKind::Empty);
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
-    fn node_kind -> NodeKind;
-    /// What the memcpy node `node` of this graph copies, with the kind of memory of each
-    /// side. Refused for a node of another graph or of another kind.
-    ///
-    /// ```no_run
-    /// use cuda_graph::{graph::Graph, memory::MemoryKind, DeviceBuffer, PinnedBuffer};
-    /// let input = PinnedBuffer::from_slice(&[1u32, 2, 3])?;
-    /// let device = DeviceBuffer::<u32>::zeroed(3)?;
-    /// let graph = Graph::new()?;
-    /// let upload = graph.add_memcpy_from_host(&device.ptr(), &input, 3, &[])?;
-    /// let params = graph.memcpy_params(&upload)?;
-    /// assert_eq!(params.source.memory(), Some(MemoryKind::Pinned));
-    /// assert_eq!(params.destination.memory(), Some(MemoryKind::Device));
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    fn memcpy_params -> MemcpyParams;
-    /// The graph inside the child-graph node `node` of this graph, to read (CUDA's copy,
-    /// made when the node was added). Refused for a node of another graph or of another kind.
-    ///
-    /// ```no_run
-    /// use cuda_graph::graph::{Graph, NodeKind};
-    /// let child = Graph::new()?;
-    /// child.add_empty(&[])?;
-    /// let graph = Graph::new()?;
-    /// let node = graph.add_child_graph(&child, &[])?;
-    /// let inside = graph.child_graph(&node)?;
-    /// assert_eq!(inside.nodes()?[0].kind(), NodeKind::Empty);
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    fn child_graph -> ChildGraph<'_>;
+    pub fn node_kind(&self, node: &dyn AsNode) -> Result<NodeKind> {
+        self.view().node_kind("GraphBuilder::node_kind", node)
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_copy_direction_maps() {
-        let directions: Vec<MemcpyDirection> = (0..6).map(MemcpyDirection::from_code).collect();
-        assert_eq!(
-            directions,
-            [
-                MemcpyDirection::HostToHost,
-                MemcpyDirection::HostToDevice,
-                MemcpyDirection::DeviceToHost,
-                MemcpyDirection::DeviceToDevice,
-                MemcpyDirection::Inferred,
-                MemcpyDirection::Unknown(5),
-            ]
-        );
-    }
-
-    #[test]
-    fn endpoints_name_their_memory_and_params_their_size() {
-        let device =
-            MemcpyEndpoint::Linear { addr: 0x10, pitch: 8, memory: MemoryKind::Device, position: [0; 3] };
-        let array = MemcpyEndpoint::Array { position: [1, 0, 0] };
-        assert_eq!(device.to_string(), "device memory at 0x10");
-        assert_eq!(array.to_string(), "a CUDA array");
-        assert_eq!((device.memory(), array.memory()), (Some(MemoryKind::Device), None));
-        let params = MemcpyParams {
-            source: device,
-            destination: array,
-            extent: [8, 2, 3],
-            direction: MemcpyDirection::Inferred,
-        };
-        assert_eq!(params.bytes(), 48);
-        assert_eq!(params.sides(), [("source", device), ("destination", array)]);
+impl ChildGraph<'_> {
+    /// The kind of `node`, a node of this view.
+    pub fn node_kind(&self, node: &dyn AsNode) -> Result<NodeKind> {
+        self.view().node_kind("ChildGraph::node_kind", node)
     }
 }

@@ -35,7 +35,6 @@
 //! # Ok::<(), cuda_graph::CudaError>(())
 //! ```
 
-mod build;
 mod capture;
 mod clone;
 mod conditional;
@@ -44,18 +43,14 @@ mod copy3d;
 mod dot;
 mod edges;
 mod edit;
-mod event;
 mod exec;
 mod exec_pool;
-mod exec_set;
-mod host;
 mod inspect;
 mod keep_list;
 pub(crate) mod kernel_node;
 mod node;
-mod params;
+mod nodes;
 mod raw;
-mod readback;
 mod retired;
 mod symbol;
 mod update;
@@ -76,19 +71,15 @@ use crate::release::{defer_drop, in_host_fn, record_drop_error, KeepAlive};
 pub use crate::error::UpdateRefusal;
 pub use capture::{CaptureGuard, CaptureMode, CaptureToGraphGuard};
 pub use clone::CloneableNode;
-pub use conditional::{ConditionalHandle, ConditionalKind, ConditionalNode, RawConditionalHandle};
+pub use conditional::{
+    ConditionalHandle, ConditionalKind, ConditionalNode, ConditionalParams, RawConditionalHandle,
+};
 pub use edges::{Dependency, Edge};
-pub use event::{EventRecordNode, EventWaitNode};
 pub use exec::{DeviceLaunch, GraphExec, HostLaunch, InstantiateOptions, LaunchMode};
 pub use exec_pool::{exec_pool_stats, set_exec_pool_capacity, ExecPoolStats, DEFAULT_EXEC_POOL_CAPACITY};
-pub use host::HostNode;
-pub use inspect::{ChildGraph, MemcpyDirection, MemcpyEndpoint, MemcpyParams};
-pub use node::{
-    AsNode, ChildGraphNode, EmptyNode, KernelNode, MemAllocNode, MemFreeNode, MemcpyNode, MemsetNode,
-    NodeInfo, NodeKind, NodeRef,
-};
-pub use params::MemsetElement;
-pub use readback::{ConditionalParams, KernelNodeParams, MemsetParams};
+pub use inspect::ChildGraph;
+pub use node::{AsNode, NodeInfo, NodeRef};
+pub use nodes::*;
 
 /// Ids for graph definitions (roots and bodies); never reused, so a stale node is refused.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -131,7 +122,7 @@ pub(crate) struct CoreState {
     /// For a clone, which graph it was cloned from and how its nodes map (see `clone`).
     pub(crate) clone_of: Option<clone::CloneOrigin>,
     /// Per conditional node this crate added (by address), what it was made with: CUDA 13.0's
-    /// runtime has no call that reads a conditional node back (see `readback`).
+    /// runtime has no call that reads a conditional node back (see `conditional`).
     pub(crate) conditionals: std::collections::HashMap<usize, conditional::Recorded>,
     /// Every conditional handle made in the family (root or body), raw, in order: a whole-graph
     /// update checks that each is still tested by a conditional node (see `update`).

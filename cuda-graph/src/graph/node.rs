@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::runtime as sys;
 
+use super::NodeKind;
 use crate::error::{check, CudaError, Result};
 
 /// A node of some graph, of any kind: what every typed node handle converts to.
@@ -114,6 +115,8 @@ impl AsNode for NodeRef {
     }
 }
 
+/// Declares typed node handles, each `Name;` with its docs: a `Copy` newtype of [`NodeRef`]
+/// that is [`AsNode`]. Each kind's file (`graph::nodes`) declares its own.
 macro_rules! typed_nodes {
     ($($(#[$doc:meta])* $name:ident;)*) => { $(
         $(#[$doc])*
@@ -127,158 +130,7 @@ macro_rules! typed_nodes {
         }
     )* };
 }
-
-typed_nodes! {
-    /// A kernel launch node, from [`GraphBuilder::add_kernel`](super::GraphBuilder::add_kernel);
-    /// its exec parameters change with [`GraphExec::set_kernel_params`](super::GraphExec::set_kernel_params).
-    ///
-    /// ```no_run
-    /// # fn f(graph: &cuda_graph::graph::Graph, node: cuda_graph::graph::KernelNode) -> cuda_graph::Result<()> {
-    /// graph.add_empty(&[&node])?; // runs after the kernel
-    /// # Ok(()) }
-    /// ```
-    KernelNode;
-    /// A memory copy node, from [`GraphBuilder::add_memcpy`](super::GraphBuilder::add_memcpy).
-    ///
-    /// ```no_run
-    /// # fn f(graph: &cuda_graph::graph::Graph, node: cuda_graph::graph::MemcpyNode) -> cuda_graph::Result<()> {
-    /// graph.add_empty(&[&node])?; // runs after the copy
-    /// # Ok(()) }
-    /// ```
-    MemcpyNode;
-    /// A memset node, from [`GraphBuilder::add_memset`](super::GraphBuilder::add_memset).
-    ///
-    /// ```no_run
-    /// # fn f(graph: &cuda_graph::graph::Graph, node: cuda_graph::graph::MemsetNode) -> cuda_graph::Result<()> {
-    /// graph.add_empty(&[&node])?; // runs after the memset
-    /// # Ok(()) }
-    /// ```
-    MemsetNode;
-    /// A node that does nothing, from [`GraphBuilder::add_empty`](super::GraphBuilder::add_empty):
-    /// a join point for dependencies.
-    ///
-    /// ```no_run
-    /// let graph = cuda_graph::graph::Graph::new()?;
-    /// let join = graph.add_empty(&[])?;
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    EmptyNode;
-    /// A node that runs a copy of another graph, from
-    /// [`GraphBuilder::add_child_graph`](super::GraphBuilder::add_child_graph).
-    ///
-    /// ```no_run
-    /// let child = cuda_graph::graph::Graph::new()?;
-    /// child.add_empty(&[])?;
-    /// let graph = cuda_graph::graph::Graph::new()?;
-    /// let node = graph.add_child_graph(&child, &[])?;
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    ChildGraphNode;
-    /// A node that frees graph-allocated memory, from
-    /// [`GraphBuilder::add_mem_free`](super::GraphBuilder::add_mem_free).
-    ///
-    /// ```no_run
-    /// let graph = cuda_graph::graph::Graph::new()?;
-    /// let alloc = graph.add_mem_alloc::<f32>(1024, &[])?;
-    /// let free = graph.add_mem_free(&alloc, &[&alloc])?;
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    MemFreeNode;
-}
-
-/// The kind of a node (`cudaGraphNodeType`).
-///
-/// ```
-/// use cuda_graph::graph::NodeKind;
-/// assert_eq!(NodeKind::Host.to_string(), "host");
-/// assert_eq!(NodeKind::from_raw(cuda_graph::sys::cudaGraphNodeType(0)), NodeKind::Kernel);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum NodeKind {
-    /// A kernel launch.
-    Kernel,
-    /// A memory copy.
-    Memcpy,
-    /// A memset.
-    Memset,
-    /// A host function.
-    Host,
-    /// A child graph.
-    ChildGraph,
-    /// An empty node.
-    Empty,
-    /// Waits for an event.
-    EventWait,
-    /// Records an event.
-    EventRecord,
-    /// Signals external semaphores.
-    ExternalSemaphoreSignal,
-    /// Waits on external semaphores.
-    ExternalSemaphoreWait,
-    /// Allocates graph memory.
-    MemAlloc,
-    /// Frees graph memory.
-    MemFree,
-    /// A conditional node (IF, IF/ELSE, WHILE or SWITCH).
-    Conditional,
-    /// A kind this crate does not know.
-    Unknown(u32),
-}
-
-impl NodeKind {
-    /// Maps `cudaGraphNodeType`.
-    pub fn from_raw(raw: sys::cudaGraphNodeType) -> NodeKind {
-        use sys::cudaGraphNodeType as T;
-        match raw {
-            T::cudaGraphNodeTypeKernel => NodeKind::Kernel,
-            T::cudaGraphNodeTypeMemcpy => NodeKind::Memcpy,
-            T::cudaGraphNodeTypeMemset => NodeKind::Memset,
-            T::cudaGraphNodeTypeHost => NodeKind::Host,
-            T::cudaGraphNodeTypeGraph => NodeKind::ChildGraph,
-            T::cudaGraphNodeTypeEmpty => NodeKind::Empty,
-            T::cudaGraphNodeTypeWaitEvent => NodeKind::EventWait,
-            T::cudaGraphNodeTypeEventRecord => NodeKind::EventRecord,
-            T::cudaGraphNodeTypeExtSemaphoreSignal => NodeKind::ExternalSemaphoreSignal,
-            T::cudaGraphNodeTypeExtSemaphoreWait => NodeKind::ExternalSemaphoreWait,
-            T::cudaGraphNodeTypeMemAlloc => NodeKind::MemAlloc,
-            T::cudaGraphNodeTypeMemFree => NodeKind::MemFree,
-            T::cudaGraphNodeTypeConditional => NodeKind::Conditional,
-            other => NodeKind::Unknown(other.0),
-        }
-    }
-
-    /// Maps a `cudaGraphNodeType` value given as a number.
-    ///
-    /// ```
-    /// use cuda_graph::graph::NodeKind;
-    /// assert_eq!(NodeKind::from_code(4), NodeKind::ChildGraph);
-    /// ```
-    pub fn from_code(code: u32) -> NodeKind {
-        NodeKind::from_raw(sys::cudaGraphNodeType(code))
-    }
-}
-
-impl fmt::Display for NodeKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            NodeKind::Kernel => "kernel",
-            NodeKind::Memcpy => "memcpy",
-            NodeKind::Memset => "memset",
-            NodeKind::Host => "host",
-            NodeKind::ChildGraph => "child graph",
-            NodeKind::Empty => "empty",
-            NodeKind::EventWait => "event wait",
-            NodeKind::EventRecord => "event record",
-            NodeKind::ExternalSemaphoreSignal => "external semaphore signal",
-            NodeKind::ExternalSemaphoreWait => "external semaphore wait",
-            NodeKind::MemAlloc => "memory alloc",
-            NodeKind::MemFree => "memory free",
-            NodeKind::Conditional => "conditional",
-            NodeKind::Unknown(code) => return write!(f, "unknown ({code})"),
-        })
-    }
-}
+pub(super) use typed_nodes;
 
 /// One node as [`GraphBuilder::nodes`](super::GraphBuilder::nodes) lists it: its handle,
 /// kind, position in the list and, for kernels, the kernel's name. `Display` names it, e.g.
@@ -376,80 +228,10 @@ pub(crate) fn raw_deps(call: &'static str, graph_id: u64, deps: &[&dyn AsNode]) 
         .collect()
 }
 
-/// A memory allocation node, from [`GraphBuilder::add_mem_alloc`](super::GraphBuilder::add_mem_alloc):
-/// the address it allocates is fixed for the graph's life, and usable by nodes ordered after
-/// it and before the matching free (or, without a free node, until freed after the launch).
-///
-/// ```no_run
-/// let graph = cuda_graph::graph::Graph::new()?;
-/// let alloc = graph.add_mem_alloc::<u32>(256, &[])?;
-/// assert_eq!(alloc.bytes(), 1024);
-/// # Ok::<(), cuda_graph::CudaError>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MemAllocNode {
-    pub(crate) node: NodeRef,
-    pub(crate) addr: u64,
-    pub(crate) bytes: usize,
-}
-
-impl AsNode for MemAllocNode {
-    fn as_node(&self) -> NodeRef {
-        self.node
-    }
-}
-
-impl MemAllocNode {
-    /// The device address the node allocates.
-    pub fn addr(&self) -> u64 {
-        self.addr
-    }
-
-    /// The allocation's size in bytes.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    /// A typed pointer to the allocation (`bytes / size_of::<T>()` elements), for the nodes
-    /// that use it. It keeps nothing alive.
-    ///
-    /// # Safety
-    /// The memory exists only while the graph runs, between this node and its free node:
-    /// use the pointer only in nodes of this graph ordered after this node (and before the
-    /// free node) by full edges, never in launches or graphs elsewhere. A programmatic edge
-    /// ([`Edge::Programmatic`](super::Edge::Programmatic)) orders memory only through the
-    /// dependent kernel's wait, so it does not count as ordering here.
-    ///
-    /// ```no_run
-    /// let graph = cuda_graph::graph::Graph::new()?;
-    /// let alloc = graph.add_mem_alloc::<u32>(256, &[])?;
-    /// // SAFETY: used only by the memset that depends on the alloc node.
-    /// let scratch = unsafe { alloc.ptr::<u32>() };
-    /// let fill = graph.add_memset(&scratch, 0u32, 256, &[&alloc])?;
-    /// graph.add_mem_free(&alloc, &[&fill])?;
-    /// # Ok::<(), cuda_graph::CudaError>(())
-    /// ```
-    pub unsafe fn ptr<T: crate::DeviceRepr>(&self) -> crate::DevicePtr<T> {
-        // SAFETY: the caller promises to use the address only where the graph keeps it valid.
-        unsafe { crate::DevicePtr::from_raw(self.addr, self.bytes / size_of::<T>().max(1)) }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::ptr;
-
-    #[test]
-    fn every_kind_maps_and_prints() {
-        for raw in 0..14u32 {
-            let kind = NodeKind::from_raw(sys::cudaGraphNodeType(raw));
-            assert!(!kind.to_string().is_empty());
-        }
-        assert_eq!(NodeKind::from_raw(sys::cudaGraphNodeType(13)), NodeKind::Conditional);
-        assert_eq!(NodeKind::from_raw(sys::cudaGraphNodeType(12)), NodeKind::Unknown(12));
-        assert_eq!(NodeKind::Unknown(99).to_string(), "unknown (99)");
-    }
 
     #[test]
     fn dependencies_of_another_graph_are_refused() {

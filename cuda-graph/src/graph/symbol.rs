@@ -1,6 +1,6 @@
 //! Memcpy nodes to and from `__device__` variables ([`DeviceSymbol`]): the variable is looked
 //! up on the graph's device and checked (size, offset and length) before CUDA sees the node,
-//! which then copies at its address like the 1-D memcpy nodes (`graph::build`, `graph::host`)
+//! which then copies at its address like the 1-D memcpy nodes (`graph::nodes::memcpy`)
 //! and keeps a module's variable loaded with the graph.
 
 use super::{AsNode, GraphBuilder, MemcpyNode};

@@ -3,58 +3,10 @@
 
 use crate::runtime as sys;
 
-use super::params::{with_kernel_params, Copy1D, Fill, MemsetElement};
-use super::{AsNode, Graph, GraphExec, KernelNode, LaunchMode, MemcpyNode, MemsetNode, NodeRef};
+use super::{AsNode, Graph, GraphExec, LaunchMode, NodeRef};
 use crate::device::CurrentFor;
 use crate::error::{check, CudaError, Result, UpdateRefusal};
-use crate::kernel::{Kernel, KernelArgs, LaunchConfig};
-use crate::memory::{DevicePtr, DeviceRepr, KeepAlive};
-
-/// A typed exec setter of one node kind's parameters (`cudaGraphExecMemcpyNodeSetParams`, ...).
-type TypedSetter<P> =
-    unsafe extern "C" fn(sys::cudaGraphExec_t, sys::cudaGraphNode_t, *const P) -> sys::cudaError_t;
-
-/// Checked parameters of one node kind, for that kind's typed exec setter.
-///
-/// # Safety
-/// `SET` sets the parameters of nodes of kind `Node` from a `Raw`, and the `Raw` of
-/// `into_parts` points only at memory its `Vec<KeepAlive>` holds.
-unsafe trait TypedParams {
-    /// The typed handle of the nodes these parameters are for.
-    type Node: AsNode;
-    /// What the setter takes.
-    type Raw;
-    /// The setter, and its name for errors.
-    const SET: (TypedSetter<Self::Raw>, &'static str);
-    /// The raw parameters and what they point at.
-    fn into_parts(self) -> (Self::Raw, Vec<KeepAlive>);
-}
-
-/// Implements [`TypedParams`] for each `Params for Node: setter(Raw) from to_raw;`: the line
-/// names the setter of `Node`s, and the comment above it says why what `to_raw` returns
-/// points only at what the parameters' `keep` holds.
-macro_rules! typed_params {
-    ($($params:ident for $node:ident: $set:ident($raw:ident) from $to_raw:ident;)*) => {$(
-        // SAFETY: `sys::$set` sets the parameters of `$node`s from a `sys::$raw` (the
-        // bindings' signature checks the type), and the comment at the invocation says why
-        // `$to_raw` points only at what `keep` holds.
-        unsafe impl TypedParams for $params {
-            type Node = $node;
-            type Raw = sys::$raw;
-            const SET: (TypedSetter<Self::Raw>, &'static str) = (sys::$set, stringify!($set));
-            fn into_parts(self) -> (Self::Raw, Vec<KeepAlive>) {
-                (self.$to_raw(), self.keep)
-            }
-        }
-    )*};
-}
-
-typed_params! {
-    // A `Copy1D`'s parameters point only at its two sides, which its `keep` holds.
-    Copy1D for MemcpyNode: cudaGraphExecMemcpyNodeSetParams(cudaMemcpy3DParms) from params3d;
-    // A `Fill`'s parameters point only at its destination, which its `keep` holds.
-    Fill for MemsetNode: cudaGraphExecMemsetNodeSetParams(cudaMemsetParams) from raw;
-}
+use crate::memory::KeepAlive;
 
 impl<M: LaunchMode> GraphExec<M> {
     /// Updates every node's parameters from `graph`, which must have the same topology as
@@ -225,95 +177,6 @@ impl<M: LaunchMode> GraphExec<M> {
         self.release_retired();
         self.refresh_pinned();
         Ok(())
-    }
-
-    /// Sets the parameters `build` makes on `node` of this exec with their kind's typed exec
-    /// setter, keeping what they point at for the node (see `set_node`). `node` is checked to
-    /// be of this exec's graph before `build` runs.
-    fn set_typed<P: TypedParams>(
-        &mut self, call: &'static str, node: &P::Node, build: impl FnOnce() -> Result<P>,
-    ) -> Result<()> {
-        let node = self.own_node(call, node)?;
-        let (params, keep) = build()?.into_parts();
-        let (set, set_call) = P::SET;
-        self.set_node(call, node, keep, false, |exec, exec_node| {
-            // SAFETY: exec alive; `exec_node` names a node of it (checked, kept, locked) of
-            // kind `P::Node` (its typed handle), which `set` sets (`TypedParams`' promise);
-            // what `params` points at is in `keep`, kept alive by the exec from now on.
-            check(unsafe { set(exec, exec_node, &params) }, set_call)
-        })
-    }
-
-    /// Changes what kernel node `node` launches in this exec: kernel, configuration and
-    /// arguments (`cudaGraphExecKernelNodeSetParams`). Later launches only; the graph is not
-    /// changed.
-    ///
-    /// ```no_run
-    /// use cuda_graph::graph::{GraphExec, HostLaunch, KernelNode};
-    /// use cuda_graph::kernel::{Kernel, LaunchConfig};
-    /// use cuda_graph::DevicePtr;
-    /// fn retarget(
-    ///     exec: &mut GraphExec<HostLaunch>,
-    ///     node: KernelNode,
-    ///     kernel: &Kernel<(DevicePtr<u32>, u32)>,
-    ///     out: DevicePtr<u32>,
-    /// ) -> cuda_graph::Result<()> {
-    ///     exec.set_kernel_params(&node, kernel, LaunchConfig::for_elements(1024, 256), (out, 42))
-    /// }
-    /// ```
-    pub fn set_kernel_params<A: KernelArgs>(
-        &mut self, node: &KernelNode, kernel: &Kernel<A>, config: LaunchConfig, args: A,
-    ) -> Result<()> {
-        const CALL: &str = "GraphExec::set_kernel_params";
-        let node = self.own_node(CALL, node)?;
-        if A::HAS_CONDITIONAL_HANDLE {
-            let lineage = super::conditional::lineage_of(&self.source, node.graph_id());
-            crate::kernel::check_node_handles(CALL, &lineage, &args)?;
-        }
-        let keep = crate::kernel::kernel_owners(CALL, kernel, &args, self.device())?;
-        self.set_node(CALL, node, keep, false, |exec, exec_node| {
-            with_kernel_params(CALL, kernel, &config, &args, |raw| {
-                // SAFETY: exec alive; `exec_node` names a kernel node of it (its source graph's
-                // node checked by id, kept alive and locked, translated for a reused exec);
-                // `raw` points at live packed args.
-                check(
-                    unsafe { sys::cudaGraphExecKernelNodeSetParams(exec, exec_node, &raw) },
-                    "cudaGraphExecKernelNodeSetParams",
-                )
-            })
-        })
-    }
-
-    /// Changes a device-to-device memcpy node's addresses and length in this exec
-    /// (`cudaGraphExecMemcpyNodeSetParams`; CUDA allows 1-D copies within one context).
-    ///
-    /// ```no_run
-    /// # fn f(exec: &mut cuda_graph::graph::GraphExec<cuda_graph::graph::HostLaunch>, node: cuda_graph::graph::MemcpyNode) -> cuda_graph::Result<()> {
-    /// let (a, b) = (cuda_graph::DeviceBuffer::<u8>::zeroed(64)?, cuda_graph::DeviceBuffer::<u8>::zeroed(64)?);
-    /// exec.set_memcpy(&node, &b.ptr(), &a.ptr(), 64)?;
-    /// # Ok(()) }
-    /// ```
-    pub fn set_memcpy<T: DeviceRepr>(
-        &mut self, node: &MemcpyNode, dst: &DevicePtr<T>, src: &DevicePtr<T>, len: usize,
-    ) -> Result<()> {
-        const CALL: &str = "GraphExec::set_memcpy";
-        self.set_typed(CALL, node, || Copy1D::device(CALL, dst, src, len))
-    }
-
-    /// Changes a memset node's destination, value and length in this exec
-    /// (`cudaGraphExecMemsetNodeSetParams`; the element size must stay the same).
-    ///
-    /// ```no_run
-    /// # fn f(exec: &mut cuda_graph::graph::GraphExec<cuda_graph::graph::HostLaunch>, node: cuda_graph::graph::MemsetNode) -> cuda_graph::Result<()> {
-    /// let data = cuda_graph::DeviceBuffer::<u32>::zeroed(64)?;
-    /// exec.set_memset(&node, &data.ptr(), 7u32, 64)?;
-    /// # Ok(()) }
-    /// ```
-    pub fn set_memset<T: MemsetElement>(
-        &mut self, node: &MemsetNode, dst: &DevicePtr<T>, value: T, len: usize,
-    ) -> Result<()> {
-        const CALL: &str = "GraphExec::set_memset";
-        self.set_typed(CALL, node, || Fill::new(CALL, dst, value, len))
     }
 
     /// Turns a node on or off in this exec (`cudaGraphNodeSetEnabled`): a disabled node does

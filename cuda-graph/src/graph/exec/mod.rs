@@ -5,7 +5,8 @@
 //! - `launch`: uploading and launching from the host;
 //! - `release`: the launch fence, and what dropping an exec waits for and releases (a
 //!   device-launch exec is parked: see `exec_pool`);
-//! - per-node setters and whole-graph updates are in `graph/update.rs`.
+//! - whole-graph updates are in `graph/update.rs`, per-node setters in each node kind's file
+//!   (`graph/nodes/`).
 
 mod completion;
 mod instantiate;
