@@ -366,8 +366,10 @@ const BATCH_VERSION: u32 = 11070;
 /// The current context (the graph's device's primary context: callers make that device current).
 fn current_context() -> Result<*mut c_void> {
     const CALL: &str = "cudaGetDriverEntryPointByVersion(cuCtxGetCurrent)";
-    // SAFETY: `CtxGetCurrentFn` transcribes `CUresult cuCtxGetCurrent(CUcontext*)` (2.0).
-    let get: CtxGetCurrentFn = unsafe { function(b"cuCtxGetCurrent\0", 2000, CALL) }?;
+    // SAFETY: `CtxGetCurrentFn` transcribes `CUresult cuCtxGetCurrent(CUcontext*)`, as the
+    // driver has it since 4.0 (asking for an earlier version finds no symbol).
+    let get: CtxGetCurrentFn =
+        unsafe { function(sys::CU_CTX_GET_CURRENT, sys::CU_CTX_GET_CURRENT_VERSION, CALL) }?;
     let mut ctx = ptr::null_mut();
     // SAFETY: `ctx` is a valid out-pointer.
     check_driver(unsafe { get(&mut ctx) }, "cuCtxGetCurrent")?;
