@@ -4,7 +4,6 @@
 use crate::runtime as sys;
 
 use super::{AsNode, Graph, GraphExec, LaunchMode, NodeRef};
-use crate::device::CurrentFor;
 use crate::error::{check, CudaError, Result, UpdateRefusal};
 use crate::memory::KeepAlive;
 
@@ -58,12 +57,10 @@ impl<M: LaunchMode> GraphExec<M> {
         graph.expect_device(device, "GraphExec::update", "the exec")?;
         self.wait_before_change("GraphExec::update")?;
         let mut info = sys::cudaGraphExecUpdateResultInfo::default();
-        // The exec's device current for the call: the exec and graph handles name their
-        // context, so the remembered current device suffices (a thread-local read when it is
-        // current already), as for launches; what the update may create (the fence) is made
-        // with the device set by `Device::with_current`.
-        let status = {
-            let _on_device = CurrentFor::new(device)?;
+        // The exec's device made current by asking CUDA (`with_current`), not from the
+        // remembered device: other code may have switched devices, and the update binds the
+        // kernel nodes' functions in the primary context of the device current for the call.
+        let status = device.with_current(|| {
             graph.core().locked("GraphExec::update", |state| {
                 super::exec::refuse_pinned_for_device_launch::<M>(state, "GraphExec::update")?;
                 super::conditional::refuse_untested_handles("GraphExec::update", state)?;
@@ -73,8 +70,8 @@ impl<M: LaunchMode> GraphExec<M> {
                 let status = unsafe { sys::cudaGraphExecUpdate(self.raw, graph.as_raw(), &mut info) };
                 // Named while the nodes CUDA points at are surely still the graph's.
                 Ok((status, (status != sys::cudaError::cudaSuccess).then(|| name_error_node(graph, &info))))
-            })?
-        };
+            })
+        })?;
         let (status, node) = status;
         // Even a refused update may have changed some nodes: keep what they may point at.
         if !self.params_from.iter().any(|core| core.id() == graph.core().id()) {
