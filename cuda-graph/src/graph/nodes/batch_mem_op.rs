@@ -27,6 +27,7 @@ use crate::runtime as sys;
 use super::super::inspect::{node_readers, View};
 use super::super::{AsNode, ChildGraph, CoreState, GraphBuilder, GraphExec, LaunchMode, NodeRef};
 use super::{DeviceLaunchRule, Kind, NodeParams, ReadNode};
+use crate::device::Device;
 use crate::driver::{check_driver, function};
 use crate::error::{CudaError, Result};
 use crate::memory::{DevicePtr, KeepAlive};
@@ -363,7 +364,8 @@ type CtxGetCurrentFn = unsafe extern "C" fn(*mut *mut c_void) -> sys::CUresult;
 /// The driver version (11.7) whose signatures the function types above transcribe.
 const BATCH_VERSION: u32 = 11070;
 
-/// The current context (the graph's device's primary context: callers make that device current).
+/// The current context (called with the node's device made current by `with_current`, which
+/// binds that device's primary context).
 fn current_context() -> Result<*mut c_void> {
     const CALL: &str = "cudaGetDriverEntryPointByVersion(cuCtxGetCurrent)";
     // SAFETY: `CtxGetCurrentFn` transcribes `CUresult cuCtxGetCurrent(CUcontext*)`, as the
@@ -376,14 +378,16 @@ fn current_context() -> Result<*mut c_void> {
     Ok(ctx)
 }
 
-/// The checked operations of one node, and what they keep.
+/// The checked operations of one node, what they keep, and the device whose primary context
+/// the node runs in (the graph's, or the exec's).
 struct BatchParams {
     ops: Vec<RawMemOp>,
     keep: Vec<KeepAlive>,
+    device: Device,
 }
 
 impl BatchParams {
-    fn new(call: &'static str, ops: &[MemOp]) -> Result<BatchParams> {
+    fn new(call: &'static str, ops: &[MemOp], device: Device) -> Result<BatchParams> {
         if ops.is_empty() {
             return Err(CudaError::invalid(call, "no operations: CUDA refuses an empty batch"));
         }
@@ -393,29 +397,23 @@ impl BatchParams {
                 format!("{} operations do not fit CUDA's count", ops.len()),
             ));
         }
-        let keep = ops.iter().filter_map(|op| op.keep.clone()).collect();
-        Ok(BatchParams { ops: ops.iter().map(MemOp::raw).collect(), keep })
+        let keep: Vec<KeepAlive> = ops.iter().filter_map(|op| op.keep.clone()).collect();
+        crate::memory::check_owners_on(&keep, device, call)?;
+        Ok(BatchParams { ops: ops.iter().map(MemOp::raw).collect(), keep, device })
     }
 
     /// The node parameters, written into `raw`'s union (the driver's `CUgraphNodeParams`
-    /// layout), with `ctx` filled in when the node is added or set.
-    fn write(raw: &mut sys::cudaGraphNodeParams, ops: &mut [RawMemOp]) {
-        let params = RawNodeParams {
-            ctx: ptr::null_mut(),
-            count: ops.len() as u32,
-            param_array: ops.as_mut_ptr(),
-            flags: 0,
-        };
+    /// layout), in context `ctx`.
+    fn write(raw: &mut sys::cudaGraphNodeParams, ops: &mut [RawMemOp], ctx: *mut c_void) {
+        let params = RawNodeParams { ctx, count: ops.len() as u32, param_array: ops.as_mut_ptr(), flags: 0 };
         // SAFETY: the union is 232 bytes, 8-aligned (checked above to hold a `RawNodeParams`).
         unsafe { ptr::write(ptr::addr_of_mut!(raw.__bindgen_anon_1).cast::<RawNodeParams>(), params) };
     }
 
-    /// The node parameters `write` put into `raw`, with the current context.
-    fn read(raw: &sys::cudaGraphNodeParams) -> Result<RawNodeParams> {
+    /// The node parameters `write` put into `raw`.
+    fn read(raw: &sys::cudaGraphNodeParams) -> RawNodeParams {
         // SAFETY: `raw` was made by `with_raw`, which wrote a `RawNodeParams` at the union's start.
-        let mut params = unsafe { ptr::read(ptr::addr_of!(raw.__bindgen_anon_1).cast::<RawNodeParams>()) };
-        params.ctx = current_context()?;
-        Ok(params)
+        unsafe { ptr::read(ptr::addr_of!(raw.__bindgen_anon_1).cast::<RawNodeParams>()) }
     }
 }
 
@@ -430,8 +428,12 @@ unsafe impl NodeParams for BatchParams {
     fn with_raw<R>(
         mut self, f: impl FnOnce(&mut sys::cudaGraphNodeParams, Vec<KeepAlive>) -> Result<R>,
     ) -> Result<R> {
+        // The device's primary context, made current by asking CUDA (`with_current` binds it),
+        // whatever other code left current: a context of other code may be destroyed while
+        // the node still names it.
+        let ctx = self.device.with_current(current_context)?;
         let mut raw = super::params_of::<BatchMemOpSpec>();
-        BatchParams::write(&mut raw, &mut self.ops);
+        BatchParams::write(&mut raw, &mut self.ops, ctx);
         f(&mut raw, self.keep)
     }
 
@@ -450,7 +452,7 @@ unsafe impl NodeParams for BatchParams {
                 "batch memory operation nodes take plain dependencies only",
             ));
         }
-        let params = BatchParams::read(raw)?;
+        let params = BatchParams::read(raw);
         // SAFETY: `AddFn` transcribes cuGraphAddBatchMemOpNode's C signature at 11.7.
         let add: AddFn = unsafe { function(b"cuGraphAddBatchMemOpNode\0", BATCH_VERSION, CALL) }?;
         let mut node = ptr::null_mut();
@@ -467,7 +469,7 @@ unsafe impl NodeParams for BatchParams {
         exec: sys::cudaGraphExec_t, exec_node: sys::cudaGraphNode_t, raw: &mut sys::cudaGraphNodeParams,
     ) -> Result<()> {
         const CALL: &str = "cudaGetDriverEntryPointByVersion(cuGraphExecBatchMemOpNodeSetParams)";
-        let params = BatchParams::read(raw)?;
+        let params = BatchParams::read(raw);
         // SAFETY: `ExecSetFn` transcribes cuGraphExecBatchMemOpNodeSetParams' C signature at 11.7.
         let set: ExecSetFn =
             unsafe { function(b"cuGraphExecBatchMemOpNodeSetParams\0", BATCH_VERSION, CALL) }?;
@@ -502,8 +504,7 @@ impl GraphBuilder {
     /// ```
     pub fn add_batch_mem_op(&self, ops: &[MemOp], deps: &[&dyn AsNode]) -> Result<BatchMemOpNode> {
         const CALL: &str = "GraphBuilder::add_batch_mem_op";
-        let params = BatchParams::new(CALL, ops)?;
-        crate::memory::check_owners_on(&params.keep, self.device(), CALL)?;
+        let params = BatchParams::new(CALL, ops, self.device())?;
         self.add_params(CALL, params, deps)
     }
 }
@@ -522,7 +523,8 @@ impl<M: LaunchMode> GraphExec<M> {
     /// ```
     pub fn set_batch_mem_op(&mut self, node: &BatchMemOpNode, ops: &[MemOp]) -> Result<()> {
         const CALL: &str = "GraphExec::set_batch_mem_op";
-        self.set_params(CALL, node, || BatchParams::new(CALL, ops))
+        let device = self.device();
+        self.set_params(CALL, node, || BatchParams::new(CALL, ops, device))
     }
 }
 
@@ -619,7 +621,7 @@ mod tests {
         let err = MemOp::write_u64(&ptr(0x1004, 1), 7).unwrap_err();
         assert!(err.to_string().contains("not aligned to 8 bytes"), "{err}");
         assert!(MemOp::write_u32(&ptr(0x1000, 0), 7).is_err());
-        assert!(BatchParams::new("add", &[]).is_err());
+        assert!(BatchParams::new("add", &[], Device::from_ordinal(0)).is_err());
     }
 
     #[test]
