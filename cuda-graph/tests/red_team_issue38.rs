@@ -221,7 +221,12 @@ fn update_under_other_context() -> ! {
     let wrong = values.iter().enumerate().filter(|&(i, &v)| v != pattern(i as u32, 5)).count();
     let flag = after_crux(flag.to_vec(), "reading the flag")[0];
     if wrong > 0 || flag != 2 {
-        finish(DAMAGE, format!("after an Ok update {wrong} of {N} elements are not the new pattern; flag {flag} (want 2)"));
+        finish(
+            DAMAGE,
+            format!(
+                "after an Ok update {wrong} of {N} elements are not the new pattern; flag {flag} (want 2)"
+            ),
+        );
     }
     finish(HELD, "the updated exec ran the new graph in the primary context")
 }
@@ -291,13 +296,21 @@ fn batch_node_under_other_context(set: bool) -> ! {
         if let Err(err) = added {
             finish(HELD, format!("the add was refused while the other context was current: {err}"));
         }
-        (after_crux(graph.instantiate_default(), "instantiating after the context was destroyed"), "the second flag 4")
+        (
+            after_crux(graph.instantiate_default(), "instantiating after the context was destroyed"),
+            "the second flag 4",
+        )
     };
     after_crux(exec.launch(&stream), "launching");
     after_crux(stream.synchronize(), "waiting for the launch");
     let got = after_crux(second.to_vec(), "reading the second flag")[0];
     if got != 4 {
-        finish(DAMAGE, format!("the node made or set in the destroyed context did not write: {want} expected, got {got}"));
+        finish(
+            DAMAGE,
+            format!(
+                "the node made or set in the destroyed context did not write: {want} expected, got {got}"
+            ),
+        );
     }
     finish(HELD, "the batch node ran in the primary context")
 }
@@ -347,6 +360,53 @@ fn batch_node_under_other_device() -> ! {
         finish(DAMAGE, format!("the write did not land: {got}"));
     }
     finish(HELD, "the node ran on the graph's device")
+}
+
+/// Two GPUs, in a child process. Attacks `set_batch_mem_op`'s context on an exec of device 1
+/// set while device 0 is current (no other code involved): the parameters carry
+/// `cuCtxGetCurrent`'s answer, device 0's primary context, unless the setter makes the exec's
+/// device current first. CUDA says the context "may not be modified"; if it takes it, the write
+/// of device 1 memory runs on device 0, which was not given access to it.
+///
+/// Break: a fault, a crash, an error at launch, or the write not landing after an `Ok` set.
+/// Held: `Err`, or the write lands.
+#[test]
+fn a_batch_node_set_on_an_exec_of_another_device_than_the_current_one_runs_on_its_device() {
+    const NAME: &str =
+        "a_batch_node_set_on_an_exec_of_another_device_than_the_current_one_runs_on_its_device";
+    if is_child(NAME) {
+        set_on_other_device_exec();
+    }
+    require_gpu!();
+    {
+        require_gpus!(2);
+    }
+    run_scenario(NAME);
+}
+
+fn set_on_other_device_exec() -> ! {
+    let d0 = step(Device::get(0), "device 0");
+    let d1 = step(Device::get(1), "device 1");
+    step(d0.set_current(), "making device 0 current");
+    let stream = step(Stream::new_on(d1), "a stream of device 1");
+    let first = step(DeviceBuffer::<u32>::zeroed_on(d1, 1), "a flag of device 1");
+    let second = step(DeviceBuffer::<u32>::zeroed_on(d1, 1), "another flag of device 1");
+    let graph = step(Graph::new_on(d1), "a graph of device 1");
+    let node =
+        step(graph.add_batch_mem_op(&[step(MemOp::write_u32(&first.ptr(), 1), "op")], &[]), "the node");
+    let mut exec = step(graph.instantiate_default(), "instantiating");
+    step(d0.set_current(), "making device 0 current again");
+    let op = step(MemOp::write_u32(&second.ptr(), 2), "the new write");
+    if let Err(err) = exec.set_batch_mem_op(&node, &[op]) {
+        finish(HELD, format!("the set was refused: {err}"));
+    }
+    after_crux(exec.launch(&stream), "launching");
+    after_crux(stream.synchronize(), "waiting");
+    let got = (after_crux(first.to_vec(), "reading")[0], after_crux(second.to_vec(), "reading")[0]);
+    if got != (0, 2) {
+        finish(DAMAGE, format!("after an Ok set from device 0 the device 1 exec wrote (first, second) = {got:?}, want (0, 2)"));
+    }
+    finish(HELD, "the set node ran on the exec's device")
 }
 
 /// Two GPUs. `GraphExec::update` of a device 0 exec while cudarc made device 1's primary
@@ -418,9 +478,14 @@ fn update_under_other_device() -> ! {
 fn a_set_with_fewer_operations_is_refused_or_stops_the_dropped_ones() {
     require_gpu!();
     run(|| {
-        let (a, b, c) = (DeviceBuffer::<u32>::zeroed(1)?, DeviceBuffer::<u32>::zeroed(1)?, DeviceBuffer::<u32>::zeroed(1)?);
+        let (a, b, c) = (
+            DeviceBuffer::<u32>::zeroed(1)?,
+            DeviceBuffer::<u32>::zeroed(1)?,
+            DeviceBuffer::<u32>::zeroed(1)?,
+        );
         let graph = Graph::new()?;
-        let node = graph.add_batch_mem_op(&[MemOp::write_u32(&a.ptr(), 1)?, MemOp::write_u32(&b.ptr(), 2)?], &[])?;
+        let node =
+            graph.add_batch_mem_op(&[MemOp::write_u32(&a.ptr(), 1)?, MemOp::write_u32(&b.ptr(), 2)?], &[])?;
         let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
         if let Err(err) = exec.set_batch_mem_op(&node, &[MemOp::write_u32(&c.ptr(), 3)?]) {
             eprintln!("held: refused: {err}");
@@ -444,7 +509,11 @@ fn a_set_with_fewer_operations_is_refused_or_stops_the_dropped_ones() {
 fn a_set_with_more_operations_is_refused_or_runs_them_all() {
     require_gpu!();
     run(|| {
-        let (a, b, c) = (DeviceBuffer::<u32>::zeroed(1)?, DeviceBuffer::<u32>::zeroed(1)?, DeviceBuffer::<u32>::zeroed(1)?);
+        let (a, b, c) = (
+            DeviceBuffer::<u32>::zeroed(1)?,
+            DeviceBuffer::<u32>::zeroed(1)?,
+            DeviceBuffer::<u32>::zeroed(1)?,
+        );
         let graph = Graph::new()?;
         let node = graph.add_batch_mem_op(&[MemOp::write_u32(&a.ptr(), 1)?], &[])?;
         let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
@@ -457,7 +526,11 @@ fn a_set_with_more_operations_is_refused_or_runs_them_all() {
         exec.launch(&stream)?;
         stream.synchronize()?;
         let got = (a.to_vec()?[0], b.to_vec()?[0], c.to_vec()?[0]);
-        assert_eq!(got, (0, 2, 3), "Ok set of 2 operations on a 1-operation node: (a, b, c) after the launch");
+        assert_eq!(
+            got,
+            (0, 2, 3),
+            "Ok set of 2 operations on a 1-operation node: (a, b, c) after the launch"
+        );
         Ok(())
     });
 }
@@ -483,7 +556,11 @@ fn a_set_from_a_32_bit_to_a_64_bit_write_is_refused_or_writes_all_64_bits() {
         let stream = stream()?;
         exec.launch(&stream)?;
         stream.synchronize()?;
-        assert_eq!((small.to_vec()?[0], wide.to_vec()?[0]), (0, VALUE), "(old target, new target) after an Ok set");
+        assert_eq!(
+            (small.to_vec()?[0], wide.to_vec()?[0]),
+            (0, VALUE),
+            "(old target, new target) after an Ok set"
+        );
         Ok(())
     });
 }
@@ -514,7 +591,11 @@ fn a_set_from_a_64_bit_to_a_32_bit_write_writes_only_4_bytes() {
         let stream = stream()?;
         exec.launch(&stream)?;
         stream.synchronize()?;
-        assert_eq!(words.to_vec()?, [S, S, 5, S], "a 32-bit write set on a 64-bit node wrote beyond its 4 bytes");
+        assert_eq!(
+            words.to_vec()?,
+            [S, S, 5, S],
+            "a 32-bit write set on a 64-bit node wrote beyond its 4 bytes"
+        );
         assert_eq!(wide.to_vec()?, [0], "the old target was written after the set");
         Ok(())
     });
@@ -546,7 +627,11 @@ fn an_update_changing_batch_operation_kinds_or_count_is_refused_or_applied() {
             Ok(()) => {
                 exec.launch(&stream)?;
                 stream.synchronize()?;
-                assert_eq!(words.to_vec()?, [S, S, 5, S], "kind changed by update: bytes beyond the 32-bit write");
+                assert_eq!(
+                    words.to_vec()?,
+                    [S, S, 5, S],
+                    "kind changed by update: bytes beyond the 32-bit write"
+                );
                 assert_eq!(wide.to_vec()?, [0], "kind changed by update: the first graph's target written");
             }
         }
@@ -560,7 +645,11 @@ fn an_update_changing_batch_operation_kinds_or_count_is_refused_or_applied() {
             Ok(()) => {
                 exec.launch(&stream)?;
                 stream.synchronize()?;
-                assert_eq!((p.to_vec()?[0], q.to_vec()?[0]), (11, 12), "count changed by update: writes missing");
+                assert_eq!(
+                    (p.to_vec()?[0], q.to_vec()?[0]),
+                    (11, 12),
+                    "count changed by update: writes missing"
+                );
                 assert_eq!(wide.to_vec()?, [0], "count changed by update: the first graph's target written");
             }
         }
@@ -625,35 +714,117 @@ fn write_set_on_a_wait() -> ! {
 /// completed" (`set_batch_mem_op`) and the diff's early return in `ensure_fence` (no fence
 /// made when "not needed"): a launch is in flight (a spinning kernel, then the batch write of
 /// `WRITTEN` to A), the node is set to write B, A is dropped, and fresh sentinel buffers of A's
-/// size are allocated. The in-flight launch still writes A's address.
+/// size are allocated. The in-flight launch still writes A's address. (`cudaFree` may itself
+/// wait for the device; the stream-ordered variant below has no such implicit wait.)
 ///
 /// Break: a fresh buffer's element 0 becomes `WRITTEN` (A freed before the launch that writes
 /// it ran). Held: none written.
 #[test]
 fn a_write_set_while_a_launch_is_in_flight_keeps_the_old_buffer_until_that_launch_ran() {
     require_gpu!();
+    run(|| set_while_in_flight(false));
+}
+
+/// *memcheck*. As the probe above, with A stream-ordered (`alloc_async` on the launch's
+/// non-blocking stream), whose free is queued (`cudaFreeAsync`) rather than waited for, and the
+/// fresh buffers `alloc_async` on another non-blocking stream: the crate's pool must not hand
+/// out A's memory before the in-flight launch that writes it completed.
+///
+/// Break: a fresh buffer's element 0 becomes `WRITTEN`. Held: none written.
+#[test]
+fn a_write_set_while_a_launch_is_in_flight_keeps_the_old_stream_ordered_buffer_until_that_launch_ran() {
+    require_gpu!();
+    run(|| set_while_in_flight(true));
+}
+
+fn set_while_in_flight(stream_ordered: bool) -> cuda_graph::Result<()> {
+    let stream = non_blocking()?;
+    let other = non_blocking()?;
+    let scratch = DeviceBuffer::<u32>::zeroed(1)?;
+    let a = if stream_ordered {
+        let a = DeviceBuffer::<u32>::alloc_async(N, &stream)?;
+        stream.synchronize()?;
+        a
+    } else {
+        DeviceBuffer::<u32>::zeroed(N)?
+    };
+    let b = DeviceBuffer::<u32>::zeroed(1)?;
+    let graph = Graph::new()?;
+    let spin = graph.add_kernel(
+        spin_then_fill(),
+        LaunchConfig::new(1, 1),
+        (scratch.ptr(), 1, SPIN_CYCLES, 1),
+        &[],
+    )?;
+    let node = graph.add_batch_mem_op(&[MemOp::write_u32(&a.ptr(), WRITTEN)?], &[&spin])?;
+    let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
+    drop(graph);
+    exec.launch(&stream)?;
+    exec.set_batch_mem_op(&node, &[MemOp::write_u32(&b.ptr(), 8)?])?;
+    drop(a);
+    let busy = matches!(stream.is_idle(), Ok(false));
+    let fresh = if stream_ordered {
+        let mut fresh = Vec::new();
+        for _ in 0..4 {
+            let mut buffer = DeviceBuffer::<u32>::alloc_async(N, &other)?;
+            buffer.memset_async(0x5A, &other)?;
+            fresh.push(buffer);
+        }
+        other.synchronize()?;
+        fresh
+    } else {
+        allocate_fresh(4)?
+    };
+    stream.synchronize()?;
+    let hit = fresh_buffers_hit(&fresh)?;
+    assert_eq!(
+        hit, 0,
+        "the in-flight launch wrote {hit} buffers allocated after the set retired its target (busy at the drop: {busy})"
+    );
+    exec.launch(&stream)?;
+    stream.synchronize()?;
+    assert_eq!(b.to_vec()?, [8]);
+    assert_eq!(take_unreported_errors(), []);
+    Ok(())
+}
+
+/// Attacks the setter's and the reader's node checks with batch nodes: a node of another graph,
+/// and a node removed from its graph (its handle copied before the removal), given to
+/// `set_batch_mem_op` and `batch_mem_op_params`.
+///
+/// Break: any `Ok`. Held: `Err` each time.
+#[test]
+fn batch_nodes_of_other_graphs_or_removed_ones_are_refused() {
+    require_gpu!();
     run(|| {
-        let scratch = DeviceBuffer::<u32>::zeroed(1)?;
-        let a = DeviceBuffer::<u32>::zeroed(N)?;
-        let b = DeviceBuffer::<u32>::zeroed(1)?;
-        let graph = Graph::new()?;
-        let spin = graph.add_kernel(spin_then_fill(), LaunchConfig::new(1, 1), (scratch.ptr(), 1, SPIN_CYCLES, 1), &[])?;
-        let node = graph.add_batch_mem_op(&[MemOp::write_u32(&a.ptr(), WRITTEN)?], &[&spin])?;
-        let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
-        drop(graph);
-        let stream = non_blocking()?;
+        let flag = DeviceBuffer::<u32>::zeroed(2)?;
+        let mine = Graph::new()?;
+        let node = mine.add_batch_mem_op(&[MemOp::write_u32(&flag.ptr(), 1)?], &[])?;
+        let theirs = Graph::new()?;
+        let foreign = theirs.add_batch_mem_op(&[MemOp::write_u32(&flag.ptr(), 2)?], &[])?;
+        let removed = theirs.add_batch_mem_op(&[MemOp::write_u32(&flag.ptr().offset(1)?, 3)?], &[])?;
+        let copy = removed;
+        theirs.remove_node(removed)?;
+        assert!(theirs.batch_mem_op_params(&copy).is_err(), "a removed node read back");
+        assert!(mine.batch_mem_op_params(&foreign).is_err(), "another graph's node read back");
+        assert!(
+            mine.add_batch_mem_op(&[MemOp::write_u32(&flag.ptr(), 4)?], &[&foreign]).is_err(),
+            "another graph's node as a dependency"
+        );
+        let mut exec = mine.instantiate::<HostLaunch>(Default::default())?;
+        assert!(
+            exec.set_batch_mem_op(&foreign, &[MemOp::write_u32(&flag.ptr(), 5)?]).is_err(),
+            "another graph's node set"
+        );
+        assert!(
+            exec.set_batch_mem_op(&copy, &[MemOp::write_u32(&flag.ptr(), 6)?]).is_err(),
+            "a removed node set"
+        );
+        let stream = stream()?;
         exec.launch(&stream)?;
-        exec.set_batch_mem_op(&node, &[MemOp::write_u32(&b.ptr(), 8)?])?;
-        drop(a);
-        let busy = matches!(stream.is_idle(), Ok(false));
-        let fresh = allocate_fresh(4)?;
         stream.synchronize()?;
-        let hit = fresh_buffers_hit(&fresh)?;
-        assert_eq!(hit, 0, "the in-flight launch wrote {hit} buffers allocated after the set retired its target (busy at the drop: {busy})");
-        exec.launch(&stream)?;
-        stream.synchronize()?;
-        assert_eq!(b.to_vec()?, [8]);
-        assert_eq!(take_unreported_errors(), []);
+        assert_eq!(flag.to_vec()?, [1, 0]);
+        let _ = node;
         Ok(())
     });
 }
@@ -675,7 +846,12 @@ fn an_exec_dropped_under_its_launch_keeps_its_stream_ordered_batch_target() {
         let target = DeviceBuffer::<u32>::alloc_async(N, &launch_stream)?;
         launch_stream.synchronize()?;
         let graph = Graph::new()?;
-        let spin = graph.add_kernel(spin_then_fill(), LaunchConfig::new(1, 1), (scratch.ptr(), 1, SPIN_CYCLES, 1), &[])?;
+        let spin = graph.add_kernel(
+            spin_then_fill(),
+            LaunchConfig::new(1, 1),
+            (scratch.ptr(), 1, SPIN_CYCLES, 1),
+            &[],
+        )?;
         graph.add_batch_mem_op(&[MemOp::write_u32(&target.ptr(), WRITTEN)?], &[&spin])?;
         let exec = graph.instantiate::<HostLaunch>(Default::default())?;
         exec.launch(&launch_stream)?;
@@ -718,7 +894,11 @@ fn a_cloned_graph_keeps_its_batch_targets() {
         let stream = stream()?;
         exec.launch(&stream)?;
         stream.synchronize()?;
-        assert_eq!(fresh_buffers_hit(&fresh)?, 0, "the clone's batch node wrote memory its original let go of");
+        assert_eq!(
+            fresh_buffers_hit(&fresh)?,
+            0,
+            "the clone's batch node wrote memory its original let go of"
+        );
         Ok(())
     });
 }
@@ -792,7 +972,11 @@ fn batch_nodes_in_conditional_bodies_are_refused_or_run_with_their_body() {
             };
             exec.launch(&stream)?;
             stream.synchronize()?;
-            assert_eq!(target.to_vec()?, [condition], "a batch write in an IF body with condition {condition}");
+            assert_eq!(
+                target.to_vec()?,
+                [condition],
+                "a batch write in an IF body with condition {condition}"
+            );
         }
         let target = DeviceBuffer::<u64>::zeroed(1)?;
         let counter = DeviceBuffer::<u32>::zeroed(1)?;
@@ -802,9 +986,16 @@ fn batch_nodes_in_conditional_bodies_are_refused_or_run_with_their_body() {
         match body.add_batch_mem_op(&[MemOp::write_u64(&target.ptr(), 42)?], &[]) {
             Err(err) => eprintln!("held: refused in a WHILE body: {err}"),
             Ok(write) => {
-                body.add_kernel(test_kernels::while_step(), LaunchConfig::new(1, 1), (handle, counter.ptr(), 3), &[&write])?;
+                body.add_kernel(
+                    test_kernels::while_step(),
+                    LaunchConfig::new(1, 1),
+                    (handle, counter.ptr(), 3),
+                    &[&write],
+                )?;
                 match graph.instantiate::<HostLaunch>(Default::default()) {
-                    Err(err) => eprintln!("held: WHILE body with a batch node refused at instantiation: {err}"),
+                    Err(err) => {
+                        eprintln!("held: WHILE body with a batch node refused at instantiation: {err}")
+                    }
                     Ok(exec) => {
                         exec.launch(&stream)?;
                         stream.synchronize()?;
@@ -830,7 +1021,10 @@ fn batch_nodes_are_refused_in_device_launch_graphs_also_inside_child_graphs() {
         let direct = Graph::new()?;
         direct.add_batch_mem_op(&[MemOp::write_u32(&target.ptr(), 1)?], &[])?;
         let options = || InstantiateOptions { upload_stream: Some(&stream), ..Default::default() };
-        assert!(direct.instantiate::<DeviceLaunch>(options()).is_err(), "a device-launch exec with a batch node");
+        assert!(
+            direct.instantiate::<DeviceLaunch>(options()).is_err(),
+            "a device-launch exec with a batch node"
+        );
         let child = Graph::new()?;
         child.add_batch_mem_op(&[MemOp::write_u32(&target.ptr(), 2)?], &[])?;
         let parent = Graph::new()?;
@@ -873,11 +1067,17 @@ fn set_batch_mem_op_refuses_memory_the_execs_device_cannot_reach() {
             return Ok(());
         }
         let graph = Graph::new_on(d0)?;
-        assert!(graph.add_batch_mem_op(&[MemOp::write_u32(&remote.ptr(), 1)?], &[]).is_err(), "the add of device 1 memory");
+        assert!(
+            graph.add_batch_mem_op(&[MemOp::write_u32(&remote.ptr(), 1)?], &[]).is_err(),
+            "the add of device 1 memory"
+        );
         let node = graph.add_batch_mem_op(&[MemOp::write_u32(&local.ptr(), 1)?], &[])?;
         let mut exec = graph.instantiate::<HostLaunch>(Default::default())?;
         let set = exec.set_batch_mem_op(&node, &[MemOp::write_u32(&remote.ptr(), 2)?]);
-        assert!(set.is_err(), "set_batch_mem_op accepted device 1 memory for a device 0 exec without peer access");
+        assert!(
+            set.is_err(),
+            "set_batch_mem_op accepted device 1 memory for a device 0 exec without peer access"
+        );
         Ok(())
     });
 }
@@ -912,7 +1112,10 @@ fn peer_buffer_set_on_exec() -> ! {
         finish(UNAVAILABLE, "device 0 cannot access device 1");
     }
     step(d0.enable_peer_access(d1), "enabling peer access 0 -> 1");
-    let stream = step(Stream::with_options_on(d0, StreamOptions { non_blocking: true, priority: None }), "a stream of device 0");
+    let stream = step(
+        Stream::with_options_on(d0, StreamOptions { non_blocking: true, priority: None }),
+        "a stream of device 0",
+    );
     let scratch = step(DeviceBuffer::<u32>::zeroed_on(d0, 1), "scratch");
     let local = step(DeviceBuffer::<u32>::zeroed_on(d0, 1), "a local flag");
     let remote = step(DeviceBuffer::<u32>::zeroed_on(d1, N), "the device 1 victim");
@@ -921,7 +1124,10 @@ fn peer_buffer_set_on_exec() -> ! {
         graph.add_kernel(spin_then_fill(), LaunchConfig::new(1, 1), (scratch.ptr(), 1, SPIN_CYCLES, 1), &[]),
         "the spinning kernel",
     );
-    let node = step(graph.add_batch_mem_op(&[step(MemOp::write_u32(&local.ptr(), 1), "op")], &[&spin]), "the batch node");
+    let node = step(
+        graph.add_batch_mem_op(&[step(MemOp::write_u32(&local.ptr(), 1), "op")], &[&spin]),
+        "the batch node",
+    );
     let mut exec = step(graph.instantiate_default(), "instantiating");
     drop(graph);
     let op = step(MemOp::write_u32(&remote.ptr(), WRITTEN), "the peer write");
@@ -932,8 +1138,9 @@ fn peer_buffer_set_on_exec() -> ! {
     drop(exec);
     drop(remote);
     let busy = matches!(stream.is_idle(), Ok(false));
-    let fresh: Vec<DeviceBuffer<u32>> =
-        (0..4).map(|_| step(DeviceBuffer::from_slice_on(d1, &vec![FRESH; N]), "a fresh device 1 buffer")).collect();
+    let fresh: Vec<DeviceBuffer<u32>> = (0..4)
+        .map(|_| step(DeviceBuffer::from_slice_on(d1, &vec![FRESH; N]), "a fresh device 1 buffer"))
+        .collect();
     after_crux(stream.synchronize(), "waiting for device 0");
     let hit = after_crux(fresh_buffers_hit(&fresh), "reading the fresh buffers");
     if hit > 0 {
@@ -991,17 +1198,37 @@ fn launches_after_device_switch() -> ! {
         finish(DAMAGE, format!("a launch on device 0's stream after cudarc switched devices (Ok: {}) left {wrong} wrong elements", launched.is_ok()));
     }
     for round in 0..20u32 {
-        after_crux(fill_pattern().launch(&s0, n_config(N), (b0.ptr(), N as u32, 100 + round)), "device 0 launch");
-        after_crux(fill_pattern().launch(&s1, n_config(N), (b1.ptr(), N as u32, 200 + round)), "device 1 launch");
+        after_crux(
+            fill_pattern().launch(&s0, n_config(N), (b0.ptr(), N as u32, 100 + round)),
+            "device 0 launch",
+        );
+        after_crux(
+            fill_pattern().launch(&s1, n_config(N), (b1.ptr(), N as u32, 200 + round)),
+            "device 1 launch",
+        );
     }
     after_crux(s0.synchronize(), "waiting for device 0");
     after_crux(s1.synchronize(), "waiting for device 1");
-    let w0 = after_crux(b0.to_vec(), "reading 0").iter().enumerate().filter(|&(i, &v)| v != pattern(i as u32, 119)).count();
-    let w1 = after_crux(b1.to_vec(), "reading 1").iter().enumerate().filter(|&(i, &v)| v != pattern(i as u32, 219)).count();
+    let w0 = after_crux(b0.to_vec(), "reading 0")
+        .iter()
+        .enumerate()
+        .filter(|&(i, &v)| v != pattern(i as u32, 119))
+        .count();
+    let w1 = after_crux(b1.to_vec(), "reading 1")
+        .iter()
+        .enumerate()
+        .filter(|&(i, &v)| v != pattern(i as u32, 219))
+        .count();
     if w0 + w1 > 0 {
-        finish(DAMAGE, format!("alternating launches on two devices: {w0} wrong on device 0, {w1} on device 1"));
+        finish(
+            DAMAGE,
+            format!("alternating launches on two devices: {w0} wrong on device 0, {w1} on device 1"),
+        );
     }
-    finish(HELD, format!("launches ran on their streams' devices (the launch under device 1: {:?})", launched.err()))
+    finish(
+        HELD,
+        format!("launches ran on their streams' devices (the launch under device 1: {:?})", launched.err()),
+    )
 }
 
 /// Attacks the driver path from several threads at once (a new thread has no context current
@@ -1021,7 +1248,8 @@ fn driver_path_launches_from_many_threads_all_land() {
         let barrier = Arc::new(Barrier::new(4));
         let threads: Vec<_> = (0..4)
             .map(|_| {
-                let (shared_stream, shared, barrier) = (shared_stream.clone(), shared.clone(), barrier.clone());
+                let (shared_stream, shared, barrier) =
+                    (shared_stream.clone(), shared.clone(), barrier.clone());
                 std::thread::spawn(move || -> cuda_graph::Result<Vec<u32>> {
                     let own_stream = non_blocking()?;
                     let own = DeviceBuffer::<u32>::zeroed(1024)?;
@@ -1082,13 +1310,19 @@ fn driver_path_launches_racing_captures_on_other_threads_are_never_recorded() {
             if seed % 50 == 0 {
                 stream.synchronize()?;
                 let values = out.to_vec()?;
-                assert!(values.iter().enumerate().all(|(i, &v)| v == pattern(i as u32, seed)), "a wrong fill");
+                assert!(
+                    values.iter().enumerate().all(|(i, &v)| v == pattern(i as u32, seed)),
+                    "a wrong fill"
+                );
             }
         }
         stream.synchronize()?;
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let counts = capturer.join().expect("the capturing thread panicked")?;
-        assert!(counts.iter().all(|&n| n == 1), "a capture recorded another thread's launches: node counts {counts:?}");
+        assert!(
+            counts.iter().all(|&n| n == 1),
+            "a capture recorded another thread's launches: node counts {counts:?}"
+        );
         Ok(())
     });
 }
@@ -1117,13 +1351,24 @@ fn a_refused_launch_leaves_no_error_in_the_runtimes_last_error_slot() {
         // SAFETY: cudaGetLastError has no precondition; it reads (and clears) this thread's
         // last-error slot, which is what this probe observes.
         let last = unsafe { cuda_graph::sys::cudaGetLastError() };
-        assert_eq!(last, cuda_graph::sys::cudaError::cudaSuccess, "the launch (Ok: {}) left an error in the slot", refused.is_ok());
+        assert_eq!(
+            last,
+            cuda_graph::sys::cudaError::cudaSuccess,
+            "the launch (Ok: {}) left an error in the slot",
+            refused.is_ok()
+        );
         stream.synchronize()?;
         let seed = if refused.is_ok() { 2 } else { 1 };
-        assert!(out.to_vec()?.iter().enumerate().all(|(i, &v)| v == pattern(i as u32, seed)), "the result does not match the launch's answer");
+        assert!(
+            out.to_vec()?.iter().enumerate().all(|(i, &v)| v == pattern(i as u32, seed)),
+            "the result does not match the launch's answer"
+        );
         fill_pattern().launch(&stream, n_config(256), (out.ptr(), 256, 3))?;
         stream.synchronize()?;
-        assert!(out.to_vec()?.iter().enumerate().all(|(i, &v)| v == pattern(i as u32, 3)), "the next launch did not run");
+        assert!(
+            out.to_vec()?.iter().enumerate().all(|(i, &v)| v == pattern(i as u32, 3)),
+            "the next launch did not run"
+        );
         Ok(())
     });
 }
@@ -1162,7 +1407,8 @@ fn reloaded_modules() -> ! {
         let module = step(Module::from_cuda_source(&source), "compiling and loading");
         // SAFETY: `stamp(unsigned* out, unsigned n)` writes out[i] only for i < n, and n is the
         // buffer's length below; the parameters are exactly these Rust types.
-        let kernel: Kernel<(DevicePtr<u32>, u32)> = step(unsafe { module.kernel_unchecked_types("stamp") }, "the kernel");
+        let kernel: Kernel<(DevicePtr<u32>, u32)> =
+            step(unsafe { module.kernel_unchecked_types("stamp") }, "the kernel");
         drop(module);
         after_crux(kernel.launch(&stream, n_config(256), (out.ptr(), 256)), "launching");
         after_crux(stream.synchronize(), "waiting");
@@ -1170,7 +1416,10 @@ fn reloaded_modules() -> ! {
         let want = 1000 * (round + 1);
         let wrong = values.iter().enumerate().filter(|&(i, &v)| v != want + i as u32).count();
         if wrong > 0 {
-            finish(DAMAGE, format!("round {round}: {wrong} elements not this module's (first {})", values[0]));
+            finish(
+                DAMAGE,
+                format!("round {round}: {wrong} elements not this module's (first {})", values[0]),
+            );
         }
         drop(kernel); // the library unloads
     }
