@@ -115,6 +115,32 @@ pub(crate) fn stream_context(stream: sys::cudaStream_t) -> Option<usize> {
     (status == 0 && !context.is_null()).then_some(context as usize)
 }
 
+/// `cuGraphNodeGetType`, looked up once; `None` when the driver lacks it.
+static NODE_GET_TYPE: OnceLock<Option<sys::PFN_cuGraphNodeGetType>> = OnceLock::new();
+
+/// The type of `node` (a live node; the caller holds its graph) by the driver's answer, which
+/// knows the kinds only the driver makes (batch memory operations), where the runtime's
+/// `cudaGraphNodeGetType` fails.
+pub(crate) fn node_type(node: sys::cudaGraphNode_t) -> Result<sys::cudaGraphNodeType> {
+    const CALL: &str = "cuGraphNodeGetType";
+    if sys::in_host_fn() {
+        // Refused there like every CUDA call of the crate (see `runtime`).
+        check(sys::cudaError::cudaErrorNotPermitted, CALL)?;
+    }
+    let get = NODE_GET_TYPE.get_or_init(|| {
+        // SAFETY: `PFN_cuGraphNodeGetType` is the C signature of cuGraphNodeGetType at 10.0.
+        let found =
+            unsafe { function(sys::CU_GRAPH_NODE_GET_TYPE, sys::CU_GRAPH_NODE_GET_TYPE_VERSION, CALL) };
+        found.ok()
+    });
+    let get =
+        get.ok_or_else(|| CudaError::from_code(sys::cudaError::cudaErrorSymbolNotFound.0 as i32, CALL))?;
+    let mut raw = 0;
+    // SAFETY: `node` is a live node (the caller's promise); `raw` is a valid out-pointer.
+    check_driver(unsafe { get(node, &mut raw) }, CALL)?;
+    Ok(sys::cudaGraphNodeType(raw))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -214,3 +214,18 @@ pub const CU_STREAM_GET_CTX_VERSION: ::core::ffi::c_uint = 9020;
 /// to.
 pub type PFN_cuStreamGetCtx =
     unsafe extern "C" fn(stream: crate::bindings::cudaStream_t, context: *mut CUcontext) -> CUresult;
+
+/// The driver symbol name of [`PFN_cuGraphNodeGetType`], NUL-terminated.
+pub const CU_GRAPH_NODE_GET_TYPE: &[u8] = b"cuGraphNodeGetType\0";
+
+/// The driver version (10.0) of the `cuGraphNodeGetType` signature below.
+pub const CU_GRAPH_NODE_GET_TYPE_VERSION: ::core::ffi::c_uint = 10000;
+
+/// `CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type)`: the node's type, by
+/// the runtime's numbering (`cudaGraphNodeType`), and also for the kinds only the driver makes
+/// (batch memory operations, 12), whose type the runtime's `cudaGraphNodeGetType` fails to
+/// report (`cudaErrorUnknown` on CUDA 13.0).
+pub type PFN_cuGraphNodeGetType = unsafe extern "C" fn(
+    node: crate::bindings::cudaGraphNode_t,
+    node_type: *mut ::core::ffi::c_uint,
+) -> CUresult;

@@ -5,7 +5,7 @@ use std::fmt;
 use crate::runtime as sys;
 
 use super::NodeKind;
-use crate::error::{check, CudaError, Result};
+use crate::error::{CudaError, Result};
 
 /// A node of some graph, of any kind: what every typed node handle converts to.
 ///
@@ -192,10 +192,9 @@ impl fmt::Display for NodeInfo {
 
 /// The kind of a live node.
 pub(crate) fn kind_of(node: sys::cudaGraphNode_t) -> Result<NodeKind> {
-    let mut raw = sys::cudaGraphNodeType(0);
-    // SAFETY: callers pass a node of a live graph (checked by id, held by its family).
-    check(unsafe { sys::cudaGraphNodeGetType(node, &mut raw) }, "cudaGraphNodeGetType")?;
-    Ok(NodeKind::from_raw(raw))
+    // The driver's answer: the runtime's fails for the kinds only the driver makes. Callers
+    // pass a node of a live graph (checked by id, held by its family).
+    Ok(NodeKind::from_raw(crate::driver::node_type(node)?))
 }
 
 /// The kernel's name of the kernel node `node` (live, held by the caller), where CUDA knows it.

@@ -48,11 +48,8 @@ pub(in crate::graph) fn shape_of(graph: sys::cudaGraph_t, flags: u64) -> Option<
     let mut shape = Vec::with_capacity(2 * nodes.len() + 1);
     shape.push(nodes.len() as u64);
     for &node in &nodes {
-        let mut kind = sys::cudaGraphNodeType(0);
-        // SAFETY: `node` is a node of the live graph the caller holds; `kind` is writable.
-        if unsafe { sys::cudaGraphNodeGetType(node, &mut kind) } != sys::cudaError::cudaSuccess {
-            return None;
-        }
+        // `node` is a node of the live graph the caller holds.
+        let kind = crate::driver::node_type(node).ok()?;
         shape.push(kind.0 as u64);
         if kind == sys::cudaGraphNodeType::cudaGraphNodeTypeKernel {
             shape.push(kernel_function(node));
