@@ -1,12 +1,28 @@
 //! The per-area reasons of the graph refusals ([`Refusal::Node`](super::Refusal::Node),
 //! [`Refusal::Edit`](super::Refusal::Edit), [`Refusal::Conditional`](super::Refusal::Conditional),
-//! [`Refusal::Exec`](super::Refusal::Exec)): whose a node is, what an edit may change, the rules
-//! of conditional nodes, and what instantiation, launch and update of an exec need.
+//! [`Refusal::Exec`](super::Refusal::Exec)): which graph a node belongs to, what an edit may
+//! change, the rules of conditional nodes, and what instantiation, launch and update of an exec
+//! need. Node kinds are held by name (as `NodeKind` prints them), so this layer imports nothing
+//! of the graph module.
 
 use crate::CudaError;
 
 /// A node handle the call cannot use: of another graph, removed, of another kind
 /// ([`Refusal::Node`](super::Refusal::Node)).
+///
+/// ```
+/// use cuda_graph::refusal::NodeRefusal;
+/// use cuda_graph::{CudaError, Refusal};
+/// let err = CudaError::InvalidArgument {
+///     call: "GraphBuilder::add_empty",
+///     reason: NodeRefusal::DependencyOfAnotherGraph { index: 0, node_graph: 3, graph: 4 }.into(),
+/// };
+/// assert!(matches!(
+///     err.refusal(),
+///     Some(Refusal::Node(NodeRefusal::DependencyOfAnotherGraph { index: 0, .. }))
+/// ));
+/// assert!(err.to_string().starts_with("GraphBuilder::add_empty: dependency 0 is a node of another graph"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum NodeRefusal {
@@ -75,7 +91,8 @@ pub enum NodeRefusal {
     UnknownConditional,
 }
 
-/// A change to a graph that is refused ([`Refusal::Edit`](super::Refusal::Edit)).
+/// A change to a graph (or an operation on one) that is refused
+/// ([`Refusal::Edit`](super::Refusal::Edit)).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EditRefusal {
@@ -106,7 +123,7 @@ pub enum EditRefusal {
     /// A graph added to itself (or its family) as a child.
     #[error("a graph cannot contain itself (or its own family) as a child")]
     ChildIsItself,
-    /// A graph family locked while this thread captures into it.
+    /// A call on a graph while this thread still captures a stream into it.
     #[error("a stream capture into this graph is still in progress on this thread; end it first")]
     CaptureInProgress,
     /// A graph that is not a clone of the original given.
@@ -138,7 +155,7 @@ pub enum Unremovable {
     /// A conditional node, whose bodies have builders.
     #[error("a conditional node cannot be removed: its bodies would be destroyed under their builders")]
     Conditional,
-    /// A memory alloc or free node, whose ordering uses of the memory rely on.
+    /// A memory alloc or free node: the nodes using its memory rely on the order it sets.
     #[error("a memory alloc or free node cannot be removed: nodes may use the memory it orders")]
     MemoryNode,
 }
@@ -248,7 +265,7 @@ pub enum ExecRefusal {
     /// A raw exec instantiated for device launch given where only host-launch ones are adopted.
     #[error("the exec was instantiated for device launch: only host-launch execs can be adopted")]
     DeviceLaunchNotAdoptable,
-    /// A child graph node of a device-launch exec set.
+    /// A child graph node set in a device-launch exec.
     #[error("a device-launch exec's nodes were validated at instantiation; instantiate anew")]
     DeviceLaunchValidated,
     /// A child graph of the exec's own family set into it.

@@ -244,7 +244,10 @@ fn each_graph_reason_prints_the_message_of_its_refusal() {
             Refusal::UnalignedAddress { address: 0x1002, align: 4 },
             "the address 0x1002 is not aligned to 4 bytes, as CUDA's memory operations need",
         ),
-        (NodeRefusal::Removed.into(), "the node was removed from its graph; a handle of a removed node names nothing"),
+        (
+            NodeRefusal::Removed.into(),
+            "the node was removed from its graph; a handle of a removed node names nothing",
+        ),
         (
             NodeRefusal::DependencyOfAnotherGraph { index: 0, node_graph: 3, graph: 4 }.into(),
             "dependency 0 is a node of another graph (#3, not #4); a node can depend only on nodes of the \
@@ -293,8 +296,8 @@ fn each_graph_reason_prints_the_message_of_its_refusal() {
         ),
         (
             EditRefusal::BesideMemoryNodes { what: "an edge" }.into(),
-            "the graph holds memory alloc or free nodes, whose ordering edges may not be removed (nor an edge \
-             with its edges): edit a graph without them",
+            "the graph holds memory alloc or free nodes, whose ordering edges may not be removed (nor an \
+             edge with its edges): edit a graph without them",
         ),
         (EditRefusal::ProgrammaticEdgeTarget.into(), "programmatic edges lead only into kernel nodes"),
         (EditRefusal::BatchMemOpEdges.into(), "batch memory operation nodes take plain dependencies only"),
@@ -374,10 +377,7 @@ fn each_graph_reason_prints_the_message_of_its_refusal() {
 fn an_instantiation_refusal_prints_the_status_the_reason_and_the_node() {
     let status = || Box::new(CudaError::Api { code: 1, name: "E", message: "m", call: "c" });
     let failures = [
-        (
-            InstantiateFailure::InvalidStructure,
-            "the graph's structure is invalid (a cycle, say)",
-        ),
+        (InstantiateFailure::InvalidStructure, "the graph's structure is invalid (a cycle, say)"),
         (
             InstantiateFailure::NotForDeviceLaunch,
             "a node's operation is not supported for device launch (host, empty, event, child graph, memory \
@@ -385,10 +385,10 @@ fn an_instantiation_refusal_prints_the_status_the_reason_and_the_node() {
         ),
         (
             InstantiateFailure::NotInBody,
-            "a conditional node's body (or a child graph) holds a node CUDA does not allow there: bodies take \
-             kernel, memcpy, memset, empty, child graph and conditional nodes, not event record or wait, host \
-             or memory nodes (a collective captured into a body brings NCCL's event wait node unless \
-             NCCL_GRAPH_MIXING_SUPPORT=0)",
+            "a conditional node's body (or a child graph) holds a node CUDA does not allow there: bodies \
+             take kernel, memcpy, memset, empty, child graph and conditional nodes, not event record or \
+             wait, host or memory nodes (a collective captured into a body brings NCCL's event wait node \
+             unless NCCL_GRAPH_MIXING_SUPPORT=0)",
         ),
         (InstantiateFailure::NotSupported, "a node's operation is not supported here"),
         (
