@@ -71,8 +71,8 @@ impl GraphBuilder {
             )
         })?;
         fs::read_to_string(&file.0).map_err(|err| {
-            let (path, error) = (file.0.display().to_string(), err.to_string());
-            CudaError::refused(CALL, EditRefusal::DotReadBack { path, error })
+            let (path, kind, error) = (file.0.display().to_string(), err.kind(), err.to_string());
+            CudaError::refused(CALL, EditRefusal::DotReadBack { path, kind, error })
         })
     }
 }

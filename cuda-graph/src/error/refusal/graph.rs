@@ -143,7 +143,9 @@ pub enum EditRefusal {
     DotReadBack {
         /// The file's path.
         path: String,
-        /// The operating system's error.
+        /// The kind of the I/O error.
+        kind: std::io::ErrorKind,
+        /// The operating system's error, as it prints.
         error: String,
     },
 }

@@ -313,7 +313,12 @@ fn each_graph_reason_prints_the_message_of_its_refusal() {
             "temporary path /tmp/a\0b contains a NUL byte",
         ),
         (
-            EditRefusal::DotReadBack { path: "/tmp/g.dot".into(), error: "gone".into() }.into(),
+            EditRefusal::DotReadBack {
+                path: "/tmp/g.dot".into(),
+                kind: std::io::ErrorKind::NotFound,
+                error: "gone".into(),
+            }
+            .into(),
             "reading back /tmp/g.dot: gone",
         ),
         (
