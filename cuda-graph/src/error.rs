@@ -152,14 +152,6 @@ impl CudaError {
     pub(crate) fn refused(call: &'static str, reason: impl Into<Refusal>) -> CudaError {
         CudaError::InvalidArgument { call, reason: reason.into() }
     }
-
-    /// TEMPORARY, only for the refusals inside `graph/` that are not typed yet (they are
-    /// converted to [`CudaError::refused`] with a [`Refusal`] variant, and this constructor and
-    /// [`Refusal::UntypedLegacy`] removed, once that module's restructuring has landed). Every
-    /// other refusal names its reason: do not call this anywhere else.
-    pub(crate) fn invalid(call: &'static str, problem: impl Into<String>) -> CudaError {
-        CudaError::InvalidArgument { call, reason: Refusal::UntypedLegacy { problem: problem.into() } }
-    }
 }
 
 /// Turns a CUDA status into `Ok(())` or the error naming `call`.

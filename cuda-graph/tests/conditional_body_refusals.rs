@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use cuda_graph::graph::{Graph, HostLaunch};
-use cuda_graph::{CudaError, Event};
+use cuda_graph::refusal::{ExecRefusal, InstantiateFailure};
+use cuda_graph::{Event, Refusal};
 
 #[test]
 fn an_event_wait_node_in_a_while_body_is_refused_naming_the_body_and_the_node() {
@@ -15,11 +16,16 @@ fn an_event_wait_node_in_a_while_body_is_refused_naming_the_body_and_the_node() 
     let ready = Arc::new(Event::new().unwrap());
     body.add_event_wait(&ready, &[]).unwrap();
     let err = graph.instantiate::<HostLaunch>(Default::default()).unwrap_err();
-    assert!(matches!(err, CudaError::InvalidArgument { .. }), "{err:?}");
-    let text = err.to_string();
-    assert!(text.contains("conditional node's body"), "{text}");
-    assert!(text.contains("(at a event wait node)"), "{text}");
-    assert!(!text.contains("device launch"), "a host-launch instantiation: {text}");
+    match err.refusal() {
+        Some(Refusal::Exec(ExecRefusal::Instantiate { reason, node_named, node_kind, .. })) => {
+            // Not `NotForDeviceLaunch`: a host-launch instantiation.
+            assert_eq!(*reason, InstantiateFailure::NotInBody, "{err}");
+            assert!(*node_named, "{err}");
+            assert_eq!(node_kind.as_deref(), Some("event wait"), "{err}");
+        }
+        _ => panic!("expected an instantiation refused by CUDA, got {err:?}"),
+    }
+    assert!(err.to_string().contains("(at a event wait node)"), "the message names the node: {err}");
     // The same node in the root graph is fine.
     let root = Graph::new().unwrap();
     root.add_event_wait(&ready, &[]).unwrap();

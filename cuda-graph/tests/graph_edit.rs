@@ -10,18 +10,28 @@ use cuda_graph::graph::{
     UpdateRefusal,
 };
 use cuda_graph::kernel::{KernelAttributes, LaunchConfig};
-use cuda_graph::{CudaError, DeviceBuffer};
+use cuda_graph::refusal::{EditRefusal, NodeRefusal, Unremovable};
+use cuda_graph::{CudaError, DeviceBuffer, Refusal};
 use gpu_test_support::require_gpu;
 use graph_support::{per_element, run, sm90_or_skip, stream};
 use test_kernels::{add_scalar, pdl_append};
 
 const N: u32 = 1000;
 
-fn refused<T: std::fmt::Debug>(result: Result<T, CudaError>, expect: &str) {
-    match result {
-        Err(err @ CudaError::InvalidArgument { .. }) => assert!(err.to_string().contains(expect), "{err}"),
-        other => panic!("expected a refusal containing {expect:?}, got {other:?}"),
-    }
+/// Asserts that `result` is a refusal whose reason matches the pattern (and the guard).
+macro_rules! refused {
+    ($result:expr, $reason:pat if $guard:expr) => {
+        match $result {
+            Err(CudaError::InvalidArgument { reason: $reason, .. }) if $guard => {}
+            other => panic!("expected a refusal {}, got {other:?}", stringify!($reason if $guard)),
+        }
+    };
+    ($result:expr, $reason:pat) => {
+        match $result {
+            Err(CudaError::InvalidArgument { reason: $reason, .. }) => {}
+            other => panic!("expected a refusal {}, got {other:?}", stringify!($reason)),
+        }
+    };
 }
 
 /// Runs `graph` once and reads `data` back.
@@ -58,15 +68,15 @@ fn a_removed_node_is_gone_and_every_copy_of_its_handle_is_refused() {
             "the edge into the removed node's dependent went too"
         );
         assert!(graph.dependents(&fill)?.is_empty());
-        refused(graph.node_kind(&copy), "removed");
-        refused(graph.dependencies(&copy), "removed");
-        refused(graph.add_empty(&[&copy]), "removed");
-        refused(graph.remove_node(copy), "removed");
+        refused!(graph.node_kind(&copy), Refusal::Node(NodeRefusal::Removed));
+        refused!(graph.dependencies(&copy), Refusal::Node(NodeRefusal::Removed));
+        refused!(graph.add_empty(&[&copy]), Refusal::Node(NodeRefusal::Removed));
+        refused!(graph.remove_node(copy), Refusal::Node(NodeRefusal::Removed));
         // New nodes (CUDA may give one the removed node's address) leave the handle refused.
         for _ in 0..8 {
             graph.add_empty(&[])?;
         }
-        refused(graph.kernel_params(&copy), "removed");
+        refused!(graph.kernel_params(&copy), Refusal::Node(NodeRefusal::Removed));
         // Order what is left again: fill, then +7.
         graph.add_dependencies(&plus7, &[Dependency::from(&fill)])?;
         let deps = graph.dependencies(&plus7)?;
@@ -84,19 +94,19 @@ fn an_instantiated_graph_keeps_its_nodes_and_a_clone_is_edited_instead() {
         let (graph, fill, plus5, plus7) = fill_plus5_plus7(&data)?;
         let clone = graph.clone_graph()?;
         assert_eq!(launch_and_read(&graph, &data)?, vec![13; N as usize]);
-        refused(graph.remove_node(plus5), "instantiated");
+        refused!(graph.remove_node(plus5), Refusal::Edit(EditRefusal::Instantiated));
 
         // The clone's nodes are its own: the original's handles are refused there.
-        refused(clone.node_kind(&plus5), "another graph");
+        refused!(clone.node_kind(&plus5), Refusal::Node(NodeRefusal::OfAnotherGraph { .. }));
         let (fill_c, plus5_c, plus7_c) = (
             clone.cloned_node(&graph, &fill)?,
             clone.cloned_node(&graph, &plus5)?,
             clone.cloned_node(&graph, &plus7)?,
         );
         assert_eq!(clone.kernel_params(&plus7_c)?.config, per_element(N));
-        refused(graph.node_kind(&plus7_c), "another graph");
+        refused!(graph.node_kind(&plus7_c), Refusal::Node(NodeRefusal::OfAnotherGraph { .. }));
         clone.remove_node(plus5_c)?;
-        refused(clone.cloned_node(&graph, &plus5), "removed from the clone");
+        refused!(clone.cloned_node(&graph, &plus5), Refusal::Node(NodeRefusal::CopyRemovedFromClone));
         clone.add_dependencies(&plus7_c, &[Dependency::from(&fill_c)])?;
         assert_eq!(launch_and_read(&clone, &data)?, vec![8; N as usize]);
         // The original runs as it was.
@@ -104,9 +114,9 @@ fn an_instantiated_graph_keeps_its_nodes_and_a_clone_is_edited_instead() {
 
         // An exec of the clone refuses the original's nodes.
         let mut exec = clone.instantiate::<HostLaunch>(Default::default())?;
-        refused(exec.set_node_enabled(&plus7, false), "not to graph");
+        refused!(exec.set_node_enabled(&plus7, false), Refusal::Node(NodeRefusal::NotOfExecGraph { .. }));
         let unrelated = Graph::new()?;
-        refused(unrelated.cloned_node(&graph, &fill), "not cloned from");
+        refused!(unrelated.cloned_node(&graph, &fill), Refusal::Edit(EditRefusal::NotClonedFrom));
         Ok(())
     });
 }
@@ -126,7 +136,10 @@ fn dependents_and_dependencies_carry_their_edge_data() {
         let second = graph.add_kernel_with(pdl_append(), one, (log.slice(), 2), &none, &[])?;
         let join = graph.add_empty(&[])?;
         graph.add_dependencies(&second, &[Dependency::programmatic(&first)])?;
-        refused(graph.add_dependencies(&join, &[Dependency::programmatic(&first)]), "only into kernel nodes");
+        refused!(
+            graph.add_dependencies(&join, &[Dependency::programmatic(&first)]),
+            Refusal::Edit(EditRefusal::ProgrammaticEdgeTarget)
+        );
         graph.add_dependencies(&join, &[Dependency::from(&second)])?;
 
         let after_first = graph.dependents(&first)?;
@@ -178,14 +191,24 @@ fn node_parameters_read_back_by_kind() {
             params.bodies.iter().map(|body| body.node_count()).collect::<Result<_, _>>()?;
         assert_eq!(counts, [0, 0, 2]);
 
-        refused(graph.memset_params(&kernel), "not a memset node");
-        refused(graph.kernel_params(&fill), "not a kernel node");
-        refused(graph.conditional_params(&fill), "not a conditional node");
-        refused(graph.remove_node(cond), "conditional node cannot be removed");
+        refused!(
+            graph.memset_params(&kernel),
+            Refusal::Node(NodeRefusal::WrongKind { found, wanted }) if found == "kernel" && wanted == "memset"
+        );
+        refused!(
+            graph.kernel_params(&fill),
+            Refusal::Node(NodeRefusal::WrongKind { found, wanted }) if found == "memset" && wanted == "kernel"
+        );
+        refused!(
+            graph.conditional_params(&fill),
+            Refusal::Node(NodeRefusal::WrongKind { found, wanted })
+                if found == "memset" && wanted == "conditional"
+        );
+        refused!(graph.remove_node(cond), Refusal::Edit(EditRefusal::NotRemovable(Unremovable::Conditional)));
         // A removal elsewhere in the family retires every view read before it.
         let spare = graph.add_empty(&[])?;
         graph.remove_node(spare)?;
-        refused(params.bodies[2].node_count(), "read it again");
+        refused!(params.bodies[2].node_count(), Refusal::Node(NodeRefusal::StaleView));
         assert_eq!(graph.conditional_params(&cond)?.bodies[2].nodes()?[0].kind(), NodeKind::Empty);
         Ok(())
     });
@@ -225,7 +248,7 @@ fn nodes_are_not_removed_from_graphs_with_memory_nodes() {
         let middle = graph.add_empty(&[&alloc])?;
         let last = graph.add_empty(&[&middle])?;
         graph.add_mem_free(&alloc, &[&last])?;
-        refused(graph.remove_node(middle), "memory alloc or free nodes");
+        refused!(graph.remove_node(middle), Refusal::Edit(EditRefusal::BesideMemoryNodes { what: "a node" }));
         assert_eq!(graph.node_count()?, 4);
         Ok(())
     });

@@ -7,6 +7,7 @@ mod graph_support;
 
 use cuda_graph::graph::{AsNode, Graph, MemcpyDirection, MemcpyEndpoint, NodeKind};
 use cuda_graph::memory::MemoryKind;
+use cuda_graph::refusal::{Bounds, NodeRefusal};
 use cuda_graph::{CudaError, Device, DeviceBuffer, PinnedBuffer, Refusal};
 use gpu_test_support::require_gpu;
 use graph_support::run;
@@ -18,11 +19,20 @@ fn linear_addr(endpoint: MemcpyEndpoint) -> u64 {
     }
 }
 
-fn refused(result: Result<impl std::fmt::Debug, CudaError>, expect: &str) {
-    match result {
-        Err(err @ CudaError::InvalidArgument { .. }) => assert!(err.to_string().contains(expect), "{err}"),
-        other => panic!("expected a refusal containing {expect:?}, got {other:?}"),
-    }
+/// Asserts that `result` is a refusal whose reason matches the pattern (and the guard).
+macro_rules! refused {
+    ($result:expr, $reason:pat if $guard:expr) => {
+        match $result {
+            Err(CudaError::InvalidArgument { reason: $reason, .. }) if $guard => {}
+            other => panic!("expected a refusal {}, got {other:?}", stringify!($reason if $guard)),
+        }
+    };
+    ($result:expr, $reason:pat) => {
+        match $result {
+            Err(CudaError::InvalidArgument { reason: $reason, .. }) => {}
+            other => panic!("expected a refusal {}, got {other:?}", stringify!($reason)),
+        }
+    };
 }
 
 #[test]
@@ -69,13 +79,20 @@ fn nodes_of_another_kind_or_graph_are_refused() {
         let graph = Graph::new()?;
         let fill = graph.add_memset(&data.ptr(), 1u32, 4, &[])?;
         assert_eq!(graph.node_kind(&fill)?, NodeKind::Memset);
-        refused(graph.memcpy_params(&fill), "is a memset node, not a memcpy node");
-        refused(graph.child_graph(&fill), "is a memset node, not a child graph node");
+        refused!(
+            graph.memcpy_params(&fill),
+            Refusal::Node(NodeRefusal::WrongKind { found, wanted }) if found == "memset" && wanted == "memcpy"
+        );
+        refused!(
+            graph.child_graph(&fill),
+            Refusal::Node(NodeRefusal::WrongKind { found, wanted })
+                if found == "memset" && wanted == "child graph"
+        );
 
         let other = Graph::new()?;
         let foreign = other.add_memcpy(&data.ptr(), &data.ptr(), 1, &[])?;
-        refused(graph.memcpy_params(&foreign), "belongs to another graph");
-        refused(graph.node_kind(&foreign), "belongs to another graph");
+        refused!(graph.memcpy_params(&foreign), Refusal::Node(NodeRefusal::OfAnotherGraph { .. }));
+        refused!(graph.node_kind(&foreign), Refusal::Node(NodeRefusal::OfAnotherGraph { .. }));
         assert_eq!(other.node_kind(&foreign)?, NodeKind::Memcpy);
         Ok(())
     });
@@ -115,12 +132,18 @@ fn child_graphs_are_read_to_any_depth() {
         assert_eq!(params.bytes(), 32);
 
         // A view's nodes are its own: the graph, another view and the view around it refuse them.
-        refused(graph.memcpy_params(&copy), "belongs to another graph");
-        refused(outer_copy.memcpy_params(&copy), "belongs to another graph");
-        refused(graph.child_graph(&node)?.child_graph(&nested), "belongs to another graph");
-        refused(inner_copy.node_kind(&node.as_node()), "belongs to another graph");
+        refused!(graph.memcpy_params(&copy), Refusal::Node(NodeRefusal::OfAnotherGraph { .. }));
+        refused!(outer_copy.memcpy_params(&copy), Refusal::Node(NodeRefusal::OfAnotherGraph { .. }));
+        refused!(
+            graph.child_graph(&node)?.child_graph(&nested),
+            Refusal::Node(NodeRefusal::OfAnotherGraph { .. })
+        );
+        refused!(inner_copy.node_kind(&node.as_node()), Refusal::Node(NodeRefusal::OfAnotherGraph { .. }));
         // No builder takes them as dependencies either.
-        refused(graph.add_empty(&[&copy]), "node of another graph");
+        refused!(
+            graph.add_empty(&[&copy]),
+            Refusal::Node(NodeRefusal::DependencyOfAnotherGraph { index: 0, .. })
+        );
         Ok(())
     });
 }
@@ -167,12 +190,18 @@ fn partial_host_copies_leave_the_rest_alone() {
         buffer.copy_from_host_at(1, &[20, 30])?;
         buffer.copy_from_host_at(4, &[])?;
         assert_eq!(buffer.to_vec()?, [1, 20, 30, 4]);
-        refused(buffer.copy_from_host_at(3, &[5, 6]), "2 elements from offset 3 do not fit");
+        refused!(
+            buffer.copy_from_host_at(3, &[5, 6]),
+            Refusal::OutOfBounds(Bounds::Range { count: 2, offset: 3, len: 4, unit: "elements" })
+        );
 
         let mut pairs = DeviceBuffer::from_slice(&[[1u32, 2], [3, 4]])?;
         pairs.copy_bytes_from_host_at(12, &40u32.to_ne_bytes())?;
         assert_eq!(pairs.to_vec()?, [[1, 2], [3, 40]]);
-        refused(pairs.copy_bytes_from_host_at(14, &[0; 4]), "4 bytes from offset 14 do not fit");
+        refused!(
+            pairs.copy_bytes_from_host_at(14, &[0; 4]),
+            Refusal::OutOfBounds(Bounds::Range { count: 4, offset: 14, len: 16, unit: "bytes" })
+        );
         Ok(())
     });
 }

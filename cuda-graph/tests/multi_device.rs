@@ -91,10 +91,6 @@ fn mixing_devices_is_refused_naming_both() {
     let on_first = DeviceBuffer::<u32>::zeroed_on(first, 64).unwrap();
     let stream_second = Stream::new_on(second).unwrap();
     let stream_first = Stream::new_on(first).unwrap();
-    let names_both = |err: CudaError| {
-        let text = err.to_string();
-        text.contains("device 0") && text.contains("device 1")
-    };
     let no_peer_access = Refusal::NoPeerAccess { owner: 0, user: 1 };
 
     // A kernel on device 1 with device 0's memory (device 1 never gets peer access here).
@@ -111,8 +107,9 @@ fn mixing_devices_is_refused_naming_both() {
     // An exec of device 1 on a stream of device 0.
     graph.add_empty(&[]).unwrap();
     let exec = graph.instantiate::<HostLaunch>(Default::default()).unwrap();
-    let text = refusal(exec.launch(&stream_first)).to_string();
-    assert!(text.contains("the exec runs on device 1 and the stream belongs to device 0"), "{text}");
+    let err = refusal(exec.launch(&stream_first));
+    let exec_and_stream = Refusal::DevicesDiffer { pair: DevicePair::ExecAndStream, first: 1, second: 0 };
+    assert_eq!(err.refusal(), Some(&exec_and_stream), "{err}");
     exec.launch(&stream_second).unwrap();
     // Events record on their own device only; any stream may wait for them.
     let event = Event::with_options_on(first, EventOptions::default()).unwrap();
@@ -128,10 +125,16 @@ fn mixing_devices_is_refused_naming_both() {
     let err = refusal(DeviceBuffer::<u32>::alloc_from_pool_async(8, &pool, &stream_second));
     assert!(differ(&err, DevicePair::PoolAndStream), "{err}");
     let other = Graph::new_on(first).unwrap();
-    assert!(names_both(refusal(
-        stream_second.begin_capture_to_graph(&other, Default::default(), &[]).map(drop)
-    )));
-    assert!(names_both(refusal(graph.add_child_graph(&other, &[]))));
+    let err = refusal(stream_second.begin_capture_to_graph(&other, Default::default(), &[]).map(drop));
+    assert!(differ(&err, DevicePair::GraphAnd { what: "the stream" }), "{err}");
+    // The graph of device 1 refuses a child graph of device 0.
+    let err = refusal(graph.add_child_graph(&other, &[]));
+    let graph_and_child = DevicePair::GraphAnd { what: "the child graph" };
+    assert_eq!(
+        err.refusal(),
+        Some(&Refusal::DevicesDiffer { pair: graph_and_child, first: 1, second: 0 }),
+        "{err}"
+    );
     let mut memset_target = DeviceBuffer::<u32>::zeroed_on(first, 8).unwrap();
     let err = refusal(memset_target.memset_async(0, &stream_second));
     assert_eq!(err.refusal(), Some(&no_peer_access), "{err}");

@@ -9,10 +9,12 @@
 use crate::CudaError;
 
 mod areas;
+mod graph;
 #[cfg(test)]
 mod tests;
 
 pub use areas::{AttributeRefusal, Bounds, CopyBox, Empty, Lengths, Overflow, PinnedWait, Unsupported};
+pub use graph::{ConditionalRefusal, EditRefusal, ExecRefusal, InstantiateFailure, NodeRefusal, Unremovable};
 
 /// A grid, block or cluster's extent in x, y and z (what [`Dim3`](crate::kernel::Dim3) holds).
 pub type Dims = (u32, u32, u32);
@@ -456,15 +458,28 @@ pub enum Refusal {
         /// library, and how many the group holds.
         queued: Option<(usize, usize)>,
     },
-
-    /// TEMPORARY, to be removed: a refusal whose reason is not typed yet, only its message.
-    /// Made only by the refusals inside `graph/` that are still to be converted; match on the
-    /// other variants, never on this one's text.
-    #[error("{problem}")]
-    UntypedLegacy {
-        /// The message.
-        problem: String,
+    /// An address not aligned as the operation needs.
+    #[error("the address {address:#x} is not aligned to {align} bytes, as CUDA's memory operations need")]
+    UnalignedAddress {
+        /// The address.
+        address: u64,
+        /// The alignment needed, in bytes.
+        align: u64,
     },
+
+    // Graphs.
+    /// A node handle the call cannot use (of another graph, removed, of another kind).
+    #[error("{0}")]
+    Node(NodeRefusal),
+    /// A change to a graph that is refused.
+    #[error("{0}")]
+    Edit(EditRefusal),
+    /// A rule of conditional nodes or their handles broken.
+    #[error("{0}")]
+    Conditional(ConditionalRefusal),
+    /// What an exec's instantiation, launch, update or adoption needs and lacks.
+    #[error("{0}")]
+    Exec(ExecRefusal),
 }
 
 /// The two things of different devices in [`Refusal::DevicesDiffer`] (first, second).
@@ -485,6 +500,15 @@ pub enum DevicePair {
     PoolAndStream,
     /// Two graphs of a device-launch table.
     TableGraphs,
+    /// A graph's nodes and something added to it or used with it (`what`: the event, ...).
+    GraphAnd {
+        /// What belongs to the other device.
+        what: &'static str,
+    },
+    /// An exec and an argument of a node setter.
+    ExecAndArgument,
+    /// An exec and the stream it is launched on.
+    ExecAndStream,
     /// A communicator's rank and something a collective uses (`what`: the send buffer, ...).
     CommunicatorAnd {
         /// What belongs to the other device.
@@ -519,6 +543,16 @@ impl DevicePair {
             DevicePair::TableGraphs => format!(
                 "the graphs belong to devices {first} and {second}: a table holds graphs of one device, \
                  whose kernels launch them"
+            ),
+            DevicePair::GraphAnd { what } => {
+                format!("the graph's nodes run on device {first} and {what} belongs to device {second}")
+            }
+            DevicePair::ExecAndArgument => {
+                format!("the exec is of device {first}, the argument of device {second}")
+            }
+            DevicePair::ExecAndStream => format!(
+                "the exec runs on device {first} and the stream belongs to device {second}: launch it on a \
+                 stream of its own device (Stream::new_on)"
             ),
             DevicePair::CommunicatorAnd { what } => {
                 format!(
@@ -568,5 +602,35 @@ impl From<Empty> for Refusal {
 impl From<PinnedWait> for Refusal {
     fn from(reason: PinnedWait) -> Refusal {
         Refusal::WouldWaitInHostFunction(reason)
+    }
+}
+
+impl From<NodeRefusal> for Refusal {
+    fn from(reason: NodeRefusal) -> Refusal {
+        Refusal::Node(reason)
+    }
+}
+
+impl From<EditRefusal> for Refusal {
+    fn from(reason: EditRefusal) -> Refusal {
+        Refusal::Edit(reason)
+    }
+}
+
+impl From<Unremovable> for Refusal {
+    fn from(reason: Unremovable) -> Refusal {
+        Refusal::Edit(EditRefusal::NotRemovable(reason))
+    }
+}
+
+impl From<ConditionalRefusal> for Refusal {
+    fn from(reason: ConditionalRefusal) -> Refusal {
+        Refusal::Conditional(reason)
+    }
+}
+
+impl From<ExecRefusal> for Refusal {
+    fn from(reason: ExecRefusal) -> Refusal {
+        Refusal::Exec(reason)
     }
 }

@@ -12,6 +12,7 @@ use crate::runtime as sys;
 
 use super::{list_nodes, lock_pair, AsNode, ChildGraphNode, EmptyNode, EventRecordNode, EventWaitNode};
 use super::{Graph, HostNode, KernelNode, MemcpyNode, MemsetNode, NodeRef};
+use crate::error::refusal::{EditRefusal, NodeRefusal};
 use crate::error::{check, CudaError, Result};
 
 /// Where a clone came from: the original family, its removal epoch when cloned, and which
@@ -135,24 +136,26 @@ impl Graph {
         const CALL: &str = "Graph::cloned_node";
         let node = node.as_node();
         if node.graph_id() != original.core().id() {
-            return Err(CudaError::invalid(CALL, "the node is not a node of the original graph given"));
+            return Err(CudaError::refused(CALL, NodeRefusal::NotOfOriginal));
         }
         let (mine, theirs) = lock_pair(CALL, self.core(), original.core())?;
-        let theirs = theirs.ok_or_else(|| CudaError::invalid(CALL, "a graph is not a clone of itself"))?;
-        let origin =
-            mine.clone_of.as_ref().filter(|origin| origin.original == original.core().id()).ok_or_else(
-                || CudaError::invalid(CALL, "this graph was not cloned from the original given"),
-            )?;
+        let theirs = theirs.ok_or_else(|| CudaError::refused(CALL, EditRefusal::CloneOfItself))?;
+        let origin = mine
+            .clone_of
+            .as_ref()
+            .filter(|origin| origin.original == original.core().id())
+            .ok_or_else(|| CudaError::refused(CALL, EditRefusal::NotClonedFrom))?;
         let raw = theirs.live(CALL, &[node])?[0];
         // A removal of this address since the clone means the node there now is a newer one.
         if theirs.removed.get(&(raw as usize)).is_some_and(|&removed| removed > origin.epoch) {
-            return Err(CudaError::invalid(CALL, "the node was added to the original after it was cloned"));
+            return Err(CudaError::refused(CALL, NodeRefusal::AddedAfterClone));
         }
-        let copy = *origin.nodes.get(&(raw as usize)).ok_or_else(|| {
-            CudaError::invalid(CALL, "the node was added to the original after it was cloned")
-        })?;
+        let copy = *origin
+            .nodes
+            .get(&(raw as usize))
+            .ok_or_else(|| CudaError::refused(CALL, NodeRefusal::AddedAfterClone))?;
         if mine.removed.contains_key(&copy) {
-            return Err(CudaError::invalid(CALL, "the node's copy was removed from the clone"));
+            return Err(CudaError::refused(CALL, NodeRefusal::CopyRemovedFromClone));
         }
         Ok(N::with_node(self.node_ref(copy as sys::cudaGraphNode_t)))
     }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::inspect::{node_readers, View};
 use super::nodes::{node_params_of, DeviceLaunchRule, Kind, ReadNode};
 use super::{AsNode, ChildGraph, CoreState, GraphBuilder, GraphCore, NodeRef};
+use crate::error::refusal::{ConditionalRefusal, NodeRefusal, Unremovable};
 use crate::error::{check, CudaError, Result};
 use crate::kernel::KernelParam;
 
@@ -203,14 +204,12 @@ fn check_handle(call: &'static str, lineage: &[u64], handle: &ConditionalHandle)
     if lineage.contains(&handle.graph) {
         Ok(())
     } else {
-        Err(CudaError::invalid(
+        Err(CudaError::refused(
             call,
-            format!(
-                "the conditional handle belongs to graph #{}, which is neither this graph (#{}) nor one enclosing \
-                 it; create the handle with `conditional_handle` on this graph or its parent",
-                handle.graph,
-                lineage.last().copied().unwrap_or_default()
-            ),
+            ConditionalRefusal::HandleOfAnotherGraph {
+                handle_graph: handle.graph,
+                graph: lineage.last().copied().unwrap_or_default(),
+            },
         ))
     }
 }
@@ -342,8 +341,9 @@ impl GraphBuilder {
         &self, call: &'static str, handle: &ConditionalHandle, kind: ConditionalKind, deps: &[&dyn AsNode],
     ) -> Result<(ConditionalNode, [GraphBuilder; N])> {
         let (node, bodies) = self.add_conditional(call, handle, kind, N as u32, deps)?;
-        let bodies = <[GraphBuilder; N]>::try_from(bodies)
-            .map_err(|b| CudaError::invalid(call, format!("CUDA returned {} bodies, not {N}", b.len())))?;
+        let bodies = <[GraphBuilder; N]>::try_from(bodies).map_err(|b| {
+            CudaError::refused(call, ConditionalRefusal::BodyCount { returned: b.len(), expected: N })
+        })?;
         Ok((node, bodies))
     }
 
@@ -371,7 +371,7 @@ impl GraphBuilder {
         // array of `size` body graphs, valid as long as the node (so as the family).
         let out = unsafe { params.__bindgen_anon_1.conditional.phGraph_out };
         if out.is_null() {
-            return Err(CudaError::invalid(call, "CUDA created the node but returned no body graphs"));
+            return Err(CudaError::refused(call, ConditionalRefusal::NoBodies));
         }
         // SAFETY: `out` holds `size` graph handles (see above).
         let raw_bodies = unsafe { std::slice::from_raw_parts(out, size as usize) };
@@ -402,15 +402,9 @@ pub(crate) fn refuse_untested_handles(call: &'static str, state: &super::CoreSta
     let tested = |handle: u64| state.conditionals.values().any(|recorded| recorded.handle == handle);
     match state.handles.iter().position(|&handle| !tested(handle)) {
         None => Ok(()),
-        Some(index) => Err(CudaError::invalid(
-            call,
-            format!(
-                "conditional handle {} of the graph's family (in the order made) is tested by no conditional \
-                 node: a kernel setting it would set a condition the exec does not have (CUDA refuses to \
-                 instantiate such a graph, and does not check an update)",
-                index + 1
-            ),
-        )),
+        Some(index) => {
+            Err(CudaError::refused(call, ConditionalRefusal::UntestedHandle { handle: index + 1 }))
+        }
     }
 }
 
@@ -422,14 +416,7 @@ pub(crate) fn refuse_child_with_handles(call: &'static str, child: &super::CoreS
     if child.handles.is_empty() {
         return Ok(());
     }
-    Err(CudaError::invalid(
-        call,
-        format!(
-            "the child graph made {} conditional handle(s): a graph with conditional handles or nodes \
-             cannot be a child graph (CUDA does not support it); add its nodes to a conditional body instead",
-            child.handles.len()
-        ),
-    ))
+    Err(CudaError::refused(call, ConditionalRefusal::ChildWithHandles { handles: child.handles.len() }))
 }
 
 /// What a conditional node was made with, kept for reading it back.
@@ -450,9 +437,9 @@ impl ConditionalHandle {
 
 fn switch_size(call: &'static str, cases: usize) -> Result<u32> {
     match u32::try_from(cases) {
-        Ok(0) => Err(CudaError::invalid(call, "a SWITCH needs at least 1 body, got 0")),
+        Ok(0) => Err(CudaError::refused(call, ConditionalRefusal::SwitchWithoutBodies)),
         Ok(size) => Ok(size),
-        Err(_) => Err(CudaError::invalid(call, format!("{cases} bodies is more than a SWITCH can have"))),
+        Err(_) => Err(CudaError::refused(call, ConditionalRefusal::TooManyBodies { bodies: cases })),
     }
 }
 
@@ -465,8 +452,7 @@ impl Kind for ConditionalSpec {
     const DEVICE_LAUNCH: DeviceLaunchRule =
         DeviceLaunchRule::Refused("CUDA 13.0 refuses it with cudaErrorInvalidValue");
     const IN_CONDITIONAL_BODY: bool = true;
-    const NOT_REMOVABLE: Option<&'static str> =
-        Some("a conditional node cannot be removed: its bodies would be destroyed under their builders");
+    const NOT_REMOVABLE: Option<Unremovable> = Some(Unremovable::Conditional);
 }
 
 /// What a conditional node was made with: its kind, the handle it tests and its bodies, each
@@ -507,12 +493,10 @@ impl<'a> ReadNode<'a> for ConditionalParams<'a> {
     fn read(
         view: &View<'a>, state: &CoreState, call: &'static str, node: sys::cudaGraphNode_t,
     ) -> Result<Self> {
-        let recorded = state.conditionals.get(&(node as usize)).ok_or_else(|| {
-            CudaError::invalid(
-                call,
-                "the conditional node was not added by this crate, so its parameters are unknown",
-            )
-        })?;
+        let recorded = state
+            .conditionals
+            .get(&(node as usize))
+            .ok_or_else(|| CudaError::refused(call, NodeRefusal::UnknownConditional))?;
         let bodies = recorded.bodies.iter().map(|&raw| view.child(raw as sys::cudaGraph_t)).collect();
         Ok(ConditionalParams { kind: recorded.kind, bodies, handle: recorded.handle })
     }
@@ -542,6 +526,7 @@ node_readers! {
 mod tests {
     use super::*;
     use crate::kernel::{check_launch_handles, check_node_handles};
+    use crate::Refusal;
 
     #[test]
     fn handles_serve_their_graph_and_bodies_inside_it() {
@@ -549,15 +534,35 @@ mod tests {
         assert!(check_handle("add_if", &[2], &handle).is_ok());
         assert!(check_handle("add_if", &[2, 9, 11], &handle).is_ok());
         let err = check_handle("add_if", &[3, 4], &handle).unwrap_err();
-        assert!(err.to_string().contains("belongs to graph #2, which is neither this graph (#4)"), "{err}");
+        assert!(
+            matches!(
+                err.refusal(),
+                Some(Refusal::Conditional(ConditionalRefusal::HandleOfAnotherGraph {
+                    handle_graph: 2,
+                    graph: 4
+                }))
+            ),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_switch_needs_at_least_one_body() {
-        assert!(switch_size("add_switch", 0).unwrap_err().to_string().contains("at least 1 body"));
+        let err = switch_size("add_switch", 0).unwrap_err();
+        assert!(
+            matches!(err.refusal(), Some(Refusal::Conditional(ConditionalRefusal::SwitchWithoutBodies))),
+            "{err}"
+        );
         assert_eq!(switch_size("add_switch", 4).unwrap(), 4);
         if usize::BITS > 32 {
-            assert!(switch_size("add_switch", 1 << 33).is_err());
+            let err = switch_size("add_switch", 1 << 33).unwrap_err();
+            assert!(
+                matches!(
+                    err.refusal(),
+                    Some(Refusal::Conditional(ConditionalRefusal::TooManyBodies { bodies: 0x2_0000_0000 }))
+                ),
+                "{err}"
+            );
         }
     }
 
@@ -577,12 +582,21 @@ mod tests {
         assert!(check_node_handles("add_kernel", &[2, 9, 11], &(1u32, handle)).is_ok());
         let err = check_node_handles("add_kernel", &[3, 4], &(handle,)).unwrap_err();
         assert!(
-            err.to_string().contains("conditional handle of graph #2, and this node's graph #4"),
+            matches!(
+                err.refusal(),
+                Some(Refusal::ForeignConditionalHandle { handle_graph: 2, node_graph: 4 })
+            ),
             "{err}"
         );
         let other = ConditionalHandle { raw: 6, graph: 7, default: None };
         let err = check_node_handles("add_kernel", &[2], &(handle, other)).unwrap_err();
-        assert!(err.to_string().contains("graph #7"), "the second handle is checked too: {err}");
+        assert!(
+            matches!(
+                err.refusal(),
+                Some(Refusal::ForeignConditionalHandle { handle_graph: 7, node_graph: 2 })
+            ),
+            "the second handle is checked too: {err}"
+        );
         assert!(check_node_handles("add_kernel", &[3], &(1u32, 2u64)).is_ok(), "no handle, no check");
     }
 
@@ -590,7 +604,10 @@ mod tests {
     fn stream_launches_take_handles_only_when_captured_into_their_graph() {
         let handle = ConditionalHandle { raw: 5, graph: 2, default: None };
         let err = check_launch_handles(None, &(handle,)).unwrap_err();
-        assert!(err.to_string().contains("not capturing into that graph"), "{err}");
+        assert!(
+            matches!(err.refusal(), Some(Refusal::ConditionalHandleOutsideCapture { handle_graph: 2 })),
+            "{err}"
+        );
         assert!(check_launch_handles(Some(&[2, 8]), &(handle,)).is_ok());
         assert!(check_launch_handles(Some(&[3]), &(handle,)).is_err());
     }

@@ -4,6 +4,7 @@
 //! sides alive with the graph and its execs.
 
 use super::{AsNode, GraphBuilder, MemcpyNode};
+use crate::error::refusal::Empty;
 use crate::error::{CudaError, Result};
 use crate::memory::{
     CheckedCopy, DevicePtr, DeviceRepr, Extent2D, PitchedBuffer, PitchedCore, DEVICE_TO_DEVICE,
@@ -82,7 +83,7 @@ impl GraphBuilder {
         &self, call: &'static str, copy: CheckedCopy, deps: &[&dyn AsNode],
     ) -> Result<MemcpyNode> {
         if copy.is_empty() {
-            return Err(CudaError::invalid(call, "an empty extent: CUDA refuses empty copies"));
+            return Err(CudaError::refused(call, Empty::Extent));
         }
         crate::memory::check_owners_on(&copy.keep, self.device(), call)?;
         self.add_params(call, copy, deps)

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::runtime as sys;
 
 use super::GraphBuilder;
+use crate::error::refusal::EditRefusal;
 use crate::error::{check, CudaError, Result};
 
 /// A DOT file path of this process that no other call uses.
@@ -59,7 +60,7 @@ impl GraphBuilder {
         const CALL: &str = "GraphBuilder::to_dot";
         let file = TempFile(temp_path());
         let path = CString::new(file.0.to_string_lossy().into_owned()).map_err(|_| {
-            CudaError::invalid(CALL, format!("temporary path {} contains a NUL byte", file.0.display()))
+            CudaError::refused(CALL, EditRefusal::DotPathNul { path: file.0.display().to_string() })
         })?;
         self.core.locked(CALL, |_| {
             // SAFETY: the graph is alive and locked; `path` is a NUL-terminated string that
@@ -69,8 +70,10 @@ impl GraphBuilder {
                 "cudaGraphDebugDotPrint",
             )
         })?;
-        fs::read_to_string(&file.0)
-            .map_err(|err| CudaError::invalid(CALL, format!("reading back {}: {err}", file.0.display())))
+        fs::read_to_string(&file.0).map_err(|err| {
+            let (path, kind, error) = (file.0.display().to_string(), err.kind(), err.to_string());
+            CudaError::refused(CALL, EditRefusal::DotReadBack { path, kind, error })
+        })
     }
 }
 

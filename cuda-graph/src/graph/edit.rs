@@ -30,6 +30,7 @@ use crate::runtime as sys;
 use super::edges::{edge_list, Dependency, Edge};
 use super::node::{kind_of, raw_deps};
 use super::{list_nodes, AsNode, CoreState, GraphBuilder, NodeKind, NodeRef};
+use crate::error::refusal::{EditRefusal, NodeRefusal, Unremovable};
 use crate::error::{check, CudaError, Result};
 
 impl CoreState {
@@ -39,10 +40,9 @@ impl CoreState {
         nodes
             .iter()
             .map(|node| match self.removed.get(&(node.as_raw() as usize)) {
-                Some(&removed) if removed > node.epoch() => Err(CudaError::invalid(
-                    call,
-                    "the node was removed from its graph; a handle of a removed node names nothing",
-                )),
+                Some(&removed) if removed > node.epoch() => {
+                    Err(CudaError::refused(call, NodeRefusal::Removed))
+                }
                 _ => Ok(node.as_raw()),
             })
             .collect()
@@ -52,25 +52,19 @@ impl CoreState {
 /// Refuses removing `what` (a node or an edge) from `graph` when it holds memory alloc or free
 /// nodes: the edges removed may be what orders a use of graph memory after its allocation and
 /// before its free ([`MemAllocNode::ptr`](super::MemAllocNode::ptr)'s promise rests on them).
-fn refuse_beside_memory_nodes(call: &'static str, graph: sys::cudaGraph_t, what: &str) -> Result<()> {
+fn refuse_beside_memory_nodes(call: &'static str, graph: sys::cudaGraph_t, what: &'static str) -> Result<()> {
     let (status, all) = list_nodes(graph);
     check(status, "cudaGraphGetNodes")?;
     for node in all {
         if matches!(kind_of(node)?, NodeKind::MemAlloc | NodeKind::MemFree) {
-            return Err(CudaError::invalid(
-                call,
-                format!(
-                    "the graph holds memory alloc or free nodes, whose ordering edges may not be removed \
-                     (nor {what} with its edges): edit a graph without them"
-                ),
-            ));
+            return Err(CudaError::refused(call, EditRefusal::BesideMemoryNodes { what }));
         }
     }
     Ok(())
 }
 
 /// The kinds a removal refuses, with the reason (each kind's rule, `graph::nodes`).
-fn refuse_removal(kind: NodeKind) -> Option<&'static str> {
+fn refuse_removal(kind: NodeKind) -> Option<Unremovable> {
     kind.removal_refusal()
 }
 
@@ -97,15 +91,11 @@ impl GraphBuilder {
         let node = raw_deps(CALL, self.id, &[&node])?[0];
         self.core.locked(CALL, |state| {
             if state.instantiated {
-                return Err(CudaError::invalid(
-                    CALL,
-                    "an exec was instantiated from this graph and CUDA names its nodes by the graph's: \
-                     remove nodes from a clone (Graph::clone_graph) instead",
-                ));
+                return Err(CudaError::refused(CALL, EditRefusal::Instantiated));
             }
             let raw = state.live(CALL, &[node])?[0];
             if let Some(reason) = refuse_removal(kind_of(raw)?) {
-                return Err(CudaError::invalid(CALL, reason));
+                return Err(CudaError::refused(CALL, reason));
             }
             // Removing a node removes its edges, which may be what orders a use of graph
             // memory after its allocation (alloc -> a -> use): refused as edge removal is.
@@ -215,7 +205,7 @@ impl GraphBuilder {
             let to = state.live(call, &[to])?[0];
             let from = state.live(call, &from)?;
             if deps.iter().any(|dep| dep.edge() != Edge::Full) && kind_of(to)? != NodeKind::Kernel {
-                return Err(CudaError::invalid(call, "programmatic edges lead only into kernel nodes"));
+                return Err(CudaError::refused(call, EditRefusal::ProgrammaticEdgeTarget));
             }
             if cuda_call == "cudaGraphRemoveDependencies" {
                 refuse_beside_memory_nodes(call, self.raw, "an edge")?;

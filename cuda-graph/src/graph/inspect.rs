@@ -29,6 +29,7 @@ use crate::runtime as sys;
 use super::node::kind_of;
 use super::nodes::{Kind, ReadNode};
 use super::{list_nodes, next_id, AsNode, CoreState, GraphBuilder, GraphCore, NodeInfo, NodeKind, NodeRef};
+use crate::error::refusal::NodeRefusal;
 use crate::error::{check, CudaError, Result};
 
 /// Public readers of one node of a graph or child-graph view, each `fn name -> Output;` with
@@ -73,10 +74,7 @@ impl<'a> View<'a> {
     pub(super) fn locked<R>(&self, call: &'static str, f: impl FnOnce(&CoreState) -> Result<R>) -> Result<R> {
         self.core.locked(call, |state| {
             if self.epoch.is_some_and(|epoch| epoch != self.core.epoch()) {
-                return Err(CudaError::invalid(
-                    call,
-                    "a node was removed from the graph since this child-graph view was made: read it again",
-                ));
+                return Err(CudaError::refused(call, NodeRefusal::StaleView));
             }
             f(state)
         })
@@ -89,9 +87,9 @@ impl<'a> View<'a> {
     ) -> Result<sys::cudaGraphNode_t> {
         let node = node.as_node();
         if node.graph_id() != self.id {
-            return Err(CudaError::invalid(
+            return Err(CudaError::refused(
                 call,
-                format!("the node belongs to another graph (#{}, not #{})", node.graph_id(), self.id),
+                NodeRefusal::OfAnotherGraph { node_graph: node.graph_id(), graph: self.id },
             ));
         }
         Ok(state.live(call, &[node])?[0])
@@ -105,7 +103,10 @@ impl<'a> View<'a> {
         let raw = self.own(state, call, node)?;
         let kind = kind_of(raw)?;
         if kind != want {
-            return Err(CudaError::invalid(call, format!("the node is a {kind} node, not a {want} node")));
+            return Err(CudaError::refused(
+                call,
+                NodeRefusal::WrongKind { found: kind.to_string(), wanted: want.to_string() },
+            ));
         }
         Ok(raw)
     }

@@ -65,7 +65,8 @@ use std::thread::{self, ThreadId};
 use crate::runtime as sys;
 
 use crate::device::Device;
-use crate::error::{check, CudaError, Result};
+use crate::error::refusal::{DevicePair, EditRefusal};
+use crate::error::{check, CudaError, Refusal, Result};
 use crate::release::{defer_drop, in_host_fn, record_drop_error, KeepAlive};
 
 pub use crate::error::UpdateRefusal;
@@ -203,10 +204,7 @@ impl GraphCore {
         let mut state = self.state();
         while let Some(owner) = state.capturing_on {
             if owner == me {
-                return Err(CudaError::invalid(
-                    call,
-                    "a stream capture into this graph is still in progress on this thread; end it first",
-                ));
+                return Err(CudaError::refused(call, EditRefusal::CaptureInProgress));
             }
             state = self.idle.wait(state).unwrap_or_else(PoisonError::into_inner);
         }
@@ -446,17 +444,14 @@ impl GraphBuilder {
 
     /// `Ok` when `other` (what `what` names) is this graph's device; else the error for
     /// `call` naming both.
-    pub(crate) fn expect_device(&self, other: Device, call: &'static str, what: &str) -> Result<()> {
+    pub(crate) fn expect_device(&self, other: Device, call: &'static str, what: &'static str) -> Result<()> {
         if other == self.core.device {
             return Ok(());
         }
-        Err(CudaError::invalid(
+        let (first, second) = (self.core.device.ordinal(), other.ordinal());
+        Err(CudaError::refused(
             call,
-            format!(
-                "the graph's nodes run on device {} and {what} belongs to device {}",
-                self.core.device.ordinal(),
-                other.ordinal()
-            ),
+            Refusal::DevicesDiffer { pair: DevicePair::GraphAnd { what }, first, second },
         ))
     }
 

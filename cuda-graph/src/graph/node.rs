@@ -5,6 +5,7 @@ use std::fmt;
 use crate::runtime as sys;
 
 use super::NodeKind;
+use crate::error::refusal::NodeRefusal;
 use crate::error::{CudaError, Result};
 
 /// A node of some graph, of any kind: what every typed node handle converts to.
@@ -214,13 +215,13 @@ pub(crate) fn raw_deps(call: &'static str, graph_id: u64, deps: &[&dyn AsNode]) 
             if node.graph == graph_id {
                 Ok(node)
             } else {
-                Err(CudaError::invalid(
+                Err(CudaError::refused(
                     call,
-                    format!(
-                        "dependency {i} is a node of another graph (#{}, not #{graph_id}); a node can depend \
-                         only on nodes of the graph or body it is added to",
-                        node.graph
-                    ),
+                    NodeRefusal::DependencyOfAnotherGraph {
+                        index: i,
+                        node_graph: node.graph,
+                        graph: graph_id,
+                    },
                 ))
             }
         })
@@ -238,7 +239,17 @@ mod tests {
         let theirs = NodeRef::new(ptr::null_mut(), 8, 8, 0);
         assert_eq!(raw_deps("add", 7, &[&mine]).unwrap().len(), 1);
         let err = raw_deps("add", 7, &[&mine, &theirs]).unwrap_err();
-        assert!(err.to_string().contains("dependency 1 is a node of another graph (#8, not #7)"), "{err}");
+        assert!(
+            matches!(
+                err.refusal(),
+                Some(crate::Refusal::Node(NodeRefusal::DependencyOfAnotherGraph {
+                    index: 1,
+                    node_graph: 8,
+                    graph: 7
+                }))
+            ),
+            "{err}"
+        );
     }
 
     #[test]

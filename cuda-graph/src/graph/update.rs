@@ -4,6 +4,7 @@
 use crate::runtime as sys;
 
 use super::{AsNode, Graph, GraphExec, LaunchMode, NodeRef};
+use crate::error::refusal::NodeRefusal;
 use crate::error::{check, CudaError, Result, UpdateRefusal};
 use crate::memory::KeepAlive;
 
@@ -109,13 +110,9 @@ impl<M: LaunchMode> GraphExec<M> {
         if node.root_id() == self.source.id() {
             Ok(node)
         } else {
-            Err(CudaError::invalid(
+            Err(CudaError::refused(
                 call,
-                format!(
-                    "the node belongs to graph #{}, not to graph #{} this exec was instantiated from",
-                    node.root_id(),
-                    self.source.id()
-                ),
+                NodeRefusal::NotOfExecGraph { node_graph: node.root_id(), exec_graph: self.source.id() },
             ))
         }
     }
@@ -129,9 +126,9 @@ impl<M: LaunchMode> GraphExec<M> {
         let Some(alias) = &self.alias else {
             return self.source.locked(call, |state| f(state.live(call, &[node])?[0]));
         };
-        let origin_node = alias.origin_node(node.as_raw()).ok_or_else(|| {
-            CudaError::invalid(call, "the node was added to its graph after this exec was instantiated")
-        })?;
+        let origin_node = alias
+            .origin_node(node.as_raw())
+            .ok_or_else(|| CudaError::refused(call, NodeRefusal::AddedAfterInstantiation))?;
         let origin = alias.origin.graph();
         loop {
             let source_state = self.source.acquire(call)?;

@@ -217,6 +217,16 @@ pub enum Bounds {
         /// Its capacity.
         capacity: u32,
     },
+    /// More elements than a side of a copy or fill holds.
+    #[error("{count} elements do not fit: the {side} has {len}")]
+    Elements {
+        /// The elements asked for.
+        count: usize,
+        /// The side (`source`, `destination`).
+        side: &'static str,
+        /// The side's elements.
+        len: usize,
+    },
     /// A rank that the clique does not have.
     #[error("root {root} is not a rank: the clique has {size}")]
     NotARank {
@@ -336,4 +346,16 @@ pub enum Empty {
     /// A table of no graphs.
     #[error("a table needs at least one graph")]
     TableGraphs,
+    /// A copy or fill of 0 elements.
+    #[error("0 elements: CUDA refuses empty copies and fills")]
+    Elements,
+    /// A 2-D or 3-D copy of an empty extent.
+    #[error("an empty extent: CUDA refuses empty copies")]
+    Extent,
+    /// A batch of no memory operations.
+    #[error("no operations: CUDA refuses an empty batch")]
+    MemOps,
+    /// A memory operation on a pointer to no element.
+    #[error("the pointer holds no element to write or wait on")]
+    MemOpPointer,
 }

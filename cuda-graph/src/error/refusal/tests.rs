@@ -214,6 +214,211 @@ fn each_reason_prints_the_message_of_its_refusal() {
     }
 }
 
+/// The texts of the graph refusals: each the message its call site printed before they were
+/// typed (the device pairs, empty lists and bounds of graph/ included).
+#[test]
+fn each_graph_reason_prints_the_message_of_its_refusal() {
+    let cases: Vec<(Refusal, &str)> = vec![
+        (
+            Refusal::DevicesDiffer { pair: DevicePair::GraphAnd { what: "the event" }, first: 0, second: 1 },
+            "the graph's nodes run on device 0 and the event belongs to device 1",
+        ),
+        (
+            Refusal::DevicesDiffer { pair: DevicePair::ExecAndArgument, first: 1, second: 0 },
+            "the exec is of device 1, the argument of device 0",
+        ),
+        (
+            Refusal::DevicesDiffer { pair: DevicePair::ExecAndStream, first: 1, second: 0 },
+            "the exec runs on device 1 and the stream belongs to device 0: launch it on a stream of its own \
+             device (Stream::new_on)",
+        ),
+        (Empty::Elements.into(), "0 elements: CUDA refuses empty copies and fills"),
+        (Empty::Extent.into(), "an empty extent: CUDA refuses empty copies"),
+        (Empty::MemOps.into(), "no operations: CUDA refuses an empty batch"),
+        (Empty::MemOpPointer.into(), "the pointer holds no element to write or wait on"),
+        (
+            Bounds::Elements { count: 11, side: "source", len: 10 }.into(),
+            "11 elements do not fit: the source has 10",
+        ),
+        (
+            Refusal::UnalignedAddress { address: 0x1002, align: 4 },
+            "the address 0x1002 is not aligned to 4 bytes, as CUDA's memory operations need",
+        ),
+        (
+            NodeRefusal::Removed.into(),
+            "the node was removed from its graph; a handle of a removed node names nothing",
+        ),
+        (
+            NodeRefusal::DependencyOfAnotherGraph { index: 0, node_graph: 3, graph: 4 }.into(),
+            "dependency 0 is a node of another graph (#3, not #4); a node can depend only on nodes of the \
+             graph or body it is added to",
+        ),
+        (
+            NodeRefusal::OfAnotherGraph { node_graph: 3, graph: 4 }.into(),
+            "the node belongs to another graph (#3, not #4)",
+        ),
+        (
+            NodeRefusal::WrongKind { found: "memset".into(), wanted: "memcpy".into() }.into(),
+            "the node is a memset node, not a memcpy node",
+        ),
+        (
+            NodeRefusal::StaleView.into(),
+            "a node was removed from the graph since this child-graph view was made: read it again",
+        ),
+        (
+            NodeRefusal::NotOfExecGraph { node_graph: 5, exec_graph: 2 }.into(),
+            "the node belongs to graph #5, not to graph #2 this exec was instantiated from",
+        ),
+        (
+            NodeRefusal::AddedAfterInstantiation.into(),
+            "the node was added to its graph after this exec was instantiated",
+        ),
+        (NodeRefusal::NotOfOriginal.into(), "the node is not a node of the original graph given"),
+        (NodeRefusal::AddedAfterClone.into(), "the node was added to the original after it was cloned"),
+        (NodeRefusal::CopyRemovedFromClone.into(), "the node's copy was removed from the clone"),
+        (NodeRefusal::AllocationOfAnotherGraph.into(), "the allocation was made by a node of another graph"),
+        (
+            NodeRefusal::UnknownConditional.into(),
+            "the conditional node was not added by this crate, so its parameters are unknown",
+        ),
+        (
+            EditRefusal::Instantiated.into(),
+            "an exec was instantiated from this graph and CUDA names its nodes by the graph's: remove nodes \
+             from a clone (Graph::clone_graph) instead",
+        ),
+        (
+            Unremovable::Conditional.into(),
+            "a conditional node cannot be removed: its bodies would be destroyed under their builders",
+        ),
+        (
+            Unremovable::MemoryNode.into(),
+            "a memory alloc or free node cannot be removed: nodes may use the memory it orders",
+        ),
+        (
+            EditRefusal::BesideMemoryNodes { what: "an edge" }.into(),
+            "the graph holds memory alloc or free nodes, whose ordering edges may not be removed (nor an \
+             edge with its edges): edit a graph without them",
+        ),
+        (EditRefusal::ProgrammaticEdgeTarget.into(), "programmatic edges lead only into kernel nodes"),
+        (EditRefusal::BatchMemOpEdges.into(), "batch memory operation nodes take plain dependencies only"),
+        (EditRefusal::ChildIsItself.into(), "a graph cannot contain itself (or its own family) as a child"),
+        (
+            EditRefusal::CaptureInProgress.into(),
+            "a stream capture into this graph is still in progress on this thread; end it first",
+        ),
+        (EditRefusal::NotClonedFrom.into(), "this graph was not cloned from the original given"),
+        (EditRefusal::CloneOfItself.into(), "a graph is not a clone of itself"),
+        (
+            EditRefusal::DotPathNul { path: "/tmp/a\0b".into() }.into(),
+            "temporary path /tmp/a\0b contains a NUL byte",
+        ),
+        (
+            EditRefusal::DotReadBack {
+                path: "/tmp/g.dot".into(),
+                kind: std::io::ErrorKind::NotFound,
+                error: "gone".into(),
+            }
+            .into(),
+            "reading back /tmp/g.dot: gone",
+        ),
+        (
+            ConditionalRefusal::HandleOfAnotherGraph { handle_graph: 3, graph: 4 }.into(),
+            "the conditional handle belongs to graph #3, which is neither this graph (#4) nor one enclosing \
+             it; create the handle with `conditional_handle` on this graph or its parent",
+        ),
+        (
+            ConditionalRefusal::UntestedHandle { handle: 3 }.into(),
+            "conditional handle 3 of the graph's family (in the order made) is tested by no conditional \
+             node: a kernel setting it would set a condition the exec does not have (CUDA refuses to \
+             instantiate such a graph, and does not check an update)",
+        ),
+        (
+            ConditionalRefusal::ChildWithHandles { handles: 2 }.into(),
+            "the child graph made 2 conditional handle(s): a graph with conditional handles or nodes \
+             cannot be a child graph (CUDA does not support it); add its nodes to a conditional body instead",
+        ),
+        (ConditionalRefusal::SwitchWithoutBodies.into(), "a SWITCH needs at least 1 body, got 0"),
+        (
+            ConditionalRefusal::TooManyBodies { bodies: 1 << 33 }.into(),
+            "8589934592 bodies is more than a SWITCH can have",
+        ),
+        (ConditionalRefusal::BodyCount { returned: 1, expected: 2 }.into(), "CUDA returned 1 bodies, not 2"),
+        (ConditionalRefusal::NoBodies.into(), "CUDA created the node but returned no body graphs"),
+        (
+            ExecRefusal::PinnedForDeviceLaunch.into(),
+            "the graph copies to or from a PinnedBuffer, which launches from the device could race host \
+             slices of: instantiate it for HostLaunch",
+        ),
+        (
+            ExecRefusal::LaunchIntoCapture.into(),
+            "the stream is being captured: add the graph as a child graph node \
+             (GraphBuilder::add_child_graph) instead of launching an exec into the capture",
+        ),
+        (
+            ExecRefusal::LastLaunchUnwaited.into(),
+            "the exec's last launch, which may still launch it again from the device, could not be \
+             waited for (an earlier CUDA error, see take_unreported_errors or the stream's status); \
+             the exec was not changed",
+        ),
+        (
+            ExecRefusal::DeviceLaunchNotAdoptable.into(),
+            "the exec was instantiated for device launch: only host-launch execs can be adopted",
+        ),
+        (
+            ExecRefusal::DeviceLaunchValidated.into(),
+            "a device-launch exec's nodes were validated at instantiation; instantiate anew",
+        ),
+        (ExecRefusal::ChildOfOwnFamily.into(), "the child is of this exec's own graph family"),
+        (Refusal::NullHandle { what: "exec" }, "the exec handle is null"),
+    ];
+    for (reason, text) in cases {
+        assert_eq!(reason.to_string(), text, "{reason:?}");
+    }
+}
+
+/// An instantiation CUDA refused prints CUDA's status, the reason its result names, and the
+/// kind of the node CUDA named, as before it was typed.
+#[test]
+fn an_instantiation_refusal_prints_the_status_the_reason_and_the_node() {
+    let status = || Box::new(CudaError::Api { code: 1, name: "E", message: "m", call: "c" });
+    let failures = [
+        (InstantiateFailure::InvalidStructure, "the graph's structure is invalid (a cycle, say)"),
+        (
+            InstantiateFailure::NotForDeviceLaunch,
+            "a node's operation is not supported for device launch (host, empty, event, child graph, memory \
+             and conditional nodes are not)",
+        ),
+        (
+            InstantiateFailure::NotInBody,
+            "a conditional node's body (or a child graph) holds a node CUDA does not allow there: bodies \
+             take kernel, memcpy, memset, empty, child graph and conditional nodes, not event record or \
+             wait, host or memory nodes (a collective captured into a body brings NCCL's event wait node \
+             unless NCCL_GRAPH_MIXING_SUPPORT=0)",
+        ),
+        (InstantiateFailure::NotSupported, "a node's operation is not supported here"),
+        (
+            InstantiateFailure::MultipleDevices,
+            "device launch does not support graphs whose nodes span several devices or contexts",
+        ),
+        (InstantiateFailure::HandleUnused, "a conditional handle is not used by any conditional node"),
+    ];
+    for (reason, text) in failures {
+        let refusal: Refusal =
+            ExecRefusal::Instantiate { status: status(), reason, node_named: false, node_kind: None }.into();
+        assert_eq!(refusal.to_string(), format!("c failed: E (1): m; {text}"));
+    }
+    let at = |node_named, node_kind: Option<&str>| {
+        let node_kind = node_kind.map(str::to_owned);
+        let reason = InstantiateFailure::NotSupported;
+        Refusal::from(ExecRefusal::Instantiate { status: status(), reason, node_named, node_kind })
+            .to_string()
+    };
+    let text = "c failed: E (1): m; a node's operation is not supported here";
+    assert_eq!(at(true, Some("event wait")), format!("{text} (at a event wait node)"));
+    assert_eq!(at(true, None), format!("{text} (at a node CUDA named)"));
+    assert_eq!(at(false, None), text);
+}
+
 #[test]
 fn a_refusal_prints_its_call_then_its_reason() {
     let err =

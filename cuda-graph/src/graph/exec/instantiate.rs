@@ -12,6 +12,7 @@ use super::release::ExecRelease;
 #[cfg(any(doc, test))]
 use super::DeviceLaunch;
 use super::{GraphExec, HostLaunch, LaunchMode};
+use crate::error::refusal::{ExecRefusal, InstantiateFailure};
 use crate::error::{CudaError, Result};
 use crate::graph::exec_pool::{self, NodeAlias, Recyclable};
 use crate::graph::node::kind_of;
@@ -198,11 +199,7 @@ pub(in crate::graph) fn refuse_pinned_for_device_launch<M: LaunchMode>(
     state: &CoreState, call: &'static str,
 ) -> Result<()> {
     if M::DEVICE_LAUNCH && state.keep_alive.iter().any(|owner| owner.is::<PinnedAllocation>()) {
-        return Err(CudaError::invalid(
-            call,
-            "the graph copies to or from a PinnedBuffer, which launches from the device could race host \
-             slices of: instantiate it for HostLaunch",
-        ));
+        return Err(CudaError::refused(call, ExecRefusal::PinnedForDeviceLaunch));
     }
     Ok(())
 }
@@ -223,40 +220,27 @@ fn instantiate_error(
 ) -> CudaError {
     let api = CudaError::from_code(status.0 as i32, "cudaGraphInstantiateWithParams");
     let Some(reason) = instantiate_reason(result, place) else { return api };
-    let at = if node.is_null() {
-        String::new()
-    } else {
-        // The node is one of the graph's (CUDA returned it); its kind is only for the message.
-        match kind_of(node) {
-            Ok(kind) => format!(" (at a {kind} node)"),
-            Err(_) => " (at a node CUDA named)".to_string(),
-        }
-    };
-    CudaError::invalid("cudaGraphInstantiateWithParams", format!("{api}; {reason}{at}"))
+    let node_named = !node.is_null();
+    // The node is one of the graph's (CUDA returned it); its kind is only for the message.
+    let node_kind = if node_named { kind_of(node).ok().map(|kind| kind.to_string()) } else { None };
+    CudaError::refused(
+        "cudaGraphInstantiateWithParams",
+        ExecRefusal::Instantiate { status: Box::new(api), reason, node_named, node_kind },
+    )
 }
 
 /// Why instantiation failed, for the results that say more than "error".
-fn instantiate_reason(result: sys::cudaGraphInstantiateResult, place: Place) -> Option<&'static str> {
+fn instantiate_reason(result: sys::cudaGraphInstantiateResult, place: Place) -> Option<InstantiateFailure> {
     use sys::cudaGraphInstantiateResult as R;
     Some(match result {
-        R::cudaGraphInstantiateInvalidStructure => "the graph's structure is invalid (a cycle, say)",
+        R::cudaGraphInstantiateInvalidStructure => InstantiateFailure::InvalidStructure,
         R::cudaGraphInstantiateNodeOperationNotSupported if place.device_launch => {
-            "a node's operation is not supported for device launch (host, empty, event, child graph, memory \
-             and conditional nodes are not)"
+            InstantiateFailure::NotForDeviceLaunch
         }
-        R::cudaGraphInstantiateNodeOperationNotSupported if !place.in_root => {
-            "a conditional node's body (or a child graph) holds a node CUDA does not allow there: bodies take \
-             kernel, memcpy, memset, empty, child graph and conditional nodes, not event record or wait, host \
-             or memory nodes (a collective captured into a body brings NCCL's event wait node unless \
-             NCCL_GRAPH_MIXING_SUPPORT=0)"
-        }
-        R::cudaGraphInstantiateNodeOperationNotSupported => "a node's operation is not supported here",
-        R::cudaGraphInstantiateMultipleDevicesNotSupported => {
-            "device launch does not support graphs whose nodes span several devices or contexts"
-        }
-        R::cudaGraphInstantiateConditionalHandleUnused => {
-            "a conditional handle is not used by any conditional node"
-        }
+        R::cudaGraphInstantiateNodeOperationNotSupported if !place.in_root => InstantiateFailure::NotInBody,
+        R::cudaGraphInstantiateNodeOperationNotSupported => InstantiateFailure::NotSupported,
+        R::cudaGraphInstantiateMultipleDevicesNotSupported => InstantiateFailure::MultipleDevices,
+        R::cudaGraphInstantiateConditionalHandleUnused => InstantiateFailure::HandleUnused,
         _ => return None,
     })
 }
@@ -265,6 +249,7 @@ fn instantiate_reason(result: sys::cudaGraphInstantiateResult, place: Place) -> 
 mod tests {
     use super::*;
     use crate::graph::HostLaunch;
+    use crate::Refusal;
 
     #[test]
     fn options_and_mode_make_the_flags() {
@@ -285,18 +270,23 @@ mod tests {
         assert_eq!(instantiate_reason(R::cudaGraphInstantiateError, device), None);
         let unsupported =
             |place| instantiate_reason(R::cudaGraphInstantiateNodeOperationNotSupported, place).unwrap();
-        assert!(unsupported(device).contains("device launch"));
-        assert!(
-            unsupported(body).contains("conditional node's body")
-                && !unsupported(body).contains("device launch")
-        );
-        assert!(!unsupported(root).contains("device launch") && !unsupported(root).contains("body"));
+        assert_eq!(unsupported(device), InstantiateFailure::NotForDeviceLaunch);
+        assert_eq!(unsupported(body), InstantiateFailure::NotInBody);
+        assert_eq!(unsupported(root), InstantiateFailure::NotSupported);
         let err = instantiate_error(
             sys::cudaError::cudaErrorInvalidValue,
             R::cudaGraphInstantiateConditionalHandleUnused,
             ptr::null_mut(),
             root,
         );
+        match err.refusal() {
+            Some(Refusal::Exec(ExecRefusal::Instantiate { status, reason, node_named, node_kind })) => {
+                assert_eq!(status.code(), Some(1));
+                assert_eq!(*reason, InstantiateFailure::HandleUnused);
+                assert!(!node_named && node_kind.is_none());
+            }
+            other => panic!("expected an instantiation refusal, got {other:?}"),
+        }
         let text = err.to_string();
         assert!(text.contains("cudaErrorInvalidValue (1)") && text.contains("conditional handle"), "{text}");
     }

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use super::{GraphExec, LaunchMode};
-use crate::error::{check, CudaError, Result};
+use crate::error::refusal::{DevicePair, ExecRefusal};
+use crate::error::{check, CudaError, Refusal, Result};
 use crate::memory::{as_pinned, LaunchLock, PinnedAllocation};
 use crate::stream::Stream;
 
@@ -64,11 +65,7 @@ impl<M: LaunchMode> GraphExec<M> {
         if crate::capture_gate::capture_possible(stream) && stream.is_capturing()? {
             // The captured launch would run with later launches of the captured graph, which
             // keep nothing of this exec alive and which its fences cannot see.
-            return Err(CudaError::invalid(
-                "GraphExec::launch",
-                "the stream is being captured: add the graph as a child graph node \
-                 (GraphBuilder::add_child_graph) instead of launching an exec into the capture",
-            ));
+            return Err(CudaError::refused("GraphExec::launch", ExecRefusal::LaunchIntoCapture));
         }
         // Held from before the launch until it is fenced: see `LaunchLock`.
         let pinned = if self.pinned.is_empty() {
@@ -118,14 +115,13 @@ impl<M: LaunchMode> GraphExec<M> {
 
     #[cold]
     fn stream_device_error(&self, stream: &Stream, call: &'static str) -> CudaError {
-        CudaError::invalid(
+        CudaError::refused(
             call,
-            format!(
-                "the exec runs on device {} and the stream belongs to device {}: launch it on a \
-                 stream of its own device (Stream::new_on)",
-                self.source.device().ordinal(),
-                stream.device().ordinal()
-            ),
+            Refusal::DevicesDiffer {
+                pair: DevicePair::ExecAndStream,
+                first: self.source.device().ordinal(),
+                second: stream.device().ordinal(),
+            },
         )
     }
 

@@ -7,7 +7,8 @@ use std::mem::ManuallyDrop;
 use crate::runtime as sys;
 
 use super::{GraphExec, HostLaunch, LaunchMode};
-use crate::error::{check, CudaError, Result};
+use crate::error::refusal::ExecRefusal;
+use crate::error::{check, CudaError, Refusal, Result};
 use crate::graph::Graph;
 
 impl GraphExec<HostLaunch> {
@@ -40,17 +41,14 @@ impl GraphExec<HostLaunch> {
     pub unsafe fn from_raw(raw: sys::cudaGraphExec_t) -> Result<GraphExec<HostLaunch>> {
         const CALL: &str = "GraphExec::from_raw";
         if raw.is_null() {
-            return Err(CudaError::invalid(CALL, "the exec handle is null"));
+            return Err(CudaError::refused(CALL, Refusal::NullHandle { what: "exec" }));
         }
         let mut flags = 0u64;
         // SAFETY: the caller promises a live exec; `flags` is a writable u64.
         check(unsafe { sys::cudaGraphExecGetFlags(raw, &mut flags) }, "cudaGraphExecGetFlags")?;
         let device_launch = sys::cudaGraphInstantiateFlags::cudaGraphInstantiateFlagDeviceLaunch.0 as u64;
         if flags & device_launch != 0 {
-            return Err(CudaError::invalid(
-                CALL,
-                "the exec was instantiated for device launch: only host-launch execs can be adopted",
-            ));
+            return Err(CudaError::refused(CALL, ExecRefusal::DeviceLaunchNotAdoptable));
         }
         // An empty graph stands for the unknown source: no node of it names a node of the
         // exec, so no setter can reach one.

@@ -184,12 +184,7 @@ impl<M: LaunchMode> GraphExec<M> {
         if !M::DEVICE_LAUNCH || self.release.last_launch_finished(true) {
             return Ok(());
         }
-        Err(crate::error::CudaError::invalid(
-            call,
-            "the exec's last launch, which may still launch it again from the device, could not be \
-             waited for (an earlier CUDA error, see take_unreported_errors or the stream's status); \
-             the exec was not changed",
-        ))
+        Err(crate::error::CudaError::refused(call, crate::error::refusal::ExecRefusal::LastLaunchUnwaited))
     }
 
     /// Lets go of what the graphs this exec keeps point to, for each graph that only

@@ -29,7 +29,8 @@ use super::super::{AsNode, ChildGraph, CoreState, GraphBuilder, GraphExec, Launc
 use super::{DeviceLaunchRule, Kind, NodeParams, ReadNode};
 use crate::device::Device;
 use crate::driver::{check_driver, function};
-use crate::error::{CudaError, Result};
+use crate::error::refusal::{EditRefusal, Empty};
+use crate::error::{CudaError, Refusal, Result};
 use crate::memory::{DevicePtr, KeepAlive};
 
 /// Batch memory operation nodes.
@@ -259,15 +260,10 @@ impl MemOp {
     ) -> Result<MemOp> {
         let size = if kind.is_64() { 8 } else { 4 };
         if len == 0 {
-            return Err(CudaError::invalid(call, "the pointer holds no element to write or wait on"));
+            return Err(CudaError::refused(call, Empty::MemOpPointer));
         }
         if addr % size != 0 {
-            return Err(CudaError::invalid(
-                call,
-                format!(
-                    "the address {addr:#x} is not aligned to {size} bytes, as CUDA's memory operations need"
-                ),
-            ));
+            return Err(CudaError::refused(call, Refusal::UnalignedAddress { address: addr, align: size }));
         }
         Ok(MemOp { kind, addr, value, keep })
     }
@@ -389,12 +385,14 @@ struct BatchParams {
 impl BatchParams {
     fn new(call: &'static str, ops: &[MemOp], device: Device) -> Result<BatchParams> {
         if ops.is_empty() {
-            return Err(CudaError::invalid(call, "no operations: CUDA refuses an empty batch"));
+            return Err(CudaError::refused(call, Empty::MemOps));
         }
         if u32::try_from(ops.len()).is_err() {
-            return Err(CudaError::invalid(
+            let value = u64::try_from(ops.len()).unwrap_or(u64::MAX);
+            let max = u64::from(u32::MAX);
+            return Err(CudaError::refused(
                 call,
-                format!("{} operations do not fit CUDA's count", ops.len()),
+                Refusal::OutOfRange { what: "the operation count", value, min: 1, max },
             ));
         }
         let keep: Vec<KeepAlive> = ops.iter().filter_map(|op| op.keep.clone()).collect();
@@ -447,10 +445,7 @@ unsafe impl NodeParams for BatchParams {
     ) -> Result<sys::cudaGraphNode_t> {
         const CALL: &str = "cudaGetDriverEntryPointByVersion(cuGraphAddBatchMemOpNode)";
         if !edges.is_null() {
-            return Err(CudaError::invalid(
-                CALL,
-                "batch memory operation nodes take plain dependencies only",
-            ));
+            return Err(CudaError::refused(CALL, EditRefusal::BatchMemOpEdges));
         }
         let params = BatchParams::read(raw);
         // SAFETY: `AddFn` transcribes cuGraphAddBatchMemOpNode's C signature at 11.7.
@@ -617,11 +612,18 @@ mod tests {
         let op = MemOp::write_u32(&ptr(0x1004, 1), 7).unwrap();
         assert_eq!((op.kind(), op.addr(), op.value()), (MemOpKind::Write32, 0x1004, 7));
         let err = MemOp::write_u32(&ptr(0x1002, 1), 7).unwrap_err();
-        assert!(err.to_string().contains("not aligned to 4 bytes"), "{err}");
-        let err = MemOp::write_u64(&ptr(0x1004, 1), 7).unwrap_err();
-        assert!(err.to_string().contains("not aligned to 8 bytes"), "{err}");
-        assert!(MemOp::write_u32(&ptr(0x1000, 0), 7).is_err());
-        assert!(BatchParams::new("add", &[], Device::from_ordinal(0)).is_err());
+        let unaligned = |err: CudaError, align| {
+            assert!(
+                matches!(err.refusal(), Some(&Refusal::UnalignedAddress { align: a, .. }) if a == align),
+                "{err}"
+            );
+        };
+        unaligned(err, 4);
+        unaligned(MemOp::write_u64(&ptr(0x1004, 1), 7).unwrap_err(), 8);
+        let err = MemOp::write_u32(&ptr(0x1000, 0), 7).unwrap_err();
+        assert!(matches!(err.refusal(), Some(Refusal::Empty(Empty::MemOpPointer))), "{err}");
+        let err = BatchParams::new("add", &[], Device::from_ordinal(0)).err().unwrap();
+        assert!(matches!(err.refusal(), Some(Refusal::Empty(Empty::MemOps))), "{err}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use super::super::{
     lock_pair, AsNode, ChildGraph, CoreState, Graph, GraphBuilder, GraphExec, LaunchMode, NodeRef,
 };
 use super::{params_of, DeviceLaunchRule, Kind, NodeParams, ReadNode};
+use crate::error::refusal::{EditRefusal, ExecRefusal};
 use crate::error::{check, CudaError, Result};
 use crate::memory::KeepAlive;
 
@@ -101,10 +102,7 @@ impl GraphBuilder {
     pub fn add_child_graph(&self, child: &Graph, deps: &[&dyn AsNode]) -> Result<ChildGraphNode> {
         const CALL: &str = "GraphBuilder::add_child_graph";
         if child.core().id() == self.core.id() {
-            return Err(CudaError::invalid(
-                CALL,
-                "a graph cannot contain itself (or its own family) as a child",
-            ));
+            return Err(CudaError::refused(CALL, EditRefusal::ChildIsItself));
         }
         self.expect_device(child.device(), CALL, "the child graph")?;
         let deps = raw_deps(CALL, self.id, deps)?;
@@ -172,13 +170,10 @@ impl<M: LaunchMode> GraphExec<M> {
         let source = self.source.id();
         self.set_params(CALL, node, || {
             if M::DEVICE_LAUNCH {
-                return Err(CudaError::invalid(
-                    CALL,
-                    "a device-launch exec's nodes were validated at instantiation; instantiate anew",
-                ));
+                return Err(CudaError::refused(CALL, ExecRefusal::DeviceLaunchValidated));
             }
             if child.core().id() == source {
-                return Err(CudaError::invalid(CALL, "the child is of this exec's own graph family"));
+                return Err(CudaError::refused(CALL, ExecRefusal::ChildOfOwnFamily));
             }
             super::expect_same_device(CALL, device, child.device())?;
             // A private copy under the child's lock, so that CUDA reads a graph nobody else may

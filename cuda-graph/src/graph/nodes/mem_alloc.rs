@@ -5,6 +5,7 @@ use crate::runtime as sys;
 
 use super::super::{AsNode, GraphBuilder, NodeRef};
 use super::{checked_bytes, params_of, DeviceLaunchRule, Kind, NodeParams};
+use crate::error::refusal::Unremovable;
 use crate::error::Result;
 use crate::memory::{DeviceRepr, KeepAlive};
 
@@ -17,8 +18,7 @@ impl Kind for MemAllocSpec {
     const DEVICE_LAUNCH: DeviceLaunchRule =
         DeviceLaunchRule::Refused("CUDA 13.0 refuses it with cudaErrorInvalidValue");
     const IN_CONDITIONAL_BODY: bool = false;
-    const NOT_REMOVABLE: Option<&'static str> =
-        Some("a memory alloc or free node cannot be removed: nodes may use the memory it orders");
+    const NOT_REMOVABLE: Option<Unremovable> = Some(Unremovable::MemoryNode);
 }
 
 /// A memory allocation node, from [`GraphBuilder::add_mem_alloc`](crate::graph::GraphBuilder::add_mem_alloc):

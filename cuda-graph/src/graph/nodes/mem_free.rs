@@ -4,6 +4,7 @@ use crate::runtime as sys;
 
 use super::super::{AsNode, GraphBuilder, MemAllocNode, NodeRef};
 use super::{params_of, DeviceLaunchRule, Kind, NodeParams};
+use crate::error::refusal::{NodeRefusal, Unremovable};
 use crate::error::{CudaError, Result};
 use crate::memory::KeepAlive;
 
@@ -17,8 +18,7 @@ impl Kind for MemFreeSpec {
         "CUDA does not allow event and memory nodes in device-launch graphs (cudaErrorInvalidValue)",
     );
     const IN_CONDITIONAL_BODY: bool = false;
-    const NOT_REMOVABLE: Option<&'static str> =
-        Some("a memory alloc or free node cannot be removed: nodes may use the memory it orders");
+    const NOT_REMOVABLE: Option<Unremovable> = Some(Unremovable::MemoryNode);
 }
 
 super::super::node::typed_nodes! {
@@ -72,7 +72,7 @@ impl GraphBuilder {
     pub fn add_mem_free(&self, alloc: &MemAllocNode, deps: &[&dyn AsNode]) -> Result<MemFreeNode> {
         const CALL: &str = "GraphBuilder::add_mem_free";
         if alloc.node.root_id() != self.core.id() {
-            return Err(CudaError::invalid(CALL, "the allocation was made by a node of another graph"));
+            return Err(CudaError::refused(CALL, NodeRefusal::AllocationOfAnotherGraph));
         }
         self.add_params(CALL, FreeParams { addr: alloc.addr }, deps)
     }

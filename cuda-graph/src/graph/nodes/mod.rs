@@ -28,7 +28,8 @@ use crate::runtime as sys;
 
 use super::node::raw_deps;
 use super::{AsNode, GraphBuilder, GraphExec, LaunchMode, NodeRef};
-use crate::error::{check, CudaError, Result};
+use crate::error::refusal::{Bounds, DevicePair, Empty, Overflow, Unremovable};
+use crate::error::{check, CudaError, Refusal, Result};
 use crate::memory::KeepAlive;
 
 /// What CUDA allows of one node kind, as data: one implementation per kind, registered in
@@ -44,7 +45,7 @@ pub(crate) trait Kind {
     /// empty, child graph, memset, memcpy and conditional nodes).
     const IN_CONDITIONAL_BODY: bool;
     /// Why a node of this kind may not be removed from its graph, if it may not (see `edit`).
-    const NOT_REMOVABLE: Option<&'static str> = None;
+    const NOT_REMOVABLE: Option<Unremovable> = None;
 }
 
 /// Whether CUDA lets a graph launched from the device (instantiated with
@@ -159,7 +160,7 @@ struct Rules {
     name: &'static str,
     device_launch: DeviceLaunchRule,
     in_conditional_body: bool,
-    not_removable: Option<&'static str>,
+    not_removable: Option<Unremovable>,
 }
 
 impl Rules {
@@ -219,7 +220,7 @@ impl NodeKind {
     }
 
     /// Why a node of this kind may not be removed from its graph, if it may not.
-    pub(crate) fn removal_refusal(self) -> Option<&'static str> {
+    pub(crate) fn removal_refusal(self) -> Option<Unremovable> {
         self.rules().and_then(|rules| rules.not_removable)
     }
 }
@@ -464,22 +465,19 @@ pub(in crate::graph) trait ReadNode<'a>: Sized {
 
 /// `count` elements of `size` bytes, checked against what both sides hold.
 pub(crate) fn checked_bytes(
-    call: &'static str, count: usize, size: usize, room: &[(&str, usize)],
+    call: &'static str, count: usize, size: usize, room: &[(&'static str, usize)],
 ) -> Result<usize> {
     if count == 0 {
-        return Err(CudaError::invalid(call, "0 elements: CUDA refuses empty copies and fills"));
+        return Err(CudaError::refused(call, Empty::Elements));
     }
-    for (what, len) in room {
-        if count > *len {
-            return Err(CudaError::invalid(
-                call,
-                format!("{count} elements do not fit: the {what} has {len}"),
-            ));
+    for &(side, len) in room {
+        if count > len {
+            return Err(CudaError::refused(call, Bounds::Elements { count, side, len }));
         }
     }
     count
         .checked_mul(size)
-        .ok_or_else(|| CudaError::invalid(call, format!("{count} elements overflow usize bytes")))
+        .ok_or_else(|| CudaError::refused(call, Overflow::Elements { len: count, element_bytes: size }))
 }
 
 /// Refuses a resource of another device than the exec's, naming both.
@@ -489,10 +487,8 @@ pub(super) fn expect_same_device(
     if exec == other {
         return Ok(());
     }
-    Err(CudaError::invalid(
-        call,
-        format!("the exec is of device {}, the argument of device {}", exec.ordinal(), other.ordinal()),
-    ))
+    let (first, second) = (exec.ordinal(), other.ordinal());
+    Err(CudaError::refused(call, Refusal::DevicesDiffer { pair: DevicePair::ExecAndArgument, first, second }))
 }
 
 #[cfg(test)]
