@@ -247,6 +247,12 @@ pub(crate) fn free_is_queued(owner: &KeepAlive) -> bool {
     owner.downcast_ref::<Allocation>().is_some_and(Allocation::free_is_queued)
 }
 
+/// Whether `owner` is an allocation of pool memory (stream-ordered, or other code's from a
+/// pool).
+pub(crate) fn in_pool(owner: &KeepAlive) -> bool {
+    owner.downcast_ref::<Allocation>().is_some_and(|allocation| allocation.pool().is_some())
+}
+
 /// For a kernel launch on `stream`: whether its arguments may point into memory whose free
 /// would not be ordered after the launch (a non-blocking stream while such allocations
 /// exist). Costs a field read and, for non-blocking streams, one relaxed atomic load. An

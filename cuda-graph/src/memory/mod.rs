@@ -145,7 +145,8 @@ pub use slice::{DeviceSlice, RawDeviceSlice};
 pub use volume::PitchedVolume;
 
 pub(crate) use buffer::{
-    bytes_for, free_is_queued, memcpy_sync, note_unordered_uses, unordered_use_possible, Allocation, FreeKind,
+    bytes_for, free_is_queued, in_pool, memcpy_sync, note_unordered_uses, unordered_use_possible, Allocation,
+    FreeKind,
 };
 pub(crate) use copy_bounds::{CheckedCopy, Side, Volume};
 pub(crate) use copy_queue::{LinearSide, DEVICE_TO_DEVICE};

@@ -31,6 +31,12 @@ pub enum Unsupported {
     /// The device cannot launch cooperative grids.
     #[error("this device cannot launch cooperative grids (cudaDevAttrCooperativeLaunch is 0)")]
     CooperativeLaunch,
+    /// A batch memory operation on pool (stream-ordered) memory.
+    #[error(
+        "batch memory operations cannot target pool (stream-ordered) memory: CUDA 13.0 refuses to launch \
+         such a node (cudaErrorInvalidValue); use memory of cudaMalloc (DeviceBuffer::zeroed)"
+    )]
+    MemOpOnPoolMemory,
 }
 
 /// What a host function would wait for ([`Refusal::WouldWaitInHostFunction`](super::Refusal::WouldWaitInHostFunction)).

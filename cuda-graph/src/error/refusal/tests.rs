@@ -7,6 +7,11 @@ use super::*;
 #[test]
 fn each_reason_prints_the_message_of_its_refusal() {
     let cases: Vec<(Refusal, &str)> = vec![
+        (
+            Refusal::Unsupported(Unsupported::MemOpOnPoolMemory),
+            "batch memory operations cannot target pool (stream-ordered) memory: CUDA 13.0 refuses to launch \
+             such a node (cudaErrorInvalidValue); use memory of cudaMalloc (DeviceBuffer::zeroed)",
+        ),
         (Refusal::NoSuchDevice { ordinal: 4, count: 2 }, "device 4 does not exist: there are 2 devices"),
         (
             Refusal::DeviceOrdinalOutOfRange { ordinal: 1 << 40 },

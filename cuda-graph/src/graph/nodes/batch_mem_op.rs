@@ -29,7 +29,7 @@ use super::super::{AsNode, ChildGraph, CoreState, GraphBuilder, GraphExec, Launc
 use super::{DeviceLaunchRule, Kind, NodeParams, ReadNode};
 use crate::device::Device;
 use crate::driver::{check_driver, function};
-use crate::error::refusal::{EditRefusal, Empty};
+use crate::error::refusal::{EditRefusal, Empty, Unsupported};
 use crate::error::{CudaError, Refusal, Result};
 use crate::memory::{DevicePtr, KeepAlive};
 
@@ -264,6 +264,10 @@ impl MemOp {
         }
         if addr % size != 0 {
             return Err(CudaError::refused(call, Refusal::UnalignedAddress { address: addr, align: size }));
+        }
+        // Measured on the H200: a node on pool memory made the graph's launch fail.
+        if keep.as_ref().is_some_and(crate::memory::in_pool) {
+            return Err(CudaError::refused(call, Unsupported::MemOpOnPoolMemory));
         }
         Ok(MemOp { kind, addr, value, keep })
     }
