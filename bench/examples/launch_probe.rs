@@ -44,35 +44,11 @@ struct Way {
 }
 
 /// `cudaLaunchKernelExC` of `function` (no parameters) on `stream`, one block of one thread,
-/// with programmatic stream serialization when `programmatic`.
-fn raw_launch_ex(function: *const c_void, stream: &Stream, programmatic: bool) -> Result<()> {
-    let mut attribute = sys::cudaLaunchAttribute {
-        id: sys::cudaLaunchAttributeID::cudaLaunchAttributeProgrammaticStreamSerialization,
-        pad: [0; 4],
-        val: sys::cudaLaunchAttributeValue { pad: [0; 64] },
-    };
-    attribute.val.programmaticStreamSerializationAllowed = 1;
-    let config = sys::cudaLaunchConfig_t {
-        gridDim: sys::dim3 { x: 1, y: 1, z: 1 },
-        blockDim: sys::dim3 { x: 1, y: 1, z: 1 },
-        dynamicSmemBytes: 0,
-        stream: stream.as_raw(),
-        attrs: &mut attribute,
-        numAttrs: u32::from(programmatic),
-    };
-    // SAFETY: `function` is the host stub of a kernel without parameters (bench_pdl_empty or
-    // bench_empty, checked by `Kernel::function`), so no argument pointers are read; `config`
-    // and the attribute it points at live across the call; the stream is alive (borrowed).
-    let status = unsafe { sys::cudaLaunchKernelExC(&config, function, std::ptr::null_mut()) };
-    if status == sys::cudaError::cudaSuccess {
-        return Ok(());
-    }
-    Err(CudaError::from_code(status.0 as i32, "cudaLaunchKernelExC").into())
-}
-
-/// `cudaLaunchKernelExC` as [`raw_launch_ex`], with a non-null (empty) argument array, as the
-/// crate passes one.
-fn raw_launch_ex_args(function: *const c_void, stream: &Stream, programmatic: bool) -> Result<()> {
+/// with programmatic stream serialization when `programmatic`; with `empty_args`, a non-null
+/// (empty) argument array, as the crate passes one, instead of null.
+fn raw_launch_ex(
+    function: *const c_void, stream: &Stream, programmatic: bool, empty_args: bool,
+) -> Result<()> {
     let mut attribute = sys::cudaLaunchAttribute {
         id: sys::cudaLaunchAttributeID::cudaLaunchAttributeProgrammaticStreamSerialization,
         pad: [0; 4],
@@ -88,9 +64,11 @@ fn raw_launch_ex_args(function: *const c_void, stream: &Stream, programmatic: bo
         numAttrs: u32::from(programmatic),
     };
     let mut none: [*mut c_void; 0] = [];
-    // SAFETY: as in `raw_launch_ex`; the kernel has no parameters, so the (empty) array is
-    // not read.
-    let status = unsafe { sys::cudaLaunchKernelExC(&config, function, none.as_mut_ptr()) };
+    let args = if empty_args { none.as_mut_ptr() } else { std::ptr::null_mut() };
+    // SAFETY: `function` is the host stub of a kernel without parameters (bench_pdl_empty or
+    // bench_empty, checked by `Kernel::function`), so no argument pointers are read; `config`
+    // and the attribute it points at live across the call; the stream is alive (borrowed).
+    let status = unsafe { sys::cudaLaunchKernelExC(&config, function, args) };
     if status == sys::cudaError::cudaSuccess {
         return Ok(());
     }
@@ -210,37 +188,40 @@ fn main() -> Result<()> {
     let pdl_kernel = kernel_handle(pdl_stub) as usize;
     let way = |name, launch: Launch| Way { name, launch, samples: Vec::new() };
     let mut ways = vec![
-        way("cudaLaunchKernelExC, programmatic (raw)", Box::new(move |s| raw_launch_ex(pdl_stub, s, true))),
+        way(
+            "cudaLaunchKernelExC, programmatic (raw)",
+            Box::new(move |s| raw_launch_ex(pdl_stub, s, true, false)),
+        ),
         way(
             "cudaLaunchKernelExC, programmatic, args (raw)",
-            Box::new(move |s| raw_launch_ex_args(pdl_stub, s, true)),
+            Box::new(move |s| raw_launch_ex(pdl_stub, s, true, true)),
         ),
         way(
             "cudaLaunchKernelExC, programmatic, rwlock (raw)",
             Box::new(move |s| {
                 let _read = GATE.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-                raw_launch_ex_args(pdl_stub, s, true)
+                raw_launch_ex(pdl_stub, s, true, true)
             }),
         ),
         way(
             "raw programmatic + 100 ns busy",
             Box::new(move |s| {
                 spin(100);
-                raw_launch_ex(pdl_stub, s, true)
+                raw_launch_ex(pdl_stub, s, true, false)
             }),
         ),
         way(
             "raw programmatic + 8 cache lines",
             Box::new(move |s| {
                 std::hint::black_box(touch_lines(8));
-                raw_launch_ex(pdl_stub, s, true)
+                raw_launch_ex(pdl_stub, s, true, false)
             }),
         ),
         way(
             "raw programmatic + 24 cache lines",
             Box::new(move |s| {
                 std::hint::black_box(touch_lines(24));
-                raw_launch_ex(pdl_stub, s, true)
+                raw_launch_ex(pdl_stub, s, true, false)
             }),
         ),
         way(
@@ -261,7 +242,7 @@ fn main() -> Result<()> {
         ),
         way(
             "cudaLaunchKernelExC, no attribute (raw)",
-            Box::new(move |s| raw_launch_ex(plain_stub, s, false)),
+            Box::new(move |s| raw_launch_ex(plain_stub, s, false, false)),
         ),
         way(
             "Kernel::launch_with, no attribute",
