@@ -1,7 +1,8 @@
 //! Driver functions the runtime hands out (`cudaGetDriverEntryPointByVersion`), for what the
 //! runtime API lacks: a kernel's parameter layout (`kernel::abi`), whether a device's
 //! primary context is active (`device`), and the cheaper stream launch
-//! (`kernel::driver_launch`): `cuLaunchKernelEx`, the current context, a stream's context.
+//! (`kernel::driver_launch`): `cuLaunchKernelEx`, a stream's context, a kernel's function in
+//! the current context (the current context itself: `runtime::primary`).
 
 use std::ffi::{c_void, CStr};
 use std::ptr;
@@ -71,8 +72,6 @@ const _: () = assert!(std::mem::size_of::<sys::cudaLaunchAttribute>() == 72);
 pub(crate) struct LaunchEntries {
     /// `cuLaunchKernelEx`.
     pub(crate) launch: sys::PFN_cuLaunchKernelEx,
-    /// `cuCtxGetCurrent`.
-    pub(crate) current: sys::PFN_cuCtxGetCurrent,
     /// `cuStreamGetCtx`.
     pub(crate) stream_context: sys::PFN_cuStreamGetCtx,
 }
@@ -92,16 +91,42 @@ fn look_up_launch_entries() -> Option<LaunchEntries> {
     let launch =
         unsafe { function(sys::CU_LAUNCH_KERNEL_EX, sys::CU_LAUNCH_KERNEL_EX_VERSION, "cuLaunchKernelEx") };
     // SAFETY: as above.
-    let current =
-        unsafe { function(sys::CU_CTX_GET_CURRENT, sys::CU_CTX_GET_CURRENT_VERSION, "cuCtxGetCurrent") };
-    // SAFETY: as above.
     let stream_context =
         unsafe { function(sys::CU_STREAM_GET_CTX, sys::CU_STREAM_GET_CTX_VERSION, "cuStreamGetCtx") };
-    if launch.is_err() || current.is_err() || stream_context.is_err() {
+    if launch.is_err() || stream_context.is_err() {
         // A failed lookup is an answer (this driver lacks one): forget its status.
         crate::error::forget_last_error();
     }
-    Some(LaunchEntries { launch: launch.ok()?, current: current.ok()?, stream_context: stream_context.ok()? })
+    Some(LaunchEntries { launch: launch.ok()?, stream_context: stream_context.ok()? })
+}
+
+/// `cuKernelGetFunction`, looked up once; `None` when the driver lacks it.
+static KERNEL_GET_FUNCTION: OnceLock<Option<sys::PFN_cuKernelGetFunction>> = OnceLock::new();
+
+/// The function of `kernel` (a live context-independent kernel handle, `CUkernel`) in the
+/// calling thread's current context (`cuKernelGetFunction`, which loads the kernel's library
+/// into that context if needed), as an address; `None` when the driver gives none.
+///
+/// # Safety
+/// `kernel` is a live `CUkernel` (a library's kernel handle, or `cudaGetKernel`'s of a host
+/// stub), its library loaded for as long as the call runs.
+pub(crate) unsafe fn kernel_function_in_current(kernel: usize) -> Option<usize> {
+    let get = KERNEL_GET_FUNCTION.get_or_init(|| {
+        // SAFETY: `PFN_cuKernelGetFunction` is the C signature of cuKernelGetFunction at 12.0.
+        let found = unsafe {
+            function(sys::CU_KERNEL_GET_FUNCTION, sys::CU_KERNEL_GET_FUNCTION_VERSION, "cuKernelGetFunction")
+        };
+        if found.is_err() {
+            // A failed lookup is an answer (this driver lacks it): forget its status.
+            crate::error::forget_last_error();
+        }
+        found.ok()
+    });
+    let get = (*get)?;
+    let mut function: sys::cudaFunction_t = ptr::null_mut();
+    // SAFETY: `kernel` is a live CUkernel (the caller's promise); `function` a valid out-pointer.
+    let status = unsafe { get(&mut function, kernel as sys::CUkernel) };
+    (status == 0 && !function.is_null()).then_some(function as usize)
 }
 
 /// The context `stream` (a live stream handle, not a default-stream handle) belongs to, as an

@@ -19,7 +19,13 @@
 
 use std::cell::Cell;
 
+mod primary;
+
 pub(crate) use cudart_graph_sys::*;
+pub(crate) use primary::{
+    current_context, primary_context, primary_is_current, record as record_primary_context,
+    record_after_set as record_primary_after_set,
+};
 
 thread_local! {
     /// True while this thread runs a host function of this crate.
@@ -80,6 +86,10 @@ macro_rules! refused_in_host_functions {
 /// `cudaDeviceReset` (never called here) tears down. A stream, event, buffer or exec made in
 /// a context another library destroys would dangle.
 fn bind_primary_context() -> cudaError_t {
+    if primary::current_is_primary() {
+        // Bound already: what the two calls below would leave (see `primary`).
+        return cudaError::cudaSuccess;
+    }
     let mut device = 0;
     // SAFETY: `device` is a valid, writable int.
     let status = unsafe { cudart_graph_sys::cudaGetDevice(&mut device) };

@@ -153,6 +153,10 @@ impl Stream {
         check(status, "cudaStreamGetDevice")?;
         stream.device = Device::from_ordinal(ordinal);
         note_in_use(stream.device);
+        if let Some(context) = stream.driver_context() {
+            // Made by the runtime in the device's primary context (see `runtime`).
+            sys::record_primary_context(stream.device.ordinal(), context);
+        }
         Ok(stream)
     }
 

@@ -3,12 +3,14 @@
 //! (`cuda_graph::kernel`, stream launches). Whichever path a launch takes, it must run the
 //! same kernel with the same arguments on the stream's device: from a thread that never used
 //! CUDA (no context current: the runtime's path, which binds one, then the driver's), around
-//! a capture (captured launches take the runtime's path and read back as before), and with
-//! launch attributes.
+//! a capture (captured launches take the runtime's path and read back as before), with
+//! launch attributes, and on two devices in turn (a kernel's function is recorded for the
+//! first device's primary context; the other device's launches use its context-independent
+//! handle).
 
 use cuda_graph::graph::{CaptureMode, HostLaunch, NodeKind};
 use cuda_graph::kernel::{LaunchAttributes, LaunchConfig};
-use cuda_graph::{CudaError, DeviceBuffer, Stream};
+use cuda_graph::{CudaError, Device, DeviceBuffer, Stream};
 use gpu_test_support::require_gpu;
 use test_kernels::{add_scalar, fill_pattern, increment_counter, pattern};
 
@@ -93,6 +95,43 @@ fn launches_with_attributes_run_in_order() {
         let got = data.to_vec()?;
         for (i, value) in got.iter().enumerate() {
             assert_eq!(*value, pattern(i as u32, 3).wrapping_add(14), "element {i}");
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn one_kernel_launched_on_two_devices_in_turn_runs_on_each() {
+    gpu_test_support::require_gpus!(2);
+    run(|| {
+        let devices = [Device::get(0)?, Device::get(1)?];
+        let streams = [Stream::new_on(devices[0])?, Stream::new_on(devices[1])?];
+        let data = [
+            DeviceBuffer::<u32>::zeroed_on(devices[0], N as usize)?,
+            DeviceBuffer::zeroed_on(devices[1], N as usize)?,
+        ];
+        let config = LaunchConfig::for_elements(N, 256);
+        let programmatic = LaunchAttributes::programmatic();
+        for (side, seed) in [(1, 4), (0, 6)] {
+            fill_pattern().launch(&streams[side], config, (data[side].ptr(), N, seed))?;
+        }
+        for round in 0..6u32 {
+            for side in [round as usize % 2, 1 - round as usize % 2] {
+                add_scalar().launch_with(
+                    &streams[side],
+                    config,
+                    &programmatic,
+                    (data[side].ptr(), N, 1 + side as u32),
+                )?;
+            }
+        }
+        for (side, seed) in [(0, 6), (1, 4)] {
+            streams[side].synchronize()?;
+            let got = data[side].to_vec()?;
+            let added = 6 * (1 + side as u32);
+            for (i, value) in got.iter().enumerate() {
+                assert_eq!(*value, pattern(i as u32, seed).wrapping_add(added), "device {side}, element {i}");
+            }
         }
         Ok(())
     });

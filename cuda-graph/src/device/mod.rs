@@ -221,7 +221,10 @@ impl Device {
         // SAFETY: plain call; the ordinal was checked by `get` (CUDA checks it again).
         let set = check(unsafe { sys::cudaSetDevice(self.ordinal) }, "cudaSetDevice");
         match set {
-            Ok(()) => current::remember(self.ordinal),
+            Ok(()) => {
+                current::remember(self.ordinal);
+                sys::record_primary_after_set(self.ordinal);
+            }
             Err(_) => current::forget(),
         }
         set
@@ -232,11 +235,13 @@ impl Device {
     /// making either device current is returned (the one restoring the caller's device
     /// before `f`'s own error, which is then dropped).
     ///
-    /// The device is always made current (`cudaSetDevice`), and the one before is read from
-    /// CUDA (`cudaGetDevice`), not from the crate's memory of it: other code on this thread
-    /// (cudarc, raw calls) may have made another context current since, even a context of
-    /// this device that is not its primary one, and what `f` waits for or makes must be the
-    /// primary context's. Afterwards the primary context of the device before is current.
+    /// Whether the device is current is asked of CUDA, not of the crate's memory of it: other
+    /// code on this thread (cudarc, raw calls) may have made another context current since,
+    /// even a context of this device that is not its primary one, and what `f` waits for or
+    /// makes must be the primary context's. When the driver's current context is this
+    /// device's primary context (one `cuCtxGetCurrent`), `f` runs at once; otherwise the one
+    /// before is read (`cudaGetDevice`), the device made current (`cudaSetDevice`), and
+    /// afterwards the primary context of the device before is current.
     ///
     /// ```no_run
     /// use cuda_graph::Device;
@@ -249,6 +254,12 @@ impl Device {
     pub fn with_current<R, E: From<crate::CudaError>>(
         self, f: impl FnOnce() -> Result<R, E>,
     ) -> Result<R, E> {
+        if sys::primary_is_current(self.ordinal) {
+            // The driver says this device's primary context is current: what `cudaGetDevice`
+            // and `cudaSetDevice` would find and leave (see `runtime::primary`).
+            current::remember(self.ordinal);
+            return f();
+        }
         let before = Device { ordinal: current::read()? };
         self.set_current()?;
         if before == self {

@@ -85,13 +85,14 @@ impl<M: LaunchMode> GraphExec<M> {
                 self.retired.push_overrides(keep);
             }
             let (source, updated) = (self.source.id(), graph.core().id());
-            let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut self.params_from)
-                .into_iter()
-                .partition(|core| core.id() == source || core.id() == updated);
-            self.params_from = kept;
-            for core in gone {
-                self.retired.push_graph(core);
-            }
+            let retired = &mut self.retired;
+            self.params_from.retain(|core| {
+                let kept = core.id() == source || core.id() == updated;
+                if !kept {
+                    retired.push_graph(core.clone());
+                }
+                kept
+            });
         }
         self.release_retired();
         self.refresh_pinned();

@@ -18,6 +18,7 @@
 
 use std::ffi::c_void;
 use std::ptr;
+use std::sync::OnceLock;
 
 use crate::runtime as sys;
 
@@ -39,6 +40,56 @@ pub(crate) fn kernel_of_stub(stub: *const c_void) -> Option<usize> {
     (!kernel.is_null()).then_some(kernel as usize)
 }
 
+/// A kernel's handles for launches through the driver, looked up at the first such launch:
+/// its context-independent handle (`CUkernel`), and its function in the first primary context
+/// it was launched in (`CUfunction`; the driver's launch from a `CUfunction` costs the host
+/// about 70 ns less than from a `CUkernel`, bench/results/launch_probe.txt, section 7).
+/// Launches in other contexts use the `CUkernel`. Only a primary context is recorded: it
+/// keeps its handle for the life of the process (see `runtime::primary`), so the function
+/// cannot outlive the context it was looked up in while the address is reused.
+pub(crate) struct DriverHandles {
+    kernel: OnceLock<Option<usize>>,
+    function: OnceLock<(usize, usize)>,
+}
+
+impl DriverHandles {
+    pub(crate) const fn new() -> DriverHandles {
+        DriverHandles { kernel: OnceLock::new(), function: OnceLock::new() }
+    }
+
+    /// The `CUkernel`, from `look_up` at the first call (`None` when there is none).
+    #[inline]
+    pub(crate) fn kernel(&self, look_up: impl FnOnce() -> Option<usize>) -> Option<usize> {
+        *self.kernel.get_or_init(look_up)
+    }
+
+    /// What to hand `cuLaunchKernelEx` for `kernel` (this kernel's `CUkernel`) when `current`,
+    /// the thread's current context, is `stream`'s: the recorded function when `current` is
+    /// the context it was recorded in; else, when `current` is the primary context of
+    /// `stream`'s device and nothing is recorded yet, the function looked up and recorded now;
+    /// else `kernel` itself.
+    ///
+    /// # Safety
+    /// `kernel` is this kernel's live `CUkernel`, its library loaded for as long as this
+    /// value lives (the `Kernel` holding it holds the library).
+    unsafe fn for_context(&self, kernel: usize, current: usize, stream: &Stream) -> usize {
+        if let Some(&(context, function)) = self.function.get() {
+            return if context == current { function } else { kernel };
+        }
+        if sys::primary_context(stream.device().ordinal()) != Some(current) {
+            return kernel;
+        }
+        // SAFETY: `kernel` is a live CUkernel whose library stays loaded (the caller's promise).
+        let Some(function) = (unsafe { crate::driver::kernel_function_in_current(kernel) }) else {
+            return kernel;
+        };
+        match self.function.get_or_init(|| (current, function)) {
+            &(context, recorded) if context == current => recorded,
+            _ => kernel,
+        }
+    }
+}
+
 /// Launches `kernel` (a context-independent handle) on `stream` with `config`, `attributes`
 /// and the argument `pointers` through the driver, if the thread's current context is the
 /// stream's. Returns whether it did; `false` means nothing was queued (another context
@@ -51,16 +102,14 @@ pub(crate) fn kernel_of_stub(stub: *const c_void) -> Option<usize> {
 /// that parameter's size, alive for the call); `attributes` are initialized; `stream` is
 /// alive; no capture can record this launch.
 pub(crate) unsafe fn launch(
-    kernel: usize, stream: &Stream, config: &LaunchConfig, attributes: &mut [sys::cudaLaunchAttribute],
-    pointers: *mut *mut c_void,
+    kernel: usize, handles: &DriverHandles, stream: &Stream, config: &LaunchConfig,
+    attributes: &mut [sys::cudaLaunchAttribute], pointers: *mut *mut c_void,
 ) -> bool {
     let Some(entries) = launch_entries() else { return false };
     let Some(stream_context) = stream.driver_context() else { return false };
-    let mut current: sys::CUcontext = ptr::null_mut();
-    // SAFETY: `current` is a valid out-pointer.
-    if unsafe { (entries.current)(&mut current) } != 0 || current as usize != stream_context {
+    let Some(current) = sys::current_context().filter(|&current| current == stream_context) else {
         return false;
-    }
+    };
     let launch = sys::CUlaunchConfig {
         gridDimX: config.grid.x,
         gridDimY: config.grid.y,
@@ -73,10 +122,14 @@ pub(crate) unsafe fn launch(
         attrs: if attributes.is_empty() { ptr::null_mut() } else { attributes.as_mut_ptr() },
         numAttrs: attributes.len() as u32,
     };
-    // SAFETY: `launch` and the attributes it points at live across the call; the kernel
-    // handle resolves in the current context, which is the stream's (checked just above); the
-    // pointers match the kernel's parameters (the caller's promise); no `extra` options.
+    // SAFETY: `kernel` is the live CUkernel of the `Kernel` holding `handles`, which holds
+    // its library (the caller's promise).
+    let function = unsafe { handles.for_context(kernel, current, stream) };
+    // SAFETY: `launch` and the attributes it points at live across the call; `function` is
+    // the kernel's CUkernel, which resolves in the current context, or its CUfunction in the
+    // current context, which is the stream's (checked just above); the pointers match the
+    // kernel's parameters (the caller's promise); no `extra` options.
     let status =
-        unsafe { (entries.launch)(&launch, kernel as sys::cudaFunction_t, pointers, ptr::null_mut()) };
+        unsafe { (entries.launch)(&launch, function as sys::cudaFunction_t, pointers, ptr::null_mut()) };
     status == 0
 }

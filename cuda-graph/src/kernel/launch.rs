@@ -67,11 +67,14 @@ impl<A: KernelArgs> Kernel<A> {
         let function = self.function()?;
         let handle = self.launch_handle();
         self.queue("Kernel::launch", stream, &args, &[], |pointers, uncaptured| {
-            if let (true, Some(kernel)) = (uncaptured, handle) {
+            if let (true, Some((kernel, handles))) = (uncaptured, handle) {
                 // SAFETY: `kernel` is this kernel's handle, whose parameters `pointers` match
-                // (checked by `function()`, packed by `queue`, alive until it returns); no
-                // attributes; the stream is borrowed; no capture can record the launch.
-                if unsafe { driver_launch::launch(kernel, stream, &config, &mut [], pointers.as_mut_ptr()) } {
+                // (checked by `function()`, packed by `queue`, alive until it returns), and
+                // `handles` this kernel's, which holds its library; no attributes; the stream
+                // is borrowed; no capture can record the launch.
+                if unsafe {
+                    driver_launch::launch(kernel, handles, stream, &config, &mut [], pointers.as_mut_ptr())
+                } {
                     return (sys::cudaError::cudaSuccess, "cuLaunchKernelEx");
                 }
             }
@@ -139,10 +142,12 @@ impl<A: KernelArgs> Kernel<A> {
         let handle = self.launch_handle();
         self.queue(CALL, stream, &args, &owners, |pointers, uncaptured| {
             let entries = raw.as_mut_slice();
-            if let (true, Some(kernel)) = (uncaptured, handle) {
+            if let (true, Some((kernel, handles))) = (uncaptured, handle) {
                 // SAFETY: as in `launch`; `entries` are initialized attributes that live until
                 // this call returns, their events alive (held by `attributes`).
-                if unsafe { driver_launch::launch(kernel, stream, &config, entries, pointers.as_mut_ptr()) } {
+                if unsafe {
+                    driver_launch::launch(kernel, handles, stream, &config, entries, pointers.as_mut_ptr())
+                } {
                     return (sys::cudaError::cudaSuccess, "cuLaunchKernelEx");
                 }
             }

@@ -82,9 +82,8 @@ pub struct Kernel<A> {
     signature: Option<SignatureFn>,
     params: &'static [&'static str],
     checked: OnceLock<std::result::Result<(), CudaError>>,
-    /// The context-independent handle stream launches go through the driver with (see
-    /// `driver_launch`), looked up at the first such launch; `None` when there is none.
-    launch_handle: OnceLock<Option<usize>>,
+    /// The handles stream launches go through the driver with (see `driver_launch`).
+    driver_handles: driver_launch::DriverHandles,
     _args: PhantomData<fn(A)>,
 }
 
@@ -178,7 +177,7 @@ impl<A: KernelArgs> Kernel<A> {
             signature: Some(signature),
             params,
             checked: OnceLock::new(),
-            launch_handle: OnceLock::new(),
+            driver_handles: driver_launch::DriverHandles::new(),
             _args: PhantomData,
         }
     }
@@ -211,7 +210,7 @@ impl<A: KernelArgs> Kernel<A> {
             signature: None,
             params,
             checked: OnceLock::new(),
-            launch_handle: OnceLock::new(),
+            driver_handles: driver_launch::DriverHandles::new(),
             _args: PhantomData,
         }
     }
@@ -225,7 +224,7 @@ impl<A: KernelArgs> Kernel<A> {
             signature: None,
             params: &[],
             checked: OnceLock::new(),
-            launch_handle: OnceLock::new(),
+            driver_handles: driver_launch::DriverHandles::new(),
             _args: PhantomData,
         }
     }
@@ -233,13 +232,14 @@ impl<A: KernelArgs> Kernel<A> {
     /// The context-independent handle (`CUkernel`) a stream launch gives the driver: the
     /// library's kernel handle for a loaded kernel, `cudaGetKernel` of the host stub (looked up
     /// once) for a linked one.
-    pub(crate) fn launch_handle(&self) -> Option<usize> {
-        match &self.entry {
+    pub(crate) fn launch_handle(&self) -> Option<(usize, &driver_launch::DriverHandles)> {
+        let kernel = match &self.entry {
             Entry::Loaded(kernel) => Some(kernel.function() as usize),
             Entry::Stub(stub) => {
-                *self.launch_handle.get_or_init(|| driver_launch::kernel_of_stub(*stub as *const c_void))
+                self.driver_handles.kernel(|| driver_launch::kernel_of_stub(*stub as *const c_void))
             }
-        }
+        };
+        Some((kernel?, &self.driver_handles))
     }
 
     /// What graphs and execs whose nodes launch this kernel must keep: the module of a
