@@ -200,10 +200,9 @@ impl GraphCore {
     /// The family's lock, once no capture into it is running: waits for a capture on another
     /// thread, refuses one on this thread (the stream owns the graph until it ends).
     pub(crate) fn acquire(&self, call: &'static str) -> Result<MutexGuard<'_, CoreState>> {
-        let me = thread::current().id();
         let mut state = self.state();
         while let Some(owner) = state.capturing_on {
-            if owner == me {
+            if owner == thread::current().id() {
                 return Err(CudaError::refused(call, EditRefusal::CaptureInProgress));
             }
             state = self.idle.wait(state).unwrap_or_else(PoisonError::into_inner);

@@ -151,7 +151,7 @@ pub(crate) use buffer::{
 pub(crate) use copy_bounds::{CheckedCopy, Side, Volume};
 pub(crate) use copy_queue::{LinearSide, DEVICE_TO_DEVICE};
 pub(crate) use free::{devices_idle, EVERY_DEVICE};
-pub(crate) use pinned::{as_pinned, LaunchLock, PinnedAllocation};
+pub(crate) use pinned::{any_alive as any_pinned_alive, as_pinned, LaunchLock, PinnedAllocation};
 pub(crate) use pitched_core::PitchedCore;
 pub(crate) use placement::{any_foreign, check_owners_on};
 

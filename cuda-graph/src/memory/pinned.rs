@@ -71,6 +71,8 @@ impl Fences {
 /// One `cudaMallocHost` allocation, freed (after the device work fenced on it has finished)
 /// when the last owner is dropped: a [`PinnedBuffer`], or a graph node's [`KeepAlive`].
 pub(crate) struct PinnedAllocation {
+    /// Counts this allocation among those alive (see [`any_alive`]).
+    _alive: AliveCount,
     ptr: *mut c_void,
     bytes: usize,
     fences: Mutex<Fences>,
@@ -94,8 +96,13 @@ impl PinnedAllocation {
             // SAFETY: `ptr` is a valid out-pointer.
             check(unsafe { sys::cudaMallocHost(&mut ptr, bytes) }, "cudaMallocHost")?;
         }
-        let allocation =
-            PinnedAllocation { ptr, bytes, fences: Mutex::default(), host_borrows: AtomicUsize::new(0) };
+        let allocation = PinnedAllocation {
+            _alive: AliveCount::new(),
+            ptr,
+            bytes,
+            fences: Mutex::default(),
+            host_borrows: AtomicUsize::new(0),
+        };
         if (ptr as usize) % align != 0 {
             return Err(CudaError::refused(
                 "PinnedBuffer",
@@ -221,6 +228,7 @@ impl Drop for PinnedAllocation {
             // CUDA calls are not allowed inside a host function: free it on another thread.
             let ptr = std::mem::replace(&mut self.ptr, ptr::null_mut());
             let moved = PinnedAllocation {
+                _alive: AliveCount::new(),
                 ptr,
                 bytes: self.bytes,
                 fences: Mutex::new(fences),
@@ -415,6 +423,34 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     }
 }
 
+/// How many [`PinnedAllocation`]s are alive.
+static ALIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// One count of [`ALIVE`], held by each allocation.
+struct AliveCount;
+
+impl AliveCount {
+    fn new() -> AliveCount {
+        ALIVE.fetch_add(1, Ordering::Relaxed);
+        AliveCount
+    }
+}
+
+impl Drop for AliveCount {
+    fn drop(&mut self) {
+        ALIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Whether any pinned allocation is alive: when not, no list of owners holds one (an owner
+/// in a list is alive), so an exec's list of pinned memory is empty without looking. An
+/// allocation added to a graph under its lock before the caller took that lock is counted in
+/// what the caller reads after.
+#[inline]
+pub(crate) fn any_alive() -> bool {
+    ALIVE.load(Ordering::Relaxed) != 0
+}
+
 /// For graph launches: `owner` as a pinned allocation ([`PinnedBuffer::keep_alive`]), if it
 /// is one.
 pub(crate) fn as_pinned(owner: &KeepAlive) -> Option<Arc<PinnedAllocation>> {
@@ -435,6 +471,7 @@ mod tests {
         assert_eq!(empty.as_mut_slice().unwrap(), &mut [] as &mut [u64]);
         let owner = empty.keep_alive();
         assert!(owner.downcast_ref::<PinnedAllocation>().is_some());
+        assert!(any_alive(), "a live allocation is counted");
         drop(empty);
         drop(owner);
     }
@@ -442,6 +479,7 @@ mod tests {
     /// An allocation at a fake address, never freed (the test forgets it).
     fn fake_allocation(bytes: usize) -> Arc<PinnedAllocation> {
         Arc::new(PinnedAllocation {
+            _alive: AliveCount::new(),
             ptr: 0x1000 as *mut c_void,
             bytes,
             fences: Mutex::default(),

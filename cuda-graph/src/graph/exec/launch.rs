@@ -128,6 +128,11 @@ impl<M: LaunchMode> GraphExec<M> {
     /// Lists the pinned allocations the exec's nodes may use (after instantiate, update, set),
     /// sorted by address and without repeats (the order launches lock them in).
     pub(in crate::graph) fn refresh_pinned(&mut self) {
+        if !crate::memory::any_pinned_alive() {
+            // None alive, so none among what the graphs and overrides keep (no lock taken).
+            self.pinned.clear();
+            return;
+        }
         let mut pinned: Vec<Arc<PinnedAllocation>> = Vec::new();
         for core in &self.params_from {
             pinned.extend(core.state().keep_alive.iter().filter_map(as_pinned));

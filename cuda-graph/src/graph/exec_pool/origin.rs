@@ -41,6 +41,11 @@ fn origin_counts() -> MutexGuard<'static, ()> {
 /// for the graph's lock (another thread may hold it while waiting for a capture): if the lock
 /// is taken, the release is left to a later owner.
 pub(in crate::graph) fn owner_leaving(graph: &Arc<GraphCore>, leaving: usize) {
+    if graph.name_refs.load(Ordering::Acquire) == 0 {
+        // No name reference: nothing to release (the check below, without the lock; one made
+        // right after this load is ordered after this call, as under the lock).
+        return;
+    }
     let released = {
         let _counts = origin_counts();
         let names = graph.name_refs.load(Ordering::Acquire);
