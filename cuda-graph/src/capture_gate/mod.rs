@@ -51,12 +51,14 @@
 //! registry update. The guards are released before a capture guard's destructor can run
 //! (which takes the write guard itself).
 
+mod device_waits;
 mod registry;
 
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::{CudaError, Result};
 
+pub(crate) use device_waits::{defer_until_no_capture, device_wait_allowed, drop_deferred};
 #[cfg(feature = "cudarc")]
 pub(crate) use registry::note_foreign_capture_possible;
 pub(crate) use registry::{

@@ -192,7 +192,11 @@ fn end_capture(stream: &Stream, id: Option<u64>) -> (sys::cudaError_t, sys::cuda
     let mut raw = ptr::null_mut();
     // SAFETY: the stream is alive and capturing (begun by the guard that calls this).
     let status = unsafe { sys::cudaStreamEndCapture(stream.as_raw(), &mut raw) };
-    (status, raw, id.and_then(|id| unregister(&change, id)))
+    let sink = id.and_then(|id| unregister(&change, id));
+    drop(change);
+    // What waited for the captures to end (device-wide waits of drops) may go now.
+    crate::capture_gate::drop_deferred();
+    (status, raw, sink)
 }
 
 /// For a guard dropped without `end`: ends the capture (see [`end_capture`]), recording its

@@ -272,21 +272,34 @@ pub(crate) fn note_unordered_uses(owners: &[KeepAlive], stream: &Stream) {
     }
 }
 
+impl Allocation {
+    /// Moves the memory out into a new value (to be dropped elsewhere), leaving this one empty.
+    fn take_out(&mut self) -> Allocation {
+        Allocation {
+            ptr: std::mem::replace(&mut self.ptr, ptr::null_mut()),
+            bytes: self.bytes,
+            free: std::mem::replace(&mut self.free, FreeKind::Synchronous { device: 0 }),
+            unordered_use: AtomicBool::new(self.unordered_use.load(Ordering::Relaxed)),
+            foreign_use: AtomicU64::new(self.foreign_use.load(Ordering::Relaxed)),
+        }
+    }
+}
+
 impl Drop for Allocation {
     fn drop(&mut self) {
         if self.ptr.is_null() {
             return;
         }
         // CUDA calls are not allowed inside a host function: free it on another thread.
-        if deferred_in_host_fn(|| Allocation {
-            ptr: std::mem::replace(&mut self.ptr, ptr::null_mut()),
-            bytes: self.bytes,
-            free: std::mem::replace(&mut self.free, FreeKind::Synchronous { device: 0 }),
-            unordered_use: AtomicBool::new(self.unordered_use.load(Ordering::Relaxed)),
-            foreign_use: AtomicU64::new(self.foreign_use.load(Ordering::Relaxed)),
-        }) {
+        if deferred_in_host_fn(|| self.take_out()) {
             return;
         }
+        // Freeing waits for the device, which must not overlap a capture (see
+        // `capture_gate::device_waits`): kept until the captures have ended.
+        let Some(_no_capture) = crate::capture_gate::device_wait_allowed() else {
+            crate::capture_gate::defer_until_no_capture(self.take_out());
+            return;
+        };
         if self.free_is_queued() {
             QUEUED_FREES_ALIVE.fetch_sub(1, Ordering::Relaxed);
         }

@@ -165,6 +165,14 @@ impl Drop for MappedAllocation {
         }) {
             return;
         }
+        // Freeing waits for the devices, which must not overlap a capture (see
+        // `capture_gate::device_waits`): kept until the captures have ended.
+        let Some(_no_capture) = crate::capture_gate::device_wait_allowed() else {
+            let moved =
+                MappedAllocation { host: std::mem::replace(&mut self.host, ptr::null_mut()), device, bytes };
+            crate::capture_gate::defer_until_no_capture(moved);
+            return;
+        };
         if every_device_idle() {
             // SAFETY: the address came from cudaHostAlloc and is freed once; no owner is left
             // to queue work on it, and the work queued before (on any device) has finished.

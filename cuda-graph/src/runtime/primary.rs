@@ -88,7 +88,8 @@ pub(crate) fn record_after_set(ordinal: i32) {
 /// context's handle (the context of a stream the crate made on the device).
 pub(crate) fn record(ordinal: i32, context: usize) {
     let Some(index) = usize::try_from(ordinal).ok().filter(|&index| index < RECORDED) else { return };
-    PRIMARY[index].store(context, Ordering::Relaxed);
+    let before = PRIMARY[index].swap(context, Ordering::Relaxed);
+    debug_assert!(before == 0 || before == context, "device {ordinal}'s primary context changed");
     RECORDED_UP_TO.fetch_max(index + 1, Ordering::Relaxed);
 }
 

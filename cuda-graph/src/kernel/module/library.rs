@@ -142,6 +142,12 @@ impl Drop for Library {
             defer_drop(Library { raw: std::mem::take(&mut self.raw) });
             return;
         }
+        // Unloading waits for the devices, which must not overlap a capture (see
+        // `capture_gate::device_waits`): kept until the captures have ended.
+        let Some(_no_capture) = crate::capture_gate::device_wait_allowed() else {
+            crate::capture_gate::defer_until_no_capture(Library { raw: std::mem::take(&mut self.raw) });
+            return;
+        };
         if !devices_idle(EVERY_DEVICE) {
             // A kernel of it may still run: leak the library rather than unload it under it.
             return;
