@@ -103,6 +103,7 @@
 #![warn(missing_docs)]
 
 mod agreement;
+pub mod bootstrap;
 mod comm;
 mod group;
 mod library;
