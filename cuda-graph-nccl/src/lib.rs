@@ -107,12 +107,14 @@ pub mod bootstrap;
 mod comm;
 mod group;
 mod library;
+mod rank;
 mod types;
 
 pub use agreement::{AGREEMENT_TIMEOUT_VAR, DEFAULT_AGREEMENT_TIMEOUT};
 pub use comm::Communicator;
 pub use group::Group;
 pub use library::{version, MIN_VERSION};
+pub use rank::{RankError, UniqueId};
 pub use types::{NcclType, ReduceOp};
 
 /// The raw bindings this crate is built on (cudarc's), for the calls it does not wrap.
