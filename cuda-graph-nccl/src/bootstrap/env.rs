@@ -21,6 +21,14 @@ pub const BOOTSTRAP_TIMEOUT_VAR: &str = "CUDA_GRAPH_NCCL_BOOTSTRAP_TIMEOUT";
 /// ```
 pub const DEFAULT_BOOTSTRAP_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The environment variable naming the TCP port of the rendezvous when it must not be
+/// `MASTER_PORT` (see [`Launch`]).
+///
+/// ```
+/// assert_eq!(cuda_graph_nccl::bootstrap::RENDEZVOUS_PORT_VAR, "CUDA_GRAPH_NCCL_RENDEZVOUS_PORT");
+/// ```
+pub const RENDEZVOUS_PORT_VAR: &str = "CUDA_GRAPH_NCCL_RENDEZVOUS_PORT";
+
 /// The launcher whose variables gave the rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Launcher {
@@ -70,6 +78,10 @@ pub struct RankInfo {
 /// Rank 0's address is always `MASTER_ADDR` and `MASTER_PORT` (host name or IP, and a TCP
 /// port): `torchrun` sets them; under `mpirun` or `srun` export them yourself (e.g.
 /// `MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)`), for every rank.
+/// The rendezvous listens on that port, with two exceptions: [`RENDEZVOUS_PORT_VAR`], when
+/// set, names the port to use instead; and under `torchrun`, whose agent keeps its own store
+/// listening on `MASTER_PORT` (it tells its workers so with
+/// `TORCHELASTIC_USE_AGENT_STORE=True`), the rendezvous uses `MASTER_PORT + 1`.
 ///
 /// ```
 /// use cuda_graph_nccl::bootstrap::{Launch, Launcher};
@@ -87,7 +99,7 @@ pub struct Launch {
     pub rank: RankInfo,
     /// Rank 0's host (`MASTER_ADDR`).
     pub master_addr: String,
-    /// Rank 0's TCP port (`MASTER_PORT`).
+    /// The TCP port rank 0 listens on for the rendezvous (`MASTER_PORT`, but see [`Launch`]).
     pub master_port: u16,
     /// How long to wait for the other ranks ([`BOOTSTRAP_TIMEOUT_VAR`]).
     pub timeout: Duration,
@@ -138,16 +150,29 @@ impl Launch {
             .ok_or(BootstrapError::MissingVariable { name: "MASTER_ADDR", launcher: Some(launcher) })?
             .trim()
             .to_owned();
-        let port = var("MASTER_PORT")
-            .ok_or(BootstrapError::MissingVariable { name: "MASTER_PORT", launcher: Some(launcher) })?;
-        let master_port = match port.trim().parse::<u16>() {
-            Ok(port) if port != 0 => port,
-            _ => {
-                return Err(BootstrapError::BadVariable {
+        let port = |name: &'static str, value: String| match value.trim().parse::<u16>() {
+            Ok(port) if port != 0 => Ok(port),
+            _ => Err(BootstrapError::BadVariable { name, value, expected: "a TCP port, 1 to 65535" }),
+        };
+        let master_port = match var(RENDEZVOUS_PORT_VAR) {
+            Some(value) => port(RENDEZVOUS_PORT_VAR, value)?,
+            None => {
+                let value = var("MASTER_PORT").ok_or(BootstrapError::MissingVariable {
                     name: "MASTER_PORT",
-                    value: port,
-                    expected: "a TCP port, 1 to 65535",
-                })
+                    launcher: Some(launcher),
+                })?;
+                let master = port("MASTER_PORT", value.clone())?;
+                if var("TORCHELASTIC_USE_AGENT_STORE").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+                {
+                    // torchrun's agent listens on MASTER_PORT itself.
+                    master.checked_add(1).ok_or(BootstrapError::BadVariable {
+                        name: "MASTER_PORT",
+                        value,
+                        expected: "below 65535 under torchrun (the rendezvous uses MASTER_PORT + 1)",
+                    })?
+                } else {
+                    master
+                }
             }
         };
         let timeout = match var(BOOTSTRAP_TIMEOUT_VAR) {

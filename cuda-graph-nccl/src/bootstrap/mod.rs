@@ -23,7 +23,9 @@ mod rendezvous;
 use std::fmt;
 use std::time::Duration;
 
-pub use env::{Launch, Launcher, RankInfo, BOOTSTRAP_TIMEOUT_VAR, DEFAULT_BOOTSTRAP_TIMEOUT};
+pub use env::{
+    Launch, Launcher, RankInfo, BOOTSTRAP_TIMEOUT_VAR, DEFAULT_BOOTSTRAP_TIMEOUT, RENDEZVOUS_PORT_VAR,
+};
 pub use rendezvous::{Rendezvous, MAGIC, MAX_PAYLOAD, PROTOCOL_VERSION};
 
 /// Why the processes of a world could not find each other.
@@ -168,7 +170,11 @@ impl fmt::Display for BootstrapError {
                 write!(f, "{name} {value} is not below the world size {world_size}")
             }
             BootstrapError::Bind { address, error } => {
-                write!(f, "rank 0 could not listen on {address}: {error} (is MASTER_PORT free, MASTER_ADDR this host?)")
+                write!(
+                    f,
+                    "rank 0 could not listen on {address}: {error} (is the port free, MASTER_ADDR this host? \
+                     {RENDEZVOUS_PORT_VAR} names another port)"
+                )
             }
             BootstrapError::MissingRanks { address, missing, world_size, waited } => {
                 let list: Vec<String> = missing.iter().map(usize::to_string).collect();

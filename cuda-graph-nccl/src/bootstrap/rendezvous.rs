@@ -23,6 +23,9 @@ pub const MAX_PAYLOAD: usize = 64 * 1024;
 const HELLO_WAIT: Duration = Duration::from_secs(10);
 /// The longest single connection attempt of a joining rank.
 const CONNECT_WAIT: Duration = Duration::from_secs(2);
+/// How much longer than its own timeout a joined rank listens for rank 0's answer: rank 0,
+/// started later, may still be waiting for a missing rank, and its answer names it.
+const ANSWER_GRACE: Duration = Duration::from_secs(5);
 /// The pause between a joining rank's attempts, and between rank 0's polls for connections.
 const RETRY_PAUSE: Duration = Duration::from_millis(50);
 
@@ -175,7 +178,8 @@ impl Rendezvous {
             .set_write_timeout(Some(remaining(deadline).unwrap_or(HELLO_WAIT)))
             .map_err(|e| io("configuring", e))?;
         stream.write_all(&hello).map_err(|e| io("sending the hello", e))?;
-        stream.set_read_timeout(remaining(deadline)).map_err(|e| io("configuring", e))?;
+        let answer_wait = remaining(deadline).map(|left| left.saturating_add(ANSWER_GRACE));
+        stream.set_read_timeout(answer_wait).map_err(|e| io("configuring", e))?;
         let mut head = [0u8; 13];
         if let Err(error) = stream.read_exact(&mut head) {
             return Err(match error.kind() {

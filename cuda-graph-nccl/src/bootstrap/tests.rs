@@ -167,6 +167,28 @@ fn missing_and_inconsistent_variables_are_named() {
 }
 
 #[test]
+fn under_torchruns_agent_store_the_rendezvous_takes_the_next_port() {
+    let torchrun = [("RANK", "0"), ("WORLD_SIZE", "2"), ("LOCAL_RANK", "0"), MASTER[0], MASTER[1]];
+    let with = |extra: &[(&'static str, &'static str)]| {
+        let vars: Vec<(&str, &str)> = torchrun.iter().copied().chain(extra.iter().copied()).collect();
+        launch(&vars)
+    };
+    assert_eq!(with(&[]).unwrap().master_port, 29500);
+    assert_eq!(with(&[("TORCHELASTIC_USE_AGENT_STORE", "False")]).unwrap().master_port, 29500);
+    assert_eq!(with(&[("TORCHELASTIC_USE_AGENT_STORE", "True")]).unwrap().master_port, 29501);
+    let chosen = with(&[("TORCHELASTIC_USE_AGENT_STORE", "True"), (RENDEZVOUS_PORT_VAR, "40000")]).unwrap();
+    assert_eq!(chosen.address(), "node-0:40000");
+    assert_eq!(
+        with(&[(RENDEZVOUS_PORT_VAR, "0")]),
+        Err(BootstrapError::BadVariable {
+            name: RENDEZVOUS_PORT_VAR,
+            value: "0".into(),
+            expected: "a TCP port, 1 to 65535"
+        })
+    );
+}
+
+#[test]
 fn timeout_and_ipv6_addresses_are_read() {
     let vars = [
         ("RANK", "0"),
