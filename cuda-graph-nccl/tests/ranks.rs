@@ -12,7 +12,7 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cuda_graph::{DeviceBuffer, Stream};
+use cuda_graph::{CudaError, DeviceBuffer, Refusal, Stream};
 use cuda_graph_nccl::bootstrap::{Launch, BOOTSTRAP_TIMEOUT_VAR};
 use cuda_graph_nccl::{Communicator, Group, ReduceOp};
 use support::nccl_ready;
@@ -49,6 +49,17 @@ fn all_reduce_rank() -> Result<(), String> {
         assert!(comm.spans_processes());
         let stream = Stream::new_on(comm.device())?;
         let mut data = DeviceBuffer::from_slice_on(comm.device(), &vec![comm.rank() as f64 + 1.0; COUNT])?;
+        // The checked launch cannot compare this rank with its peers: refused, nothing queued.
+        let mut refused = Group::new();
+        refused.all_reduce_in_place(&comm, &mut data, ReduceOp::Sum, &stream)?;
+        match refused.launch() {
+            Err(CudaError::InvalidArgument {
+                reason: Refusal::RanksOutOfStep { why, queued: None }, ..
+            }) if why.contains("launch_unchecked") => {}
+            other => {
+                return Err(format!("Group::launch of a rank of another process's world: {other:?}").into())
+            }
+        }
         let mut group = Group::new();
         group.all_reduce_in_place(&comm, &mut data, ReduceOp::Sum, &stream)?;
         // SAFETY: every rank of this test runs this function: one all-reduce (sum) of COUNT f64.
@@ -183,6 +194,14 @@ fn a_world_of_one_without_a_launcher_is_checked_as_before() {
     assert_eq!((comm.rank(), comm.size(), comm.spans_processes()), (0, 1, false));
     let stream = Stream::new_on(comm.device()).unwrap();
     let mut data = DeviceBuffer::from_slice_on(comm.device(), &[2.5f32; 64]).unwrap();
+    let mut unchecked = Group::new();
+    unchecked.all_reduce_in_place(&comm, &mut data, ReduceOp::Sum, &stream).unwrap();
+    // SAFETY: refused before NCCL sees it (a rank of a one-process world), as asserted.
+    let err = unsafe { unchecked.launch_unchecked() }.unwrap_err();
+    assert!(
+        matches!(&err, CudaError::InvalidArgument { reason: Refusal::RanksOutOfStep { .. }, .. }),
+        "{err}"
+    );
     let mut group = Group::new();
     group.all_reduce_in_place(&comm, &mut data, ReduceOp::Sum, &stream).unwrap();
     group.launch().unwrap();
