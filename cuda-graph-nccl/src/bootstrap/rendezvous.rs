@@ -94,7 +94,7 @@ impl Rendezvous {
         let mut arrived = 1;
         while arrived < self.world_size {
             match listener.accept() {
-                Ok((stream, from)) => match self.hello_of(stream, from) {
+                Ok((stream, from)) => match self.hello_of(stream, from, deadline) {
                     Ok(None) => {} // not a rank's connection: dropped
                     Ok(Some((rank, stream))) => {
                         if peers[rank].is_some() {
@@ -253,14 +253,16 @@ impl Rendezvous {
         }
     }
 
-    /// Reads a connection's hello: `Ok(None)` when it sends none in time (not a rank's), the
+    /// Reads a connection's hello, waiting up to [`HELLO_WAIT`] but not past the deadline:
+    /// `Ok(None)` when it sends none in time (not a rank's), the
     /// rank when the hello is good, `Err` (with the stream, to tell it why) when it is not.
     #[allow(clippy::type_complexity)]
     fn hello_of(
-        &self, mut stream: TcpStream, from: SocketAddr,
+        &self, mut stream: TcpStream, from: SocketAddr, deadline: Option<Instant>,
     ) -> Result<Option<(usize, TcpStream)>, (BootstrapError, Option<TcpStream>)> {
         let from = from.to_string();
-        if stream.set_nonblocking(false).and_then(|()| stream.set_read_timeout(Some(HELLO_WAIT))).is_err() {
+        let wait = remaining(deadline).map_or(HELLO_WAIT, |left| left.min(HELLO_WAIT));
+        if stream.set_nonblocking(false).and_then(|()| stream.set_read_timeout(Some(wait))).is_err() {
             return Ok(None);
         }
         let mut hello = [0u8; 28];

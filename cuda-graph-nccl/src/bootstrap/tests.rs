@@ -225,3 +225,56 @@ fn ranks_outside_the_world_are_refused_before_any_socket() {
         Err(BootstrapError::PayloadTooLarge { len: MAX_PAYLOAD + 1 })
     );
 }
+
+/// A port that was free a moment ago, on the loopback interface.
+fn free_address() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+#[test]
+fn a_stranger_on_the_port_is_refused_by_rank_zero_naming_it() {
+    use std::io::{Read, Write};
+    let address = free_address();
+    let root =
+        Rendezvous { address: address.clone(), rank: 0, world_size: 2, timeout: Duration::from_secs(20) };
+    let serving = std::thread::spawn(move || root.serve(&[1; 128]));
+    let mut stranger = loop {
+        match std::net::TcpStream::connect(&address) {
+            Ok(stream) => break stream,
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    // Exactly a hello's length (more, left unread, would make rank 0's close a reset).
+    stranger.write_all(b"GET / HTTP/1.1\r\nHost: xy\r\n\r\n").unwrap();
+    let err = serving.join().unwrap().unwrap_err();
+    let BootstrapError::BadHello { from, why } = &err else { panic!("{err:?}") };
+    assert_eq!(from, &stranger.local_addr().unwrap().to_string());
+    assert!(why.contains("magic"), "{why}");
+    // The stranger is told why, in the rendezvous's framing.
+    let mut answer = Vec::new();
+    stranger.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = stranger.read_to_end(&mut answer);
+    assert_eq!(&answer[..8], &MAGIC);
+    assert_eq!(answer[8], 1, "refused");
+}
+
+#[test]
+fn a_rank_zero_that_never_answers_is_silence_named_in_time() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let meeting =
+        Rendezvous { address: address.clone(), rank: 1, world_size: 2, timeout: Duration::from_millis(300) };
+    let start = std::time::Instant::now();
+    let err = meeting.join().unwrap_err();
+    let took = start.elapsed();
+    let BootstrapError::Silent { address: named, waited } = &err else { panic!("{err:?}") };
+    assert_eq!(named, &address);
+    assert!(*waited >= Duration::from_millis(300), "{waited:?}");
+    assert!(took < Duration::from_secs(15), "took {took:?}: the timeout and its grace are 5.3 s");
+    assert!(
+        err.to_string().starts_with(&format!("connected to rank 0 at {address} but it sent nothing in")),
+        "{err}"
+    );
+    drop(listener);
+}
