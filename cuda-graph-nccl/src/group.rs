@@ -263,6 +263,10 @@ impl<'a> Group<'a> {
                 None,
             ));
         }
+        // A nonblocking communicator of a world of one (`init_rank`) may have been aborted.
+        if let Some(op) = self.ops.iter().find(|op| op.comm.handle.is_broken()) {
+            return Err(aborted(CALL, op.comm));
+        }
         let cliques = self.cliques();
         for (log, runs) in &cliques {
             log.check_together(runs).map_err(|why| refuse(why, None))?;
