@@ -73,7 +73,7 @@ impl Drop for CommHandle {
         } else {
             // Work queued with the communicator (on streams, or by launches of execs whose
             // captured collectives used it) must be over before NCCL frees what it uses.
-            handle.device.synchronize().and_then(|()| crate::rank::destroy(raw, handle.nonblocking))
+            handle.device.synchronize().and_then(|()| crate::nonblocking::destroy(raw, handle.nonblocking))
         };
         if let Err(err) = result {
             // Kept with every other destructor's error: `cuda_graph::take_unreported_errors`.

@@ -14,7 +14,7 @@ use cudarc::nccl::sys;
 use crate::agreement::{CliqueLog, Kind, RankRun, Shape, Waves};
 use crate::comm::{restore_current, Communicator};
 use crate::library::{check, loaded};
-use crate::rank::wait_ready;
+use crate::nonblocking::wait_ready;
 use crate::types::{NcclType, ReduceOp};
 
 impl Shape {

@@ -160,6 +160,7 @@ pub mod bootstrap;
 mod comm;
 mod group;
 mod library;
+mod nonblocking;
 mod rank;
 mod types;
 
