@@ -2,12 +2,31 @@
 //! over NCCL's sockets alone (`NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1`), two hosts simulated.
 //! Without two GPUs the all-reduce tests skip visibly (`REQUIRE_GPUS=2` makes that a failure).
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The `ranks` program: `RANKS_BIN` when set; else where Cargo built it; else beside this test
+/// program (a bundle copied elsewhere puts every program in one folder).
+fn program() -> PathBuf {
+    if let Some(path) = std::env::var_os("RANKS_BIN") {
+        return path.into();
+    }
+    let here = std::env::current_exe().unwrap();
+    let beside = here.parent().map(|dir| dir.join("ranks"));
+    let above = here.parent().and_then(Path::parent).map(|dir| dir.join("ranks"));
+    [Some(PathBuf::from(env!("CARGO_BIN_EXE_ranks"))), beside, above]
+        .into_iter()
+        .flatten()
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!("no `ranks` program where Cargo built it or beside {}: set RANKS_BIN", here.display())
+        })
+}
+
 /// Runs `ranks` with `args` and `env`, killed after `limit`: its status and output.
 fn ranks(args: &[&str], env: &[(&str, &str)], limit: Duration) -> (bool, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ranks"))
+    let mut child = Command::new(program())
         .args(args)
         .envs(env.iter().copied())
         .env("CUDA_GRAPH_NCCL_BOOTSTRAP_TIMEOUT", "30")
