@@ -7,13 +7,14 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The `ranks` program: `RANKS_BIN` when set; else where Cargo built it; else beside this test
-/// program (a bundle copied elsewhere puts every program in one folder).
+/// program (`cargo xtask bundle` puts every program in one folder, this one as
+/// `bin-ranks-ranks`).
 fn program() -> PathBuf {
     if let Some(path) = std::env::var_os("RANKS_BIN") {
         return path.into();
     }
     let here = std::env::current_exe().unwrap();
-    let beside = here.parent().map(|dir| dir.join("ranks"));
+    let beside = here.parent().map(|dir| dir.join("bin-ranks-ranks"));
     let above = here.parent().and_then(Path::parent).map(|dir| dir.join("ranks"));
     [Some(PathBuf::from(env!("CARGO_BIN_EXE_ranks"))), beside, above]
         .into_iter()
