@@ -3,7 +3,7 @@
 
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +19,28 @@ use crate::library::{check, loaded};
 pub(crate) struct CommHandle {
     pub(crate) raw: sys::ncclComm_t,
     device: Device,
+    /// For a nonblocking communicator (a rank of a world that spans processes): how long its
+    /// calls may stay in progress (`ncclInProgress`) before it is aborted.
+    pub(crate) nonblocking: Option<Duration>,
+    /// Set when a call of a nonblocking communicator did not finish in time: the
+    /// communicator refuses work and is aborted (`ncclCommAbort`) rather than destroyed.
+    broken: AtomicBool,
+}
+
+impl CommHandle {
+    pub(crate) fn new(raw: sys::ncclComm_t, device: Device, nonblocking: Option<Duration>) -> CommHandle {
+        CommHandle { raw, device, nonblocking, broken: AtomicBool::new(false) }
+    }
+
+    /// Marks the communicator as one to abort: a call of it did not finish in time.
+    pub(crate) fn set_broken(&self) {
+        self.broken.store(true, Ordering::SeqCst);
+    }
+
+    /// True once a call of it did not finish in time.
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::SeqCst)
+    }
 }
 
 // SAFETY: the handle is only passed to NCCL by the `Communicator` that owns it (which is not
@@ -35,17 +57,24 @@ impl Drop for CommHandle {
         }
         // Inside a host function no CUDA (or NCCL) call is allowed: this runs again on
         // another thread once it returns.
-        let moved = CommHandle { raw, device: self.device };
+        let moved = CommHandle::new(raw, self.device, self.nonblocking);
+        if self.is_broken() {
+            moved.set_broken();
+        }
         let Some(mut handle) = cuda_graph::drop_outside_host_fn(moved) else { return };
         let raw = std::mem::replace(&mut handle.raw, ptr::null_mut());
-        // Work queued with the communicator (on streams, or by launches of execs whose
-        // captured collectives used it) must be over before NCCL frees what it uses.
-        let result = handle.device.synchronize().and_then(|()| {
-            // SAFETY: the communicator is alive, owned by this handle alone, destroyed once
-            // (taken out of it above), and no work using it is queued any more (the device
-            // is idle).
-            check(unsafe { sys::ncclCommDestroy(raw) }, "ncclCommDestroy", None)
-        });
+        let result = if handle.is_broken() {
+            // A call of it never finished (a peer process gone): abort it, which ends its
+            // kernels, rather than wait for work that waits for the peer.
+            // SAFETY: the communicator is alive, owned by this handle alone and aborted once
+            // (taken out of it above); NCCL's abort is meant for a communicator whose work
+            // may never finish.
+            check(unsafe { sys::ncclCommAbort(raw) }, "ncclCommAbort", None).and(handle.device.synchronize())
+        } else {
+            // Work queued with the communicator (on streams, or by launches of execs whose
+            // captured collectives used it) must be over before NCCL frees what it uses.
+            handle.device.synchronize().and_then(|()| crate::nonblocking::destroy(raw, handle.nonblocking))
+        };
         if let Err(err) = result {
             // Kept with every other destructor's error: `cuda_graph::take_unreported_errors`.
             cuda_graph::record_unreported_error(err);
@@ -75,8 +104,9 @@ pub struct Communicator {
     rank: usize,
     size: usize,
     /// The agreement log of the `init_on` call that made it, shared by its clique: ranks of
-    /// one clique must issue matching collectives.
-    log: Arc<CliqueLog>,
+    /// one clique must issue matching collectives. `None` for a rank of a world that spans
+    /// processes, whose peers this process cannot see.
+    log: Option<Arc<CliqueLog>>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
@@ -158,18 +188,16 @@ impl Communicator {
         let status = unsafe { sys::ncclCommInitAll(raw.as_mut_ptr(), count, ordinals.as_ptr()) };
         restore_current(before)?;
         check(status, "ncclCommInitAll", None)?;
-        static NEXT_CLIQUE: AtomicU64 = AtomicU64::new(1);
-        let clique = NEXT_CLIQUE.fetch_add(1, Ordering::Relaxed);
-        let log = Arc::new(CliqueLog::new(clique, devices.len(), timeout));
+        let log = Arc::new(CliqueLog::new(next_clique(), devices.len(), timeout));
         Ok(raw
             .into_iter()
             .zip(devices)
             .enumerate()
             .map(|(rank, (raw, &device))| Communicator {
-                handle: Arc::new(CommHandle { raw, device }),
+                handle: Arc::new(CommHandle::new(raw, device, None)),
                 rank,
                 size: devices.len(),
-                log: log.clone(),
+                log: Some(log.clone()),
                 _not_sync: PhantomData,
             })
             .collect())
@@ -192,6 +220,8 @@ impl Communicator {
 
     /// How long a launch holding this rank waits for the other ranks of the clique to launch
     /// their matching collectives (see [`set_agreement_timeout`](Self::set_agreement_timeout)).
+    /// A rank of a world that spans processes has no agreement log (its launches compare
+    /// nothing): [`DEFAULT_AGREEMENT_TIMEOUT`](crate::DEFAULT_AGREEMENT_TIMEOUT), unused.
     ///
     /// ```no_run
     /// let comms = cuda_graph_nccl::Communicator::init_all()?;
@@ -199,7 +229,7 @@ impl Communicator {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn agreement_timeout(&self) -> Duration {
-        self.log.timeout()
+        self.log.as_ref().map_or(DEFAULT_AGREEMENT_TIMEOUT, |log| log.timeout())
     }
 
     /// Sets, for every rank of this clique, how long a [`Group::launch`](crate::Group::launch)
@@ -207,7 +237,7 @@ impl Communicator {
     /// afterwards use it. When it passes, the launch returns `Err` naming the ranks that did
     /// not come and the time waited, and the clique refuses every later collective (its ranks
     /// are out of step). `Duration::MAX` waits without limit. A group holding every rank of
-    /// the clique never waits.
+    /// the clique never waits. Does nothing for a rank of a world that spans processes.
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -217,12 +247,41 @@ impl Communicator {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub fn set_agreement_timeout(&self, timeout: Duration) {
-        self.log.set_timeout(timeout);
+        if let Some(log) = &self.log {
+            log.set_timeout(timeout);
+        }
     }
 
-    pub(crate) fn log(&self) -> &CliqueLog {
-        &self.log
+    /// True for a rank of a world that spans processes ([`init_rank`](Self::init_rank) or
+    /// [`from_env`](Self::from_env) with more than one rank): its collectives are queued with
+    /// the `unsafe` [`Group::launch_unchecked`](crate::Group::launch_unchecked), since this
+    /// process cannot compare them with its peers'.
+    ///
+    /// ```no_run
+    /// let comms = cuda_graph_nccl::Communicator::init_all()?;
+    /// assert!(!comms[0].spans_processes());
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub fn spans_processes(&self) -> bool {
+        self.log.is_none()
     }
+
+    /// A communicator made of its parts (by [`init_rank`](Self::init_rank)).
+    pub(crate) fn from_parts(
+        handle: CommHandle, rank: usize, size: usize, log: Option<Arc<CliqueLog>>,
+    ) -> Communicator {
+        Communicator { handle: Arc::new(handle), rank, size, log, _not_sync: PhantomData }
+    }
+
+    pub(crate) fn log(&self) -> Option<&CliqueLog> {
+        self.log.as_deref()
+    }
+}
+
+/// A number no other clique of this process has.
+pub(crate) fn next_clique() -> u64 {
+    static NEXT_CLIQUE: AtomicU64 = AtomicU64::new(1);
+    NEXT_CLIQUE.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Makes `before` current again if NCCL left another device current, and has the crate

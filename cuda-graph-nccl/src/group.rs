@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use cuda_graph::memory::{queue_raw_work, RawWork};
 use cuda_graph::refusal::{Bounds, DevicePair, Lengths};
@@ -13,6 +14,7 @@ use cudarc::nccl::sys;
 use crate::agreement::{CliqueLog, Kind, RankRun, Shape, Waves};
 use crate::comm::{restore_current, Communicator};
 use crate::library::{check, loaded};
+use crate::nonblocking::wait_ready;
 use crate::types::{NcclType, ReduceOp};
 
 impl Shape {
@@ -248,6 +250,23 @@ impl<'a> Group<'a> {
             call: CALL,
             reason: Refusal::RanksOutOfStep { why, queued },
         };
+        if let Some(op) = self.ops.iter().find(|op| op.comm.spans_processes()) {
+            return Err(refuse(
+                format!(
+                    "rank {} of {} belongs to a world that spans processes: this process cannot compare its \
+                     collectives with its peers', so Group::launch refuses them; queue them with the unsafe \
+                     Group::launch_unchecked, whose contract is that every rank queues the same collectives in the \
+                     same order",
+                    op.comm.rank(),
+                    op.comm.size()
+                ),
+                None,
+            ));
+        }
+        // A nonblocking communicator of a world of one (`init_rank`) may have been aborted.
+        if let Some(op) = self.ops.iter().find(|op| op.comm.handle.is_broken()) {
+            return Err(aborted(CALL, op.comm));
+        }
         let cliques = self.cliques();
         for (log, runs) in &cliques {
             log.check_together(runs).map_err(|why| refuse(why, None))?;
@@ -278,7 +297,7 @@ impl<'a> Group<'a> {
                 .ops
                 .iter()
                 .filter(|op| {
-                    let key = (op.comm.log().id(), op.comm.rank());
+                    let key = (op.comm.log().map_or(0, CliqueLog::id), op.comm.rank());
                     let index = seen.entry(key).or_insert(0);
                     *index += 1;
                     let range =
@@ -318,13 +337,78 @@ impl<'a> Group<'a> {
         }
     }
 
+    /// Queues every collective of a group of ranks of worlds that span processes
+    /// ([`Communicator::spans_processes`], made by [`Communicator::init_rank`] or
+    /// [`from_env`](Communicator::from_env)), as [`launch`](Self::launch) does but without
+    /// comparing the ranks: this process cannot see its peers. The thread's current device is
+    /// the same afterwards. A group holding a communicator of a one-process world is refused
+    /// (`launch` checks those); so is one whose communicator was aborted.
+    ///
+    /// The communicators are nonblocking: when NCCL still has the group in progress after
+    /// the communicator's timeout (a peer that never comes to its first collective, whose
+    /// connections NCCL makes then), it is `Err`, and the communicator is aborted when
+    /// dropped and refuses every later launch.
+    ///
+    /// # Safety
+    /// Every rank of each world queues the same collectives, in the same order, with the same
+    /// kind, count, element type, operation and root (the crate docs, "Ranks in separate
+    /// processes"). NCCL does not check this: ranks that disagree make NCCL hang or move more
+    /// data than a rank's buffer holds (writing past it on the device). What this group's
+    /// collectives read and write of *this* rank's buffers is checked, as for `launch`.
+    ///
+    /// ```no_run
+    /// use cuda_graph::{DeviceBuffer, Stream};
+    /// use cuda_graph_nccl::{Communicator, Group, ReduceOp};
+    /// let comm = Communicator::from_env()?; // one process per rank (torchrun, mpirun, srun)
+    /// let stream = Stream::new_on(comm.device())?;
+    /// let mut data = DeviceBuffer::from_slice_on(comm.device(), &[comm.rank() as f32; 1024])?;
+    /// let mut group = Group::new();
+    /// group.all_reduce_in_place(&comm, &mut data, ReduceOp::Sum, &stream)?;
+    /// // SAFETY: every rank runs this program, which queues this one all-reduce of 1024 f32.
+    /// unsafe { group.launch_unchecked()? };
+    /// stream.synchronize()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub unsafe fn launch_unchecked(self) -> Result<()> {
+        const CALL: &str = "nccl::Group::launch_unchecked";
+        if self.ops.is_empty() {
+            return Ok(());
+        }
+        if cuda_graph::in_host_function() {
+            return Err(CudaError::InvalidArgument { call: CALL, reason: Refusal::InHostFunction });
+        }
+        loaded(CALL)?;
+        for op in &self.ops {
+            if !op.comm.spans_processes() {
+                return Err(CudaError::InvalidArgument {
+                    call: CALL,
+                    reason: Refusal::RanksOutOfStep {
+                        why: format!(
+                            "rank {} of {} belongs to a world of this process, whose ranks Group::launch \
+                             compares: launch it there",
+                            op.comm.rank(),
+                            op.comm.size()
+                        ),
+                        queued: None,
+                    },
+                });
+            }
+            if op.comm.handle.is_broken() {
+                return Err(aborted(CALL, op.comm));
+            }
+        }
+        let ops: Vec<&Op<'a>> = self.ops.iter().collect();
+        queue(CALL, &ops)
+    }
+
     /// Each clique's log and the runs of its ranks in this group, in the order they first
     /// appear.
     fn cliques(&self) -> Vec<(&'a CliqueLog, Vec<RankRun>)> {
         let mut cliques: Vec<(&'a CliqueLog, Vec<RankRun>)> = Vec::new();
         for op in &self.ops {
             let comm: &'a Communicator = op.comm;
-            let log = comm.log();
+            // Ranks of worlds that span processes are refused before this.
+            let Some(log) = comm.log() else { continue };
             let runs = match cliques.iter().position(|(known, _)| known.id() == log.id()) {
                 Some(index) => &mut cliques[index].1,
                 None => {
@@ -351,12 +435,64 @@ fn queue(call: &'static str, ops: &[&Op<'_>]) -> Result<()> {
         let mut result = ops.iter().try_for_each(|op| op.queue());
         // Always ended, also after a failed call (NCCL then reports the group's error).
         // SAFETY: matches the ncclGroupStart above.
-        let ended = check(unsafe { sys::ncclGroupEnd() }, "ncclGroupEnd", None);
+        let status = unsafe { sys::ncclGroupEnd() };
+        let ended = if status == sys::ncclResult_t::ncclInProgress {
+            // Nonblocking communicators (ranks of worlds that span processes): NCCL goes on
+            // in the background; the collectives are queued once none is in progress.
+            wait_queued(call, ops)
+        } else {
+            check(status, "ncclGroupEnd", None)
+        };
         result = result.and(ended);
         result
     });
     restore_current(before)?;
     queued
+}
+
+/// Waits until NCCL has queued the group on every nonblocking communicator of `ops`, each up
+/// to its limit; one that is still in progress then is marked broken (aborted when dropped).
+fn wait_queued(call: &'static str, ops: &[&Op<'_>]) -> Result<()> {
+    let mut seen: Vec<sys::ncclComm_t> = Vec::new();
+    for op in ops {
+        let handle = &op.comm.handle;
+        if seen.contains(&handle.raw) {
+            continue;
+        }
+        seen.push(handle.raw);
+        let limit = handle.nonblocking.unwrap_or(Duration::MAX);
+        if let Some(waited) = wait_ready(handle.raw, "ncclGroupEnd", limit)? {
+            handle.set_broken();
+            return Err(CudaError::Library {
+                library: "NCCL",
+                call,
+                code: sys::ncclResult_t::ncclInProgress as i32,
+                message: format!(
+                    "rank {} of {}: NCCL still had the group in progress after {:.1} s (a peer rank missing or \
+                     gone?); the communicator is aborted",
+                    op.comm.rank(),
+                    op.comm.size(),
+                    waited.as_secs_f64()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of a communicator that was aborted.
+fn aborted(call: &'static str, comm: &Communicator) -> CudaError {
+    CudaError::Library {
+        library: "NCCL",
+        call,
+        code: sys::ncclResult_t::ncclInProgress as i32,
+        message: format!(
+            "rank {} of {}: an earlier call of this communicator did not finish in time and it was aborted; \
+             make a new one",
+            comm.rank(),
+            comm.size()
+        ),
+    }
 }
 
 impl Op<'_> {
@@ -374,8 +510,9 @@ impl Op<'_> {
         // the clique's size); `stream` is a live stream of that device; what NCCL queues is
         // kept alive and ordered by `queue_raw_work` (the caller); and every rank of the
         // clique has launched this collective with the same shape at the same place of its
-        // order (`launch` hands NCCL only what the clique's agreement log found agreed), so
-        // no rank's NCCL moves more than `count` elements per rank for it.
+        // order (`launch` hands NCCL only what the clique's agreement log found agreed; for
+        // a world that spans processes, `launch_unchecked`'s caller promises it), so no
+        // rank's NCCL moves more than `count` elements per rank for it.
         let status = match kind {
             // SAFETY: see above.
             Kind::AllReduce => unsafe { sys::ncclAllReduce(send, recv, count, t, op, comm, stream) },
@@ -388,6 +525,9 @@ impl Op<'_> {
             // SAFETY: see above.
             Kind::ReduceScatter => unsafe { sys::ncclReduceScatter(send, recv, count, t, op, comm, stream) },
         };
+        if status == sys::ncclResult_t::ncclInProgress && self.comm.handle.nonblocking.is_some() {
+            return Ok(()); // a nonblocking communicator: `queue` waits for the group
+        }
         check(status, kind.call(), Some(comm))
     }
 }

@@ -1,6 +1,8 @@
-//! NCCL collectives on `cuda-graph`'s buffers and streams, for the GPUs of one host: a
-//! [`Communicator`] per device ([`Communicator::init_all`]), and all-reduce, broadcast,
-//! reduce, all-gather and reduce-scatter queued together by a [`Group`]. Collectives queued
+//! NCCL collectives on `cuda-graph`'s buffers and streams: for the GPUs of one host, a
+//! [`Communicator`] per device ([`Communicator::init_all`]); for one process per GPU (and
+//! several hosts), a communicator per process ([`Communicator::from_env`], see "Ranks in
+//! separate processes"); and all-reduce, broadcast, reduce, all-gather and reduce-scatter
+//! queued together by a [`Group`]. Collectives queued
 //! on a stream that `cuda-graph` captures are recorded into its graph, next to kernel and
 //! conditional nodes, so one graph launch per GPU can run a whole step.
 //!
@@ -92,6 +94,57 @@
 //! while rank 1 launches them one by one), only each rank's order. What NCCL does with
 //! collectives that agree is NCCL's promise.
 //!
+//! # Ranks in separate processes
+//! Serving engines that outgrow one GPU run one process per GPU, started by a launcher
+//! (`torchrun`, `mpirun`, `srun`). [`Communicator::from_env`] makes this process's rank:
+//! [`bootstrap::Launch`] reads the rank, world size and local rank from the launcher's
+//! variables (`RANK`/`WORLD_SIZE`/`LOCAL_RANK`, or Open MPI's or Slurm's twins) and rank 0's
+//! address from `MASTER_ADDR`/`MASTER_PORT`; rank 0 makes NCCL's [`UniqueId`] and hands it to
+//! the others through a TCP [`bootstrap::Rendezvous`]; each rank then initializes NCCL
+//! ([`Communicator::init_rank`], on the GPU `LOCAL_RANK` names). Nothing waits without limit:
+//! the rendezvous fails naming the ranks that did not come (on rank 0) or the address not
+//! reached (on the others), and NCCL's initialization runs nonblocking, polled up to the same
+//! deadline ([`bootstrap::BOOTSTRAP_TIMEOUT_VAR`], 120 s by default) and then aborted
+//! ([`RankError::InitTimeout`]). A process started without a launcher is a world of one.
+//!
+//! ```no_run
+//! use cuda_graph::{DeviceBuffer, Stream};
+//! use cuda_graph_nccl::{Communicator, Group, ReduceOp};
+//! // torchrun --nproc-per-node 2 --no-python ./this-program
+//! let comm = Communicator::from_env()?;
+//! let stream = Stream::new_on(comm.device())?;
+//! let mut data = DeviceBuffer::from_slice_on(comm.device(), &[1.0f32; 1024])?;
+//! let mut group = Group::new();
+//! group.all_reduce_in_place(&comm, &mut data, ReduceOp::Sum, &stream)?;
+//! // SAFETY: every rank runs this program: one all-reduce (sum) of 1024 f32.
+//! unsafe { group.launch_unchecked()? };
+//! stream.synchronize()?;
+//! assert_eq!(data.to_vec()?[0], comm.size() as f32);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! **The ranks' agreement is the caller's promise across processes.** Within a process the
+//! clique's log compares every rank's collectives (above); a rank of a world that spans
+//! processes sees only itself, so [`Group::launch`] refuses it, and its collectives are
+//! queued by the `unsafe` [`Group::launch_unchecked`], whose contract is that every rank
+//! queues the same collectives, in the same order, with the same kind, count, element type,
+//! operation and root (NCCL checks none of it: ranks that disagree hang, or make NCCL move
+//! more data than a rank's buffer holds). Each rank's own buffers, devices and lengths are
+//! still checked. A world of one rank ([`Communicator::init_rank`] with one rank, or
+//! `from_env` without a launcher) keeps the checked `launch`.
+//!
+//! **A rank that dies.** Before or during initialization the others fail in time (above); a
+//! group NCCL still has in progress after the communicator's timeout (NCCL connects ranks on
+//! their first collective) is `Err` and the communicator is aborted (`ncclCommAbort`) when
+//! dropped. A peer that dies while a collective already runs on the device is not caught
+//! here: that collective waits on the device until NCCL's transport reports the loss, if it
+//! does (a host that vanishes may take the network's timeouts), and so does the drop of the
+//! communicator, which waits for its device.
+//!
+//! Across hosts: see the README ("Across hosts") for `NCCL_SOCKET_IFNAME`, InfiniBand and
+//! ports, and `examples/beyond/ranks` for a program launched by `torchrun`, `mpirun`, `srun`
+//! or its own `--spawn N`, also over NCCL's sockets alone (two hosts simulated on one).
+//!
 //! # Errors
 //! NCCL's status codes are [`CudaError::Library`](cuda_graph::CudaError::Library) with NCCL's
 //! description and its last error message; mistakes caught before NCCL sees them (a buffer
@@ -103,15 +156,19 @@
 #![warn(missing_docs)]
 
 mod agreement;
+pub mod bootstrap;
 mod comm;
 mod group;
 mod library;
+mod nonblocking;
+mod rank;
 mod types;
 
 pub use agreement::{AGREEMENT_TIMEOUT_VAR, DEFAULT_AGREEMENT_TIMEOUT};
 pub use comm::Communicator;
 pub use group::Group;
 pub use library::{version, MIN_VERSION};
+pub use rank::{RankError, UniqueId};
 pub use types::{NcclType, ReduceOp};
 
 /// The raw bindings this crate is built on (cudarc's), for the calls it does not wrap.
