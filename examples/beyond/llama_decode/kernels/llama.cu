@@ -502,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_lm_head(
 // sequence buffer is full (the loop must end).
 static __device__ bool ll_pick_step(const float* part_max, const uint32_t* part_idx, uint32_t parts,
                                     const uint16_t* embedding, uint32_t* seq, uint32_t* state, float* x,
-                                    uint32_t hidden, uint32_t max_seq) {
+                                    uint32_t hidden, uint32_t vocab, uint32_t max_seq) {
     __shared__ float s_best[LL_WARPS];
     __shared__ uint32_t s_best_i[LL_WARPS];
     __shared__ uint32_t s_token;
@@ -536,7 +536,8 @@ static __device__ bool ll_pick_step(const float* part_max, const uint32_t* part_
         uint32_t end = 1u;
         uint32_t token = seq[min(pos, max_seq - 1u)];
         if (pos + 1u < max_seq) {
-            token = pos + 1u < prompt ? seq[pos + 1u] : best_i;
+            // No largest logit (every one NaN): token 0, which the checks then catch.
+            token = pos + 1u < prompt ? seq[pos + 1u] : (best_i < vocab ? best_i : 0u);
             seq[pos + 1u] = token;
             state[LL_POS] = pos + 1u;
             const uint32_t steps = state[LL_STEPS] + 1u;
@@ -557,8 +558,8 @@ static __device__ bool ll_pick_step(const float* part_max, const uint32_t* part_
 // The host-driven ways' last kernel of a step.
 extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_pick(
     const float* part_max, const uint32_t* part_idx, uint32_t parts, const uint16_t* embedding, uint32_t* seq,
-    uint32_t* state, float* x, uint32_t hidden, uint32_t max_seq) {
-    (void)ll_pick_step(part_max, part_idx, parts, embedding, seq, state, x, hidden, max_seq);
+    uint32_t* state, float* x, uint32_t hidden, uint32_t vocab, uint32_t max_seq) {
+    (void)ll_pick_step(part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab, max_seq);
 }
 
 // The WHILE body's last kernel: as ll_pick, and it ends the loop of `handle` once the step count
@@ -566,8 +567,9 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_pick(
 // iterations, so only the last step sets it).
 extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_pick_while(
     cudaGraphConditionalHandle handle, const float* part_max, const uint32_t* part_idx, uint32_t parts,
-    const uint16_t* embedding, uint32_t* seq, uint32_t* state, float* x, uint32_t hidden, uint32_t max_seq) {
-    if (ll_pick_step(part_max, part_idx, parts, embedding, seq, state, x, hidden, max_seq)) {
+    const uint16_t* embedding, uint32_t* seq, uint32_t* state, float* x, uint32_t hidden, uint32_t vocab,
+    uint32_t max_seq) {
+    if (ll_pick_step(part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab, max_seq)) {
         cudaGraphSetConditional(handle, 0);
     }
 }

@@ -55,13 +55,13 @@ cuda_graph::kernels! {
     /// Argmax, next token, position, step count, next x.
     unsafe fn ll_pick(
         part_max: DeviceConstPtr<f32>, part_idx: DeviceConstPtr<u32>, parts: u32, embedding: DeviceConstPtr<u16>,
-        seq: DevicePtr<u32>, state: DevicePtr<u32>, x: DevicePtr<f32>, hidden: u32, max_seq: u32,
+        seq: DevicePtr<u32>, state: DevicePtr<u32>, x: DevicePtr<f32>, hidden: u32, vocab: u32, max_seq: u32,
     );
     /// The same, ending the WHILE loop of `handle` at the target step count.
     unsafe fn ll_pick_while(
         handle: ConditionalHandle, part_max: DeviceConstPtr<f32>, part_idx: DeviceConstPtr<u32>, parts: u32,
         embedding: DeviceConstPtr<u16>, seq: DevicePtr<u32>, state: DevicePtr<u32>, x: DevicePtr<f32>,
-        hidden: u32, max_seq: u32,
+        hidden: u32, vocab: u32, max_seq: u32,
     );
 }
 
@@ -558,10 +558,11 @@ impl Decoder {
                 Op::Pick,
                 ll_pick(),
                 config,
-                (part_max, part_idx, parts, embedding, seq, state, x, hidden, max_seq),
+                (part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab, max_seq),
             ),
             Pick::While(handle) => {
-                let args = (handle, part_max, part_idx, parts, embedding, seq, state, x, hidden, max_seq);
+                let args =
+                    (handle, part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab, max_seq);
                 sink.kernel(Op::Pick, ll_pick_while(), config, args)
             }
         }
