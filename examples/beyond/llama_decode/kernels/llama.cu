@@ -357,12 +357,15 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_oproj(
     cuda_graph::pdl::launch_dependents();
     ll_combine(partial, state[LL_POS], q_heads, max_seq, s_in);
     for (; row < hidden; row += warps) {
-        const float dot = ll_warp_sum(ll_dot_row(w, s_in, in, lane));
-        if (lane == 0) {
-            x[row] += dot;
-        }
+        // The lane's part first, then the next row's loads, then the warp's sum: the loads
+        // are in flight during the shuffles.
+        const float part = ll_dot_row(w, s_in, in, lane);
         if (row + warps < hidden) {
             ll_load_row(wo + (size_t)(row + warps) * in, in, lane, w);
+        }
+        const float dot = ll_warp_sum(part);
+        if (lane == 0) {
+            x[row] += dot;
         }
     }
 }
@@ -388,14 +391,16 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up(
     cuda_graph::pdl::launch_dependents();
     ll_load_normed(x, norm_w, hidden, eps, s_x, s_scratch);
     for (; row < mlp; row += warps) {
-        const float g = ll_warp_sum(ll_dot_row(wg, s_x, hidden, lane));
-        const float u = ll_warp_sum(ll_dot_row(wu, s_x, hidden, lane));
-        if (lane == 0) {
-            h[row] = g / (1.0f + expf(-g)) * u;
-        }
+        const float gate_part = ll_dot_row(wg, s_x, hidden, lane);
+        const float up_part = ll_dot_row(wu, s_x, hidden, lane);
         if (row + warps < mlp) {
             ll_load_row(w_gate + (size_t)(row + warps) * hidden, hidden, lane, wg);
             ll_load_row(w_up + (size_t)(row + warps) * hidden, hidden, lane, wu);
+        }
+        const float g = ll_warp_sum(gate_part);
+        const float u = ll_warp_sum(up_part);
+        if (lane == 0) {
+            h[row] = g / (1.0f + expf(-g)) * u;
         }
     }
 }
@@ -473,14 +478,15 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_lm_head(
     float best = -INFINITY;
     uint32_t best_i = 0xffffffffu;
     for (; row < vocab; row += warps) {
-        const float logit = ll_warp_sum(ll_dot_row(w, s_x, hidden, lane));
+        const float part = ll_dot_row(w, s_x, hidden, lane);
+        if (row + warps < vocab) {
+            ll_load_row(embedding + (size_t)(row + warps) * hidden, hidden, lane, w);
+        }
+        const float logit = ll_warp_sum(part);
         if (lane == 0) {
             logits[row] = logit;
         }
         ll_better(best, best_i, logit, row);
-        if (row + warps < vocab) {
-            ll_load_row(embedding + (size_t)(row + warps) * hidden, hidden, lane, w);
-        }
     }
     if (lane == 0) {
         s_best[warp] = best;
