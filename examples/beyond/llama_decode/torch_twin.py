@@ -39,6 +39,10 @@ import torch.nn.functional as F
 MASK = 0xFFFFFFFF
 HEAD_DIM = 64
 LOGIT_TOLERANCE = 5e-2
+# Values 2^k times wider than a projection of their fan-in (src/weights.rs): the embedding, and
+# the layers' output projections (wo, down).
+EMBEDDING_WIDENING = 2
+OUTPUT_WIDENING = 3
 # Elements generated at a time (int64 temporaries: 8 bytes each, a few alive at once).
 CHUNK = 1 << 24
 
@@ -131,11 +135,11 @@ class Layer(torch.nn.Module):
         wv = projection(seed32, t + 3, kvh * HEAD_DIM, h, device)
         self.register_buffer("attn_norm", norm(seed32, t + 0, h, device))
         self.register_buffer("wqkv", torch.cat([wq, wk, wv]))
-        self.register_buffer("wo", projection(seed32, t + 4, h, qh * HEAD_DIM, device))
+        self.register_buffer("wo", projection(seed32, t + 4, h, qh * HEAD_DIM, device, extra=OUTPUT_WIDENING))
         self.register_buffer("mlp_norm", norm(seed32, t + 5, h, device))
         self.register_buffer("gate", projection(seed32, t + 6, mlp, h, device))
         self.register_buffer("up", projection(seed32, t + 7, mlp, h, device))
-        self.register_buffer("down", projection(seed32, t + 8, h, mlp, device))
+        self.register_buffer("down", projection(seed32, t + 8, h, mlp, device, extra=OUTPUT_WIDENING))
         shape = (1, kvh, cfg["max_seq"], HEAD_DIM)
         self.register_buffer("k_cache", torch.zeros(shape, dtype=torch.bfloat16, device=device))
         self.register_buffer("v_cache", torch.zeros(shape, dtype=torch.bfloat16, device=device))
@@ -147,7 +151,7 @@ class Model(torch.nn.Module):
         h, vocab = cfg["hidden"], cfg["vocab"]
         self.cfg = cfg
         self.eps = cfg["eps"]
-        self.register_buffer("embedding", projection(seed32, 1, vocab, h, device, extra=2))
+        self.register_buffer("embedding", projection(seed32, 1, vocab, h, device, extra=EMBEDDING_WIDENING))
         self.register_buffer("final_norm", norm(seed32, 2, h, device))
         self.layers = torch.nn.ModuleList([Layer(cfg, seed32, layer, device) for layer in range(cfg["layers"])])
         self.register_buffer("inv_freq", inv_freq(cfg).to(device))

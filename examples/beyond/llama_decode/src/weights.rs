@@ -7,8 +7,9 @@
 //!
 //! A value is a centred 24-bit integer from the hash times a power of two (exact in f32),
 //! plus 1 for norm weights, rounded to bf16 (nearest, ties to even). Projections are uniform in
-//! ±2^-e with 2^e ≈ sqrt(fan_in) (rounded up), the embedding 4 times wider, so that the logits
-//! spread over a few units; norm weights in [7/8, 9/8).
+//! ±2^-e with 2^e ≈ sqrt(fan_in) (rounded up), the output projections (wo, down) 8 times wider
+//! ([`OUTPUT_WIDENING`]) and the embedding 4 times wider ([`EMBEDDING_WIDENING`]); norm weights
+//! in [7/8, 9/8).
 
 use crate::config::{Config, HEAD_DIM};
 
@@ -91,6 +92,17 @@ pub enum Kind {
     Down = 8,
 }
 
+/// The embedding is 2^2 times wider than a projection of its fan-in: the logits spread over a
+/// few units.
+pub const EMBEDDING_WIDENING: u32 = 2;
+
+/// The layers' output projections (wo, down) are 2^3 times wider than their fan-in alone would
+/// make them: the layers' updates then outweigh the token's own embedding in the residual
+/// stream. With the embedding tied to the LM head, a residual dominated by the input token's
+/// embedding makes that token the largest logit again and again (a generation of one repeated
+/// token); with these, the tokens vary.
+pub const OUTPUT_WIDENING: u32 = 3;
+
 /// The embedding's id (tied: also the LM head).
 pub const EMBEDDING_ID: u32 = 1;
 /// The final RMSNorm weight's id.
@@ -118,6 +130,11 @@ impl Tensor {
         Tensor { id, len, shift: 23 + 3, one: true }
     }
 
+    /// `tensor` with values 2^`bits` times wider.
+    fn widened(tensor: Tensor, bits: u32) -> Tensor {
+        Tensor { shift: tensor.shift - bits, ..tensor }
+    }
+
     /// The tied embedding, `[vocab][hidden]`.
     pub fn embedding(config: &Config) -> Tensor {
         Tensor {
@@ -141,9 +158,9 @@ impl Tensor {
             Kind::AttnNorm | Kind::MlpNorm => Tensor::norm(id, h),
             Kind::Wq => Tensor::projection(id, q, h),
             Kind::Wk | Kind::Wv => Tensor::projection(id, kv, h),
-            Kind::Wo => Tensor::projection(id, h, q),
+            Kind::Wo => Tensor::widened(Tensor::projection(id, h, q), OUTPUT_WIDENING),
             Kind::Gate | Kind::Up => Tensor::projection(id, config.mlp, h),
-            Kind::Down => Tensor::projection(id, h, config.mlp),
+            Kind::Down => Tensor::widened(Tensor::projection(id, h, config.mlp), OUTPUT_WIDENING),
         }
     }
 
