@@ -192,8 +192,8 @@ extern "C" __global__ void ll_embed(const uint16_t* embedding, const uint32_t* s
     }
 }
 
-// Q, K, V of one layer (heads: q_heads in its low 16 bits, kv_heads in its high 16). w: [(q_heads + 2 kv_heads) * 64][hidden] (the rows of wq, then wk, then
-// wv); inv_freq: [32]; q: [q_heads * 64] fp32; k_cache, v_cache: the layer's [kv_heads][max_seq][64].
+// Q, K, V of one layer (heads: q_heads in its low 16 bits, kv_heads in its high 16).
+// w: [(q_heads + 2 kv_heads) * 64][hidden] (the rows of wq, then wk, then wv); inv_freq: [32]; q: [q_heads * 64] fp32; k_cache, v_cache: the layer's [kv_heads][max_seq][64].
 // Launch: (q_heads + 2 kv_heads) * 4 blocks of LL_THREADS; block (head, quarter), warp w
 // computes rows j and j + 32 of the head, j = quarter * 8 + w, and rotates them together
 // (RoPE, rotate-half pairs: dimension j with j + 32, angle pos * inv_freq[j]).
@@ -247,12 +247,15 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_qkv(
 // Attention partials of one layer: block (head, chunk) covers positions chunk * 64 .. + 63 that
 // are <= pos, thread t position chunk * 64 + t. partial: [q_heads][max_seq / 64][LL_PARTIAL]:
 // the chunk's largest score m, sum of exp(score - m), and sum of exp(score - m) * v (chunks
-// past pos are not written). Scores are q . k / 8 (head dimension 64). Launch: q_heads *
-// (max_seq / 64) blocks of 64 threads.
+// past pos are not written). Scores are q . k / 8 (head dimension 64). Thread t loads its
+// position's whole key and value rows at once (16 loads of 16 bytes in flight), so the chunk
+// costs one round trip to memory; the weighted values are summed over the positions through
+// shared memory. Launch: q_heads * (max_seq / 64) blocks of 64 threads.
 extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
     const float* q, const uint16_t* k_cache, const uint16_t* v_cache, const uint32_t* state, float* partial,
     uint32_t q_heads, uint32_t kv_heads, uint32_t max_seq) {
     __shared__ __align__(16) float s_q[LL_HEAD_DIM];
+    __shared__ float s_pv[LL_CHUNK][LL_HEAD_DIM + 1];
     __shared__ float s_p[LL_CHUNK];
     __shared__ float s_red[2];
     const uint32_t chunks = max_seq / LL_CHUNK;
@@ -268,14 +271,24 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
     if (first > pos) {
         return;
     }
+    const uint32_t at = first + t;
+    const bool live = at <= pos;
+    uint4 k[LL_HEAD_DIM / 8];
+    uint4 v[LL_HEAD_DIM / 8];
+    if (live) {
+        const size_t row = ((size_t)kv * max_seq + at) * LL_HEAD_DIM;
+        const uint4* kr = reinterpret_cast<const uint4*>(k_cache + row);
+        const uint4* vr = reinterpret_cast<const uint4*>(v_cache + row);
+#pragma unroll
+        for (int c = 0; c < LL_HEAD_DIM / 8; ++c) {
+            k[c] = kr[c];
+            v[c] = vr[c];
+        }
+    }
     s_q[t] = q[head * LL_HEAD_DIM + t];
     __syncthreads();
-    const uint32_t at = first + t;
-    const uint16_t* kv_k = k_cache + (size_t)kv * max_seq * LL_HEAD_DIM;
-    const uint16_t* kv_v = v_cache + (size_t)kv * max_seq * LL_HEAD_DIM;
     float score = -INFINITY;
-    if (at <= pos) {
-        const uint4* k = reinterpret_cast<const uint4*>(kv_k + (size_t)at * LL_HEAD_DIM);
+    if (live) {
         float acc = 0.0f;
 #pragma unroll
         for (int c = 0; c < LL_HEAD_DIM / 8; ++c) {
@@ -294,15 +307,30 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
     }
     __syncthreads();
     m = fmaxf(s_red[0], s_red[1]);
-    const float p = at <= pos ? expf(score - m) : 0.0f;
+    const float p = live ? expf(score - m) : 0.0f;
     s_p[t] = p;
+    if (live) {
+#pragma unroll
+        for (int c = 0; c < LL_HEAD_DIM / 8; ++c) {
+            const uint4 w = v[c];
+            float* dst = &s_pv[t][c * 8];
+            dst[0] = p * __uint_as_float(w.x << 16);
+            dst[1] = p * __uint_as_float(w.x & 0xffff0000u);
+            dst[2] = p * __uint_as_float(w.y << 16);
+            dst[3] = p * __uint_as_float(w.y & 0xffff0000u);
+            dst[4] = p * __uint_as_float(w.z << 16);
+            dst[5] = p * __uint_as_float(w.z & 0xffff0000u);
+            dst[6] = p * __uint_as_float(w.w << 16);
+            dst[7] = p * __uint_as_float(w.w & 0xffff0000u);
+        }
+    }
     __syncthreads();
-    // Thread t: output dimension t over the chunk's positions; thread 0 also sums the p's.
-    const uint32_t live = min(pos - first + 1u, (uint32_t)LL_CHUNK);
+    // Thread t: output dimension t over the chunk's live positions; thread 0 also sums the p's.
+    const uint32_t n = min(pos - first + 1u, (uint32_t)LL_CHUNK);
     float out = 0.0f;
     float sum = 0.0f;
-    for (uint32_t i = 0; i < live; ++i) {
-        out = fmaf(s_p[i], ll_from_bf16(kv_v[(size_t)(first + i) * LL_HEAD_DIM + t]), out);
+    for (uint32_t i = 0; i < n; ++i) {
+        out += s_pv[i][t];
         sum += s_p[i];
     }
     float* dst = partial + ((size_t)head * chunks + chunk) * LL_PARTIAL;
