@@ -60,8 +60,9 @@ pub struct Options {
     /// Tokens to generate after the prompt (the decode steps timed; default 256, 32 with --quick).
     #[arg(long, value_name = "N")]
     pub tokens: usize,
-    /// Run the tiny model (hidden 256, 2 layers) instead of Llama-3.2-1B's shapes (--quick does).
-    #[arg(long)]
+    /// Run the tiny model (hidden 256, 2 layers) instead of Llama-3.2-1B's shapes: what
+    /// `--quick` runs (not a flag of its own: a flag's default would undo `--quick`'s choice).
+    #[arg(skip)]
     pub tiny: bool,
     /// Write the report (JSON), the table (CSV, markdown) and the dump for the twin into DIR.
     #[arg(long, value_name = "DIR")]
@@ -367,6 +368,11 @@ mod tests {
             ("tokens", Options { tokens: 505, ..Options::default() }),
             ("peak_gbs", Options { peak_gbs: Some(0.0), ..Options::quick() }),
         ]);
+    }
+
+    #[test]
+    fn flags_out_of_range_are_refused() {
+        chapter_common::assert_flags_refused::<Program>(&["--tokens=0", "--tokens=57", "--peak-gbs=0"]);
     }
 
     #[test]
