@@ -483,8 +483,8 @@ static __device__ __forceinline__ void ll_better(float& v, uint32_t& i, float ov
 
 // logits[r] = embedding[r] . n, n = RMSNorm(x) * norm_w, for r < vocab (grid-stride over the
 // grid's warps), and each block's largest logit and its index (the first on ties) in
-// part_max[block], part_idx[block]. Launch: any number of blocks of LL_THREADS.
-extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_lm_head(
+// part_max[block], part_idx[block]. Launch: any number of blocks of LL_THREADS (four fit an SM).
+extern "C" __global__ void __launch_bounds__(LL_THREADS, 4) ll_lm_head(
     const uint16_t* embedding, const uint16_t* norm_w, const float* x, float* logits, float* part_max,
     uint32_t* part_idx, uint32_t hidden, uint32_t vocab, float eps) {
     __shared__ __align__(16) float s_x[LL_MAX_HIDDEN];

@@ -70,8 +70,11 @@ const THREADS: u32 = 256;
 /// Rows a GEMV block covers per pass (one per warp).
 const ROWS_PER_BLOCK: usize = 8;
 /// Blocks per SM at most for the grid-stride GEMVs (one wave: the later rows stream while
-/// the first are summed).
+/// the first are summed): two of the gate/up kernel's (94 registers a thread) fit an SM.
 const BLOCKS_PER_SM: usize = 2;
+/// The same for the LM head, whose blocks are lighter (56 registers a thread, 8 KB of shared
+/// memory): four fit an SM, twice the loads in flight over its 128,256 rows.
+const LM_HEAD_BLOCKS_PER_SM: usize = 4;
 
 /// State word: position of the token the next step reads.
 pub const STATE_POS: usize = 0;
@@ -317,9 +320,9 @@ pub struct Decoder {
     part_idx: DeviceBuffer<u32>,
 }
 
-/// Blocks of a grid-stride GEMV over `rows` rows on `sms` SMs.
-fn gemv_blocks(rows: usize, sms: usize) -> u32 {
-    rows.div_ceil(ROWS_PER_BLOCK).min(sms.max(1) * BLOCKS_PER_SM).max(1) as u32
+/// Blocks of a grid-stride GEMV over `rows` rows on `sms` SMs, at most `per_sm` a SM.
+fn gemv_blocks(rows: usize, sms: usize, per_sm: usize) -> u32 {
+    rows.div_ceil(ROWS_PER_BLOCK).min(sms.max(1) * per_sm).max(1) as u32
 }
 
 impl Decoder {
@@ -348,7 +351,7 @@ impl Decoder {
         seq_start.resize(config.max_seq, 0);
         let p = prompt.len() as u32;
         let cache = || DeviceBuffer::<u16>::zeroed(config.kv_heads * config.max_seq * HEAD_DIM);
-        let parts = gemv_blocks(config.vocab, sms) as usize;
+        let parts = gemv_blocks(config.vocab, sms, LM_HEAD_BLOCKS_PER_SM) as usize;
         Ok(Decoder {
             config: *config,
             sms,
@@ -465,9 +468,11 @@ impl Decoder {
         match op {
             Op::Qkv(_) => LaunchConfig::new(((c.q_heads + 2 * c.kv_heads) * 4) as u32, THREADS),
             Op::Attn(_) => LaunchConfig::new((c.q_heads * (c.max_seq / CHUNK)) as u32, CHUNK as u32),
-            Op::OProj(_) | Op::Down(_) => LaunchConfig::new(gemv_blocks(c.hidden, self.sms), THREADS),
-            Op::GateUp(_) => LaunchConfig::new(gemv_blocks(c.mlp, self.sms), THREADS),
-            Op::LmHead => LaunchConfig::new(gemv_blocks(c.vocab, self.sms), THREADS),
+            Op::OProj(_) | Op::Down(_) => {
+                LaunchConfig::new(gemv_blocks(c.hidden, self.sms, BLOCKS_PER_SM), THREADS)
+            }
+            Op::GateUp(_) => LaunchConfig::new(gemv_blocks(c.mlp, self.sms, BLOCKS_PER_SM), THREADS),
+            Op::LmHead => LaunchConfig::new(gemv_blocks(c.vocab, self.sms, LM_HEAD_BLOCKS_PER_SM), THREADS),
             Op::Pick => LaunchConfig::new(1, THREADS),
         }
     }
