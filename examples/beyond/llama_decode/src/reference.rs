@@ -252,6 +252,13 @@ mod tests {
         let spread =
             first.iter().copied().fold(f32::MIN, f32::max) - first.iter().copied().fold(f32::MAX, f32::min);
         assert!(first.iter().all(|v| v.is_finite()) && spread > 1.0 && spread < 100.0, "spread {spread}");
+        // Not one token over and over (what a residual dominated by the input token's own
+        // embedding gives with a tied LM head; see weights::OUTPUT_WIDENING).
+        let longer = Reference::new(Weights::generate(&config, 0x5eed)).generate(&prompt, 32);
+        let mut distinct = longer.tokens.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(distinct.len() >= 3, "{:?}", longer.tokens);
         // A fresh model repeats the generation exactly.
         let again = Reference::new(Weights::generate(&config, 0x5eed)).generate(&prompt, 8);
         assert_eq!(again, out);
