@@ -1,0 +1,609 @@
+// One decode step of a Llama-3.2-style model at batch 1, as kernels over bf16 weights (stored
+// as uint16_t bit patterns) with fp32 accumulation, a bf16 KV cache and an fp32 residual:
+//
+//   per layer:
+//     ll_qkv      RMSNorm(x) (recomputed by every block) -> Q, K, V rows; RoPE on Q and K;
+//                 K and V written to the cache at the position, Q kept in fp32
+//     ll_attn     attention of each query head over positions 0..=pos, in chunks of 64
+//                 positions (one block per head and chunk): per chunk its max, its sum of
+//                 exponentials and its unnormalised output (flash-decoding partials)
+//     ll_oproj    the partials combined into the attention output (every block), then the
+//                 O projection, added to the residual x
+//     ll_gate_up  RMSNorm(x) -> gate and up rows -> SwiGLU, h = silu(gate) * up
+//     ll_down     h -> down projection, added to the residual x
+//   then:
+//     ll_lm_head  RMSNorm(x) -> logits over the vocabulary (the tied embedding), and each
+//                 block's largest logit (the first on ties)
+//     ll_pick     the first largest of the blocks' (argmax), or the next prompt token while
+//                 the prompt lasts; writes it into the sequence, advances the position and the
+//                 step count, and gathers the token's embedding into x for the next step;
+//                 ll_pick_while also ends the WHILE loop once the step count reaches its target
+//
+// Every position-dependent value comes from device memory (the state words), so the same
+// kernel arguments serve every step: one graph, replayed or looped.
+//
+// Programmatic edges: every kernel loads what no kernel of the step writes (its first weight
+// rows) before cuda_graph::pdl::wait_upstream(), and reads what the kernel before wrote only
+// after it. Launched plainly, the wait returns at once.
+//
+// GEMV layout: one weight row per warp at a time; a lane loads 16 bytes (8 bf16) per load,
+// lanes adjacent in memory, LL_VEC loads per lane in flight per row; the input vector sits in
+// shared memory as fp32. Row lengths must be multiples of 256 (32 lanes x 8).
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "cuda_graph_pdl.cuh"
+
+#define LL_FULL_MASK 0xffffffffu
+#define LL_WARPS 8
+#define LL_THREADS (32 * LL_WARPS)
+#define LL_HEAD_DIM 64
+#define LL_HALF_DIM 32
+// Largest row length of the norm-fused kernels' input (hidden) and of ll_down's (mlp).
+#define LL_MAX_HIDDEN 2048
+#define LL_MAX_MLP 8192
+// 16-byte loads per lane per row in flight: a row of LL_MAX_HIDDEN bf16 is 256 x 16 bytes.
+#define LL_VEC (LL_MAX_HIDDEN / 256)
+// Positions per attention chunk (one block of as many threads).
+#define LL_CHUNK 64
+// Floats per attention partial: max, sum, then LL_HEAD_DIM outputs.
+#define LL_PARTIAL (2 + LL_HEAD_DIM)
+// The state words (src/device.rs STATE_*): position of the token the next step reads, decode
+// steps run, steps at which the WHILE loop ends, prompt length.
+#define LL_POS 0
+#define LL_STEPS 1
+#define LL_TARGET 2
+#define LL_PROMPT 3
+
+// ---- weights from a hash ----------------------------------------------------------------
+// The same integer hash as src/hash.rs and torch_twin.py: 32-bit state, every product wraps
+// modulo 2^32 (the twin masks with 0xFFFFFFFF after each multiply), constants below 2^31.
+static __device__ __forceinline__ uint32_t ll_mix(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x68e31da5u;
+    x ^= x >> 16;
+    return x;
+}
+
+static __device__ __forceinline__ uint32_t ll_hash(uint32_t seed, uint32_t tensor, uint32_t index) {
+    const uint32_t s = ll_mix(seed ^ (tensor * 0x27d4eb2fu));
+    return ll_mix(s ^ ll_mix(index + 0x165667b1u));
+}
+
+// fp32 -> bf16 bits, round to nearest even (finite inputs).
+static __device__ __forceinline__ uint16_t ll_to_bf16(float v) {
+    const uint32_t bits = __float_as_uint(v);
+    return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+static __device__ __forceinline__ float ll_from_bf16(uint16_t b) {
+    return __uint_as_float((uint32_t)b << 16);
+}
+
+// out[offset + i] for i < count: a centred 24-bit integer from the hash times 2^-shift (exact
+// in fp32), plus 1 for norm weights (`one` = 1), rounded to bf16.
+extern "C" __global__ void ll_init_weights(uint16_t* out, uint64_t offset, uint32_t count, uint32_t seed,
+                                           uint32_t tensor, uint32_t shift, uint32_t one) {
+    const float scale = ldexpf(1.0f, -(int)shift);
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+        const int centred = (int)(ll_hash(seed, tensor, i) >> 8) - (1 << 23);
+        float v = (float)centred * scale;
+        if (one != 0u) {
+            v = 1.0f + v;
+        }
+        out[offset + i] = ll_to_bf16(v);
+    }
+}
+
+// ---- shared pieces -------------------------------------------------------------------------
+static __device__ __forceinline__ float ll_warp_sum(float v) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        v += __shfl_xor_sync(LL_FULL_MASK, v, offset);
+    }
+    return v;
+}
+
+// The dot product of 8 bf16 (a uint4) with 8 fp32 of shared memory at `x` (16-byte aligned).
+static __device__ __forceinline__ float ll_dot8(uint4 w, const float* x, float acc) {
+    const float4 a = reinterpret_cast<const float4*>(x)[0];
+    const float4 b = reinterpret_cast<const float4*>(x)[1];
+    acc = fmaf(__uint_as_float(w.x << 16), a.x, acc);
+    acc = fmaf(__uint_as_float(w.x & 0xffff0000u), a.y, acc);
+    acc = fmaf(__uint_as_float(w.y << 16), a.z, acc);
+    acc = fmaf(__uint_as_float(w.y & 0xffff0000u), a.w, acc);
+    acc = fmaf(__uint_as_float(w.z << 16), b.x, acc);
+    acc = fmaf(__uint_as_float(w.z & 0xffff0000u), b.y, acc);
+    acc = fmaf(__uint_as_float(w.w << 16), b.z, acc);
+    acc = fmaf(__uint_as_float(w.w & 0xffff0000u), b.w, acc);
+    return acc;
+}
+
+// Loads the lane's 16-byte pieces of a row of `n` bf16 (n / 256 of them, at most LL_VEC).
+static __device__ __forceinline__ void ll_load_row(const uint16_t* row, uint32_t n, uint32_t lane, uint4 (&w)[LL_VEC]) {
+    const uint4* r = reinterpret_cast<const uint4*>(row);
+#pragma unroll
+    for (int c = 0; c < LL_VEC; ++c) {
+        if ((uint32_t)c * 256u < n) {
+            w[c] = __ldg(r + c * 32 + lane);
+        }
+    }
+}
+
+// The lane's part of the dot product of a row loaded by ll_load_row with x (shared, n floats).
+static __device__ __forceinline__ float ll_dot_row(const uint4 (&w)[LL_VEC], const float* x, uint32_t n, uint32_t lane) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int c = 0; c < LL_VEC; ++c) {
+        if ((uint32_t)c * 256u < n) {
+            acc = ll_dot8(w[c], x + (c * 32 + lane) * 8, acc);
+        }
+    }
+    return acc;
+}
+
+// The block's sum of v (every thread gets it); `scratch` holds LL_WARPS floats.
+static __device__ __forceinline__ float ll_block_sum(float v, float* scratch) {
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint32_t lane = threadIdx.x & 31u;
+    v = ll_warp_sum(v);
+    if (lane == 0) {
+        scratch[warp] = v;
+    }
+    __syncthreads();
+    float total = 0.0f;
+#pragma unroll
+    for (int i = 0; i < LL_WARPS; ++i) {
+        total += scratch[i];
+    }
+    __syncthreads();
+    return total;
+}
+
+// s_x[i] = x[i] * rsqrt(mean(x^2) + eps) * norm_w[i] for i < n (a block of LL_THREADS threads;
+// ends with a barrier).
+static __device__ void ll_load_normed(const float* x, const uint16_t* norm_w, uint32_t n, float eps, float* s_x,
+                                      float* scratch) {
+    float sq = 0.0f;
+    for (uint32_t i = threadIdx.x; i < n; i += LL_THREADS) {
+        const float v = x[i];
+        s_x[i] = v;
+        sq = fmaf(v, v, sq);
+    }
+    const float total = ll_block_sum(sq, scratch);
+    const float r = rsqrtf(total / (float)n + eps);
+    for (uint32_t i = threadIdx.x; i < n; i += LL_THREADS) {
+        s_x[i] = s_x[i] * r * ll_from_bf16(norm_w[i]);
+    }
+    __syncthreads();
+}
+
+// ---- the step's kernels --------------------------------------------------------------------
+// x = embedding[seq[pos]] (one block). Run before a generation's first step; later steps get
+// their x from ll_pick.
+extern "C" __global__ void ll_embed(const uint16_t* embedding, const uint32_t* seq, const uint32_t* state, float* x,
+                                    uint32_t hidden) {
+    cuda_graph::pdl::wait_upstream();
+    const uint32_t token = seq[state[LL_POS]];
+    for (uint32_t i = threadIdx.x; i < hidden; i += blockDim.x) {
+        x[i] = ll_from_bf16(embedding[(size_t)token * hidden + i]);
+    }
+}
+
+// Q, K, V of one layer (heads: q_heads in its low 16 bits, kv_heads in its high 16).
+// w: [(q_heads + 2 kv_heads) * 64][hidden] (the rows of wq, then wk, then wv); inv_freq: [32]; q: [q_heads * 64] fp32; k_cache, v_cache: the layer's [kv_heads][max_seq][64].
+// Launch: (q_heads + 2 kv_heads) * 4 blocks of LL_THREADS; block (head, quarter), warp w
+// computes rows j and j + 32 of the head, j = quarter * 8 + w, and rotates them together
+// (RoPE, rotate-half pairs: dimension j with j + 32, angle pos * inv_freq[j]).
+extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_qkv(
+    const uint16_t* w, const uint16_t* norm_w, const float* x, const float* inv_freq, const uint32_t* state,
+    float* q, uint16_t* k_cache, uint16_t* v_cache, uint32_t hidden, uint32_t heads, uint32_t max_seq, float eps) {
+    const uint32_t q_heads = heads & 0xffffu;
+    const uint32_t kv_heads = heads >> 16;
+    __shared__ __align__(16) float s_x[LL_MAX_HIDDEN];
+    __shared__ float s_scratch[LL_WARPS];
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t head = blockIdx.x >> 2;
+    const uint32_t j = (blockIdx.x & 3u) * LL_WARPS + warp;
+    const uint32_t row = head * LL_HEAD_DIM + j;
+    uint4 wa[LL_VEC];
+    uint4 wb[LL_VEC];
+    ll_load_row(w + (size_t)row * hidden, hidden, lane, wa);
+    ll_load_row(w + (size_t)(row + LL_HALF_DIM) * hidden, hidden, lane, wb);
+    const float freq = inv_freq[j];
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    ll_load_normed(x, norm_w, hidden, eps, s_x, s_scratch);
+    const float a = ll_warp_sum(ll_dot_row(wa, s_x, hidden, lane));
+    const float b = ll_warp_sum(ll_dot_row(wb, s_x, hidden, lane));
+    if (lane != 0) {
+        return;
+    }
+    const uint32_t pos = state[LL_POS];
+    if (head >= q_heads + kv_heads) {  // V: no rotation
+        const size_t at = ((size_t)(head - q_heads - kv_heads) * max_seq + pos) * LL_HEAD_DIM;
+        v_cache[at + j] = ll_to_bf16(a);
+        v_cache[at + j + LL_HALF_DIM] = ll_to_bf16(b);
+        return;
+    }
+    float s, c;
+    sincosf((float)pos * freq, &s, &c);
+    const float ra = a * c - b * s;
+    const float rb = b * c + a * s;
+    if (head < q_heads) {
+        q[head * LL_HEAD_DIM + j] = ra;
+        q[head * LL_HEAD_DIM + j + LL_HALF_DIM] = rb;
+    } else {
+        const size_t at = ((size_t)(head - q_heads) * max_seq + pos) * LL_HEAD_DIM;
+        k_cache[at + j] = ll_to_bf16(ra);
+        k_cache[at + j + LL_HALF_DIM] = ll_to_bf16(rb);
+    }
+}
+
+// Attention partials of one layer: block (head, chunk) covers positions chunk * 64 .. + 63 that
+// are <= pos, thread t position chunk * 64 + t. partial: [q_heads][max_seq / 64][LL_PARTIAL]:
+// the chunk's largest score m, sum of exp(score - m), and sum of exp(score - m) * v (chunks
+// past pos are not written). Scores are q . k / 8 (head dimension 64). Thread t loads its
+// position's whole key and value rows at once (16 loads of 16 bytes in flight), so the chunk
+// costs one round trip to memory; the weighted values are summed over the positions through
+// shared memory. Launch: q_heads * (max_seq / 64) blocks of 64 threads.
+extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
+    const float* q, const uint16_t* k_cache, const uint16_t* v_cache, const uint32_t* state, float* partial,
+    uint32_t q_heads, uint32_t kv_heads, uint32_t max_seq) {
+    __shared__ __align__(16) float s_q[LL_HEAD_DIM];
+    __shared__ float s_pv[LL_CHUNK][LL_HEAD_DIM + 1];
+    __shared__ float s_p[LL_CHUNK];
+    __shared__ float s_red[2];
+    const uint32_t chunks = max_seq / LL_CHUNK;
+    const uint32_t head = blockIdx.x / chunks;
+    const uint32_t chunk = blockIdx.x % chunks;
+    const uint32_t kv = head / (q_heads / kv_heads);
+    const uint32_t t = threadIdx.x;
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    const uint32_t pos = state[LL_POS];
+    const uint32_t first = chunk * LL_CHUNK;
+    if (first > pos) {
+        return;
+    }
+    const uint32_t at = first + t;
+    const bool live = at <= pos;
+    uint4 k[LL_HEAD_DIM / 8];
+    uint4 v[LL_HEAD_DIM / 8];
+    if (live) {
+        const size_t row = ((size_t)kv * max_seq + at) * LL_HEAD_DIM;
+        const uint4* kr = reinterpret_cast<const uint4*>(k_cache + row);
+        const uint4* vr = reinterpret_cast<const uint4*>(v_cache + row);
+#pragma unroll
+        for (int c = 0; c < LL_HEAD_DIM / 8; ++c) {
+            k[c] = kr[c];
+            v[c] = vr[c];
+        }
+    }
+    s_q[t] = q[head * LL_HEAD_DIM + t];
+    __syncthreads();
+    float score = -INFINITY;
+    if (live) {
+        float acc = 0.0f;
+#pragma unroll
+        for (int c = 0; c < LL_HEAD_DIM / 8; ++c) {
+            acc = ll_dot8(k[c], s_q + c * 8, acc);
+        }
+        score = acc * 0.125f;
+    }
+    // The chunk's largest score (two warps).
+    float m = score;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        m = fmaxf(m, __shfl_xor_sync(LL_FULL_MASK, m, offset));
+    }
+    if ((t & 31u) == 0) {
+        s_red[t >> 5] = m;
+    }
+    __syncthreads();
+    m = fmaxf(s_red[0], s_red[1]);
+    const float p = live ? expf(score - m) : 0.0f;
+    s_p[t] = p;
+    if (live) {
+#pragma unroll
+        for (int c = 0; c < LL_HEAD_DIM / 8; ++c) {
+            const uint4 w = v[c];
+            float* dst = &s_pv[t][c * 8];
+            dst[0] = p * __uint_as_float(w.x << 16);
+            dst[1] = p * __uint_as_float(w.x & 0xffff0000u);
+            dst[2] = p * __uint_as_float(w.y << 16);
+            dst[3] = p * __uint_as_float(w.y & 0xffff0000u);
+            dst[4] = p * __uint_as_float(w.z << 16);
+            dst[5] = p * __uint_as_float(w.z & 0xffff0000u);
+            dst[6] = p * __uint_as_float(w.w << 16);
+            dst[7] = p * __uint_as_float(w.w & 0xffff0000u);
+        }
+    }
+    __syncthreads();
+    // Thread t: output dimension t over the chunk's live positions; thread 0 also sums the p's.
+    const uint32_t n = min(pos - first + 1u, (uint32_t)LL_CHUNK);
+    float out = 0.0f;
+    float sum = 0.0f;
+    for (uint32_t i = 0; i < n; ++i) {
+        out += s_pv[i][t];
+        sum += s_p[i];
+    }
+    float* dst = partial + ((size_t)head * chunks + chunk) * LL_PARTIAL;
+    dst[2 + t] = out;
+    if (t == 0) {
+        dst[0] = m;
+        dst[1] = sum;
+    }
+}
+
+// The attention output (q_heads * 64 fp32) from the partials, into s_in (a block of LL_THREADS).
+static __device__ void ll_combine(const float* partial, uint32_t pos, uint32_t q_heads, uint32_t max_seq,
+                                  float* s_in) {
+    const uint32_t chunks = max_seq / LL_CHUNK;
+    const uint32_t live = pos / LL_CHUNK + 1u;
+    for (uint32_t i = threadIdx.x; i < q_heads * LL_HEAD_DIM; i += LL_THREADS) {
+        const uint32_t head = i / LL_HEAD_DIM;
+        const uint32_t d = i % LL_HEAD_DIM;
+        const float* p = partial + (size_t)head * chunks * LL_PARTIAL;
+        float m = -INFINITY;
+        for (uint32_t c = 0; c < live; ++c) {
+            m = fmaxf(m, p[c * LL_PARTIAL]);
+        }
+        float sum = 0.0f;
+        float out = 0.0f;
+        for (uint32_t c = 0; c < live; ++c) {
+            const float scale = expf(p[c * LL_PARTIAL] - m);
+            sum = fmaf(p[c * LL_PARTIAL + 1], scale, sum);
+            out = fmaf(p[c * LL_PARTIAL + 2 + d], scale, out);
+        }
+        s_in[i] = out / sum;
+    }
+    __syncthreads();
+}
+
+// x[r] += wo[r] . attention for the rows r of the grid's warps (grid-stride). wo: [hidden][in],
+// in = q_heads * 64 <= LL_MAX_HIDDEN. Launch: any number of blocks of LL_THREADS.
+extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_oproj(
+    const uint16_t* wo, const float* partial, const uint32_t* state, float* x, uint32_t hidden, uint32_t q_heads,
+    uint32_t max_seq) {
+    __shared__ __align__(16) float s_in[LL_MAX_HIDDEN];
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t warps = gridDim.x * LL_WARPS;
+    const uint32_t in = q_heads * LL_HEAD_DIM;
+    uint32_t row = blockIdx.x * LL_WARPS + (threadIdx.x >> 5);
+    uint4 w[LL_VEC];
+    if (row < hidden) {
+        ll_load_row(wo + (size_t)row * in, in, lane, w);
+    }
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    ll_combine(partial, state[LL_POS], q_heads, max_seq, s_in);
+    for (; row < hidden; row += warps) {
+        // The lane's part first, then the next row's loads, then the warp's sum: the loads
+        // are in flight during the shuffles.
+        const float part = ll_dot_row(w, s_in, in, lane);
+        if (row + warps < hidden) {
+            ll_load_row(wo + (size_t)(row + warps) * in, in, lane, w);
+        }
+        const float dot = ll_warp_sum(part);
+        if (lane == 0) {
+            x[row] += dot;
+        }
+    }
+}
+
+// h[r] = silu(gate[r] . n) * (up[r] . n), n = RMSNorm(x) * norm_w, for r < mlp (grid-stride
+// over the grid's warps). w_gate, w_up: [mlp][hidden]. Launch: any number of blocks of LL_THREADS.
+extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up(
+    const uint16_t* w_gate, const uint16_t* w_up, const uint16_t* norm_w, const float* x, float* h,
+    uint32_t hidden, uint32_t mlp, float eps) {
+    __shared__ __align__(16) float s_x[LL_MAX_HIDDEN];
+    __shared__ float s_scratch[LL_WARPS];
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t warps = gridDim.x * LL_WARPS;
+    uint32_t row = blockIdx.x * LL_WARPS + (threadIdx.x >> 5);
+    uint4 wg[LL_VEC];
+    uint4 wu[LL_VEC];
+    if (row < mlp) {
+        ll_load_row(w_gate + (size_t)row * hidden, hidden, lane, wg);
+        ll_load_row(w_up + (size_t)row * hidden, hidden, lane, wu);
+    }
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    ll_load_normed(x, norm_w, hidden, eps, s_x, s_scratch);
+    for (; row < mlp; row += warps) {
+        const float gate_part = ll_dot_row(wg, s_x, hidden, lane);
+        const float up_part = ll_dot_row(wu, s_x, hidden, lane);
+        if (row + warps < mlp) {
+            ll_load_row(w_gate + (size_t)(row + warps) * hidden, hidden, lane, wg);
+            ll_load_row(w_up + (size_t)(row + warps) * hidden, hidden, lane, wu);
+        }
+        const float g = ll_warp_sum(gate_part);
+        const float u = ll_warp_sum(up_part);
+        if (lane == 0) {
+            h[row] = g / (1.0f + expf(-g)) * u;
+        }
+    }
+}
+
+// x[r] += w_down[r] . h for r < hidden (grid-stride over the grid's warps). w_down: [hidden][mlp],
+// mlp <= LL_MAX_MLP, a multiple of 256; each row streamed LL_VEC * 256 elements at a time.
+// Launch: any number of blocks of LL_THREADS.
+extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down(
+    const uint16_t* w_down, const float* h, float* x, uint32_t hidden, uint32_t mlp) {
+    __shared__ __align__(16) float s_h[LL_MAX_MLP];
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t warps = gridDim.x * LL_WARPS;
+    const uint32_t piece = LL_VEC * 256u;
+    uint32_t row = blockIdx.x * LL_WARPS + (threadIdx.x >> 5);
+    uint4 w[LL_VEC];
+    if (row < hidden) {
+        ll_load_row(w_down + (size_t)row * mlp, min(mlp, piece), lane, w);
+    }
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    for (uint32_t i = threadIdx.x; i < mlp; i += LL_THREADS) {
+        s_h[i] = h[i];
+    }
+    __syncthreads();
+    for (; row < hidden; row += warps) {
+        const uint16_t* r = w_down + (size_t)row * mlp;
+        float acc = 0.0f;
+        for (uint32_t start = 0; start < mlp; start += piece) {
+            const uint32_t n = min(mlp - start, piece);
+            acc += ll_dot_row(w, s_h + start, n, lane);
+            if (start + piece < mlp) {
+                ll_load_row(r + start + piece, min(mlp - start - piece, piece), lane, w);
+            } else if (row + warps < hidden) {
+                ll_load_row(w_down + (size_t)(row + warps) * mlp, min(mlp, piece), lane, w);
+            }
+        }
+        acc = ll_warp_sum(acc);
+        if (lane == 0) {
+            x[row] += acc;
+        }
+    }
+}
+
+// The better of two (value, index) candidates: the larger value, the lower index on ties.
+static __device__ __forceinline__ void ll_better(float& v, uint32_t& i, float ov, uint32_t oi) {
+    if (ov > v || (ov == v && oi < i)) {
+        v = ov;
+        i = oi;
+    }
+}
+
+// logits[r] = embedding[r] . n, n = RMSNorm(x) * norm_w, for r < vocab (grid-stride over the
+// grid's warps), and each block's largest logit and its index (the first on ties) in
+// part_max[block], part_idx[block]. Launch: any number of blocks of LL_THREADS (four fit an SM).
+extern "C" __global__ void __launch_bounds__(LL_THREADS, 4) ll_lm_head(
+    const uint16_t* embedding, const uint16_t* norm_w, const float* x, float* logits, float* part_max,
+    uint32_t* part_idx, uint32_t hidden, uint32_t vocab, float eps) {
+    __shared__ __align__(16) float s_x[LL_MAX_HIDDEN];
+    __shared__ float s_scratch[LL_WARPS];
+    __shared__ float s_best[LL_WARPS];
+    __shared__ uint32_t s_best_i[LL_WARPS];
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t warps = gridDim.x * LL_WARPS;
+    uint32_t row = blockIdx.x * LL_WARPS + warp;
+    uint4 w[LL_VEC];
+    if (row < vocab) {
+        ll_load_row(embedding + (size_t)row * hidden, hidden, lane, w);
+    }
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    ll_load_normed(x, norm_w, hidden, eps, s_x, s_scratch);
+    float best = -INFINITY;
+    uint32_t best_i = 0xffffffffu;
+    for (; row < vocab; row += warps) {
+        const float part = ll_dot_row(w, s_x, hidden, lane);
+        if (row + warps < vocab) {
+            ll_load_row(embedding + (size_t)(row + warps) * hidden, hidden, lane, w);
+        }
+        const float logit = ll_warp_sum(part);
+        if (lane == 0) {
+            logits[row] = logit;
+        }
+        ll_better(best, best_i, logit, row);
+    }
+    if (lane == 0) {
+        s_best[warp] = best;
+        s_best_i[warp] = best_i;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int i = 1; i < LL_WARPS; ++i) {
+            ll_better(best, best_i, s_best[i], s_best_i[i]);
+        }
+        part_max[blockIdx.x] = best;
+        part_idx[blockIdx.x] = best_i;
+    }
+}
+
+// The step's end (one block of LL_THREADS): the argmax of the parts; the next token (the next
+// prompt token while the prompt lasts); seq[pos + 1] = it, pos + 1, steps + 1; x = its
+// embedding. Returns, in thread 0, whether the step count has reached its target or the
+// sequence buffer is full (the loop must end).
+static __device__ bool ll_pick_step(const float* part_max, const uint32_t* part_idx, uint32_t parts,
+                                    const uint16_t* embedding, uint32_t* seq, uint32_t* state, float* x,
+                                    uint32_t hidden, uint32_t vocab, uint32_t max_seq) {
+    __shared__ float s_best[LL_WARPS];
+    __shared__ uint32_t s_best_i[LL_WARPS];
+    __shared__ uint32_t s_token;
+    __shared__ uint32_t s_end;
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint32_t lane = threadIdx.x & 31u;
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    float best = -INFINITY;
+    uint32_t best_i = 0xffffffffu;
+    for (uint32_t i = threadIdx.x; i < parts; i += LL_THREADS) {
+        ll_better(best, best_i, part_max[i], part_idx[i]);
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const float ov = __shfl_xor_sync(LL_FULL_MASK, best, offset);
+        const uint32_t oi = __shfl_xor_sync(LL_FULL_MASK, best_i, offset);
+        ll_better(best, best_i, ov, oi);
+    }
+    if (lane == 0) {
+        s_best[warp] = best;
+        s_best_i[warp] = best_i;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int i = 1; i < LL_WARPS; ++i) {
+            ll_better(best, best_i, s_best[i], s_best_i[i]);
+        }
+        const uint32_t pos = state[LL_POS];
+        const uint32_t prompt = state[LL_PROMPT];
+        uint32_t end = 1u;
+        uint32_t token = seq[min(pos, max_seq - 1u)];
+        if (pos + 1u < max_seq) {
+            // No largest logit (every one NaN): token 0, which the checks then catch.
+            token = pos + 1u < prompt ? seq[pos + 1u] : (best_i < vocab ? best_i : 0u);
+            seq[pos + 1u] = token;
+            state[LL_POS] = pos + 1u;
+            const uint32_t steps = state[LL_STEPS] + 1u;
+            state[LL_STEPS] = steps;
+            end = (steps >= state[LL_TARGET] || pos + 2u >= max_seq) ? 1u : 0u;
+        }
+        s_token = token;
+        s_end = end;
+    }
+    __syncthreads();
+    const uint32_t token = s_token;
+    for (uint32_t i = threadIdx.x; i < hidden; i += LL_THREADS) {
+        x[i] = ll_from_bf16(embedding[(size_t)token * hidden + i]);
+    }
+    return threadIdx.x == 0 && s_end != 0u;
+}
+
+// The host-driven ways' last kernel of a step.
+extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_pick(
+    const float* part_max, const uint32_t* part_idx, uint32_t parts, const uint16_t* embedding, uint32_t* seq,
+    uint32_t* state, float* x, uint32_t hidden, uint32_t vocab, uint32_t max_seq) {
+    (void)ll_pick_step(part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab, max_seq);
+}
+
+// The WHILE body's last kernel: as ll_pick, and it ends the loop of `handle` once the step count
+// reaches state[LL_TARGET] (the handle is 1 at each launch of the graph and holds between
+// iterations, so only the last step sets it).
+extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_pick_while(
+    cudaGraphConditionalHandle handle, const float* part_max, const uint32_t* part_idx, uint32_t parts,
+    const uint16_t* embedding, uint32_t* seq, uint32_t* state, float* x, uint32_t hidden, uint32_t vocab,
+    uint32_t max_seq) {
+    if (ll_pick_step(part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab, max_seq)) {
+        cudaGraphSetConditional(handle, 0);
+    }
+}
