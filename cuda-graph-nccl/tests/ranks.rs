@@ -5,16 +5,16 @@
 //! all-reduce (`skipped: needs 2 CUDA devices`, a failure under `REQUIRE_GPUS=2`); no NCCL
 //! skips (a failure under `REQUIRE_NCCL=1`).
 
+mod processes;
 mod support;
 
-use std::io::Read;
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cuda_graph::{CudaError, DeviceBuffer, Refusal, Stream};
-use cuda_graph_nccl::bootstrap::{Launch, BOOTSTRAP_TIMEOUT_VAR};
+use cuda_graph_nccl::bootstrap::Launch;
 use cuda_graph_nccl::{Communicator, Group, ReduceOp};
+use processes::{free_port, rank_command, Rank};
 use support::nccl_ready;
 
 /// Set in a copy of this binary that plays one rank: `all-reduce`, or `no-init` (meets the
@@ -76,68 +76,19 @@ fn all_reduce_rank() -> Result<(), String> {
     run().map_err(|err| format!("{err} [after {:.1} s]", start.elapsed().as_secs_f64()))
 }
 
-/// A port that was free a moment ago, on the loopback interface.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A running rank, killed when dropped (a test that fails never leaves one behind).
-struct Rank {
-    rank: usize,
-    child: Child,
-}
-
-impl Drop for Rank {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Starts rank `rank` of `world` in role `role`, with `extra` variables set.
 fn start(role: &str, rank: usize, world: usize, port: u16, timeout_s: f64, extra: &[(&str, &str)]) -> Rank {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["--exact", "rank_process", "--nocapture", "--test-threads=1"])
-        .env(CHILD, role)
-        .env("RANK", rank.to_string())
-        .env("WORLD_SIZE", world.to_string())
-        .env("LOCAL_RANK", rank.to_string())
-        .env("MASTER_ADDR", "127.0.0.1")
-        .env("MASTER_PORT", port.to_string())
-        .env(BOOTSTRAP_TIMEOUT_VAR, timeout_s.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    let mut command = rank_command(CHILD, role, rank, world, rank, port, timeout_s);
+    command.stderr(Stdio::inherit());
     for (name, value) in extra {
         command.env(name, value);
     }
     Rank { rank, child: command.spawn().unwrap() }
 }
 
-/// Waits for every rank up to `limit` (killing all and failing past it): each one's result
-/// line (`result ok` or `result error …`) and when it ended.
+/// Waits for every rank up to `limit`: each one's result line (`result ok` or `result error …`).
 fn finish(ranks: Vec<Rank>, limit: Duration) -> Vec<(usize, String, Duration)> {
-    let start = Instant::now();
-    let mut results = Vec::new();
-    for mut rank in ranks {
-        while rank.child.try_wait().unwrap().is_none() {
-            assert!(
-                start.elapsed() < limit,
-                "rank {} still running after {limit:?}: hangs (every rank killed)",
-                rank.rank
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let mut out = String::new();
-        rank.child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-        let line = out
-            .lines()
-            .find(|line| line.starts_with("result "))
-            .unwrap_or_else(|| panic!("rank {} printed no result: {out}", rank.rank))
-            .to_owned();
-        results.push((rank.rank, line, start.elapsed()));
-    }
-    results
+    processes::finish(ranks, limit, &["result "])
 }
 
 /// Two processes, a GPU each, all-reduce and check the sum; `extra` variables for both.

@@ -3,12 +3,13 @@
 //! reading its rank from torchrun's variables, and kills every copy still running when its
 //! deadline passes: a test fails loudly, it never hangs.
 
-use std::io::Read;
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+mod processes;
+
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use cuda_graph_nccl::bootstrap::{Launch, BOOTSTRAP_TIMEOUT_VAR};
+use cuda_graph_nccl::bootstrap::Launch;
+use processes::{free_port, rank_command, Rank};
 
 /// Set in a copy of this binary that plays one rank.
 const CHILD: &str = "RENDEZVOUS_CHILD";
@@ -32,69 +33,15 @@ fn rank_process() {
     }
 }
 
-/// A port that was free a moment ago, on the loopback interface.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A running rank, killed when dropped (a test that fails never leaves one behind).
-struct Rank {
-    rank: usize,
-    child: Child,
-}
-
-impl Drop for Rank {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Starts rank `rank` of `world` (told `told_world`) meeting at 127.0.0.1:`port`.
 fn start(rank: usize, told_world: usize, port: u16, timeout_s: f64) -> Rank {
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "rank_process", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .env("RANK", rank.to_string())
-        .env("WORLD_SIZE", told_world.to_string())
-        .env("LOCAL_RANK", "0")
-        .env("MASTER_ADDR", "127.0.0.1")
-        .env("MASTER_PORT", port.to_string())
-        .env(BOOTSTRAP_TIMEOUT_VAR, timeout_s.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    Rank { rank, child }
+    let mut command = rank_command(CHILD, "1", rank, told_world, 0, port, timeout_s);
+    Rank { rank, child: command.stderr(Stdio::null()).spawn().unwrap() }
 }
 
-/// Waits for every rank up to `limit` (killing all and failing past it), and returns each
-/// one's result line (`payload …` or `error …`) with the time it took.
+/// Waits for every rank up to `limit`: each one's result line (`payload …` or `error …`).
 fn finish(ranks: Vec<Rank>, limit: Duration) -> Vec<(usize, String, Duration)> {
-    let start = Instant::now();
-    let mut results = Vec::new();
-    for mut rank in ranks {
-        loop {
-            if rank.child.try_wait().unwrap().is_some() {
-                break;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "rank {} still running after {limit:?}: the rendezvous hangs (every rank killed)",
-                rank.rank
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let mut out = String::new();
-        rank.child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-        let line = out
-            .lines()
-            .find(|line| line.starts_with("payload ") || line.starts_with("error "))
-            .unwrap_or_else(|| panic!("rank {} printed no result: {out}", rank.rank))
-            .to_owned();
-        results.push((rank.rank, line, start.elapsed()));
-    }
-    results
+    processes::finish(ranks, limit, &["payload ", "error "])
 }
 
 #[test]
