@@ -1,8 +1,10 @@
 //! Where a step's time goes, measured beside the ways with the same events:
-//! - **kernels alone**: each kernel of the step launched `repeats` times back to back on a
-//!   stream (at the first decode position), its time per launch; their sum over the step is
-//!   the kernels' own GPU time (each launch's own gap included: back-to-back launches of one
-//!   kernel leave about a microsecond between them).
+//! - **kernels alone**: each kernel of the step `repeats` times back to back in one graph
+//!   (captured from the step's own launches, at the first decode position), its time per
+//!   kernel; their sum over the step is the kernels' own GPU time (each node's gap in a graph
+//!   included, well under a microsecond). Launched from the host one by one instead, the
+//!   kernels would be timed at the host's pace: the step's code runs for all 82 kernels to
+//!   launch one, about 11 µs a launch on the H200, more than most of the kernels take.
 //! - **empty WHILE**: a WHILE loop of as many iterations as the generation's steps, whose body
 //!   is do-nothing kernels of the step's geometry: loop control and launches alone.
 //! - **step chain**: the first `min(N, 64)` steps unrolled into one graph (plain, and with
@@ -11,6 +13,7 @@
 //! Gaps per step = a way's time per step − the kernels' own time.
 
 use chapter_common::Samples;
+use cuda_graph::graph::{CaptureMode, GraphExec, HostLaunch};
 use cuda_graph::{DeviceBuffer, Result};
 use serde_json::{json, Value};
 
@@ -73,16 +76,13 @@ pub fn measure(
     } else {
         None
     };
+    let alone: Vec<GraphExec<HostLaunch>> =
+        ops.iter().map(|&op| kernel_alone(model, runner, op, repeats)).collect::<Result<_>>()?;
     let mut counted = 0;
     for _ in 0..runs.max(1) {
         runner.time_after_prefill(model, |_| Ok(()))?;
-        for (index, &op) in ops.iter().enumerate() {
-            let ms = runner.between_events(|r| {
-                for _ in 0..repeats {
-                    r.decoder().step(model, Pick::Host, &mut OnlyOp(r.stream(), op))?;
-                }
-                Ok(())
-            })?;
+        for (index, exec) in alone.iter().enumerate() {
+            let ms = runner.between_events(|r| exec.launch(r.stream()))?;
             per_op[index].push(ms * 1e3 / repeats as f64);
         }
         counter.memset_async(0, runner.stream())?;
@@ -113,6 +113,16 @@ pub fn measure(
         chain_steps,
         empty_while_counted: counted,
     })
+}
+
+/// One graph of `op`'s kernel `repeats` times in a row, captured from the step's own launches
+/// on `runner`'s stream (so with the step's arguments).
+fn kernel_alone(model: &DeviceModel, runner: &Runner, op: Op, repeats: usize) -> Result<GraphExec<HostLaunch>> {
+    let capture = runner.stream().begin_capture(CaptureMode::ThreadLocal)?;
+    for _ in 0..repeats {
+        runner.decoder().step(model, Pick::Host, &mut OnlyOp(runner.stream(), op))?;
+    }
+    capture.end()?.instantiate(Default::default())
 }
 
 /// Op kinds in the order of a step (for tables).
