@@ -130,7 +130,7 @@ mod tests {
     /// The gate is process-wide and these tests run in parallel: a test that holds one read
     /// guard and takes a second would wait behind another test's waiting writer, which waits
     /// for the first guard (a deadlock seen once in `cargo test`). They take turns.
-    static ONE_GATE_TEST_AT_A_TIME: Mutex<()> = Mutex::new(());
+    pub(super) static ONE_GATE_TEST_AT_A_TIME: Mutex<()> = Mutex::new(());
 
     fn gate_to_myself() -> std::sync::MutexGuard<'static, ()> {
         ONE_GATE_TEST_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)

@@ -117,7 +117,9 @@ pub fn measure(
 
 /// One graph of `op`'s kernel `repeats` times in a row, captured from the step's own launches
 /// on `runner`'s stream (so with the step's arguments).
-fn kernel_alone(model: &DeviceModel, runner: &Runner, op: Op, repeats: usize) -> Result<GraphExec<HostLaunch>> {
+fn kernel_alone(
+    model: &DeviceModel, runner: &Runner, op: Op, repeats: usize,
+) -> Result<GraphExec<HostLaunch>> {
     let capture = runner.stream().begin_capture(CaptureMode::ThreadLocal)?;
     for _ in 0..repeats {
         runner.decoder().step(model, Pick::Host, &mut OnlyOp(runner.stream(), op))?;
