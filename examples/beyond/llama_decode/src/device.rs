@@ -69,12 +69,44 @@ cuda_graph::kernels! {
 const THREADS: u32 = 256;
 /// Rows a GEMV block covers per pass (one per warp).
 const ROWS_PER_BLOCK: usize = 8;
-/// Blocks per SM at most for the grid-stride GEMVs (one wave: the later rows stream while
-/// the first are summed): two of the gate/up kernel's (94 registers a thread) fit an SM.
-const BLOCKS_PER_SM: usize = 2;
-/// The same for the LM head, whose blocks are lighter (56 registers a thread, 8 KB of shared
+/// Default blocks per SM at most for the grid-stride GEMVs (gate/up, down, O projection; one
+/// wave: the later rows stream while the first are summed): two of the gate/up kernel's (94
+/// registers a thread) fit an SM.
+pub const BLOCKS_PER_SM: usize = 2;
+/// The default for the LM head, whose blocks are lighter (56 registers a thread, 8 KB of shared
 /// memory): four fit an SM, twice the loads in flight over its 128,256 rows.
-const LM_HEAD_BLOCKS_PER_SM: usize = 4;
+pub const LM_HEAD_BLOCKS_PER_SM: usize = 4;
+
+/// How many blocks the grid-stride GEMVs launch: at most `blocks_per_sm` (gate/up, down, O
+/// projection) or `lm_head_blocks_per_sm` (LM head) per SM of a device of `sms` SMs. More
+/// blocks than fit an SM at once still compute the same rows (a second wave), only slower.
+///
+/// ```
+/// let grid = llama_decode::device::Grid::new(132);
+/// assert_eq!((grid.blocks_per_sm, grid.lm_head_blocks_per_sm), (2, 4));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grid {
+    /// SMs of the device.
+    pub sms: usize,
+    /// Blocks per SM at most of gate/up, down and the O projection.
+    pub blocks_per_sm: usize,
+    /// Blocks per SM at most of the LM head.
+    pub lm_head_blocks_per_sm: usize,
+}
+
+impl Grid {
+    /// The defaults ([`BLOCKS_PER_SM`], [`LM_HEAD_BLOCKS_PER_SM`]) on `sms` SMs.
+    pub fn new(sms: usize) -> Grid {
+        Grid { sms, blocks_per_sm: BLOCKS_PER_SM, lm_head_blocks_per_sm: LM_HEAD_BLOCKS_PER_SM }
+    }
+
+    /// Blocks of a GEMV over `rows` rows (the LM head's where `lm_head`).
+    fn blocks(&self, rows: usize, lm_head: bool) -> u32 {
+        let per_sm = if lm_head { self.lm_head_blocks_per_sm } else { self.blocks_per_sm };
+        gemv_blocks(rows, self.sms, per_sm)
+    }
+}
 
 /// State word: position of the token the next step reads.
 pub const STATE_POS: usize = 0;
@@ -301,7 +333,7 @@ impl StepSink for IntoGraph<'_, '_> {
 /// residual and the step's intermediate buffers.
 pub struct Decoder {
     config: Config,
-    sms: usize,
+    grid: Grid,
     prompt_len: usize,
     /// The prompt then zeros, `[max_seq]`: what `seq` is reset to.
     seq_start: DeviceBuffer<u32>,
@@ -322,13 +354,13 @@ pub struct Decoder {
 
 /// Blocks of a grid-stride GEMV over `rows` rows on `sms` SMs, at most `per_sm` a SM.
 fn gemv_blocks(rows: usize, sms: usize, per_sm: usize) -> u32 {
-    rows.div_ceil(ROWS_PER_BLOCK).min(sms.max(1) * per_sm).max(1) as u32
+    rows.div_ceil(ROWS_PER_BLOCK).min(sms.max(1) * per_sm.max(1)).max(1) as u32
 }
 
 impl Decoder {
-    /// Buffers for `config` on a device of `sms` SMs, to generate `tokens` tokens after
+    /// Buffers for `config`, launched as `grid` says, to generate `tokens` tokens after
     /// `prompt` (the prompt plus the tokens must fit the cache; every token below the vocabulary).
-    pub fn new(config: &Config, sms: usize, prompt: &[u32], tokens: usize) -> Result<Decoder> {
+    pub fn new(config: &Config, grid: Grid, prompt: &[u32], tokens: usize) -> Result<Decoder> {
         let refuse = |what, value: usize, min: usize, max: usize| cuda_graph::CudaError::InvalidArgument {
             call: "Decoder::new",
             reason: cuda_graph::Refusal::OutOfRange {
@@ -351,10 +383,10 @@ impl Decoder {
         seq_start.resize(config.max_seq, 0);
         let p = prompt.len() as u32;
         let cache = || DeviceBuffer::<u16>::zeroed(config.kv_heads * config.max_seq * HEAD_DIM);
-        let parts = gemv_blocks(config.vocab, sms, LM_HEAD_BLOCKS_PER_SM) as usize;
+        let parts = grid.blocks(config.vocab, true) as usize;
         Ok(Decoder {
             config: *config,
-            sms,
+            grid,
             prompt_len: prompt.len(),
             seq: DeviceBuffer::from_slice(&seq_start)?,
             seq_start: DeviceBuffer::from_slice(&seq_start)?,
@@ -468,11 +500,9 @@ impl Decoder {
         match op {
             Op::Qkv(_) => LaunchConfig::new(((c.q_heads + 2 * c.kv_heads) * 4) as u32, THREADS),
             Op::Attn(_) => LaunchConfig::new((c.q_heads * (c.max_seq / CHUNK)) as u32, CHUNK as u32),
-            Op::OProj(_) | Op::Down(_) => {
-                LaunchConfig::new(gemv_blocks(c.hidden, self.sms, BLOCKS_PER_SM), THREADS)
-            }
-            Op::GateUp(_) => LaunchConfig::new(gemv_blocks(c.mlp, self.sms, BLOCKS_PER_SM), THREADS),
-            Op::LmHead => LaunchConfig::new(gemv_blocks(c.vocab, self.sms, LM_HEAD_BLOCKS_PER_SM), THREADS),
+            Op::OProj(_) | Op::Down(_) => LaunchConfig::new(self.grid.blocks(c.hidden, false), THREADS),
+            Op::GateUp(_) => LaunchConfig::new(self.grid.blocks(c.mlp, false), THREADS),
+            Op::LmHead => LaunchConfig::new(self.grid.blocks(c.vocab, true), THREADS),
             Op::Pick => LaunchConfig::new(1, THREADS),
         }
     }

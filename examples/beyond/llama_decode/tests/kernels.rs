@@ -7,7 +7,7 @@
 
 use llama_decode::checks::{check_argmax_ties, check_kernels, check_weights};
 use llama_decode::config::Config;
-use llama_decode::device::{Decoder, DeviceModel};
+use llama_decode::device::{Decoder, DeviceModel, Grid};
 
 const SEED: u64 = 0x5eed;
 
@@ -16,8 +16,8 @@ fn tiny() -> (DeviceModel, Decoder, cuda_graph::Stream) {
     let config = Config::tiny();
     let model = DeviceModel::new(&config, SEED).expect("the weights on the device");
     let prompt = llama_decode::prompt(&config, SEED);
-    let decoder =
-        Decoder::new(&config, properties.multiprocessors as usize, &prompt, 16).expect("the decoder");
+    let decoder = Decoder::new(&config, Grid::new(properties.multiprocessors as usize), &prompt, 16)
+        .expect("the decoder");
     (model, decoder, cuda_graph::Stream::new().expect("a stream"))
 }
 
