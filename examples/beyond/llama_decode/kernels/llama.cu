@@ -473,6 +473,191 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down(
     }
 }
 
+// ---- pipelined GEMVs: two rows in flight per warp -------------------------------------------
+// ll_gate_up and ll_down above issue a warp's next loads only after its current row's dot
+// product, so a warp has nothing in flight while it computes, and ll_down streams each 16 KB row
+// as four pieces one after the other. The kernels below hold two register buffers per warp and
+// refill a buffer right after its dot product: while a warp computes on one row, the next is
+// already on its way. To keep a warp's registers to two buffers of one row piece each (LL_VEC
+// 16-byte loads per lane), a block splits its rows over its warps and combines the warps' sums
+// through shared memory after one barrier per pass (the slots alternate by pass parity, so a
+// slot is written again only after the barrier that follows its read).
+
+// Loads the lane's 16-byte pieces of the 256-element column groups first, first + step, ... of
+// a row of `n` bf16 (those below n; at most LL_VEC of them).
+static __device__ __forceinline__ void ll_load_groups(const uint16_t* row, uint32_t n, uint32_t first, uint32_t step,
+                                                      uint32_t lane, uint4 (&w)[LL_VEC]) {
+    const uint4* r = reinterpret_cast<const uint4*>(row);
+#pragma unroll
+    for (int c = 0; c < LL_VEC; ++c) {
+        const uint32_t g = first + (uint32_t)c * step;
+        if (g * 256u < n) {
+            w[c] = __ldg(r + g * 32u + lane);
+        }
+    }
+}
+
+// The lane's part of the dot product of groups loaded by ll_load_groups with x (shared).
+static __device__ __forceinline__ float ll_dot_groups(const uint4 (&w)[LL_VEC], const float* x, uint32_t n,
+                                                      uint32_t first, uint32_t step, uint32_t lane) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int c = 0; c < LL_VEC; ++c) {
+        const uint32_t g = first + (uint32_t)c * step;
+        if (g * 256u < n) {
+            acc = ll_dot8(w[c], x + (g * 32u + lane) * 8u, acc);
+        }
+    }
+    return acc;
+}
+
+// Rows of a pipelined ll_gate_up_pipe block per pass: warp 2p computes gate row p, warp 2p + 1
+// up row p (src/device.rs GATE_UP_ROWS_PER_BLOCK).
+#define LL_GATE_UP_ROWS (LL_WARPS / 2)
+
+// As ll_gate_up (same arguments and result), pipelined. mlp a multiple of LL_GATE_UP_ROWS.
+// Launch: any number of blocks of LL_THREADS; block b computes rows b * 4 + p + k * grid * 4.
+extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up_pipe(
+    const uint16_t* w_gate, const uint16_t* w_up, const uint16_t* norm_w, const float* x, float* h,
+    uint32_t hidden, uint32_t mlp, float eps) {
+    __shared__ __align__(16) float s_x[LL_MAX_HIDDEN];
+    __shared__ float s_scratch[LL_WARPS];
+    __shared__ float s_dot[2][LL_WARPS];
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint16_t* w = (warp & 1u) ? w_up : w_gate;
+    const uint32_t pair = warp >> 1;
+    const uint32_t stride = gridDim.x * LL_GATE_UP_ROWS;
+    // The block's first row of each pass: uniform over the block, so every warp meets the
+    // same barriers.
+    uint32_t base = blockIdx.x * LL_GATE_UP_ROWS;
+    uint4 wa[LL_VEC];
+    uint4 wb[LL_VEC];
+    if (base < mlp) {
+        ll_load_row(w + (size_t)(base + pair) * hidden, hidden, lane, wa);
+    }
+    if (base + stride < mlp) {
+        ll_load_row(w + (size_t)(base + stride + pair) * hidden, hidden, lane, wb);
+    }
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    ll_load_normed(x, norm_w, hidden, eps, s_x, s_scratch);
+    for (; base < mlp; base += 2u * stride) {
+        // Pass with wa (row base + pair); wb's row is in flight.
+        float part = ll_dot_row(wa, s_x, hidden, lane);
+        if (base + 2u * stride < mlp) {
+            ll_load_row(w + (size_t)(base + 2u * stride + pair) * hidden, hidden, lane, wa);
+        }
+        float dot = ll_warp_sum(part);
+        if (lane == 0) {
+            s_dot[0][warp] = dot;
+        }
+        __syncthreads();
+        if (threadIdx.x < LL_GATE_UP_ROWS) {
+            const float g = s_dot[0][2 * threadIdx.x];
+            const float u = s_dot[0][2 * threadIdx.x + 1];
+            h[base + threadIdx.x] = g / (1.0f + expf(-g)) * u;
+        }
+        if (base + stride >= mlp) {
+            break;
+        }
+        // Pass with wb (row base + stride + pair); wa's next row is in flight.
+        part = ll_dot_row(wb, s_x, hidden, lane);
+        if (base + 3u * stride < mlp) {
+            ll_load_row(w + (size_t)(base + 3u * stride + pair) * hidden, hidden, lane, wb);
+        }
+        dot = ll_warp_sum(part);
+        if (lane == 0) {
+            s_dot[1][warp] = dot;
+        }
+        __syncthreads();
+        if (threadIdx.x < LL_GATE_UP_ROWS) {
+            const float g = s_dot[1][2 * threadIdx.x];
+            const float u = s_dot[1][2 * threadIdx.x + 1];
+            h[base + stride + threadIdx.x] = g / (1.0f + expf(-g)) * u;
+        }
+    }
+}
+
+// Warps sharing one row of ll_down_pipe, and its rows per block per pass (src/device.rs
+// DOWN_ROWS_PER_BLOCK).
+#define LL_DOWN_SPLIT 4
+#define LL_DOWN_ROWS (LL_WARPS / LL_DOWN_SPLIT)
+
+// As ll_down (same arguments and result), pipelined: warp q of a row's LL_DOWN_SPLIT takes its
+// column groups q, q + 4, ... (LL_MAX_MLP / 256 = 32 groups: at most LL_VEC each); the row's
+// sum is its warps' in order (the same every run). hidden a multiple of LL_DOWN_ROWS.
+// Launch: any number of blocks of LL_THREADS; block b computes rows b * 2 + r + k * grid * 2.
+extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down_pipe(
+    const uint16_t* w_down, const float* h, float* x, uint32_t hidden, uint32_t mlp) {
+    __shared__ __align__(16) float s_h[LL_MAX_MLP];
+    __shared__ float s_dot[2][LL_WARPS];
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t sub = warp / LL_DOWN_SPLIT;
+    const uint32_t q = warp % LL_DOWN_SPLIT;
+    const uint32_t stride = gridDim.x * LL_DOWN_ROWS;
+    // The block's first row of each pass: uniform over the block (barriers).
+    uint32_t base = blockIdx.x * LL_DOWN_ROWS;
+    uint4 wa[LL_VEC];
+    uint4 wb[LL_VEC];
+    if (base < hidden) {
+        ll_load_groups(w_down + (size_t)(base + sub) * mlp, mlp, q, LL_DOWN_SPLIT, lane, wa);
+    }
+    if (base + stride < hidden) {
+        ll_load_groups(w_down + (size_t)(base + stride + sub) * mlp, mlp, q, LL_DOWN_SPLIT, lane, wb);
+    }
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    for (uint32_t i = threadIdx.x; i < mlp; i += LL_THREADS) {
+        s_h[i] = h[i];
+    }
+    __syncthreads();
+    for (; base < hidden; base += 2u * stride) {
+        // Pass with wa (row base + sub); wb's row is in flight.
+        float part = ll_dot_groups(wa, s_h, mlp, q, LL_DOWN_SPLIT, lane);
+        if (base + 2u * stride < hidden) {
+            ll_load_groups(w_down + (size_t)(base + 2u * stride + sub) * mlp, mlp, q, LL_DOWN_SPLIT, lane, wa);
+        }
+        float dot = ll_warp_sum(part);
+        if (lane == 0) {
+            s_dot[0][warp] = dot;
+        }
+        __syncthreads();
+        if (threadIdx.x < LL_DOWN_ROWS) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int k = 0; k < LL_DOWN_SPLIT; ++k) {
+                sum += s_dot[0][threadIdx.x * LL_DOWN_SPLIT + k];
+            }
+            x[base + threadIdx.x] += sum;
+        }
+        if (base + stride >= hidden) {
+            break;
+        }
+        // Pass with wb (row base + stride + sub); wa's next row is in flight.
+        part = ll_dot_groups(wb, s_h, mlp, q, LL_DOWN_SPLIT, lane);
+        if (base + 3u * stride < hidden) {
+            ll_load_groups(w_down + (size_t)(base + 3u * stride + sub) * mlp, mlp, q, LL_DOWN_SPLIT, lane, wb);
+        }
+        dot = ll_warp_sum(part);
+        if (lane == 0) {
+            s_dot[1][warp] = dot;
+        }
+        __syncthreads();
+        if (threadIdx.x < LL_DOWN_ROWS) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int k = 0; k < LL_DOWN_SPLIT; ++k) {
+                sum += s_dot[1][threadIdx.x * LL_DOWN_SPLIT + k];
+            }
+            x[base + stride + threadIdx.x] += sum;
+        }
+    }
+}
+
 // The better of two (value, index) candidates: the larger value, the lower index on ties.
 static __device__ __forceinline__ void ll_better(float& v, uint32_t& i, float ov, uint32_t oi) {
     if (ov > v || (ov == v && oi < i)) {

@@ -86,6 +86,11 @@ pub struct Options {
     /// Blocks per SM at most of the LM head (1 to 32, default 4).
     #[arg(long, value_name = "N")]
     pub lm_head_blocks_per_sm: usize,
+    /// 1 (default): gate/up and down as the pipelined kernels (a warp's next row in flight while
+    /// it computes on the current one); 0: the plain ones (the next row's loads after the dot
+    /// product).
+    #[arg(long, value_name = "0|1")]
+    pub pipelined_gemv: usize,
     /// Timed runs after one warm-up; figures are their medians.
     #[arg(skip)]
     pub runs: usize,
@@ -105,6 +110,7 @@ impl Default for Options {
             peak_gbs: None,
             blocks_per_sm: device::BLOCKS_PER_SM,
             lm_head_blocks_per_sm: device::LM_HEAD_BLOCKS_PER_SM,
+            pipelined_gemv: 1,
             runs: 5,
             seed: 0x5eed,
         }
@@ -132,6 +138,7 @@ impl Options {
             sms,
             blocks_per_sm: self.blocks_per_sm,
             lm_head_blocks_per_sm: self.lm_head_blocks_per_sm,
+            pipelined: self.pipelined_gemv == 1,
         }
     }
 
@@ -144,6 +151,7 @@ impl Options {
             .at_least("runs", self.runs, 1)
             .within("blocks_per_sm", self.blocks_per_sm, 1..=MAX_BLOCKS_PER_SM)
             .within("lm_head_blocks_per_sm", self.lm_head_blocks_per_sm, 1..=MAX_BLOCKS_PER_SM)
+            .within("pipelined_gemv", self.pipelined_gemv, 0..=1)
             .rule("peak_gbs", self.peak_gbs.is_none_or(|p| p > 0.0), || {
                 "peak_gbs must be positive".to_string()
             })
@@ -401,6 +409,7 @@ mod tests {
             ("peak_gbs", Options { peak_gbs: Some(0.0), ..Options::quick() }),
             ("blocks_per_sm", Options { blocks_per_sm: 0, ..Options::quick() }),
             ("lm_head_blocks_per_sm", Options { lm_head_blocks_per_sm: 33, ..Options::quick() }),
+            ("pipelined_gemv", Options { pipelined_gemv: 2, ..Options::quick() }),
         ]);
     }
 
@@ -412,6 +421,7 @@ mod tests {
             "--peak-gbs=0",
             "--blocks-per-sm=0",
             "--lm-head-blocks-per-sm=33",
+            "--pipelined-gemv=2",
         ]);
     }
 

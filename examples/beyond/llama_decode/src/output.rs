@@ -109,8 +109,11 @@ pub fn markdown(rows: &[Row], profile: &Profile, device: &str, peak_gbs: Option<
     let peak = peak_gbs.map_or("unknown".to_string(), |p| format!("{p:.0} GB/s"));
     let _ = writeln!(
         out,
-        "{device}, peak {peak}; blocks per SM: {} (gate/up, down, O projection), {} (LM head)\n",
-        grid.blocks_per_sm, grid.lm_head_blocks_per_sm
+        "{device}, peak {peak}; blocks per SM: {} (gate/up, down, O projection), {} (LM head); gate/up and \
+         down: {}\n",
+        grid.blocks_per_sm,
+        grid.lm_head_blocks_per_sm,
+        if grid.pipelined { "pipelined" } else { "plain" }
     );
     let _ = writeln!(out, "| way | µs/step | tokens/s | GB/s | % of peak |");
     let _ = writeln!(out, "|---|---:|---:|---:|---:|");
@@ -170,6 +173,7 @@ pub fn config_json(config: &Config, options: &Options) -> Value {
         "seed": options.seed, "seed32": crate::weights::seed32(options.seed), "tokens": options.tokens,
         "runs": options.runs, "weight_bytes": config.weight_bytes(),
         "blocks_per_sm": options.blocks_per_sm, "lm_head_blocks_per_sm": options.lm_head_blocks_per_sm,
+        "pipelined_gemv": options.pipelined_gemv,
         "bytes_per_step": bytes_per_step(config, options.tokens),
     })
 }
