@@ -164,20 +164,35 @@ static __device__ __forceinline__ float ll_block_sum(float v, float* scratch) {
 
 // s_x[i] = x[i] * rsqrt(mean(x^2) + eps) * norm_w[i] for i < n (a block of LL_THREADS threads;
 // ends with a barrier).
-static __device__ void ll_load_normed(const float* x, const uint16_t* norm_w, uint32_t n, float eps, float* s_x,
-                                      float* scratch) {
+// Where element i of a vector sits in shared memory: at i (Interleaved false), or interleaved
+// as ll_interleaved says.
+static __device__ __forceinline__ uint32_t ll_interleaved(uint32_t i);
+template <bool Interleaved>
+static __device__ __forceinline__ uint32_t ll_at(uint32_t i) {
+    return Interleaved ? ll_interleaved(i) : i;
+}
+
+template <bool Interleaved>
+static __device__ void ll_load_normed_as(const float* x, const uint16_t* norm_w, uint32_t n, float eps, float* s_x,
+                                         float* scratch) {
     float sq = 0.0f;
     for (uint32_t i = threadIdx.x; i < n; i += LL_THREADS) {
         const float v = x[i];
-        s_x[i] = v;
+        s_x[ll_at<Interleaved>(i)] = v;
         sq = fmaf(v, v, sq);
     }
     const float total = ll_block_sum(sq, scratch);
     const float r = rsqrtf(total / (float)n + eps);
     for (uint32_t i = threadIdx.x; i < n; i += LL_THREADS) {
-        s_x[i] = s_x[i] * r * ll_from_bf16(norm_w[i]);
+        const uint32_t at = ll_at<Interleaved>(i);
+        s_x[at] = s_x[at] * r * ll_from_bf16(norm_w[i]);
     }
     __syncthreads();
+}
+
+static __device__ void ll_load_normed(const float* x, const uint16_t* norm_w, uint32_t n, float eps, float* s_x,
+                                      float* scratch) {
+    ll_load_normed_as<false>(x, norm_w, n, eps, s_x, scratch);
 }
 
 // ---- the step's kernels --------------------------------------------------------------------
@@ -481,7 +496,31 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down(
 // already on its way. To keep a warp's registers to two buffers of one row piece each (LL_VEC
 // 16-byte loads per lane), a block splits its rows over its warps and combines the warps' sums
 // through shared memory after one barrier per pass (the slots alternate by pass parity, so a
-// slot is written again only after the barrier that follows its read).
+// slot is written again only after the barrier that follows its read). Their input vector sits
+// in shared memory interleaved (ll_interleaved), free of bank conflicts.
+
+// The shared vectors of the pipelined kernels are interleaved by 256-element column group, so
+// that a lane's two float4 reads of its 8 elements hit no bank twice: in a group, element
+// lane * 8 + k sits at (k / 4) * 128 + lane * 4 + k % 4 (a quarter warp's float4 reads are 128
+// contiguous bytes; at i they would be 256 bytes apart in pairs, a 2-way conflict).
+static __device__ __forceinline__ uint32_t ll_interleaved(uint32_t i) {
+    return (i & ~255u) | (((i >> 2) & 1u) << 7) | (((i >> 3) & 31u) << 2) | (i & 3u);
+}
+
+// The dot product of 8 bf16 (a uint4) with the lane's 8 fp32 of an interleaved group at `g`.
+static __device__ __forceinline__ float ll_dot8_interleaved(uint4 w, const float* g, uint32_t lane, float acc) {
+    const float4 a = reinterpret_cast<const float4*>(g)[lane];
+    const float4 b = reinterpret_cast<const float4*>(g + 128)[lane];
+    acc = fmaf(__uint_as_float(w.x << 16), a.x, acc);
+    acc = fmaf(__uint_as_float(w.x & 0xffff0000u), a.y, acc);
+    acc = fmaf(__uint_as_float(w.y << 16), a.z, acc);
+    acc = fmaf(__uint_as_float(w.y & 0xffff0000u), a.w, acc);
+    acc = fmaf(__uint_as_float(w.z << 16), b.x, acc);
+    acc = fmaf(__uint_as_float(w.z & 0xffff0000u), b.y, acc);
+    acc = fmaf(__uint_as_float(w.w << 16), b.z, acc);
+    acc = fmaf(__uint_as_float(w.w & 0xffff0000u), b.w, acc);
+    return acc;
+}
 
 // Loads the lane's 16-byte pieces of the 256-element column groups first, first + step, ... of
 // a row of `n` bf16 (those below n; at most LL_VEC of them).
@@ -497,7 +536,8 @@ static __device__ __forceinline__ void ll_load_groups(const uint16_t* row, uint3
     }
 }
 
-// The lane's part of the dot product of groups loaded by ll_load_groups with x (shared).
+// The lane's part of the dot product of groups loaded by ll_load_groups with x (shared,
+// interleaved).
 static __device__ __forceinline__ float ll_dot_groups(const uint4 (&w)[LL_VEC], const float* x, uint32_t n,
                                                       uint32_t first, uint32_t step, uint32_t lane) {
     float acc = 0.0f;
@@ -505,7 +545,7 @@ static __device__ __forceinline__ float ll_dot_groups(const uint4 (&w)[LL_VEC], 
     for (int c = 0; c < LL_VEC; ++c) {
         const uint32_t g = first + (uint32_t)c * step;
         if (g * 256u < n) {
-            acc = ll_dot8(w[c], x + (g * 32u + lane) * 8u, acc);
+            acc = ll_dot8_interleaved(w[c], x + g * 256u, lane, acc);
         }
     }
     return acc;
@@ -534,20 +574,20 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up_pipe(
     uint4 wa[LL_VEC];
     uint4 wb[LL_VEC];
     if (base < mlp) {
-        ll_load_row(w + (size_t)(base + pair) * hidden, hidden, lane, wa);
+        ll_load_groups(w + (size_t)(base + pair) * hidden, hidden, 0, 1, lane, wa);
     }
     if (base + stride < mlp) {
-        ll_load_row(w + (size_t)(base + stride + pair) * hidden, hidden, lane, wb);
+        ll_load_groups(w + (size_t)(base + stride + pair) * hidden, hidden, 0, 1, lane, wb);
     }
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    ll_load_normed(x, norm_w, hidden, eps, s_x, s_scratch);
+    ll_load_normed_as<true>(x, norm_w, hidden, eps, s_x, s_scratch);
     for (; base < mlp; base += 2u * stride) {
         // Pass with wa (row base + pair); wb's row is in flight.
-        float part = ll_dot_row(wa, s_x, hidden, lane);
+        float part = ll_dot_groups(wa, s_x, hidden, 0, 1, lane);
         if (base + 2u * stride < mlp) {
-            ll_load_row(w + (size_t)(base + 2u * stride + pair) * hidden, hidden, lane, wa);
+            ll_load_groups(w + (size_t)(base + 2u * stride + pair) * hidden, hidden, 0, 1, lane, wa);
         }
         float dot = ll_warp_sum(part);
         if (lane == 0) {
@@ -563,9 +603,9 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up_pipe(
             break;
         }
         // Pass with wb (row base + stride + pair); wa's next row is in flight.
-        part = ll_dot_row(wb, s_x, hidden, lane);
+        part = ll_dot_groups(wb, s_x, hidden, 0, 1, lane);
         if (base + 3u * stride < mlp) {
-            ll_load_row(w + (size_t)(base + 3u * stride + pair) * hidden, hidden, lane, wb);
+            ll_load_groups(w + (size_t)(base + 3u * stride + pair) * hidden, hidden, 0, 1, lane, wb);
         }
         dot = ll_warp_sum(part);
         if (lane == 0) {
@@ -612,7 +652,7 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down_pipe(
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
     for (uint32_t i = threadIdx.x; i < mlp; i += LL_THREADS) {
-        s_h[i] = h[i];
+        s_h[ll_interleaved(i)] = h[i];
     }
     __syncthreads();
     for (; base < hidden; base += 2u * stride) {
