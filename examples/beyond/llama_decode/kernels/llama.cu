@@ -357,26 +357,43 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
 }
 
 // The attention output (q_heads * 64 fp32) from the partials, into s_in (a block of LL_THREADS).
+// Thread t computes outputs 8t .. 8t + 7, all of one head (q_heads * 64 is a multiple of 256):
+// the head's largest chunk max once, then per chunk the 8 outputs' loads together (a few round
+// trips to L2 per thread, not two per output). Each output's sums run over the chunks in order:
+// the same arithmetic, and bits, as one output at a time.
 static __device__ void ll_combine(const float* partial, uint32_t pos, uint32_t q_heads, uint32_t max_seq,
                                   float* s_in) {
     const uint32_t chunks = max_seq / LL_CHUNK;
     const uint32_t live = pos / LL_CHUNK + 1u;
-    for (uint32_t i = threadIdx.x; i < q_heads * LL_HEAD_DIM; i += LL_THREADS) {
-        const uint32_t head = i / LL_HEAD_DIM;
-        const uint32_t d = i % LL_HEAD_DIM;
+    for (uint32_t first = threadIdx.x * 8u; first < q_heads * LL_HEAD_DIM; first += LL_THREADS * 8u) {
+        const uint32_t head = first / LL_HEAD_DIM;
+        const uint32_t d = first % LL_HEAD_DIM;
         const float* p = partial + (size_t)head * chunks * LL_PARTIAL;
         float m = -INFINITY;
+#pragma unroll 4
         for (uint32_t c = 0; c < live; ++c) {
             m = fmaxf(m, p[c * LL_PARTIAL]);
         }
         float sum = 0.0f;
-        float out = 0.0f;
-        for (uint32_t c = 0; c < live; ++c) {
-            const float scale = expf(p[c * LL_PARTIAL] - m);
-            sum = fmaf(p[c * LL_PARTIAL + 1], scale, sum);
-            out = fmaf(p[c * LL_PARTIAL + 2 + d], scale, out);
+        float out[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            out[k] = 0.0f;
         }
-        s_in[i] = out / sum;
+#pragma unroll 2
+        for (uint32_t c = 0; c < live; ++c) {
+            const float* pc = p + c * LL_PARTIAL;
+            const float scale = expf(pc[0] - m);
+            sum = fmaf(pc[1], scale, sum);
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+                out[k] = fmaf(pc[2 + d + k], scale, out[k]);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            s_in[first + k] = out[k] / sum;
+        }
     }
     __syncthreads();
 }
