@@ -164,20 +164,35 @@ static __device__ __forceinline__ float ll_block_sum(float v, float* scratch) {
 
 // s_x[i] = x[i] * rsqrt(mean(x^2) + eps) * norm_w[i] for i < n (a block of LL_THREADS threads;
 // ends with a barrier).
-static __device__ void ll_load_normed(const float* x, const uint16_t* norm_w, uint32_t n, float eps, float* s_x,
-                                      float* scratch) {
+// Where element i of a vector sits in shared memory: at i (Interleaved false), or interleaved
+// as ll_interleaved says.
+static __device__ __forceinline__ uint32_t ll_interleaved(uint32_t i);
+template <bool Interleaved>
+static __device__ __forceinline__ uint32_t ll_at(uint32_t i) {
+    return Interleaved ? ll_interleaved(i) : i;
+}
+
+template <bool Interleaved>
+static __device__ void ll_load_normed_as(const float* x, const uint16_t* norm_w, uint32_t n, float eps, float* s_x,
+                                         float* scratch) {
     float sq = 0.0f;
     for (uint32_t i = threadIdx.x; i < n; i += LL_THREADS) {
         const float v = x[i];
-        s_x[i] = v;
+        s_x[ll_at<Interleaved>(i)] = v;
         sq = fmaf(v, v, sq);
     }
     const float total = ll_block_sum(sq, scratch);
     const float r = rsqrtf(total / (float)n + eps);
     for (uint32_t i = threadIdx.x; i < n; i += LL_THREADS) {
-        s_x[i] = s_x[i] * r * ll_from_bf16(norm_w[i]);
+        const uint32_t at = ll_at<Interleaved>(i);
+        s_x[at] = s_x[at] * r * ll_from_bf16(norm_w[i]);
     }
     __syncthreads();
+}
+
+static __device__ void ll_load_normed(const float* x, const uint16_t* norm_w, uint32_t n, float eps, float* s_x,
+                                      float* scratch) {
+    ll_load_normed_as<false>(x, norm_w, n, eps, s_x, scratch);
 }
 
 // ---- the step's kernels --------------------------------------------------------------------
@@ -342,26 +357,43 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
 }
 
 // The attention output (q_heads * 64 fp32) from the partials, into s_in (a block of LL_THREADS).
+// Thread t computes outputs 8t .. 8t + 7, all of one head (q_heads * 64 is a multiple of 256):
+// the head's largest chunk max once, then per chunk the 8 outputs' loads together (a few round
+// trips to L2 per thread, not two per output). Each output's sums run over the chunks in order:
+// the same arithmetic, and bits, as one output at a time.
 static __device__ void ll_combine(const float* partial, uint32_t pos, uint32_t q_heads, uint32_t max_seq,
                                   float* s_in) {
     const uint32_t chunks = max_seq / LL_CHUNK;
     const uint32_t live = pos / LL_CHUNK + 1u;
-    for (uint32_t i = threadIdx.x; i < q_heads * LL_HEAD_DIM; i += LL_THREADS) {
-        const uint32_t head = i / LL_HEAD_DIM;
-        const uint32_t d = i % LL_HEAD_DIM;
+    for (uint32_t first = threadIdx.x * 8u; first < q_heads * LL_HEAD_DIM; first += LL_THREADS * 8u) {
+        const uint32_t head = first / LL_HEAD_DIM;
+        const uint32_t d = first % LL_HEAD_DIM;
         const float* p = partial + (size_t)head * chunks * LL_PARTIAL;
         float m = -INFINITY;
+#pragma unroll 4
         for (uint32_t c = 0; c < live; ++c) {
             m = fmaxf(m, p[c * LL_PARTIAL]);
         }
         float sum = 0.0f;
-        float out = 0.0f;
-        for (uint32_t c = 0; c < live; ++c) {
-            const float scale = expf(p[c * LL_PARTIAL] - m);
-            sum = fmaf(p[c * LL_PARTIAL + 1], scale, sum);
-            out = fmaf(p[c * LL_PARTIAL + 2 + d], scale, out);
+        float out[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            out[k] = 0.0f;
         }
-        s_in[i] = out / sum;
+#pragma unroll 2
+        for (uint32_t c = 0; c < live; ++c) {
+            const float* pc = p + c * LL_PARTIAL;
+            const float scale = expf(pc[0] - m);
+            sum = fmaf(pc[1], scale, sum);
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+                out[k] = fmaf(pc[2 + d + k], scale, out[k]);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            s_in[first + k] = out[k] / sum;
+        }
     }
     __syncthreads();
 }
@@ -469,6 +501,216 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down(
         acc = ll_warp_sum(acc);
         if (lane == 0) {
             x[row] += acc;
+        }
+    }
+}
+
+// ---- pipelined GEMVs: two rows in flight per warp -------------------------------------------
+// ll_gate_up and ll_down above issue a warp's next loads only after its current row's dot
+// product, so a warp has nothing in flight while it computes, and ll_down streams each 16 KB row
+// as four pieces one after the other. The kernels below hold two register buffers per warp and
+// refill a buffer right after its dot product: while a warp computes on one row, the next is
+// already on its way. To keep a warp's registers to two buffers of one row piece each (LL_VEC
+// 16-byte loads per lane), a block splits its rows over its warps and combines the warps' sums
+// through shared memory after one barrier per pass (the slots alternate by pass parity, so a
+// slot is written again only after the barrier that follows its read). Their input vector sits
+// in shared memory interleaved (ll_interleaved), free of bank conflicts.
+
+// The shared vectors of the pipelined kernels are interleaved by 256-element column group, so
+// that a lane's two float4 reads of its 8 elements hit no bank twice: in a group, element
+// lane * 8 + k sits at (k / 4) * 128 + lane * 4 + k % 4 (a quarter warp's float4 reads are 128
+// contiguous bytes; at i they would be 256 bytes apart in pairs, a 2-way conflict).
+static __device__ __forceinline__ uint32_t ll_interleaved(uint32_t i) {
+    return (i & ~255u) | (((i >> 2) & 1u) << 7) | (((i >> 3) & 31u) << 2) | (i & 3u);
+}
+
+// The dot product of 8 bf16 (a uint4) with the lane's 8 fp32 of an interleaved group at `g`.
+static __device__ __forceinline__ float ll_dot8_interleaved(uint4 w, const float* g, uint32_t lane, float acc) {
+    const float4 a = reinterpret_cast<const float4*>(g)[lane];
+    const float4 b = reinterpret_cast<const float4*>(g + 128)[lane];
+    acc = fmaf(__uint_as_float(w.x << 16), a.x, acc);
+    acc = fmaf(__uint_as_float(w.x & 0xffff0000u), a.y, acc);
+    acc = fmaf(__uint_as_float(w.y << 16), a.z, acc);
+    acc = fmaf(__uint_as_float(w.y & 0xffff0000u), a.w, acc);
+    acc = fmaf(__uint_as_float(w.z << 16), b.x, acc);
+    acc = fmaf(__uint_as_float(w.z & 0xffff0000u), b.y, acc);
+    acc = fmaf(__uint_as_float(w.w << 16), b.z, acc);
+    acc = fmaf(__uint_as_float(w.w & 0xffff0000u), b.w, acc);
+    return acc;
+}
+
+// Loads the lane's 16-byte pieces of the 256-element column groups first, first + step, ... of
+// a row of `n` bf16 (those below n; at most LL_VEC of them).
+static __device__ __forceinline__ void ll_load_groups(const uint16_t* row, uint32_t n, uint32_t first, uint32_t step,
+                                                      uint32_t lane, uint4 (&w)[LL_VEC]) {
+    const uint4* r = reinterpret_cast<const uint4*>(row);
+#pragma unroll
+    for (int c = 0; c < LL_VEC; ++c) {
+        const uint32_t g = first + (uint32_t)c * step;
+        if (g * 256u < n) {
+            w[c] = __ldg(r + g * 32u + lane);
+        }
+    }
+}
+
+// The lane's part of the dot product of groups loaded by ll_load_groups with x (shared,
+// interleaved).
+static __device__ __forceinline__ float ll_dot_groups(const uint4 (&w)[LL_VEC], const float* x, uint32_t n,
+                                                      uint32_t first, uint32_t step, uint32_t lane) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int c = 0; c < LL_VEC; ++c) {
+        const uint32_t g = first + (uint32_t)c * step;
+        if (g * 256u < n) {
+            acc = ll_dot8_interleaved(w[c], x + g * 256u, lane, acc);
+        }
+    }
+    return acc;
+}
+
+// Rows of a pipelined ll_gate_up_pipe block per pass: warp 2p computes gate row p, warp 2p + 1
+// up row p (src/device.rs GATE_UP_ROWS_PER_BLOCK).
+#define LL_GATE_UP_ROWS (LL_WARPS / 2)
+
+// As ll_gate_up (same arguments and result), pipelined. mlp a multiple of LL_GATE_UP_ROWS.
+// Launch: any number of blocks of LL_THREADS; block b computes rows b * 4 + p + k * grid * 4.
+extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up_pipe(
+    const uint16_t* w_gate, const uint16_t* w_up, const uint16_t* norm_w, const float* x, float* h,
+    uint32_t hidden, uint32_t mlp, float eps) {
+    __shared__ __align__(16) float s_x[LL_MAX_HIDDEN];
+    __shared__ float s_scratch[LL_WARPS];
+    __shared__ float s_dot[2][LL_WARPS];
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint16_t* w = (warp & 1u) ? w_up : w_gate;
+    const uint32_t pair = warp >> 1;
+    const uint32_t stride = gridDim.x * LL_GATE_UP_ROWS;
+    // The block's first row of each pass: uniform over the block, so every warp meets the
+    // same barriers.
+    uint32_t base = blockIdx.x * LL_GATE_UP_ROWS;
+    uint4 wa[LL_VEC];
+    uint4 wb[LL_VEC];
+    if (base < mlp) {
+        ll_load_groups(w + (size_t)(base + pair) * hidden, hidden, 0, 1, lane, wa);
+    }
+    if (base + stride < mlp) {
+        ll_load_groups(w + (size_t)(base + stride + pair) * hidden, hidden, 0, 1, lane, wb);
+    }
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    ll_load_normed_as<true>(x, norm_w, hidden, eps, s_x, s_scratch);
+    for (; base < mlp; base += 2u * stride) {
+        // Pass with wa (row base + pair); wb's row is in flight.
+        float part = ll_dot_groups(wa, s_x, hidden, 0, 1, lane);
+        if (base + 2u * stride < mlp) {
+            ll_load_groups(w + (size_t)(base + 2u * stride + pair) * hidden, hidden, 0, 1, lane, wa);
+        }
+        float dot = ll_warp_sum(part);
+        if (lane == 0) {
+            s_dot[0][warp] = dot;
+        }
+        __syncthreads();
+        if (threadIdx.x < LL_GATE_UP_ROWS) {
+            const float g = s_dot[0][2 * threadIdx.x];
+            const float u = s_dot[0][2 * threadIdx.x + 1];
+            h[base + threadIdx.x] = g / (1.0f + expf(-g)) * u;
+        }
+        if (base + stride >= mlp) {
+            break;
+        }
+        // Pass with wb (row base + stride + pair); wa's next row is in flight.
+        part = ll_dot_groups(wb, s_x, hidden, 0, 1, lane);
+        if (base + 3u * stride < mlp) {
+            ll_load_groups(w + (size_t)(base + 3u * stride + pair) * hidden, hidden, 0, 1, lane, wb);
+        }
+        dot = ll_warp_sum(part);
+        if (lane == 0) {
+            s_dot[1][warp] = dot;
+        }
+        __syncthreads();
+        if (threadIdx.x < LL_GATE_UP_ROWS) {
+            const float g = s_dot[1][2 * threadIdx.x];
+            const float u = s_dot[1][2 * threadIdx.x + 1];
+            h[base + stride + threadIdx.x] = g / (1.0f + expf(-g)) * u;
+        }
+    }
+}
+
+// Warps sharing one row of ll_down_pipe, and its rows per block per pass (src/device.rs
+// DOWN_ROWS_PER_BLOCK).
+#define LL_DOWN_SPLIT 4
+#define LL_DOWN_ROWS (LL_WARPS / LL_DOWN_SPLIT)
+
+// As ll_down (same arguments and result), pipelined: warp q of a row's LL_DOWN_SPLIT takes its
+// column groups q, q + 4, ... (LL_MAX_MLP / 256 = 32 groups: at most LL_VEC each); the row's
+// sum is its warps' in order (the same every run). hidden a multiple of LL_DOWN_ROWS.
+// Launch: any number of blocks of LL_THREADS; block b computes rows b * 2 + r + k * grid * 2.
+extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down_pipe(
+    const uint16_t* w_down, const float* h, float* x, uint32_t hidden, uint32_t mlp) {
+    __shared__ __align__(16) float s_h[LL_MAX_MLP];
+    __shared__ float s_dot[2][LL_WARPS];
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t sub = warp / LL_DOWN_SPLIT;
+    const uint32_t q = warp % LL_DOWN_SPLIT;
+    const uint32_t stride = gridDim.x * LL_DOWN_ROWS;
+    // The block's first row of each pass: uniform over the block (barriers).
+    uint32_t base = blockIdx.x * LL_DOWN_ROWS;
+    uint4 wa[LL_VEC];
+    uint4 wb[LL_VEC];
+    if (base < hidden) {
+        ll_load_groups(w_down + (size_t)(base + sub) * mlp, mlp, q, LL_DOWN_SPLIT, lane, wa);
+    }
+    if (base + stride < hidden) {
+        ll_load_groups(w_down + (size_t)(base + stride + sub) * mlp, mlp, q, LL_DOWN_SPLIT, lane, wb);
+    }
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    for (uint32_t i = threadIdx.x; i < mlp; i += LL_THREADS) {
+        s_h[ll_interleaved(i)] = h[i];
+    }
+    __syncthreads();
+    for (; base < hidden; base += 2u * stride) {
+        // Pass with wa (row base + sub); wb's row is in flight.
+        float part = ll_dot_groups(wa, s_h, mlp, q, LL_DOWN_SPLIT, lane);
+        if (base + 2u * stride < hidden) {
+            ll_load_groups(w_down + (size_t)(base + 2u * stride + sub) * mlp, mlp, q, LL_DOWN_SPLIT, lane, wa);
+        }
+        float dot = ll_warp_sum(part);
+        if (lane == 0) {
+            s_dot[0][warp] = dot;
+        }
+        __syncthreads();
+        if (threadIdx.x < LL_DOWN_ROWS) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int k = 0; k < LL_DOWN_SPLIT; ++k) {
+                sum += s_dot[0][threadIdx.x * LL_DOWN_SPLIT + k];
+            }
+            x[base + threadIdx.x] += sum;
+        }
+        if (base + stride >= hidden) {
+            break;
+        }
+        // Pass with wb (row base + stride + sub); wa's next row is in flight.
+        part = ll_dot_groups(wb, s_h, mlp, q, LL_DOWN_SPLIT, lane);
+        if (base + 3u * stride < hidden) {
+            ll_load_groups(w_down + (size_t)(base + 3u * stride + sub) * mlp, mlp, q, LL_DOWN_SPLIT, lane, wb);
+        }
+        dot = ll_warp_sum(part);
+        if (lane == 0) {
+            s_dot[1][warp] = dot;
+        }
+        __syncthreads();
+        if (threadIdx.x < LL_DOWN_ROWS) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int k = 0; k < LL_DOWN_SPLIT; ++k) {
+                sum += s_dot[1][threadIdx.x * LL_DOWN_SPLIT + k];
+            }
+            x[base + stride + threadIdx.x] += sum;
         }
     }
 }

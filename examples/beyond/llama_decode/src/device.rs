@@ -11,7 +11,8 @@ use crate::weights::{seed32, Kind, Tensor};
 
 // SAFETY: every kernel below indexes its pointers only within the sizes that `DeviceModel::new`
 // and `Decoder::new` allocate for the `Config` they are given, whose shape `Config::unsupported`
-// accepted (rows multiples of 256 within the kernels' shared arrays, head dimension 64, the
+// accepted (rows multiples of 256 within the kernels' shared arrays, so the pipelined GEMVs'
+// passes of 2 or 4 rows end at the last row, head dimension 64, the
 // cache a multiple of 64 positions): weights by the config's shapes; `ll_init_weights` writes
 // `offset .. offset + count` of a buffer that long; the caches and `seq` at the position
 // `state[0]`, which `ll_pick*` advances only while `pos + 1 < max_seq`; the attention partials
@@ -47,6 +48,13 @@ cuda_graph::kernels! {
     );
     /// Down projection, residual add.
     unsafe fn ll_down(w_down: DeviceConstPtr<u16>, h: DeviceConstPtr<f32>, x: DevicePtr<f32>, hidden: u32, mlp: u32);
+    /// As `ll_gate_up`, two rows in flight per warp (gate and up rows on different warps).
+    unsafe fn ll_gate_up_pipe(
+        w_gate: DeviceConstPtr<u16>, w_up: DeviceConstPtr<u16>, norm_w: DeviceConstPtr<u16>, x: DeviceConstPtr<f32>,
+        h: DevicePtr<f32>, hidden: u32, mlp: u32, eps: f32,
+    );
+    /// As `ll_down`, two row pieces in flight per warp (a row split over four warps).
+    unsafe fn ll_down_pipe(w_down: DeviceConstPtr<u16>, h: DeviceConstPtr<f32>, x: DevicePtr<f32>, hidden: u32, mlp: u32);
     /// Final norm, logits, each block's best.
     unsafe fn ll_lm_head(
         embedding: DeviceConstPtr<u16>, norm_w: DeviceConstPtr<u16>, x: DeviceConstPtr<f32>, logits: DevicePtr<f32>,
@@ -69,12 +77,60 @@ cuda_graph::kernels! {
 const THREADS: u32 = 256;
 /// Rows a GEMV block covers per pass (one per warp).
 const ROWS_PER_BLOCK: usize = 8;
-/// Blocks per SM at most for the grid-stride GEMVs (one wave: the later rows stream while
-/// the first are summed): two of the gate/up kernel's (94 registers a thread) fit an SM.
-const BLOCKS_PER_SM: usize = 2;
-/// The same for the LM head, whose blocks are lighter (56 registers a thread, 8 KB of shared
+/// Rows an `ll_gate_up_pipe` block covers per pass (`LL_GATE_UP_ROWS`: a gate and an up warp
+/// per row).
+const GATE_UP_ROWS_PER_BLOCK: usize = 4;
+/// Rows an `ll_down_pipe` block covers per pass (`LL_DOWN_ROWS`: four warps per row).
+const DOWN_ROWS_PER_BLOCK: usize = 2;
+/// Default blocks per SM at most for the grid-stride GEMVs (gate/up, down, O projection; one
+/// wave: the later rows stream while the first are summed): two blocks of the gate/up kernels
+/// fit an SM (plain 94 registers a thread, pipelined 106 and down's 102; three would need 80 at
+/// most, which spills).
+pub const BLOCKS_PER_SM: usize = 2;
+/// The default for the LM head, whose blocks are lighter (56 registers a thread, 8 KB of shared
 /// memory): four fit an SM, twice the loads in flight over its 128,256 rows.
-const LM_HEAD_BLOCKS_PER_SM: usize = 4;
+pub const LM_HEAD_BLOCKS_PER_SM: usize = 4;
+
+/// How the grid-stride GEMVs launch: at most `blocks_per_sm` (gate/up, down, O projection) or
+/// `lm_head_blocks_per_sm` (LM head) blocks per SM of a device of `sms` SMs, and whether gate/up
+/// and down are the pipelined kernels (`ll_gate_up_pipe`, `ll_down_pipe`: a warp's next row is
+/// in flight while it computes on the current one) or the plain ones. More blocks than fit an
+/// SM at once still compute the same rows (a second wave), only slower.
+///
+/// ```
+/// let grid = llama_decode::device::Grid::new(132);
+/// assert_eq!((grid.blocks_per_sm, grid.lm_head_blocks_per_sm, grid.pipelined), (2, 4, true));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grid {
+    /// SMs of the device.
+    pub sms: usize,
+    /// Blocks per SM at most of gate/up, down and the O projection.
+    pub blocks_per_sm: usize,
+    /// Blocks per SM at most of the LM head.
+    pub lm_head_blocks_per_sm: usize,
+    /// Gate/up and down as the pipelined kernels (else the plain ones).
+    pub pipelined: bool,
+}
+
+impl Grid {
+    /// The defaults ([`BLOCKS_PER_SM`], [`LM_HEAD_BLOCKS_PER_SM`]) on `sms` SMs.
+    pub fn new(sms: usize) -> Grid {
+        Grid {
+            sms,
+            blocks_per_sm: BLOCKS_PER_SM,
+            lm_head_blocks_per_sm: LM_HEAD_BLOCKS_PER_SM,
+            pipelined: true,
+        }
+    }
+
+    /// Blocks of a GEMV over `rows` rows, `per_block` rows per block per pass (the LM head's
+    /// cap where `lm_head`).
+    fn blocks(&self, rows: usize, per_block: usize, lm_head: bool) -> u32 {
+        let per_sm = if lm_head { self.lm_head_blocks_per_sm } else { self.blocks_per_sm };
+        gemv_blocks(rows, per_block, self.sms, per_sm)
+    }
+}
 
 /// State word: position of the token the next step reads.
 pub const STATE_POS: usize = 0;
@@ -301,7 +357,7 @@ impl StepSink for IntoGraph<'_, '_> {
 /// residual and the step's intermediate buffers.
 pub struct Decoder {
     config: Config,
-    sms: usize,
+    grid: Grid,
     prompt_len: usize,
     /// The prompt then zeros, `[max_seq]`: what `seq` is reset to.
     seq_start: DeviceBuffer<u32>,
@@ -320,15 +376,16 @@ pub struct Decoder {
     part_idx: DeviceBuffer<u32>,
 }
 
-/// Blocks of a grid-stride GEMV over `rows` rows on `sms` SMs, at most `per_sm` a SM.
-fn gemv_blocks(rows: usize, sms: usize, per_sm: usize) -> u32 {
-    rows.div_ceil(ROWS_PER_BLOCK).min(sms.max(1) * per_sm).max(1) as u32
+/// Blocks of a grid-stride GEMV over `rows` rows, `per_block` rows per block per pass, on `sms`
+/// SMs, at most `per_sm` a SM.
+fn gemv_blocks(rows: usize, per_block: usize, sms: usize, per_sm: usize) -> u32 {
+    rows.div_ceil(per_block).min(sms.max(1) * per_sm.max(1)).max(1) as u32
 }
 
 impl Decoder {
-    /// Buffers for `config` on a device of `sms` SMs, to generate `tokens` tokens after
+    /// Buffers for `config`, launched as `grid` says, to generate `tokens` tokens after
     /// `prompt` (the prompt plus the tokens must fit the cache; every token below the vocabulary).
-    pub fn new(config: &Config, sms: usize, prompt: &[u32], tokens: usize) -> Result<Decoder> {
+    pub fn new(config: &Config, grid: Grid, prompt: &[u32], tokens: usize) -> Result<Decoder> {
         let refuse = |what, value: usize, min: usize, max: usize| cuda_graph::CudaError::InvalidArgument {
             call: "Decoder::new",
             reason: cuda_graph::Refusal::OutOfRange {
@@ -351,10 +408,10 @@ impl Decoder {
         seq_start.resize(config.max_seq, 0);
         let p = prompt.len() as u32;
         let cache = || DeviceBuffer::<u16>::zeroed(config.kv_heads * config.max_seq * HEAD_DIM);
-        let parts = gemv_blocks(config.vocab, sms, LM_HEAD_BLOCKS_PER_SM) as usize;
+        let parts = grid.blocks(config.vocab, ROWS_PER_BLOCK, true) as usize;
         Ok(Decoder {
             config: *config,
-            sms,
+            grid,
             prompt_len: prompt.len(),
             seq: DeviceBuffer::from_slice(&seq_start)?,
             seq_start: DeviceBuffer::from_slice(&seq_start)?,
@@ -468,11 +525,16 @@ impl Decoder {
         match op {
             Op::Qkv(_) => LaunchConfig::new(((c.q_heads + 2 * c.kv_heads) * 4) as u32, THREADS),
             Op::Attn(_) => LaunchConfig::new((c.q_heads * (c.max_seq / CHUNK)) as u32, CHUNK as u32),
-            Op::OProj(_) | Op::Down(_) => {
-                LaunchConfig::new(gemv_blocks(c.hidden, self.sms, BLOCKS_PER_SM), THREADS)
+            Op::OProj(_) => LaunchConfig::new(self.grid.blocks(c.hidden, ROWS_PER_BLOCK, false), THREADS),
+            Op::Down(_) => {
+                let per_block = if self.grid.pipelined { DOWN_ROWS_PER_BLOCK } else { ROWS_PER_BLOCK };
+                LaunchConfig::new(self.grid.blocks(c.hidden, per_block, false), THREADS)
             }
-            Op::GateUp(_) => LaunchConfig::new(gemv_blocks(c.mlp, self.sms, BLOCKS_PER_SM), THREADS),
-            Op::LmHead => LaunchConfig::new(gemv_blocks(c.vocab, self.sms, LM_HEAD_BLOCKS_PER_SM), THREADS),
+            Op::GateUp(_) => {
+                let per_block = if self.grid.pipelined { GATE_UP_ROWS_PER_BLOCK } else { ROWS_PER_BLOCK };
+                LaunchConfig::new(self.grid.blocks(c.mlp, per_block, false), THREADS)
+            }
+            Op::LmHead => LaunchConfig::new(self.grid.blocks(c.vocab, ROWS_PER_BLOCK, true), THREADS),
             Op::Pick => LaunchConfig::new(1, THREADS),
         }
     }
@@ -535,10 +597,12 @@ impl Decoder {
                 mlp,
                 eps,
             );
-            sink.kernel(op, ll_gate_up(), self.launch_config(op), args)?;
+            let gate_up = if self.grid.pipelined { ll_gate_up_pipe() } else { ll_gate_up() };
+            sink.kernel(op, gate_up, self.launch_config(op), args)?;
             let op = Op::Down(l);
             let args = (layer.down.const_ptr(), self.h.const_ptr(), self.x.ptr(), hidden, mlp);
-            sink.kernel(op, ll_down(), self.launch_config(op), args)?;
+            let down = if self.grid.pipelined { ll_down_pipe() } else { ll_down() };
+            sink.kernel(op, down, self.launch_config(op), args)?;
         }
         let lm = self.launch_config(Op::LmHead);
         let args = (
@@ -591,7 +655,8 @@ mod kernel_declarations {
     fn match_the_cpp_parameter_types() {
         chapter_common::assert_kernel_types! {
             super::ll_init_weights, super::ll_embed, super::ll_qkv, super::ll_attn, super::ll_oproj,
-            super::ll_gate_up, super::ll_down, super::ll_lm_head, super::ll_pick, super::ll_pick_while
+            super::ll_gate_up, super::ll_down, super::ll_gate_up_pipe, super::ll_down_pipe, super::ll_lm_head,
+            super::ll_pick, super::ll_pick_while
         }
     }
 }

@@ -51,6 +51,10 @@ pub const NAME: &str = "llama_decode";
 /// Tokens of the prompt.
 pub const PROMPT_LEN: usize = 8;
 
+/// The most blocks per SM `--blocks-per-sm` and `--lm-head-blocks-per-sm` take (an SM holds at
+/// most 32 blocks).
+pub const MAX_BLOCKS_PER_SM: usize = 32;
+
 /// Launches per kernel in the profile's kernels-alone timing.
 pub const PROFILE_REPEATS: usize = 20;
 
@@ -75,6 +79,18 @@ pub struct Options {
     /// H200, 3350 on an H100, none otherwise).
     #[arg(long, value_name = "GB/S")]
     pub peak_gbs: Option<f64>,
+    /// Blocks per SM at most of the gate/up, down and O projection GEMVs (1 to 32, default 2):
+    /// more than fit an SM at once run as a second wave.
+    #[arg(long, value_name = "N")]
+    pub blocks_per_sm: usize,
+    /// Blocks per SM at most of the LM head (1 to 32, default 4).
+    #[arg(long, value_name = "N")]
+    pub lm_head_blocks_per_sm: usize,
+    /// 1 (default): gate/up and down as the pipelined kernels (a warp's next row in flight while
+    /// it computes on the current one); 0: the plain ones (the next row's loads after the dot
+    /// product).
+    #[arg(long, value_name = "0|1")]
+    pub pipelined_gemv: usize,
     /// Timed runs after one warm-up; figures are their medians.
     #[arg(skip)]
     pub runs: usize,
@@ -86,7 +102,18 @@ pub struct Options {
 impl Default for Options {
     /// Llama-3.2-1B's shapes, 256 tokens, 5 runs.
     fn default() -> Options {
-        Options { tokens: 256, tiny: false, out: None, dump: None, peak_gbs: None, runs: 5, seed: 0x5eed }
+        Options {
+            tokens: 256,
+            tiny: false,
+            out: None,
+            dump: None,
+            peak_gbs: None,
+            blocks_per_sm: device::BLOCKS_PER_SM,
+            lm_head_blocks_per_sm: device::LM_HEAD_BLOCKS_PER_SM,
+            pipelined_gemv: 1,
+            runs: 5,
+            seed: 0x5eed,
+        }
     }
 }
 
@@ -105,6 +132,16 @@ impl Options {
         }
     }
 
+    /// The GEMVs' grids on a device of `sms` SMs.
+    pub fn grid(&self, sms: usize) -> device::Grid {
+        device::Grid {
+            sms,
+            blocks_per_sm: self.blocks_per_sm,
+            lm_head_blocks_per_sm: self.lm_head_blocks_per_sm,
+            pipelined: self.pipelined_gemv == 1,
+        }
+    }
+
     /// Refuses what the kernels cannot run, before any CUDA call.
     pub fn validate(&self) -> Result<(), ExampleError> {
         let config = self.config();
@@ -112,6 +149,9 @@ impl Options {
         OptionCheck::new(NAME)
             .within("tokens", self.tokens, 1..=room)
             .at_least("runs", self.runs, 1)
+            .within("blocks_per_sm", self.blocks_per_sm, 1..=MAX_BLOCKS_PER_SM)
+            .within("lm_head_blocks_per_sm", self.lm_head_blocks_per_sm, 1..=MAX_BLOCKS_PER_SM)
+            .within("pipelined_gemv", self.pipelined_gemv, 0..=1)
             .rule("peak_gbs", self.peak_gbs.is_none_or(|p| p > 0.0), || {
                 "peak_gbs must be positive".to_string()
             })
@@ -182,16 +222,16 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     let prompt = prompt(&config, options.seed);
     let (_device, properties) = chapter_common::device_zero()?;
     let programmatic = properties.major >= 9;
-    let sms = properties.multiprocessors.max(1) as usize;
+    let grid = options.grid(properties.multiprocessors.max(1) as usize);
     let model = DeviceModel::new(&config, options.seed)?;
     let mut report = Report::new(NAME);
 
     // The weights and each kernel against the CPU.
     let weights = checks::check_weights(&model, options.seed)?;
     report.check(&weights.name, weights.held, weights.detail);
-    let mut runner = Runner::new(&model, sms, &prompt, options.tokens, programmatic)?;
+    let mut runner = Runner::new(&model, grid, &prompt, options.tokens, programmatic)?;
     let stream = cuda_graph::Stream::new()?;
-    let mut probe = device::Decoder::new(&config, sms, &prompt, options.tokens)?;
+    let mut probe = device::Decoder::new(&config, grid, &prompt, options.tokens)?;
     for check in checks::check_kernels(&model, &mut probe, &stream)? {
         report.check(&check.name, check.held, check.detail);
     }
@@ -303,7 +343,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         ));
     }
     report.note("PyTorch's figures and the agreement with it come from torch_twin.py, run right after (see README.md)");
-    let table = output::markdown(&rows, &profile, &properties.name, peak);
+    let table = output::markdown(&rows, &profile, &properties.name, peak, grid);
     report.note(format!("table:\n{table}"));
     report.data("device", json!(properties.name));
     report.data("config", output::config_json(&config, options));
@@ -367,12 +407,22 @@ mod tests {
             ("tokens", Options { tokens: 57, ..Options::quick() }),
             ("tokens", Options { tokens: 505, ..Options::default() }),
             ("peak_gbs", Options { peak_gbs: Some(0.0), ..Options::quick() }),
+            ("blocks_per_sm", Options { blocks_per_sm: 0, ..Options::quick() }),
+            ("lm_head_blocks_per_sm", Options { lm_head_blocks_per_sm: 33, ..Options::quick() }),
+            ("pipelined_gemv", Options { pipelined_gemv: 2, ..Options::quick() }),
         ]);
     }
 
     #[test]
     fn flags_out_of_range_are_refused() {
-        chapter_common::assert_flags_refused::<Program>(&["--tokens=0", "--tokens=57", "--peak-gbs=0"]);
+        chapter_common::assert_flags_refused::<Program>(&[
+            "--tokens=0",
+            "--tokens=57",
+            "--peak-gbs=0",
+            "--blocks-per-sm=0",
+            "--lm-head-blocks-per-sm=33",
+            "--pipelined-gemv=2",
+        ]);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use chapter_common::{Report, Samples};
 use serde_json::{json, Value};
 
 use crate::config::Config;
+use crate::device::Grid;
 use crate::profile::{self, Profile};
 use crate::ways::Way;
 use crate::{Options, PROMPT_LEN};
@@ -102,11 +103,18 @@ pub fn goal_lines(rows: &[Row]) -> Vec<String> {
     ]
 }
 
-/// The table (markdown): the ways, then the profile.
-pub fn markdown(rows: &[Row], profile: &Profile, device: &str, peak_gbs: Option<f64>) -> String {
+/// The table (markdown): the device and the GEMVs' blocks per SM, the ways, then the profile.
+pub fn markdown(rows: &[Row], profile: &Profile, device: &str, peak_gbs: Option<f64>, grid: Grid) -> String {
     let mut out = String::new();
     let peak = peak_gbs.map_or("unknown".to_string(), |p| format!("{p:.0} GB/s"));
-    let _ = writeln!(out, "{device}, peak {peak}\n");
+    let _ = writeln!(
+        out,
+        "{device}, peak {peak}; blocks per SM: {} (gate/up, down, O projection), {} (LM head); gate/up and \
+         down: {}\n",
+        grid.blocks_per_sm,
+        grid.lm_head_blocks_per_sm,
+        if grid.pipelined { "pipelined" } else { "plain" }
+    );
     let _ = writeln!(out, "| way | µs/step | tokens/s | GB/s | % of peak |");
     let _ = writeln!(out, "|---|---:|---:|---:|---:|");
     for r in rows {
@@ -164,6 +172,8 @@ pub fn config_json(config: &Config, options: &Options) -> Value {
         "rope_theta": config.rope_theta, "rope_scaling": config.rope_scaling, "eps": config.eps,
         "seed": options.seed, "seed32": crate::weights::seed32(options.seed), "tokens": options.tokens,
         "runs": options.runs, "weight_bytes": config.weight_bytes(),
+        "blocks_per_sm": options.blocks_per_sm, "lm_head_blocks_per_sm": options.lm_head_blocks_per_sm,
+        "pipelined_gemv": options.pipelined_gemv,
         "bytes_per_step": bytes_per_step(config, options.tokens),
     })
 }

@@ -8,7 +8,7 @@
 use cuda_graph::graph::{GraphExec, HostLaunch};
 use cuda_graph::{Event, Result, Stream};
 
-use crate::device::{Chain, Decoder, DeviceModel, OnStream, Pick};
+use crate::device::{Chain, Decoder, DeviceModel, Grid, OnStream, Pick};
 use crate::graphs;
 
 /// One way to run the generation.
@@ -94,12 +94,12 @@ pub struct Runner {
 }
 
 impl Runner {
-    /// The decoder for `prompt` and `tokens` generated tokens on a device of `sms` SMs, with
+    /// The decoder for `prompt` and `tokens` generated tokens, launched as `grid` says, with
     /// the graphs of (b), (c) and, where `programmatic`, (d).
     pub fn new(
-        model: &DeviceModel, sms: usize, prompt: &[u32], tokens: usize, programmatic: bool,
+        model: &DeviceModel, grid: Grid, prompt: &[u32], tokens: usize, programmatic: bool,
     ) -> Result<Runner> {
-        let decoder = Decoder::new(model.config(), sms, prompt, tokens)?;
+        let decoder = Decoder::new(model.config(), grid, prompt, tokens)?;
         let stream = Stream::new()?;
         let chain = if programmatic { Chain::Programmatic } else { Chain::Plain };
         let step_exec = graphs::step_graph(model, &decoder, chain)?;
