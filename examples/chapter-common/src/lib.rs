@@ -10,6 +10,7 @@ mod book;
 mod device;
 mod error;
 mod flags;
+mod kernel_chain;
 mod listing;
 mod options;
 mod program;
@@ -27,6 +28,7 @@ pub use flags::{assert_flags_refused, main_with_extra_flags, main_with_flags, No
 /// `UNDER_SANITIZER`, `bash .gpu/run` takes `SANITIZE`): `ch12 --quick` then runs each
 /// program's [`ChapterProgram::sanitizer_options`].
 pub use gpu_test_support::under_sanitizer;
+pub use kernel_chain::{Chain, KernelChain};
 pub use listing::{ulp_distance, Arithmetic, ListingNote};
 pub use options::OptionCheck;
 pub use program::{assert_options_checked, main_with, ChapterProgram};

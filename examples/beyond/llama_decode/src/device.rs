@@ -2,8 +2,10 @@
 //! (KV cache, residual, state words), and the step's kernels, launched on a stream or added to a
 //! graph (see `kernels/llama.cu` for what each computes).
 
-use cuda_graph::graph::{AsNode, Dependency, GraphBuilder, KernelNode};
-use cuda_graph::kernel::{Kernel, KernelArgs, KernelAttributes, LaunchConfig};
+pub use chapter_common::Chain;
+use chapter_common::KernelChain;
+use cuda_graph::graph::{AsNode, GraphBuilder, KernelNode};
+use cuda_graph::kernel::{Kernel, KernelArgs, LaunchConfig};
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DeviceConstPtr, DevicePtr, Result, Stream};
 
 use crate::config::{Config, CHUNK, HEAD_DIM};
@@ -252,16 +254,6 @@ pub enum Pick {
     While(ConditionalHandle),
 }
 
-/// How the step's kernels follow each other in a graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Chain {
-    /// Plain edges: each kernel starts once the one before has completed.
-    Plain,
-    /// Programmatic edges (sm_90 and later): each kernel is launched while the one before
-    /// finishes, loads its first weight rows, and waits in `cuda_graph::pdl::wait_upstream()`.
-    Programmatic,
-}
-
 /// The step's kernels, in order, by what they do (for the profile and the per-kernel tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -329,27 +321,14 @@ impl StepSink for OnlyOp<'_> {
     }
 }
 
-/// Adds each kernel to the graph after the last one added, by `chain`'s edge (the first after
-/// `first_deps`, by plain edges).
-struct IntoGraph<'g, 'd> {
-    graph: &'g GraphBuilder,
-    first_deps: &'d [&'d dyn AsNode],
-    chain: Chain,
-    last: Option<KernelNode>,
-}
+/// A step's kernels into a graph, as a chain.
+struct IntoGraph<'g, 'd>(KernelChain<'g, 'd>);
 
 impl StepSink for IntoGraph<'_, '_> {
     fn kernel<A: KernelArgs>(
         &mut self, _: Op, kernel: &Kernel<A>, config: LaunchConfig, args: A,
     ) -> Result<()> {
-        let deps: Vec<Dependency> = match (&self.last, self.chain) {
-            (Some(last), Chain::Plain) => vec![Dependency::full(last)],
-            (Some(last), Chain::Programmatic) => vec![Dependency::programmatic(last)],
-            (None, _) => self.first_deps.iter().map(|&node| Dependency::full(node)).collect(),
-        };
-        let attributes = KernelAttributes::default();
-        self.last = Some(self.graph.add_kernel_with(kernel, config, args, &attributes, &deps)?);
-        Ok(())
+        self.0.add(kernel, config, args)
     }
 }
 
@@ -642,9 +621,9 @@ impl Decoder {
     pub fn add_step(
         &self, model: &DeviceModel, graph: &GraphBuilder, pick: Pick, chain: Chain, deps: &[&dyn AsNode],
     ) -> Result<KernelNode> {
-        let mut sink = IntoGraph { graph, first_deps: deps, chain, last: None };
+        let mut sink = IntoGraph(KernelChain::new(graph, deps, chain));
         self.step(model, pick, &mut sink)?;
-        Ok(sink.last.expect("a step has kernels"))
+        Ok(sink.0.into_last().expect("a step has kernels"))
     }
 }
 
