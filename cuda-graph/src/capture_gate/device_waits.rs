@@ -138,7 +138,7 @@ mod tests {
     #[test]
     fn kept_values_are_dropped_once_nothing_holds_them_and_a_kept_again_one_waits_for_the_next_drain() {
         let _turn =
-            super::super::tests::ONE_GATE_TEST_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+            crate::capture_gate::ONE_GATE_TEST_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
         let (dropped, redefer) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(1)));
         // No capture runs: kept and dropped at once; its drop keeps a copy, which waits.
         defer_until_no_capture(Probe { dropped: dropped.clone(), redefer: redefer.clone() });
@@ -157,8 +157,8 @@ mod tests {
     #[test]
     fn no_guard_while_the_gate_is_held_for_a_change() {
         let _turn =
-            super::super::tests::ONE_GATE_TEST_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
-        let change = super::super::enter_change();
+            crate::capture_gate::ONE_GATE_TEST_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+        let change = crate::capture_gate::enter_change();
         assert!(device_wait_allowed().is_none(), "never waits for the writer");
         drop(change);
         assert!(device_wait_allowed().is_some());

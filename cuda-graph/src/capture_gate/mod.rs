@@ -113,6 +113,12 @@ pub(crate) fn enter_change() -> ChangeGuard {
     ChangeGuard { _write: GATE.write().unwrap_or_else(PoisonError::into_inner) }
 }
 
+/// The gate is process-wide and its tests run in parallel: a test that holds one read guard
+/// and takes a second would wait behind another test's waiting writer, which waits for the
+/// first guard (a deadlock seen once in `cargo test`). They take turns.
+#[cfg(test)]
+static ONE_GATE_TEST_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[cfg(test)]
 mod tests {
     //! The protocol, with CUDA's stream replaced by a model: a stream that is capturing or
@@ -127,10 +133,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use std::thread;
 
-    /// The gate is process-wide and these tests run in parallel: a test that holds one read
-    /// guard and takes a second would wait behind another test's waiting writer, which waits
-    /// for the first guard (a deadlock seen once in `cargo test`). They take turns.
-    pub(super) static ONE_GATE_TEST_AT_A_TIME: Mutex<()> = Mutex::new(());
+    use crate::capture_gate::ONE_GATE_TEST_AT_A_TIME;
 
     fn gate_to_myself() -> std::sync::MutexGuard<'static, ()> {
         ONE_GATE_TEST_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
