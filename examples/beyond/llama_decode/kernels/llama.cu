@@ -723,6 +723,28 @@ static __device__ __forceinline__ void ll_better(float& v, uint32_t& i, float ov
     }
 }
 
+// The block's best candidate (the larger value, the lower index on ties) of every thread's
+// (best, best_i), left in thread 0's; s_best, s_best_i: LL_WARPS each. Every thread of the block
+// calls it (it has a barrier).
+static __device__ __forceinline__ void ll_block_best(float& best, uint32_t& best_i, float* s_best, uint32_t* s_best_i) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const float ov = __shfl_xor_sync(LL_FULL_MASK, best, offset);
+        const uint32_t oi = __shfl_xor_sync(LL_FULL_MASK, best_i, offset);
+        ll_better(best, best_i, ov, oi);
+    }
+    if ((threadIdx.x & 31u) == 0) {
+        s_best[threadIdx.x >> 5] = best;
+        s_best_i[threadIdx.x >> 5] = best_i;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int i = 1; i < LL_WARPS; ++i) {
+            ll_better(best, best_i, s_best[i], s_best_i[i]);
+        }
+    }
+}
+
 // logits[r] = embedding[r] . n, n = RMSNorm(x) * norm_w, for r < vocab (grid-stride over the
 // grid's warps), and each block's largest logit and its index (the first on ties) in
 // part_max[block], part_idx[block]. Launch: any number of blocks of LL_THREADS (four fit an SM).
@@ -758,15 +780,8 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS, 4) ll_lm_head(
         }
         ll_better(best, best_i, logit, row);
     }
-    if (lane == 0) {
-        s_best[warp] = best;
-        s_best_i[warp] = best_i;
-    }
-    __syncthreads();
+    ll_block_best(best, best_i, s_best, s_best_i);
     if (threadIdx.x == 0) {
-        for (int i = 1; i < LL_WARPS; ++i) {
-            ll_better(best, best_i, s_best[i], s_best_i[i]);
-        }
         part_max[blockIdx.x] = best;
         part_idx[blockIdx.x] = best_i;
     }
@@ -783,8 +798,6 @@ static __device__ bool ll_pick_step(const float* part_max, const uint32_t* part_
     __shared__ uint32_t s_best_i[LL_WARPS];
     __shared__ uint32_t s_token;
     __shared__ uint32_t s_end;
-    const uint32_t warp = threadIdx.x >> 5;
-    const uint32_t lane = threadIdx.x & 31u;
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
     float best = -INFINITY;
@@ -792,21 +805,8 @@ static __device__ bool ll_pick_step(const float* part_max, const uint32_t* part_
     for (uint32_t i = threadIdx.x; i < parts; i += LL_THREADS) {
         ll_better(best, best_i, part_max[i], part_idx[i]);
     }
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) {
-        const float ov = __shfl_xor_sync(LL_FULL_MASK, best, offset);
-        const uint32_t oi = __shfl_xor_sync(LL_FULL_MASK, best_i, offset);
-        ll_better(best, best_i, ov, oi);
-    }
-    if (lane == 0) {
-        s_best[warp] = best;
-        s_best_i[warp] = best_i;
-    }
-    __syncthreads();
+    ll_block_best(best, best_i, s_best, s_best_i);
     if (threadIdx.x == 0) {
-        for (int i = 1; i < LL_WARPS; ++i) {
-            ll_better(best, best_i, s_best[i], s_best_i[i]);
-        }
         const uint32_t pos = state[LL_POS];
         const uint32_t prompt = state[LL_PROMPT];
         uint32_t end = 1u;
