@@ -178,7 +178,7 @@ unsafe impl KernelParam for bool {
     }
 }
 
-/// A whole argument list: a tuple of [`KernelParam`]s, `()` for none.
+/// A whole argument list: a tuple of up to 16 [`KernelParam`]s, `()` for none.
 ///
 /// # Safety
 /// `layout` must describe `Packed`'s fields in order, and `pointers` must return one pointer
@@ -287,6 +287,10 @@ tuple_args!(9; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
 tuple_args!(10; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
 tuple_args!(11; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 tuple_args!(12; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+tuple_args!(13; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12);
+tuple_args!(14; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13);
+tuple_args!(15; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14);
+tuple_args!(16; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14, P 15);
 
 /// Refuses a kernel node (added to, or set in, the graph whose lineage is `lineage`: ids
 /// from the root down to it) whose arguments hold a conditional handle of a graph outside
@@ -350,6 +354,21 @@ mod tests {
         assert!(<()>::cpp_types().is_empty());
         assert_eq!(<(DeviceSlice<f32>,)>::cpp_types(), ["cuda_graph::slice<*mut f32>"]);
         assert_eq!(<(DeviceSlice<f32>,)>::layout(), [ParamLayout { size: 16, align: 8 }]);
+    }
+
+    #[test]
+    fn sixteen_arguments_pack_in_order() {
+        type Sixteen = (u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, u8, u16, u32, u64, i32, f64);
+        let args: Sixteen = (1, 2, 3, 4, 5, 6, 7, 8, 9.0, 10.0, 11, 12, 13, 14, 15, 16.0);
+        assert_eq!(<Sixteen as KernelArgs>::COUNT, 16);
+        let sizes: Vec<usize> = Sixteen::layout().iter().map(|p| p.size).collect();
+        assert_eq!(sizes, [1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 1, 2, 4, 8, 4, 8]);
+        let mut packed = args.pack();
+        let pointers = Sixteen::pointers(&mut packed);
+        // SAFETY: the pointer was just made from `packed.14`, an i32 alive and unmoved.
+        assert_eq!(unsafe { *pointers[14].cast::<i32>() }, 15);
+        // SAFETY: the pointer was just made from `packed.15`, an f64 alive and unmoved.
+        assert_eq!(unsafe { *pointers[15].cast::<f64>() }, 16.0);
     }
 
     #[test]

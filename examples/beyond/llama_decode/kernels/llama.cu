@@ -46,8 +46,13 @@
 #define LL_VEC (LL_MAX_HIDDEN / 256)
 // Positions per attention chunk (one block of as many threads).
 #define LL_CHUNK 64
-// Floats per attention partial: max, sum, then LL_HEAD_DIM outputs.
-#define LL_PARTIAL (2 + LL_HEAD_DIM)
+// Floats per attention partial: LL_HEAD_DIM outputs, the max, the sum, two unused (so that every
+// partial starts 16-byte aligned; src/config.rs PARTIAL).
+#define LL_PARTIAL (LL_HEAD_DIM + 4)
+#define LL_PARTIAL_MAX LL_HEAD_DIM
+#define LL_PARTIAL_SUM (LL_HEAD_DIM + 1)
+// Chunks whose partials ll_combine loads at once.
+#define LL_COMBINE_BATCH 4
 // The state words (src/device.rs STATE_*): position of the token the next step reads, decode
 // steps run, steps at which the WHILE loop ends, prompt length.
 #define LL_POS 0
@@ -76,10 +81,6 @@ static __device__ __forceinline__ uint32_t ll_hash(uint32_t seed, uint32_t tenso
 static __device__ __forceinline__ uint16_t ll_to_bf16(float v) {
     const uint32_t bits = __float_as_uint(v);
     return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-
-static __device__ __forceinline__ float ll_from_bf16(uint16_t b) {
-    return __uint_as_float((uint32_t)b << 16);
 }
 
 // out[offset + i] for i < count: a centred 24-bit integer from the hash times 2^-shift (exact
@@ -162,8 +163,6 @@ static __device__ __forceinline__ float ll_block_sum(float v, float* scratch) {
     return total;
 }
 
-// s_x[i] = x[i] * rsqrt(mean(x^2) + eps) * norm_w[i] for i < n (a block of LL_THREADS threads;
-// ends with a barrier).
 // Where element i of a vector sits in shared memory: at i (Interleaved false), or interleaved
 // as ll_interleaved says.
 static __device__ __forceinline__ uint32_t ll_interleaved(uint32_t i);
@@ -172,39 +171,107 @@ static __device__ __forceinline__ uint32_t ll_at(uint32_t i) {
     return Interleaved ? ll_interleaved(i) : i;
 }
 
+// Stores v[0..8], elements first .. first + 7 of a vector (first a multiple of 8), into s as
+// ll_at places them: two 16-byte stores (both layouts keep 4 consecutive elements together).
 template <bool Interleaved>
-static __device__ void ll_load_normed_as(const float* x, const uint16_t* norm_w, uint32_t n, float eps, float* s_x,
+static __device__ __forceinline__ void ll_store8(float* s, uint32_t first, const float (&v)[8]) {
+    reinterpret_cast<float4*>(s + ll_at<Interleaved>(first))[0] = make_float4(v[0], v[1], v[2], v[3]);
+    reinterpret_cast<float4*>(s + ll_at<Interleaved>(first + 4u))[0] = make_float4(v[4], v[5], v[6], v[7]);
+}
+
+// The calling thread's 8 norm weights (elements 8 t .. 8 t + 7 of n, t the thread; zeros past
+// n), loaded before the kernel waits for the kernel before it: the weights are no kernel's
+// output, and loaded then their round trip to memory overlaps what comes before.
+static __device__ __forceinline__ uint4 ll_norm_weights(const uint16_t* norm_w, uint32_t n) {
+    const uint32_t first = threadIdx.x * 8u;
+    return first < n ? __ldg(reinterpret_cast<const uint4*>(norm_w + first)) : make_uint4(0u, 0u, 0u, 0u);
+}
+
+// s_x[i] = x[i] * rsqrt(mean(x^2) + eps) * norm_w[i] for i < n (n a multiple of 256 and at
+// most 8 * LL_THREADS), placed as ll_at says; nw: ll_norm_weights(norm_w, n). Thread t takes
+// elements 8 t .. 8 t + 7: its loads of x are two 16-byte loads issued together (one round
+// trip to memory, not one per element). A block of LL_THREADS threads; ends with a barrier.
+template <bool Interleaved>
+static __device__ void ll_load_normed_as(const float* x, uint4 nw, uint32_t n, float eps, float* s_x,
                                          float* scratch) {
+    const uint32_t first = threadIdx.x * 8u;
+    float v[8];
     float sq = 0.0f;
-    for (uint32_t i = threadIdx.x; i < n; i += LL_THREADS) {
-        const float v = x[i];
-        s_x[ll_at<Interleaved>(i)] = v;
-        sq = fmaf(v, v, sq);
+    if (first < n) {
+        const float4 a = reinterpret_cast<const float4*>(x + first)[0];
+        const float4 b = reinterpret_cast<const float4*>(x + first)[1];
+        v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+        v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            sq = fmaf(v[k], v[k], sq);
+        }
     }
     const float total = ll_block_sum(sq, scratch);
     const float r = rsqrtf(total / (float)n + eps);
-    for (uint32_t i = threadIdx.x; i < n; i += LL_THREADS) {
-        const uint32_t at = ll_at<Interleaved>(i);
-        s_x[at] = s_x[at] * r * ll_from_bf16(norm_w[i]);
+    if (first < n) {
+        const uint32_t w[4] = {nw.x, nw.y, nw.z, nw.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            v[2 * k] = v[2 * k] * r * __uint_as_float(w[k] << 16);
+            v[2 * k + 1] = v[2 * k + 1] * r * __uint_as_float(w[k] & 0xffff0000u);
+        }
+        ll_store8<Interleaved>(s_x, first, v);
     }
     __syncthreads();
 }
 
-static __device__ void ll_load_normed(const float* x, const uint16_t* norm_w, uint32_t n, float eps, float* s_x,
-                                      float* scratch) {
-    ll_load_normed_as<false>(x, norm_w, n, eps, s_x, scratch);
+static __device__ void ll_load_normed(const float* x, uint4 nw, uint32_t n, float eps, float* s_x, float* scratch) {
+    ll_load_normed_as<false>(x, nw, n, eps, s_x, scratch);
+}
+
+// s[i] = v[i] for i < n (n a multiple of 4, at most LL_MAX_MLP), placed as ll_at
+// says: thread t takes the 16-byte pieces t, t + LL_THREADS, ..., every load issued before any
+// store (one round trip to memory). A block of LL_THREADS threads; ends with a barrier.
+template <bool Interleaved>
+static __device__ void ll_load_vector(const float* v, uint32_t n, float* s) {
+    constexpr int PIECES = LL_MAX_MLP / (4 * LL_THREADS);
+    float4 got[PIECES];
+#pragma unroll
+    for (int c = 0; c < PIECES; ++c) {
+        const uint32_t at = (threadIdx.x + (uint32_t)c * LL_THREADS) * 4u;
+        if (at < n) {
+            got[c] = reinterpret_cast<const float4*>(v + at)[0];
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < PIECES; ++c) {
+        const uint32_t at = (threadIdx.x + (uint32_t)c * LL_THREADS) * 4u;
+        if (at < n) {
+            reinterpret_cast<float4*>(s + ll_at<Interleaved>(at))[0] = got[c];
+        }
+    }
+    __syncthreads();
 }
 
 // ---- the step's kernels --------------------------------------------------------------------
-// x = embedding[seq[pos]] (one block). Run before a generation's first step; later steps get
-// their x from ll_pick.
+// x[i] = embedding[token][i] for i < hidden (a multiple of 8, at most 8 * blockDim.x): thread t
+// takes elements 8 t .. 8 t + 7, one 16-byte load.
+static __device__ __forceinline__ void ll_gather_embedding(const uint16_t* embedding, uint32_t token, uint32_t hidden,
+                                                           float* x) {
+    const uint32_t first = threadIdx.x * 8u;
+    if (first >= hidden) {
+        return;
+    }
+    const uint4 e = __ldg(reinterpret_cast<const uint4*>(embedding + (size_t)token * hidden + first));
+    float4* out = reinterpret_cast<float4*>(x + first);
+    out[0] = make_float4(__uint_as_float(e.x << 16), __uint_as_float(e.x & 0xffff0000u), __uint_as_float(e.y << 16),
+                         __uint_as_float(e.y & 0xffff0000u));
+    out[1] = make_float4(__uint_as_float(e.z << 16), __uint_as_float(e.z & 0xffff0000u), __uint_as_float(e.w << 16),
+                         __uint_as_float(e.w & 0xffff0000u));
+}
+
+// x = embedding[seq[pos]] (one block of LL_THREADS). Run before a generation's first step;
+// later steps get their x from ll_pick.
 extern "C" __global__ void ll_embed(const uint16_t* embedding, const uint32_t* seq, const uint32_t* state, float* x,
                                     uint32_t hidden) {
     cuda_graph::pdl::wait_upstream();
-    const uint32_t token = seq[state[LL_POS]];
-    for (uint32_t i = threadIdx.x; i < hidden; i += blockDim.x) {
-        x[i] = ll_from_bf16(embedding[(size_t)token * hidden + i]);
-    }
+    ll_gather_embedding(embedding, seq[state[LL_POS]], hidden, x);
 }
 
 // Q, K, V of one layer (heads: q_heads in its low 16 bits, kv_heads in its high 16).
@@ -229,16 +296,18 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_qkv(
     ll_load_row(w + (size_t)row * hidden, hidden, lane, wa);
     ll_load_row(w + (size_t)(row + LL_HALF_DIM) * hidden, hidden, lane, wb);
     const float freq = inv_freq[j];
+    const uint4 nw = ll_norm_weights(norm_w, hidden);
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    ll_load_normed(x, norm_w, hidden, eps, s_x, s_scratch);
+    // Read now, so that its round trip overlaps the norm's.
+    const uint32_t pos = state[LL_POS];
+    ll_load_normed(x, nw, hidden, eps, s_x, s_scratch);
     const float a = ll_warp_sum(ll_dot_row(wa, s_x, hidden, lane));
     const float b = ll_warp_sum(ll_dot_row(wb, s_x, hidden, lane));
     if (lane != 0) {
         return;
     }
-    const uint32_t pos = state[LL_POS];
     if (head >= q_heads + kv_heads) {  // V: no rotation
         const size_t at = ((size_t)(head - q_heads - kv_heads) * max_seq + pos) * LL_HEAD_DIM;
         v_cache[at + j] = ll_to_bf16(a);
@@ -261,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_qkv(
 
 // Attention partials of one layer: block (head, chunk) covers positions chunk * 64 .. + 63 that
 // are <= pos, thread t position chunk * 64 + t. partial: [q_heads][max_seq / 64][LL_PARTIAL]:
-// the chunk's largest score m, sum of exp(score - m), and sum of exp(score - m) * v (chunks
+// the chunk's sum of exp(score - m) * v, its largest score m and sum of exp(score - m) (chunks
 // past pos are not written). Scores are q . k / 8 (head dimension 64). Thread t loads its
 // position's whole key and value rows at once (16 loads of 16 bytes in flight), so the chunk
 // costs one round trip to memory; the weighted values are summed over the positions through
@@ -349,18 +418,19 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
         sum += s_p[i];
     }
     float* dst = partial + ((size_t)head * chunks + chunk) * LL_PARTIAL;
-    dst[2 + t] = out;
+    dst[t] = out;
     if (t == 0) {
-        dst[0] = m;
-        dst[1] = sum;
+        dst[LL_PARTIAL_MAX] = m;
+        dst[LL_PARTIAL_SUM] = sum;
     }
 }
 
 // The attention output (q_heads * 64 fp32) from the partials, into s_in (a block of LL_THREADS).
 // Thread t computes outputs 8t .. 8t + 7, all of one head (q_heads * 64 is a multiple of 256):
-// the head's largest chunk max once, then per chunk the 8 outputs' loads together (a few round
-// trips to L2 per thread, not two per output). Each output's sums run over the chunks in order:
-// the same arithmetic, and bits, as one output at a time.
+// the head's largest chunk max once, then the chunks' sums. Each pass loads LL_COMBINE_BATCH
+// chunks' values together (16-byte loads: one round trip to L2 per batch, not one per chunk);
+// each output's sums still run over the chunks in order: the same arithmetic, and bits, as one
+// chunk at a time.
 static __device__ void ll_combine(const float* partial, uint32_t pos, uint32_t q_heads, uint32_t max_seq,
                                   float* s_in) {
     const uint32_t chunks = max_seq / LL_CHUNK;
@@ -370,9 +440,16 @@ static __device__ void ll_combine(const float* partial, uint32_t pos, uint32_t q
         const uint32_t d = first % LL_HEAD_DIM;
         const float* p = partial + (size_t)head * chunks * LL_PARTIAL;
         float m = -INFINITY;
-#pragma unroll 4
-        for (uint32_t c = 0; c < live; ++c) {
-            m = fmaxf(m, p[c * LL_PARTIAL]);
+        for (uint32_t base = 0; base < live; base += LL_COMBINE_BATCH) {
+            float got[LL_COMBINE_BATCH];
+#pragma unroll
+            for (int k = 0; k < LL_COMBINE_BATCH; ++k) {
+                got[k] = base + k < live ? p[(base + k) * LL_PARTIAL + LL_PARTIAL_MAX] : -INFINITY;
+            }
+#pragma unroll
+            for (int k = 0; k < LL_COMBINE_BATCH; ++k) {
+                m = fmaxf(m, got[k]);
+            }
         }
         float sum = 0.0f;
         float out[8];
@@ -380,14 +457,30 @@ static __device__ void ll_combine(const float* partial, uint32_t pos, uint32_t q
         for (int k = 0; k < 8; ++k) {
             out[k] = 0.0f;
         }
-#pragma unroll 2
-        for (uint32_t c = 0; c < live; ++c) {
-            const float* pc = p + c * LL_PARTIAL;
-            const float scale = expf(pc[0] - m);
-            sum = fmaf(pc[1], scale, sum);
+        for (uint32_t base = 0; base < live; base += LL_COMBINE_BATCH) {
+            float2 ms[LL_COMBINE_BATCH];
+            float4 lo[LL_COMBINE_BATCH];
+            float4 hi[LL_COMBINE_BATCH];
 #pragma unroll
-            for (int k = 0; k < 8; ++k) {
-                out[k] = fmaf(pc[2 + d + k], scale, out[k]);
+            for (int k = 0; k < LL_COMBINE_BATCH; ++k) {
+                if (base + k < live) {
+                    const float* pc = p + (base + k) * LL_PARTIAL;
+                    ms[k] = reinterpret_cast<const float2*>(pc + LL_PARTIAL_MAX)[0];
+                    lo[k] = reinterpret_cast<const float4*>(pc + d)[0];
+                    hi[k] = reinterpret_cast<const float4*>(pc + d)[1];
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < LL_COMBINE_BATCH; ++k) {
+                if (base + k < live) {
+                    const float scale = expf(ms[k].x - m);
+                    sum = fmaf(ms[k].y, scale, sum);
+                    const float v[8] = {lo[k].x, lo[k].y, lo[k].z, lo[k].w, hi[k].x, hi[k].y, hi[k].z, hi[k].w};
+#pragma unroll
+                    for (int j = 0; j < 8; ++j) {
+                        out[j] = fmaf(v[j], scale, out[j]);
+                    }
+                }
             }
         }
 #pragma unroll
@@ -446,10 +539,11 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up(
         ll_load_row(w_gate + (size_t)row * hidden, hidden, lane, wg);
         ll_load_row(w_up + (size_t)row * hidden, hidden, lane, wu);
     }
+    const uint4 nw = ll_norm_weights(norm_w, hidden);
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    ll_load_normed(x, norm_w, hidden, eps, s_x, s_scratch);
+    ll_load_normed(x, nw, hidden, eps, s_x, s_scratch);
     for (; row < mlp; row += warps) {
         const float gate_part = ll_dot_row(wg, s_x, hidden, lane);
         const float up_part = ll_dot_row(wu, s_x, hidden, lane);
@@ -482,10 +576,7 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down(
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    for (uint32_t i = threadIdx.x; i < mlp; i += LL_THREADS) {
-        s_h[i] = h[i];
-    }
-    __syncthreads();
+    ll_load_vector<false>(h, mlp, s_h);
     for (; row < hidden; row += warps) {
         const uint16_t* r = w_down + (size_t)row * mlp;
         float acc = 0.0f;
@@ -596,10 +687,11 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up_pipe(
     if (base + stride < mlp) {
         ll_load_groups(w + (size_t)(base + stride + pair) * hidden, hidden, 0, 1, lane, wb);
     }
+    const uint4 nw = ll_norm_weights(norm_w, hidden);
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    ll_load_normed_as<true>(x, norm_w, hidden, eps, s_x, s_scratch);
+    ll_load_normed_as<true>(x, nw, hidden, eps, s_x, s_scratch);
     for (; base < mlp; base += 2u * stride) {
         // Pass with wa (row base + pair); wb's row is in flight.
         float part = ll_dot_groups(wa, s_x, hidden, 0, 1, lane);
@@ -668,10 +760,7 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down_pipe(
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    for (uint32_t i = threadIdx.x; i < mlp; i += LL_THREADS) {
-        s_h[ll_interleaved(i)] = h[i];
-    }
-    __syncthreads();
+    ll_load_vector<true>(h, mlp, s_h);
     for (; base < hidden; base += 2u * stride) {
         // Pass with wa (row base + sub); wb's row is in flight.
         float part = ll_dot_groups(wa, s_h, mlp, q, LL_DOWN_SPLIT, lane);
@@ -763,10 +852,11 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS, 4) ll_lm_head(
     if (row < vocab) {
         ll_load_row(embedding + (size_t)row * hidden, hidden, lane, w);
     }
+    const uint4 nw = ll_norm_weights(norm_w, hidden);
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    ll_load_normed(x, norm_w, hidden, eps, s_x, s_scratch);
+    ll_load_normed(x, nw, hidden, eps, s_x, s_scratch);
     float best = -INFINITY;
     uint32_t best_i = 0xffffffffu;
     for (; row < vocab; row += warps) {
@@ -824,10 +914,7 @@ static __device__ bool ll_pick_step(const float* part_max, const uint32_t* part_
         s_end = end;
     }
     __syncthreads();
-    const uint32_t token = s_token;
-    for (uint32_t i = threadIdx.x; i < hidden; i += LL_THREADS) {
-        x[i] = ll_from_bf16(embedding[(size_t)token * hidden + i]);
-    }
+    ll_gather_embedding(embedding, s_token, hidden, x);
     return threadIdx.x == 0 && s_end != 0u;
 }
 

@@ -7,6 +7,11 @@ pub const HEAD_DIM: usize = 64;
 /// Positions per attention chunk (`LL_CHUNK` in the kernels): the cache length is a multiple.
 pub const CHUNK: usize = 64;
 
+/// Floats per attention partial (`LL_PARTIAL`): a chunk's 64 weighted value sums, its largest
+/// score and its sum of exponentials, and two unused floats that keep each partial 16-byte
+/// aligned for the combine's loads.
+pub const PARTIAL: usize = HEAD_DIM + 4;
+
 /// The longest row the norm-fused kernels take (`LL_MAX_HIDDEN`).
 pub const MAX_HIDDEN: usize = 2048;
 

@@ -8,7 +8,7 @@ use cuda_graph::graph::{AsNode, GraphBuilder, KernelNode};
 use cuda_graph::kernel::{Kernel, KernelArgs, LaunchConfig};
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DeviceConstPtr, DevicePtr, Result, Stream};
 
-use crate::config::{Config, CHUNK, HEAD_DIM};
+use crate::config::{Config, CHUNK, HEAD_DIM, PARTIAL};
 use crate::weights::{seed32, Kind, Tensor};
 
 // SAFETY: every kernel below indexes its pointers only within the sizes that `DeviceModel::new`
@@ -400,7 +400,7 @@ impl Decoder {
             x: DeviceBuffer::zeroed(config.hidden)?,
             q: DeviceBuffer::zeroed(config.q_heads * HEAD_DIM)?,
             caches: (0..config.layers).map(|_| Ok((cache()?, cache()?))).collect::<Result<Vec<_>>>()?,
-            partial: DeviceBuffer::zeroed(config.q_heads * (config.max_seq / CHUNK) * (2 + HEAD_DIM))?,
+            partial: DeviceBuffer::zeroed(config.q_heads * (config.max_seq / CHUNK) * PARTIAL)?,
             h: DeviceBuffer::zeroed(config.mlp)?,
             logits: DeviceBuffer::zeroed(config.vocab)?,
             part_max: DeviceBuffer::zeroed(parts)?,
