@@ -86,10 +86,10 @@ const GATE_UP_ROWS_PER_BLOCK: usize = 4;
 const DOWN_ROWS_PER_BLOCK: usize = 2;
 /// Default blocks per SM at most for the grid-stride GEMVs (gate/up, down, O projection; one
 /// wave: the later rows stream while the first are summed): two blocks of the gate/up kernels
-/// fit an SM (plain 94 registers a thread, pipelined 106 and down's 102; three would need 80 at
+/// fit an SM (plain 96 registers a thread, pipelined 100 and down's 115; three would need 80 at
 /// most, which spills).
 pub const BLOCKS_PER_SM: usize = 2;
-/// The default for the LM head, whose blocks are lighter (56 registers a thread, 8 KB of shared
+/// The default for the LM head, whose blocks are lighter (62 registers a thread, 8 KB of shared
 /// memory): four fit an SM, twice the loads in flight over its 128,256 rows.
 pub const LM_HEAD_BLOCKS_PER_SM: usize = 4;
 
