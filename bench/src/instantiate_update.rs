@@ -2,6 +2,12 @@
 //!
 //! - instantiate: one `Graph::instantiate` (Rust) or `cudaGraphInstantiate` (C++) of the same
 //!   chain, the exec destroyed after the clock stops;
+//! - instantiate, twin nodes via `cudaGraphAddNode`: the same, against a C++ chain whose nodes
+//!   were added as the Rust crate adds them;
+//! - instantiate, raw calls from Rust: `cudaGraphInstantiateWithParams` (the crate's call) and
+//!   `cudaGraphInstantiate` (the twin's) called directly on the Rust graph, against the same C++
+//!   instantiate: whether a difference is the crate's code, the call, or CUDA's work on these
+//!   graphs;
 //! - update: one whole-graph `GraphExec::update` (Rust) or `cudaGraphExecUpdate` (C++) from a
 //!   graph of the same shape whose nodes add 2 instead of 1, then back, alternately (so every
 //!   update changes every node's parameters). Afterwards each exec is launched once and the
@@ -24,6 +30,12 @@ use crate::twin::{Twin, TwinChain};
 
 /// The instantiate row's name.
 pub const INSTANTIATE: &str = cuda_graph_bench_report::operations::INSTANTIATE;
+/// The instantiate row against a twin whose nodes came from `cudaGraphAddNode`.
+pub const INSTANTIATE_ADD_NODE: &str = cuda_graph_bench_report::operations::INSTANTIATE_ADD_NODE;
+/// The rows of the raw instantiate calls on the Rust side's graph.
+pub const INSTANTIATE_RAW: &str = cuda_graph_bench_report::operations::INSTANTIATE_RAW;
+/// See [`INSTANTIATE_RAW`].
+pub const INSTANTIATE_RAW_PLAIN: &str = cuda_graph_bench_report::operations::INSTANTIATE_RAW_PLAIN;
 /// The update row's name.
 pub const UPDATE: &str = cuda_graph_bench_report::operations::UPDATE;
 /// The row of the update against a twin whose nodes came from `cudaGraphAddNode`.
@@ -38,15 +50,16 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Res
     let (cpp_one, cpp_two) = (twin.chain(nodes, 1)?, twin.chain(nodes, 2)?);
     let (generic_one, generic_two) = (twin.chain_via_add_node(nodes, 1)?, twin.chain_via_add_node(nodes, 2)?);
 
-    let instantiate = interleave(
-        plan,
-        || {
-            let (exec, us) = host_us(|| Ok(graph_one.instantiate::<HostLaunch>(Default::default())?))?;
-            drop(exec);
-            Ok(us)
-        },
-        || cpp_one.instantiate(),
-    )?;
+    let rust_instantiate = || {
+        let (exec, us) = host_us(|| Ok(graph_one.instantiate::<HostLaunch>(Default::default())?))?;
+        drop(exec);
+        Ok(us)
+    };
+    let instantiate = interleave(plan, rust_instantiate, || cpp_one.instantiate())?;
+    let instantiate_add_node = interleave(plan, rust_instantiate, || generic_one.instantiate())?;
+    let instantiate_raw = interleave(plan, || raw_instantiate(&graph_one, true), || cpp_one.instantiate())?;
+    let instantiate_raw_plain =
+        interleave(plan, || raw_instantiate(&graph_one, false), || cpp_one.instantiate())?;
 
     // Uploaded before the updates, as the twin's exec is (`build_chain` in twin.cu).
     let mut exec: GraphExec<HostLaunch> = graph_one.instantiate(Default::default())?;
@@ -98,8 +111,41 @@ pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Res
 
     Ok(vec![
         Row::new(INSTANTIATE, format!("nodes={nodes}"), "µs", instantiate),
+        Row::new(INSTANTIATE_ADD_NODE, format!("nodes={nodes}"), "µs", instantiate_add_node),
+        Row::new(INSTANTIATE_RAW, format!("nodes={nodes}"), "µs", instantiate_raw),
+        Row::new(INSTANTIATE_RAW_PLAIN, format!("nodes={nodes}"), "µs", instantiate_raw_plain),
         Row::new(UPDATE, format!("nodes={nodes}"), "µs", update),
         Row::new(UPDATE_ADD_NODE, format!("nodes={nodes}"), "µs", update_add_node),
         Row::new(UPDATE_RAW, format!("nodes={nodes}"), "µs", update_raw),
     ])
+}
+
+/// One instantiation of `graph` by a raw call, `cudaGraphInstantiateWithParams` (`with_params`,
+/// no flags) or `cudaGraphInstantiate` (flags 0), timed, the exec destroyed after the clock
+/// stops (as the twin does). The graph's device is current (the bench runs on one device).
+fn raw_instantiate(graph: &cuda_graph::graph::Graph, with_params: bool) -> Result<f64> {
+    use cuda_graph::sys;
+    let mut exec: sys::cudaGraphExec_t = std::ptr::null_mut();
+    let (status, us) = host_us(|| {
+        Ok(if with_params {
+            let mut params = sys::cudaGraphInstantiateParams::default();
+            // SAFETY: the graph is alive and used by this thread only; `exec` and `params` are
+            // valid for writes.
+            let status =
+                unsafe { sys::cudaGraphInstantiateWithParams(&mut exec, graph.as_raw(), &mut params) };
+            status
+        } else {
+            // SAFETY: as above; flags 0.
+            unsafe { sys::cudaGraphInstantiate(&mut exec, graph.as_raw(), 0) }
+        })
+    })?;
+    if status != sys::cudaError::cudaSuccess {
+        return Err(cuda_graph::CudaError::from_code(status.0 as i32, "cudaGraphInstantiate").into());
+    }
+    // SAFETY: the exec was just made, never launched, and is destroyed once.
+    let status = unsafe { sys::cudaGraphExecDestroy(exec) };
+    if status != sys::cudaError::cudaSuccess {
+        return Err(cuda_graph::CudaError::from_code(status.0 as i32, "cudaGraphExecDestroy").into());
+    }
+    Ok(us)
 }

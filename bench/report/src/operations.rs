@@ -17,6 +17,14 @@ pub const RMW_PLAIN: &str = "graph replay, read-modify-write chain, plain edges"
 pub const RMW_PROGRAMMATIC: &str = "graph replay, read-modify-write chain, programmatic edges";
 /// (c) Instantiate.
 pub const INSTANTIATE: &str = "graph instantiate";
+/// (c) The same instantiate, the twin's nodes added with `cudaGraphAddNode`.
+pub const INSTANTIATE_ADD_NODE: &str = "graph instantiate (twin nodes via cudaGraphAddNode)";
+/// (c) The same instantiate, the Rust side calling `cudaGraphInstantiateWithParams` (the crate's
+/// call) directly.
+pub const INSTANTIATE_RAW: &str = "graph instantiate (Rust side: raw cudaGraphInstantiateWithParams)";
+/// (c) The same instantiate, the Rust side calling `cudaGraphInstantiate` (the twin's call)
+/// directly.
+pub const INSTANTIATE_RAW_PLAIN: &str = "graph instantiate (Rust side: raw cudaGraphInstantiate)";
 /// (c) Whole-graph update.
 pub const UPDATE: &str = "graph exec update";
 /// (c) The same update, the twin's nodes added with `cudaGraphAddNode`.
@@ -43,7 +51,7 @@ pub const DEVICE_FIRE_AND_FORGET: &str = "graph launch, device fire-and-forget";
 pub const DEVICE_TAIL: &str = "graph launch, device tail";
 
 /// Every operation the bench measures, in the order measured.
-pub const ALL: [&str; 20] = [
+pub const ALL: [&str; 23] = [
     STREAM_LAUNCH,
     STREAM_LAUNCH_PROGRAMMATIC,
     GRAPH_REPLAY,
@@ -52,6 +60,9 @@ pub const ALL: [&str; 20] = [
     RMW_PLAIN,
     RMW_PROGRAMMATIC,
     INSTANTIATE,
+    INSTANTIATE_ADD_NODE,
+    INSTANTIATE_RAW,
+    INSTANTIATE_RAW_PLAIN,
     UPDATE,
     UPDATE_ADD_NODE,
     UPDATE_RAW,

@@ -65,7 +65,9 @@ impl RetiredList {
     /// Releases everything. Call only once no launch of the exec may use it: the fence
     /// completed, or the exec never needed one.
     pub(super) fn release(&mut self) {
-        for item in std::mem::take(&mut self.0) {
+        // Drained, not taken: the list keeps its capacity, so an exec updated in a loop does
+        // not allocate for its next replaced graph.
+        for item in self.0.drain(..) {
             match item {
                 Retired::Params(graph) => {
                     // If only execs naming their nodes by it are left, what its nodes point
