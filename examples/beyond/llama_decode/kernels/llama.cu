@@ -425,12 +425,70 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
     }
 }
 
+// One batch of ll_combine: the partials of chunks base .. base + LL_COMBINE_BATCH - 1 below
+// `limit` (their maxima and sums, and outputs d .. d + 7) of one head's partials `p`.
+struct LlCombineBatch {
+    float2 ms[LL_COMBINE_BATCH];
+    float4 lo[LL_COMBINE_BATCH];
+    float4 hi[LL_COMBINE_BATCH];
+};
+
+static __device__ __forceinline__ void ll_combine_load(const float* p, uint32_t d, uint32_t base, uint32_t limit,
+                                                       LlCombineBatch& batch) {
+#pragma unroll
+    for (int k = 0; k < LL_COMBINE_BATCH; ++k) {
+        if (base + k < limit) {
+            const float* pc = p + (base + k) * LL_PARTIAL;
+            batch.ms[k] = reinterpret_cast<const float2*>(pc + LL_PARTIAL_MAX)[0];
+            batch.lo[k] = reinterpret_cast<const float4*>(pc + d)[0];
+            batch.hi[k] = reinterpret_cast<const float4*>(pc + d)[1];
+        }
+    }
+}
+
+// Adds the batch's chunks below `live` to the running max m, sum and outputs: m raised to the
+// batch's max and what was summed so far scaled down to it, then the chunks summed in order.
+static __device__ __forceinline__ void ll_combine_add(const LlCombineBatch& batch, uint32_t base, uint32_t live,
+                                                      float& m, float& sum, float (&out)[8]) {
+    float batch_max = m;
+#pragma unroll
+    for (int k = 0; k < LL_COMBINE_BATCH; ++k) {
+        if (base + k < live) {
+            batch_max = fmaxf(batch_max, batch.ms[k].x);
+        }
+    }
+    if (batch_max != m) {
+        // Zero on the first batch (m is -inf), where sum and out are still zero.
+        const float down = expf(m - batch_max);
+        sum *= down;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            out[j] *= down;
+        }
+        m = batch_max;
+    }
+#pragma unroll
+    for (int k = 0; k < LL_COMBINE_BATCH; ++k) {
+        if (base + k < live) {
+            const float scale = expf(batch.ms[k].x - m);
+            sum = fmaf(batch.ms[k].y, scale, sum);
+            const float4 lo = batch.lo[k];
+            const float4 hi = batch.hi[k];
+            const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                out[j] = fmaf(v[j], scale, out[j]);
+            }
+        }
+    }
+}
+
 // The attention output (q_heads * 64 fp32) from the partials, into s_in (a block of LL_THREADS).
-// Thread t computes outputs 8t .. 8t + 7, all of one head (q_heads * 64 is a multiple of 256):
-// the head's largest chunk max once, then the chunks' sums. Each pass loads LL_COMBINE_BATCH
-// chunks' values together (16-byte loads: one round trip to L2 per batch, not one per chunk);
-// each output's sums still run over the chunks in order: the same arithmetic, and bits, as one
-// chunk at a time.
+// Thread t computes outputs 8t .. 8t + 7, all of one head (q_heads * 64 is a multiple of 256),
+// LL_COMBINE_BATCH chunks at a time (ll_combine_load, ll_combine_add): their maxima, sums and 8
+// outputs loaded together (16-byte loads: one round trip to L2 per batch). With one batch
+// (positions below LL_COMBINE_BATCH * 64) that is the plain two-pass arithmetic: the max over
+// every chunk, then the sums in chunk order.
 static __device__ void ll_combine(const float* partial, uint32_t pos, uint32_t q_heads, uint32_t max_seq,
                                   float* s_in) {
     const uint32_t chunks = max_seq / LL_CHUNK;
@@ -439,49 +497,19 @@ static __device__ void ll_combine(const float* partial, uint32_t pos, uint32_t q
         const uint32_t head = first / LL_HEAD_DIM;
         const uint32_t d = first % LL_HEAD_DIM;
         const float* p = partial + (size_t)head * chunks * LL_PARTIAL;
+        LlCombineBatch batch;
+        ll_combine_load(p, d, 0, live, batch);
         float m = -INFINITY;
-        for (uint32_t base = 0; base < live; base += LL_COMBINE_BATCH) {
-            float got[LL_COMBINE_BATCH];
-#pragma unroll
-            for (int k = 0; k < LL_COMBINE_BATCH; ++k) {
-                got[k] = base + k < live ? p[(base + k) * LL_PARTIAL + LL_PARTIAL_MAX] : -INFINITY;
-            }
-#pragma unroll
-            for (int k = 0; k < LL_COMBINE_BATCH; ++k) {
-                m = fmaxf(m, got[k]);
-            }
-        }
         float sum = 0.0f;
         float out[8];
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
             out[k] = 0.0f;
         }
-        for (uint32_t base = 0; base < live; base += LL_COMBINE_BATCH) {
-            float2 ms[LL_COMBINE_BATCH];
-            float4 lo[LL_COMBINE_BATCH];
-            float4 hi[LL_COMBINE_BATCH];
-#pragma unroll
-            for (int k = 0; k < LL_COMBINE_BATCH; ++k) {
-                if (base + k < live) {
-                    const float* pc = p + (base + k) * LL_PARTIAL;
-                    ms[k] = reinterpret_cast<const float2*>(pc + LL_PARTIAL_MAX)[0];
-                    lo[k] = reinterpret_cast<const float4*>(pc + d)[0];
-                    hi[k] = reinterpret_cast<const float4*>(pc + d)[1];
-                }
-            }
-#pragma unroll
-            for (int k = 0; k < LL_COMBINE_BATCH; ++k) {
-                if (base + k < live) {
-                    const float scale = expf(ms[k].x - m);
-                    sum = fmaf(ms[k].y, scale, sum);
-                    const float v[8] = {lo[k].x, lo[k].y, lo[k].z, lo[k].w, hi[k].x, hi[k].y, hi[k].z, hi[k].w};
-#pragma unroll
-                    for (int j = 0; j < 8; ++j) {
-                        out[j] = fmaf(v[j], scale, out[j]);
-                    }
-                }
-            }
+        ll_combine_add(batch, 0, live, m, sum, out);
+        for (uint32_t base = LL_COMBINE_BATCH; base < live; base += LL_COMBINE_BATCH) {
+            ll_combine_load(p, d, base, live, batch);
+            ll_combine_add(batch, base, live, m, sum, out);
         }
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
@@ -508,6 +536,9 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_oproj(
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
+    // The residual of the warp's row, loaded a row ahead (its round trip overlaps the work
+    // before its add, not after).
+    float x_row = row < hidden ? x[row] : 0.0f;
     ll_combine(partial, state[LL_POS], q_heads, max_seq, s_in);
     for (; row < hidden; row += warps) {
         // The lane's part first, then the next row's loads, then the warp's sum: the loads
@@ -517,8 +548,12 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_oproj(
             ll_load_row(wo + (size_t)(row + warps) * in, in, lane, w);
         }
         const float dot = ll_warp_sum(part);
+        const float x_here = x_row;
+        if (row + warps < hidden) {
+            x_row = x[row + warps];
+        }
         if (lane == 0) {
-            x[row] += dot;
+            x[row] = x_here + dot;
         }
     }
 }
@@ -576,6 +611,8 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down(
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
+    // The residual of the warp's row, loaded a row ahead (as in ll_oproj).
+    float x_row = row < hidden ? x[row] : 0.0f;
     ll_load_vector<false>(h, mlp, s_h);
     for (; row < hidden; row += warps) {
         const uint16_t* r = w_down + (size_t)row * mlp;
@@ -590,8 +627,12 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down(
             }
         }
         acc = ll_warp_sum(acc);
+        const float x_here = x_row;
+        if (row + warps < hidden) {
+            x_row = x[row + warps];
+        }
         if (lane == 0) {
-            x[row] += acc;
+            x[row] = x_here + acc;
         }
     }
 }
@@ -760,6 +801,12 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down_pipe(
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
+    // The residuals of the rows threads 0 .. LL_DOWN_ROWS - 1 add to, loaded a pass of each
+    // buffer ahead (x_a for wa's rows, x_b for wb's): their round trips overlap the passes, not
+    // the add after each barrier, which every warp of the block would wait for.
+    const bool adds = threadIdx.x < LL_DOWN_ROWS;
+    float x_a = adds && base < hidden ? x[base + threadIdx.x] : 0.0f;
+    float x_b = adds && base + stride < hidden ? x[base + stride + threadIdx.x] : 0.0f;
     ll_load_vector<true>(h, mlp, s_h);
     for (; base < hidden; base += 2u * stride) {
         // Pass with wa (row base + sub); wb's row is in flight.
@@ -778,7 +825,10 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down_pipe(
             for (int k = 0; k < LL_DOWN_SPLIT; ++k) {
                 sum += s_dot[0][threadIdx.x * LL_DOWN_SPLIT + k];
             }
-            x[base + threadIdx.x] += sum;
+            x[base + threadIdx.x] = x_a + sum;
+            if (base + 2u * stride < hidden) {
+                x_a = x[base + 2u * stride + threadIdx.x];
+            }
         }
         if (base + stride >= hidden) {
             break;
@@ -799,7 +849,10 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down_pipe(
             for (int k = 0; k < LL_DOWN_SPLIT; ++k) {
                 sum += s_dot[1][threadIdx.x * LL_DOWN_SPLIT + k];
             }
-            x[base + stride + threadIdx.x] += sum;
+            x[base + stride + threadIdx.x] = x_b + sum;
+            if (base + 3u * stride < hidden) {
+                x_b = x[base + 3u * stride + threadIdx.x];
+            }
         }
     }
 }
