@@ -131,9 +131,7 @@ fn raw_instantiate(graph: &cuda_graph::graph::Graph, with_params: bool) -> Resul
             let mut params = sys::cudaGraphInstantiateParams::default();
             // SAFETY: the graph is alive and used by this thread only; `exec` and `params` are
             // valid for writes.
-            let status =
-                unsafe { sys::cudaGraphInstantiateWithParams(&mut exec, graph.as_raw(), &mut params) };
-            status
+            unsafe { sys::cudaGraphInstantiateWithParams(&mut exec, graph.as_raw(), &mut params) }
         } else {
             // SAFETY: as above; flags 0.
             unsafe { sys::cudaGraphInstantiate(&mut exec, graph.as_raw(), 0) }
