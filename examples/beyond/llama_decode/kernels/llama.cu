@@ -17,14 +17,19 @@
 //     ll_pick     the first largest of the blocks' (argmax), or the next prompt token while
 //                 the prompt lasts; writes it into the sequence, advances the position and the
 //                 step count, and gathers the token's embedding into x for the next step;
-//                 ll_pick_while also ends the WHILE loop once the step count reaches its target
+//                 ll_pick_while also ends the WHILE loop once fewer steps are left than its
+//                 loop's body runs (ll_loop_gate opens each loop only for a whole body)
 //
 // Every position-dependent value comes from device memory (the state words), so the same
 // kernel arguments serve every step: one graph, replayed or looped.
 //
-// Programmatic edges: every kernel loads what no kernel of the step writes (its first weight
-// rows) before cuda_graph::pdl::wait_upstream(), and reads what the kernel before wrote only
-// after it. Launched plainly, the wait returns at once.
+// Programmatic edges: every kernel reads what the kernel before wrote only after
+// cuda_graph::pdl::wait_upstream(). Before it, it loads what no kernel writes (its first weight
+// rows, norm weights) and what only kernels that completed before the kernel before passed
+// its own wait wrote: each kernel here calls launch_dependents() only after its wait, so a
+// kernel launches only once every kernel two or more before it has completed and its writes
+// are visible (the O projection's position and residual, the attention's earlier cache rows,
+// the pick's state words and sequence). Launched plainly, the wait returns at once.
 //
 // GEMV layout: one weight row per warp at a time; a lane loads 16 bytes (8 bf16) per load,
 // lanes adjacent in memory, LL_VEC loads per lane in flight per row; the input vector sits in
@@ -333,8 +338,8 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_qkv(
 // the chunk's sum of exp(score - m) * v, its largest score m and sum of exp(score - m) (chunks
 // past pos are not written). Scores are q . k / 8 (head dimension 64). Thread t loads its
 // position's whole key and value rows at once (16 loads of 16 bytes in flight), so the chunk
-// costs one round trip to memory; the weighted values are summed over the positions through
-// shared memory. Launch: q_heads * (max_seq / 64) blocks of 64 threads.
+// costs one round trip to memory, and for the positions before pos it does so before the
+// programmatic wait; the weighted values are summed over the positions through shared memory. Launch: q_heads * (max_seq / 64) blocks of 64 threads.
 extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
     const float* q, const uint16_t* k_cache, const uint16_t* v_cache, const uint32_t* state, float* partial,
     uint32_t q_heads, uint32_t kv_heads, uint32_t max_seq) {
@@ -348,8 +353,10 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
     const uint32_t kv = head / (q_heads / kv_heads);
     const uint32_t t = threadIdx.x;
 
-    cuda_graph::pdl::wait_upstream();
-    cuda_graph::pdl::launch_dependents();
+    // Before the wait: the position (the step before's pick wrote it, and that pick completed
+    // before the QKV kernel upstream passed its own wait, so before this kernel launched) and
+    // the cache rows of the earlier positions (earlier steps wrote them). This step's QKV
+    // writes only the row at `pos`, read after the wait with q.
     const uint32_t pos = state[LL_POS];
     const uint32_t first = chunk * LL_CHUNK;
     if (first > pos) {
@@ -357,12 +364,22 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
     }
     const uint32_t at = first + t;
     const bool live = at <= pos;
+    const size_t row = ((size_t)kv * max_seq + at) * LL_HEAD_DIM;
+    const uint4* kr = reinterpret_cast<const uint4*>(k_cache + row);
+    const uint4* vr = reinterpret_cast<const uint4*>(v_cache + row);
     uint4 k[LL_HEAD_DIM / 8];
     uint4 v[LL_HEAD_DIM / 8];
-    if (live) {
-        const size_t row = ((size_t)kv * max_seq + at) * LL_HEAD_DIM;
-        const uint4* kr = reinterpret_cast<const uint4*>(k_cache + row);
-        const uint4* vr = reinterpret_cast<const uint4*>(v_cache + row);
+    if (at < pos) {
+#pragma unroll
+        for (int c = 0; c < LL_HEAD_DIM / 8; ++c) {
+            k[c] = kr[c];
+            v[c] = vr[c];
+        }
+    }
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
+    if (at == pos) {
 #pragma unroll
         for (int c = 0; c < LL_HEAD_DIM / 8; ++c) {
             k[c] = kr[c];
@@ -534,12 +551,17 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_oproj(
         ll_load_row(wo + (size_t)row * in, in, lane, w);
     }
 
+    // Before the wait: the position and the residual of the warp's row, which no kernel since
+    // this layer's QKV passed its wait has written (the step before's pick, the layer before's
+    // down projection), so after the wait the combine's loads are the only round trip. The
+    // residual is loaded a row ahead throughout (its round trip overlaps the work before its
+    // add, not after).
+    const uint32_t pos = state[LL_POS];
+    float x_row = row < hidden ? x[row] : 0.0f;
+
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    // The residual of the warp's row, loaded a row ahead (its round trip overlaps the work
-    // before its add, not after).
-    float x_row = row < hidden ? x[row] : 0.0f;
-    ll_combine(partial, state[LL_POS], q_heads, max_seq, s_in);
+    ll_combine(partial, pos, q_heads, max_seq, s_in);
     for (; row < hidden; row += warps) {
         // The lane's part first, then the next row's loads, then the warp's sum: the loads
         // are in flight during the shuffles.
@@ -930,17 +952,47 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS, 4) ll_lm_head(
     }
 }
 
+// Decode steps left at position `pos` after `steps` steps: the target's remaining count, and
+// the room left in the sequence (a step writes seq[pos + 1]).
+static __device__ uint32_t ll_left(uint32_t pos, uint32_t steps, uint32_t target, uint32_t max_seq) {
+    const uint32_t by_target = steps < target ? target - steps : 0u;
+    const uint32_t by_room = pos + 1u < max_seq ? max_seq - 1u - pos : 0u;
+    return min(by_target, by_room);
+}
+
+// The same from the state words.
+static __device__ uint32_t ll_steps_left(const uint32_t* state, uint32_t max_seq) {
+    return ll_left(state[LL_POS], state[LL_STEPS], state[LL_TARGET], max_seq);
+}
+
 // The step's end (one block of LL_THREADS): the argmax of the parts; the next token (the next
 // prompt token while the prompt lasts); seq[pos + 1] = it, pos + 1, steps + 1; x = its
-// embedding. Returns, in thread 0, whether the step count has reached its target or the
-// sequence buffer is full (the loop must end).
-static __device__ bool ll_pick_step(const float* part_max, const uint32_t* part_idx, uint32_t parts,
-                                    const uint16_t* embedding, uint32_t* seq, uint32_t* state, float* x,
-                                    uint32_t hidden, uint32_t vocab, uint32_t max_seq) {
+// embedding. Returns, in every thread, the steps left after this one (0 when the step had no
+// room: nothing is written then but x).
+static __device__ uint32_t ll_pick_step(const float* part_max, const uint32_t* part_idx, uint32_t parts,
+                                        const uint16_t* embedding, uint32_t* seq, uint32_t* state, float* x,
+                                        uint32_t hidden, uint32_t vocab, uint32_t max_seq) {
     __shared__ float s_best[LL_WARPS];
     __shared__ uint32_t s_best_i[LL_WARPS];
     __shared__ uint32_t s_token;
-    __shared__ uint32_t s_end;
+    __shared__ uint32_t s_left;
+    // Before the wait: the state words and the sequence, which only the picks write (the step
+    // before's completed before this step's first kernel passed its wait).
+    uint32_t pos = 0u;
+    uint32_t prompt = 0u;
+    uint32_t steps = 0u;
+    uint32_t target = 0u;
+    uint32_t stay = 0u;
+    uint32_t next = 0u;
+    if (threadIdx.x == 0) {
+        pos = state[LL_POS];
+        prompt = state[LL_PROMPT];
+        steps = state[LL_STEPS];
+        target = state[LL_TARGET];
+        stay = seq[min(pos, max_seq - 1u)];
+        next = pos + 1u < max_seq ? seq[pos + 1u] : 0u;
+    }
+
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
     float best = -INFINITY;
@@ -950,42 +1002,48 @@ static __device__ bool ll_pick_step(const float* part_max, const uint32_t* part_
     }
     ll_block_best(best, best_i, s_best, s_best_i);
     if (threadIdx.x == 0) {
-        const uint32_t pos = state[LL_POS];
-        const uint32_t prompt = state[LL_PROMPT];
-        uint32_t end = 1u;
-        uint32_t token = seq[min(pos, max_seq - 1u)];
+        uint32_t left = 0u;
+        uint32_t token = stay;
         if (pos + 1u < max_seq) {
             // No largest logit (every one NaN): token 0, which the checks then catch.
-            token = pos + 1u < prompt ? seq[pos + 1u] : (best_i < vocab ? best_i : 0u);
+            token = pos + 1u < prompt ? next : (best_i < vocab ? best_i : 0u);
             seq[pos + 1u] = token;
             state[LL_POS] = pos + 1u;
-            const uint32_t steps = state[LL_STEPS] + 1u;
-            state[LL_STEPS] = steps;
-            end = (steps >= state[LL_TARGET] || pos + 2u >= max_seq) ? 1u : 0u;
+            state[LL_STEPS] = steps + 1u;
+            left = ll_left(pos + 1u, steps + 1u, target, max_seq);
         }
         s_token = token;
-        s_end = end;
+        s_left = left;
     }
     __syncthreads();
     ll_gather_embedding(embedding, s_token, hidden, x);
-    return threadIdx.x == 0 && s_end != 0u;
+    return s_left;
 }
 
-// The host-driven ways' last kernel of a step.
 extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_pick(
     const float* part_max, const uint32_t* part_idx, uint32_t parts, const uint16_t* embedding, uint32_t* seq,
     uint32_t* state, float* x, uint32_t hidden, uint32_t vocab, uint32_t max_seq) {
     (void)ll_pick_step(part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab, max_seq);
 }
 
-// The WHILE body's last kernel: as ll_pick, and it ends the loop of `handle` once the step count
-// reaches state[LL_TARGET] (the handle is 1 at each launch of the graph and holds between
-// iterations, so only the last step sets it).
+// The WHILE body's last kernel: as ll_pick, and it ends the loop of `handle` once fewer than
+// `ahead` steps are left (the body runs `ahead` steps; ll_loop_gate opened the loop, so every
+// step of an iteration has its room and its count).
 extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_pick_while(
-    cudaGraphConditionalHandle handle, const float* part_max, const uint32_t* part_idx, uint32_t parts,
-    const uint16_t* embedding, uint32_t* seq, uint32_t* state, float* x, uint32_t hidden, uint32_t vocab,
-    uint32_t max_seq) {
-    if (ll_pick_step(part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab, max_seq)) {
+    cudaGraphConditionalHandle handle, uint32_t ahead, const float* part_max, const uint32_t* part_idx,
+    uint32_t parts, const uint16_t* embedding, uint32_t* seq, uint32_t* state, float* x, uint32_t hidden,
+    uint32_t vocab, uint32_t max_seq) {
+    const uint32_t left = ll_pick_step(part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab, max_seq);
+    if (threadIdx.x == 0 && left < ahead) {
         cudaGraphSetConditional(handle, 0);
+    }
+}
+
+// Before a WHILE loop whose body runs `ahead` steps (one thread): opens the loop of `handle`
+// when at least `ahead` steps are left, else keeps it shut.
+extern "C" __global__ void ll_loop_gate(cudaGraphConditionalHandle handle, const uint32_t* state, uint32_t max_seq,
+                                        uint32_t ahead) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        cudaGraphSetConditional(handle, ll_steps_left(state, max_seq) >= ahead ? 1u : 0u);
     }
 }

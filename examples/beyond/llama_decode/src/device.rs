@@ -20,7 +20,8 @@ use crate::weights::{seed32, Kind, Tensor};
 // `state[0]`, which `ll_pick*` advances only while `pos + 1 < max_seq`; the attention partials
 // by head and chunk (`q_heads * max_seq / 64` of them); the embedding by a token, a prompt token
 // (checked below vocab by `Decoder::new`) or an argmax (below vocab); the argmax parts by the
-// LM head's block count, which is the `parts` passed to the pick. The declarations are private
+// LM head's block count, which is the `parts` passed to the pick; `ll_loop_gate` reads the four
+// state words and sets the handle it is given. The declarations are private
 // to this module, whose launches pass exactly those buffers and sizes.
 cuda_graph::kernels! {
     /// Elements `offset .. offset + count` of a weight buffer from the hash.
@@ -67,12 +68,14 @@ cuda_graph::kernels! {
         part_max: DeviceConstPtr<f32>, part_idx: DeviceConstPtr<u32>, parts: u32, embedding: DeviceConstPtr<u16>,
         seq: DevicePtr<u32>, state: DevicePtr<u32>, x: DevicePtr<f32>, hidden: u32, vocab: u32, max_seq: u32,
     );
-    /// The same, ending the WHILE loop of `handle` at the target step count.
+    /// The same, ending the WHILE loop of `handle` once fewer than `ahead` steps are left.
     unsafe fn ll_pick_while(
-        handle: ConditionalHandle, part_max: DeviceConstPtr<f32>, part_idx: DeviceConstPtr<u32>, parts: u32,
-        embedding: DeviceConstPtr<u16>, seq: DevicePtr<u32>, state: DevicePtr<u32>, x: DevicePtr<f32>,
-        hidden: u32, vocab: u32, max_seq: u32,
+        handle: ConditionalHandle, ahead: u32, part_max: DeviceConstPtr<f32>, part_idx: DeviceConstPtr<u32>,
+        parts: u32, embedding: DeviceConstPtr<u16>, seq: DevicePtr<u32>, state: DevicePtr<u32>,
+        x: DevicePtr<f32>, hidden: u32, vocab: u32, max_seq: u32,
     );
+    /// Opens the WHILE loop of `handle` when at least `ahead` steps are left (one thread).
+    unsafe fn ll_loop_gate(handle: ConditionalHandle, state: DeviceConstPtr<u32>, max_seq: u32, ahead: u32);
 }
 
 /// Threads of the GEMV-shaped kernels' blocks (`LL_THREADS`: 8 warps).
@@ -250,8 +253,9 @@ impl DeviceModel {
 pub enum Pick {
     /// `ll_pick`: the host decides how many steps run.
     Host,
-    /// `ll_pick_while`: the kernel ends the WHILE loop of this handle at the target.
-    While(ConditionalHandle),
+    /// `ll_pick_while`: the kernel ends the WHILE loop of this handle once fewer steps are
+    /// left than the loop's body runs (the `u32`).
+    While(ConditionalHandle, u32),
 }
 
 /// The step's kernels, in order, by what they do (for the profile and the per-kernel tests).
@@ -608,9 +612,11 @@ impl Decoder {
                 config,
                 (part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab, max_seq),
             ),
-            Pick::While(handle) => {
-                let args =
-                    (handle, part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab, max_seq);
+            Pick::While(handle, ahead) => {
+                let args = (
+                    handle, ahead, part_max, part_idx, parts, embedding, seq, state, x, hidden, vocab,
+                    max_seq,
+                );
                 sink.kernel(Op::Pick, ll_pick_while(), config, args)
             }
         }
@@ -621,9 +627,30 @@ impl Decoder {
     pub fn add_step(
         &self, model: &DeviceModel, graph: &GraphBuilder, pick: Pick, chain: Chain, deps: &[&dyn AsNode],
     ) -> Result<KernelNode> {
+        self.add_steps(model, graph, 1, pick, chain, deps)
+    }
+
+    /// Adds `steps` steps to `graph` as one chain of their kernels joined by `chain`'s edges
+    /// (a step's first kernel after the step before's last by the same kind of edge), after
+    /// `deps`; the last step ends with `last_pick`, the others with `ll_pick`. Returns the last.
+    pub fn add_steps(
+        &self, model: &DeviceModel, graph: &GraphBuilder, steps: u32, last_pick: Pick, chain: Chain,
+        deps: &[&dyn AsNode],
+    ) -> Result<KernelNode> {
         let mut sink = IntoGraph(KernelChain::new(graph, deps, chain));
-        self.step(model, pick, &mut sink)?;
+        for step in 1..=steps {
+            self.step(model, if step == steps { last_pick } else { Pick::Host }, &mut sink)?;
+        }
         Ok(sink.0.into_last().expect("a step has kernels"))
+    }
+
+    /// Adds `ll_loop_gate` for the WHILE loop of `handle`, whose body runs `ahead` steps, after
+    /// `deps`.
+    pub fn add_loop_gate(
+        &self, graph: &GraphBuilder, handle: &ConditionalHandle, ahead: u32, deps: &[&dyn AsNode],
+    ) -> Result<KernelNode> {
+        let args = (*handle, self.state.const_ptr(), self.config.max_seq as u32, ahead);
+        graph.add_kernel(ll_loop_gate(), LaunchConfig::new(1, 32), args, deps)
     }
 }
 
@@ -635,7 +662,7 @@ mod kernel_declarations {
         chapter_common::assert_kernel_types! {
             super::ll_init_weights, super::ll_embed, super::ll_qkv, super::ll_attn, super::ll_oproj,
             super::ll_gate_up, super::ll_down, super::ll_gate_up_pipe, super::ll_down_pipe, super::ll_lm_head,
-            super::ll_pick, super::ll_pick_while
+            super::ll_pick, super::ll_pick_while, super::ll_loop_gate
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The graphs: one step ((b)), the whole generation as a WHILE loop ((c), (d)), and the
 //! profile's unrolled steps and empty loop.
 
-use cuda_graph::graph::{AsNode, Graph, GraphExec, HostLaunch, KernelNode};
+use cuda_graph::graph::{AsNode, ConditionalNode, Graph, GraphExec, HostLaunch, KernelNode};
 use cuda_graph::{ConditionalHandle, DeviceBuffer, DevicePtr, Result};
 
 use crate::device::{Chain, Decoder, DeviceModel, Pick};
@@ -27,14 +27,29 @@ pub fn step_graph(model: &DeviceModel, decoder: &Decoder, chain: Chain) -> Resul
     graph.instantiate(Default::default())
 }
 
-/// The whole generation as one graph: a WHILE node whose body is the step, its kernels joined
-/// by `chain`'s edges. The handle is 1 at every launch, so the body runs at least once; the
-/// pick ends the loop when the step count reaches the target in the state words.
-pub fn while_graph(model: &DeviceModel, decoder: &Decoder, chain: Chain) -> Result<GraphExec<HostLaunch>> {
+/// The whole generation as one graph: a WHILE loop whose body is `per_iteration` steps, its
+/// kernels (across the steps too) joined by `chain`'s edges, then, where `per_iteration` is
+/// more than 1, a WHILE loop of one step for the steps left over. Before each loop `ll_loop_gate`
+/// opens it only if a whole body's steps are left (by the state words' target and the sequence's
+/// room); each body's last pick shuts it once fewer are left. Every step any body runs has its
+/// count and its room, whatever N is.
+pub fn while_graph(
+    model: &DeviceModel, decoder: &Decoder, chain: Chain, per_iteration: u32,
+) -> Result<GraphExec<HostLaunch>> {
     let graph = Graph::new()?;
-    let handle = graph.conditional_handle(Some(1))?;
-    let (_loop, body) = graph.add_while(&handle, &[])?;
-    decoder.add_step(model, &body, Pick::While(handle), chain, &[])?;
+    let mut loops = vec![per_iteration];
+    if per_iteration > 1 {
+        loops.push(1);
+    }
+    let mut before: Option<ConditionalNode> = None;
+    for ahead in loops {
+        let handle = graph.conditional_handle(Some(0))?;
+        let deps: Vec<&dyn AsNode> = before.iter().map(|node| node as &dyn AsNode).collect();
+        let gate = decoder.add_loop_gate(&graph, &handle, ahead, &deps)?;
+        let (node, body) = graph.add_while(&handle, &[&gate])?;
+        decoder.add_steps(model, &body, ahead, Pick::While(handle, ahead), chain, &[])?;
+        before = Some(node);
+    }
     graph.instantiate(Default::default())
 }
 

@@ -55,6 +55,12 @@ pub const PROMPT_LEN: usize = 8;
 /// most 32 blocks).
 pub const MAX_BLOCKS_PER_SM: usize = 32;
 
+/// Steps per WHILE iteration in (c) and (d) by default.
+pub const STEPS_PER_ITERATION: usize = 4;
+
+/// Steps per WHILE iteration at most (a body of 16 steps is 1,312 kernel nodes).
+pub const MAX_STEPS_PER_ITERATION: usize = 16;
+
 /// Launches per kernel in the profile's kernels-alone timing.
 pub const PROFILE_REPEATS: usize = 20;
 
@@ -91,6 +97,10 @@ pub struct Options {
     /// product).
     #[arg(long, value_name = "0|1")]
     pub pipelined_gemv: usize,
+    /// Steps per WHILE iteration in (c) and (d) (1 to 16, default 4): the body is that many
+    /// steps in one chain, and a loop of one step runs what is left over.
+    #[arg(long, value_name = "N")]
+    pub steps_per_iteration: usize,
     /// Timed runs after one warm-up; figures are their medians.
     #[arg(skip)]
     pub runs: usize,
@@ -111,6 +121,7 @@ impl Default for Options {
             blocks_per_sm: device::BLOCKS_PER_SM,
             lm_head_blocks_per_sm: device::LM_HEAD_BLOCKS_PER_SM,
             pipelined_gemv: 1,
+            steps_per_iteration: STEPS_PER_ITERATION,
             runs: 5,
             seed: 0x5eed,
         }
@@ -152,6 +163,7 @@ impl Options {
             .within("blocks_per_sm", self.blocks_per_sm, 1..=MAX_BLOCKS_PER_SM)
             .within("lm_head_blocks_per_sm", self.lm_head_blocks_per_sm, 1..=MAX_BLOCKS_PER_SM)
             .within("pipelined_gemv", self.pipelined_gemv, 0..=1)
+            .within("steps_per_iteration", self.steps_per_iteration, 1..=MAX_STEPS_PER_ITERATION)
             .rule("peak_gbs", self.peak_gbs.is_none_or(|p| p > 0.0), || {
                 "peak_gbs must be positive".to_string()
             })
@@ -229,7 +241,8 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     // The weights and each kernel against the CPU.
     let weights = checks::check_weights(&model, options.seed)?;
     report.check(&weights.name, weights.held, weights.detail);
-    let mut runner = Runner::new(&model, grid, &prompt, options.tokens, programmatic)?;
+    let mut runner =
+        Runner::new(&model, grid, &prompt, options.tokens, options.steps_per_iteration as u32, programmatic)?;
     let stream = cuda_graph::Stream::new()?;
     let mut probe = device::Decoder::new(&config, grid, &prompt, options.tokens)?;
     for check in checks::check_kernels(&model, &mut probe, &stream)? {
@@ -327,6 +340,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         }
     }
     report.figure("kernels_us_per_step", profile.kernels_us, "us");
+    report.figure("kernels_first_position_us_per_step", profile.kernels_first_us, "us");
     report.figure("empty_while_us_per_iteration", profile.empty_while_us, "us");
     report.figure("chain_plain_us_per_step", profile.chain_us, "us");
     if let Some(us) = profile.chain_pdl_us {
@@ -343,7 +357,7 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         ));
     }
     report.note("PyTorch's figures and the agreement with it come from torch_twin.py, run right after (see README.md)");
-    let table = output::markdown(&rows, &profile, &properties.name, peak, grid);
+    let table = output::markdown(&rows, &profile, &properties.name, peak, grid, options.steps_per_iteration);
     report.note(format!("table:\n{table}"));
     report.data("device", json!(properties.name));
     report.data("config", output::config_json(&config, options));
@@ -410,6 +424,8 @@ mod tests {
             ("blocks_per_sm", Options { blocks_per_sm: 0, ..Options::quick() }),
             ("lm_head_blocks_per_sm", Options { lm_head_blocks_per_sm: 33, ..Options::quick() }),
             ("pipelined_gemv", Options { pipelined_gemv: 2, ..Options::quick() }),
+            ("steps_per_iteration", Options { steps_per_iteration: 0, ..Options::quick() }),
+            ("steps_per_iteration", Options { steps_per_iteration: 17, ..Options::quick() }),
         ]);
     }
 
@@ -422,6 +438,8 @@ mod tests {
             "--blocks-per-sm=0",
             "--lm-head-blocks-per-sm=33",
             "--pipelined-gemv=2",
+            "--steps-per-iteration=0",
+            "--steps-per-iteration=17",
         ]);
     }
 

@@ -104,13 +104,15 @@ pub fn goal_lines(rows: &[Row]) -> Vec<String> {
 }
 
 /// The table (markdown): the device and the GEMVs' blocks per SM, the ways, then the profile.
-pub fn markdown(rows: &[Row], profile: &Profile, device: &str, peak_gbs: Option<f64>, grid: Grid) -> String {
+pub fn markdown(
+    rows: &[Row], profile: &Profile, device: &str, peak_gbs: Option<f64>, grid: Grid, per_iteration: usize,
+) -> String {
     let mut out = String::new();
     let peak = peak_gbs.map_or("unknown".to_string(), |p| format!("{p:.0} GB/s"));
     let _ = writeln!(
         out,
         "{device}, peak {peak}; blocks per SM: {} (gate/up, down, O projection), {} (LM head); gate/up and \
-         down: {}\n",
+         down: {}; steps per WHILE iteration: {per_iteration}\n",
         grid.blocks_per_sm,
         grid.lm_head_blocks_per_sm,
         if grid.pipelined { "pipelined" } else { "plain" }
@@ -133,6 +135,11 @@ pub fn markdown(rows: &[Row], profile: &Profile, device: &str, peak_gbs: Option<
         }
     }
     let _ = writeln!(out, "| kernels alone: sum | {:.1} |", profile.kernels_us);
+    let _ = writeln!(
+        out,
+        "| kernels alone: sum at the first decode position | {:.1} |",
+        profile.kernels_first_us
+    );
     for r in rows {
         let _ = writeln!(
             out,
@@ -146,10 +153,10 @@ pub fn markdown(rows: &[Row], profile: &Profile, device: &str, peak_gbs: Option<
         "| empty WHILE loop (control and launches), per iteration | {:.1} |",
         profile.empty_while_us
     );
-    let _ =
-        writeln!(out, "| {} steps unrolled, plain edges | {:.1} |", profile.chain_steps, profile.chain_us);
+    let unrolled = format!("{} steps unrolled, {} launches", profile.chain_steps, profile.chain_launches);
+    let _ = writeln!(out, "| {unrolled}, plain edges | {:.1} |", profile.chain_us);
     if let Some(us) = profile.chain_pdl_us {
-        let _ = writeln!(out, "| {} steps unrolled, programmatic edges | {us:.1} |", profile.chain_steps);
+        let _ = writeln!(out, "| {unrolled}, programmatic edges | {us:.1} |");
     }
     out
 }
@@ -173,7 +180,7 @@ pub fn config_json(config: &Config, options: &Options) -> Value {
         "seed": options.seed, "seed32": crate::weights::seed32(options.seed), "tokens": options.tokens,
         "runs": options.runs, "weight_bytes": config.weight_bytes(),
         "blocks_per_sm": options.blocks_per_sm, "lm_head_blocks_per_sm": options.lm_head_blocks_per_sm,
-        "pipelined_gemv": options.pipelined_gemv,
+        "pipelined_gemv": options.pipelined_gemv, "steps_per_iteration": options.steps_per_iteration,
         "bytes_per_step": bytes_per_step(config, options.tokens),
     })
 }

@@ -1,14 +1,17 @@
 //! Where a step's time goes, measured beside the ways with the same events:
 //! - **kernels alone**: each kernel of the step `repeats` times back to back in one graph
-//!   (captured from the step's own launches, at the first decode position), its time per
-//!   kernel; their sum over the step is the kernels' own GPU time (each node's gap in a graph
-//!   included, well under a microsecond). Launched from the host one by one instead, the
+//!   (captured from the step's own launches), its time per kernel, at the middle of the
+//!   generation (N/2 steps after the prompt: attention and its combine grow with the position,
+//!   so that is the generation's mean) and, for their sum only, at the first decode position;
+//!   their sum over the step is the kernels' own GPU time (each node's gap in a graph included,
+//!   well under a microsecond). Launched from the host one by one instead, the
 //!   kernels would be timed at the host's pace: the step's code runs for all 82 kernels to
 //!   launch one, about 11 µs a launch on the H200, more than most of the kernels take.
 //! - **empty WHILE**: a WHILE loop of as many iterations as the generation's steps, whose body
 //!   is do-nothing kernels of the step's geometry: loop control and launches alone.
-//! - **step chain**: the first `min(N, 64)` steps unrolled into one graph (plain, and with
-//!   programmatic edges inside each step): the steps' time with no loop control.
+//! - **step chain**: `min(N, 64)` steps unrolled into one graph (plain, and with programmatic
+//!   edges inside each step), launched ⌊N / 64⌋ times in a row from the prompt on: the same
+//!   positions as the ways (all N when 64 divides N), with no loop control.
 //!
 //! Gaps per step = a way's time per step − the kernels' own time.
 
@@ -27,10 +30,13 @@ pub const CHAIN_STEPS: usize = 64;
 /// The profile's medians.
 #[derive(Debug, Clone, Default)]
 pub struct Profile {
-    /// Per kernel kind (qkv, attn, ...): µs per step (summed over the layers).
+    /// Per kernel kind (qkv, attn, ...): µs per step (summed over the layers), at the middle
+    /// of the generation.
     pub kernel_us: Vec<(&'static str, f64)>,
-    /// The kernels' own GPU time per step, µs.
+    /// The kernels' own GPU time per step, µs, at the middle of the generation.
     pub kernels_us: f64,
+    /// The same at the first decode position.
+    pub kernels_first_us: f64,
     /// The empty WHILE loop, µs per iteration.
     pub empty_while_us: f64,
     /// The unrolled steps, plain edges, µs per step.
@@ -39,6 +45,8 @@ pub struct Profile {
     pub chain_pdl_us: Option<f64>,
     /// Steps unrolled.
     pub chain_steps: usize,
+    /// Launches of the unrolled steps in a row (their steps are the ones timed).
+    pub chain_launches: usize,
     /// Iterations the empty loop counted (its check: the generation's steps).
     pub empty_while_counted: u32,
 }
@@ -51,10 +59,12 @@ impl Profile {
         json!({
             "kernel_us_per_step": kernels,
             "kernels_us_per_step": self.kernels_us,
+            "kernels_first_position_us_per_step": self.kernels_first_us,
             "empty_while_us_per_iteration": self.empty_while_us,
             "chain_plain_us_per_step": self.chain_us,
             "chain_pdl_us_per_step": self.chain_pdl_us,
             "chain_steps": self.chain_steps,
+            "chain_launches": self.chain_launches,
         })
     }
 }
@@ -66,10 +76,12 @@ pub fn measure(
 ) -> Result<Profile> {
     let ops = runner.decoder().ops();
     let mut per_op = vec![Samples::default(); ops.len()];
+    let mut first = Samples::default();
     let (mut empty, mut chain, mut chain_pdl) = (Samples::default(), Samples::default(), Samples::default());
     let mut counter = DeviceBuffer::<u32>::zeroed(1)?;
     let empty_exec = graphs::empty_while(runner.decoder(), &counter, tokens as u32)?;
     let chain_steps = tokens.min(CHAIN_STEPS);
+    let chain_launches = tokens / chain_steps;
     let chain_exec = graphs::step_chain(model, runner.decoder(), chain_steps as u32, Chain::Plain)?;
     let chain_pdl_exec = if programmatic {
         Some(graphs::step_chain(model, runner.decoder(), chain_steps as u32, Chain::Programmatic)?)
@@ -78,22 +90,31 @@ pub fn measure(
     };
     let alone: Vec<GraphExec<HostLaunch>> =
         ops.iter().map(|&op| kernel_alone(model, runner, op, repeats)).collect::<Result<_>>()?;
+    let per_kernel = |runner: &mut Runner, exec: &GraphExec<HostLaunch>| -> Result<f64> {
+        Ok(runner.between_events(|r| exec.launch(r.stream()))? * 1e3 / repeats as f64)
+    };
     let mut counted = 0;
     for _ in 0..runs.max(1) {
         runner.time_after_prefill(model, |_| Ok(()))?;
+        let mut sum = 0.0;
+        for exec in &alone {
+            sum += per_kernel(runner, exec)?;
+        }
+        first.push(sum);
+        runner.time_after_prefill(model, |r| r.advance(tokens / 2))?;
         for (index, exec) in alone.iter().enumerate() {
-            let ms = runner.between_events(|r| exec.launch(r.stream()))?;
-            per_op[index].push(ms * 1e3 / repeats as f64);
+            per_op[index].push(per_kernel(runner, exec)?);
         }
         counter.memset_async(0, runner.stream())?;
         let ms = runner.between_events(|r| empty_exec.launch(r.stream()))?;
         empty.push(ms * 1e3 / tokens as f64);
         counted = counter.to_vec()?[0];
-        let ms = runner.time_after_prefill(model, |r| chain_exec.launch(r.stream()))?;
-        chain.push(ms * 1e3 / chain_steps as f64);
+        let timed_steps = (chain_launches * chain_steps) as f64;
+        let ms = runner.time_after_prefill(model, |r| launch_times(&chain_exec, r, chain_launches))?;
+        chain.push(ms * 1e3 / timed_steps);
         if let Some(exec) = &chain_pdl_exec {
-            let ms = runner.time_after_prefill(model, |r| exec.launch(r.stream()))?;
-            chain_pdl.push(ms * 1e3 / chain_steps as f64);
+            let ms = runner.time_after_prefill(model, |r| launch_times(exec, r, chain_launches))?;
+            chain_pdl.push(ms * 1e3 / timed_steps);
         }
     }
     let mut kernel_us: Vec<(&'static str, f64)> = Vec::new();
@@ -107,12 +128,22 @@ pub fn measure(
     Ok(Profile {
         kernel_us,
         kernels_us,
+        kernels_first_us: first.median(),
         empty_while_us: empty.median(),
         chain_us: chain.median(),
         chain_pdl_us: chain_pdl_exec.as_ref().map(|_| chain_pdl.median()),
         chain_steps,
+        chain_launches,
         empty_while_counted: counted,
     })
+}
+
+/// Launches `exec` `times` in a row on `runner`'s stream.
+fn launch_times(exec: &GraphExec<HostLaunch>, runner: &mut Runner, times: usize) -> Result<()> {
+    for _ in 0..times {
+        exec.launch(runner.stream())?;
+    }
+    Ok(())
 }
 
 /// One graph of `op`'s kernel `repeats` times in a row, captured from the step's own launches

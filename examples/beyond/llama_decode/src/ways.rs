@@ -95,17 +95,19 @@ pub struct Runner {
 
 impl Runner {
     /// The decoder for `prompt` and `tokens` generated tokens, launched as `grid` says, with
-    /// the graphs of (b), (c) and, where `programmatic`, (d).
+    /// the graphs of (b), (c) and, where `programmatic`, (d); (c) and (d) run `per_iteration`
+    /// steps per WHILE iteration.
     pub fn new(
-        model: &DeviceModel, grid: Grid, prompt: &[u32], tokens: usize, programmatic: bool,
+        model: &DeviceModel, grid: Grid, prompt: &[u32], tokens: usize, per_iteration: u32,
+        programmatic: bool,
     ) -> Result<Runner> {
         let decoder = Decoder::new(model.config(), grid, prompt, tokens)?;
         let stream = Stream::new()?;
         let chain = if programmatic { Chain::Programmatic } else { Chain::Plain };
         let step_exec = graphs::step_graph(model, &decoder, chain)?;
-        let while_exec = graphs::while_graph(model, &decoder, Chain::Plain)?;
+        let while_exec = graphs::while_graph(model, &decoder, Chain::Plain, per_iteration)?;
         let while_pdl_exec = if programmatic {
-            Some(graphs::while_graph(model, &decoder, Chain::Programmatic)?)
+            Some(graphs::while_graph(model, &decoder, Chain::Programmatic, per_iteration)?)
         } else {
             None
         };
@@ -160,6 +162,14 @@ impl Runner {
         })?;
         let (tokens, steps) = self.decoder.read()?;
         Ok(Timed { tokens, steps, ms })
+    }
+
+    /// Queues `steps` decode steps (the graph of (b)) on the stream.
+    pub fn advance(&mut self, steps: usize) -> Result<()> {
+        for _ in 0..steps {
+            self.step_exec.launch(&self.stream)?;
+        }
+        Ok(())
     }
 
     /// Resets the decoder, runs the prefill, then times `work` (queued on the stream).
