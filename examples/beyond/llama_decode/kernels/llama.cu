@@ -33,7 +33,9 @@
 //
 // GEMV layout: one weight row per warp at a time; a lane loads 16 bytes (8 bf16) per load,
 // lanes adjacent in memory, LL_VEC loads per lane in flight per row; the input vector sits in
-// shared memory as fp32. Row lengths must be multiples of 256 (32 lanes x 8).
+// shared memory as fp32. Row lengths must be multiples of 256 (32 lanes x 8). The rows wait in
+// registers, but for the O projection's, which wait in shared memory (cp.async) so that the
+// kernel fits in 64 registers and the gate/up kernel after it gets a block onto every SM early.
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -56,8 +58,12 @@
 #define LL_PARTIAL (LL_HEAD_DIM + 4)
 #define LL_PARTIAL_MAX LL_HEAD_DIM
 #define LL_PARTIAL_SUM (LL_HEAD_DIM + 1)
-// Chunks whose partials ll_combine loads at once.
-#define LL_COMBINE_BATCH 4
+// Elements per row of ll_attn's value rows in shared memory: 64 and 8 of padding (144 bytes,
+// so 8 threads' 16-byte stores of their rows start 4 banks apart).
+#define LL_ATTN_V_STRIDE (LL_HEAD_DIM + 8)
+// Chunks whose partials ll_combine loads at once: 3, because with 4 the O projection, held to
+// 64 registers a thread (see ll_oproj), spills.
+#define LL_COMBINE_BATCH 3
 // The state words (src/device.rs STATE_*): position of the token the next step reads, decode
 // steps run, steps at which the WHILE loop ends, prompt length.
 #define LL_POS 0
@@ -150,24 +156,6 @@ static __device__ __forceinline__ float ll_dot_row(const uint4 (&w)[LL_VEC], con
     return acc;
 }
 
-// The block's sum of v (every thread gets it); `scratch` holds LL_WARPS floats.
-static __device__ __forceinline__ float ll_block_sum(float v, float* scratch) {
-    const uint32_t warp = threadIdx.x >> 5;
-    const uint32_t lane = threadIdx.x & 31u;
-    v = ll_warp_sum(v);
-    if (lane == 0) {
-        scratch[warp] = v;
-    }
-    __syncthreads();
-    float total = 0.0f;
-#pragma unroll
-    for (int i = 0; i < LL_WARPS; ++i) {
-        total += scratch[i];
-    }
-    __syncthreads();
-    return total;
-}
-
 // Where element i of a vector sits in shared memory: at i (Interleaved false), or interleaved
 // as ll_interleaved says.
 static __device__ __forceinline__ uint32_t ll_interleaved(uint32_t i);
@@ -192,42 +180,51 @@ static __device__ __forceinline__ uint4 ll_norm_weights(const uint16_t* norm_w, 
     return first < n ? __ldg(reinterpret_cast<const uint4*>(norm_w + first)) : make_uint4(0u, 0u, 0u, 0u);
 }
 
-// s_x[i] = x[i] * rsqrt(mean(x^2) + eps) * norm_w[i] for i < n (n a multiple of 256 and at
-// most 8 * LL_THREADS), placed as ll_at says; nw: ll_norm_weights(norm_w, n). Thread t takes
-// elements 8 t .. 8 t + 7: its loads of x are two 16-byte loads issued together (one round
-// trip to memory, not one per element). A block of LL_THREADS threads; ends with a barrier.
+// RMSNorm with the scale deferred: s_x[i] = x[i] * norm_w[i] for i < n (n a multiple of 256 and
+// at most 8 * LL_THREADS), placed as ll_at says, and returns r = rsqrt(mean(x^2) + eps), by
+// which the caller multiplies each dot product with s_x (r (w . (x * norm_w)) is
+// w . RMSNorm(x) * norm_w). nw: ll_norm_weights(norm_w, n). Thread t takes elements 8 t ..
+// 8 t + 7: its loads of x are two 16-byte loads issued together (one round trip to memory, not
+// one per element). The weighted vector and the warps' sums of squares share one barrier, so
+// the dot products start without a second one for the reduction. A block of LL_THREADS
+// threads; ends with a barrier; `scratch` (LL_WARPS floats) must not be written again by the
+// block.
 template <bool Interleaved>
-static __device__ void ll_load_normed_as(const float* x, uint4 nw, uint32_t n, float eps, float* s_x,
-                                         float* scratch) {
+static __device__ float ll_load_weighted_as(const float* x, uint4 nw, uint32_t n, float eps, float* s_x,
+                                            float* scratch) {
     const uint32_t first = threadIdx.x * 8u;
-    float v[8];
     float sq = 0.0f;
     if (first < n) {
         const float4 a = reinterpret_cast<const float4*>(x + first)[0];
         const float4 b = reinterpret_cast<const float4*>(x + first)[1];
-        v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
-        v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+        float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        const uint32_t w[4] = {nw.x, nw.y, nw.z, nw.w};
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
             sq = fmaf(v[k], v[k], sq);
         }
-    }
-    const float total = ll_block_sum(sq, scratch);
-    const float r = rsqrtf(total / (float)n + eps);
-    if (first < n) {
-        const uint32_t w[4] = {nw.x, nw.y, nw.z, nw.w};
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
-            v[2 * k] = v[2 * k] * r * __uint_as_float(w[k] << 16);
-            v[2 * k + 1] = v[2 * k + 1] * r * __uint_as_float(w[k] & 0xffff0000u);
+            v[2 * k] *= __uint_as_float(w[k] << 16);
+            v[2 * k + 1] *= __uint_as_float(w[k] & 0xffff0000u);
         }
         ll_store8<Interleaved>(s_x, first, v);
     }
+    sq = ll_warp_sum(sq);
+    if ((threadIdx.x & 31u) == 0) {
+        scratch[threadIdx.x >> 5] = sq;
+    }
     __syncthreads();
+    float total = 0.0f;
+#pragma unroll
+    for (int i = 0; i < LL_WARPS; ++i) {
+        total += scratch[i];
+    }
+    return rsqrtf(total / (float)n + eps);
 }
 
-static __device__ void ll_load_normed(const float* x, uint4 nw, uint32_t n, float eps, float* s_x, float* scratch) {
-    ll_load_normed_as<false>(x, nw, n, eps, s_x, scratch);
+static __device__ float ll_load_weighted(const float* x, uint4 nw, uint32_t n, float eps, float* s_x, float* scratch) {
+    return ll_load_weighted_as<false>(x, nw, n, eps, s_x, scratch);
 }
 
 // s[i] = v[i] for i < n (n a multiple of 4, at most LL_MAX_MLP), placed as ll_at
@@ -307,9 +304,9 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_qkv(
     cuda_graph::pdl::launch_dependents();
     // Read now, so that its round trip overlaps the norm's.
     const uint32_t pos = state[LL_POS];
-    ll_load_normed(x, nw, hidden, eps, s_x, s_scratch);
-    const float a = ll_warp_sum(ll_dot_row(wa, s_x, hidden, lane));
-    const float b = ll_warp_sum(ll_dot_row(wb, s_x, hidden, lane));
+    const float r = ll_load_weighted(x, nw, hidden, eps, s_x, s_scratch);
+    const float a = r * ll_warp_sum(ll_dot_row(wa, s_x, hidden, lane));
+    const float b = r * ll_warp_sum(ll_dot_row(wb, s_x, hidden, lane));
     if (lane != 0) {
         return;
     }
@@ -339,14 +336,18 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_qkv(
 // past pos are not written). Scores are q . k / 8 (head dimension 64). Thread t loads its
 // position's whole key and value rows at once (16 loads of 16 bytes in flight), so the chunk
 // costs one round trip to memory, and for the positions before pos it does so before the
-// programmatic wait; the weighted values are summed over the positions through shared memory. Launch: q_heads * (max_seq / 64) blocks of 64 threads.
+// programmatic wait; the values go to shared memory as loaded, and thread t sums dimension t
+// over the chunk's positions, weighted. Launch: q_heads * (max_seq / 64) blocks of 64 threads.
 extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
     const float* q, const uint16_t* k_cache, const uint16_t* v_cache, const uint32_t* state, float* partial,
     uint32_t q_heads, uint32_t kv_heads, uint32_t max_seq) {
     __shared__ __align__(16) float s_q[LL_HEAD_DIM];
-    __shared__ float s_pv[LL_CHUNK][LL_HEAD_DIM + 1];
+    // The chunk's value rows as loaded (bf16), padded so that the threads' 16-byte stores of
+    // their rows fall in distinct banks; rows past pos are zeros.
+    __shared__ __align__(16) uint16_t s_v[LL_CHUNK][LL_ATTN_V_STRIDE];
     __shared__ float s_p[LL_CHUNK];
     __shared__ float s_red[2];
+    __shared__ float s_sum[2];
     const uint32_t chunks = max_seq / LL_CHUNK;
     const uint32_t head = blockIdx.x / chunks;
     const uint32_t chunk = blockIdx.x % chunks;
@@ -355,8 +356,9 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
 
     // Before the wait: the position (the step before's pick wrote it, and that pick completed
     // before the QKV kernel upstream passed its own wait, so before this kernel launched) and
-    // the cache rows of the earlier positions (earlier steps wrote them). This step's QKV
-    // writes only the row at `pos`, read after the wait with q.
+    // the cache rows of the earlier positions (earlier steps wrote them), the values straight
+    // into shared memory. This step's QKV writes only the row at `pos`, read after the wait
+    // with q.
     const uint32_t pos = state[LL_POS];
     const uint32_t first = chunk * LL_CHUNK;
     if (first > pos) {
@@ -367,13 +369,13 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
     const size_t row = ((size_t)kv * max_seq + at) * LL_HEAD_DIM;
     const uint4* kr = reinterpret_cast<const uint4*>(k_cache + row);
     const uint4* vr = reinterpret_cast<const uint4*>(v_cache + row);
+    uint4* sv = reinterpret_cast<uint4*>(&s_v[t][0]);
     uint4 k[LL_HEAD_DIM / 8];
-    uint4 v[LL_HEAD_DIM / 8];
-    if (at < pos) {
+    if (at != pos) {
 #pragma unroll
         for (int c = 0; c < LL_HEAD_DIM / 8; ++c) {
-            k[c] = kr[c];
-            v[c] = vr[c];
+            k[c] = live ? kr[c] : make_uint4(0u, 0u, 0u, 0u);
+            sv[c] = live ? vr[c] : make_uint4(0u, 0u, 0u, 0u);
         }
     }
 
@@ -383,7 +385,7 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
 #pragma unroll
         for (int c = 0; c < LL_HEAD_DIM / 8; ++c) {
             k[c] = kr[c];
-            v[c] = vr[c];
+            sv[c] = vr[c];
         }
     }
     s_q[t] = q[head * LL_HEAD_DIM + t];
@@ -397,7 +399,7 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
         }
         score = acc * 0.125f;
     }
-    // The chunk's largest score (two warps).
+    // The chunk's largest score (two warps), then each position's weight and their sum.
     float m = score;
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) {
@@ -410,35 +412,23 @@ extern "C" __global__ void __launch_bounds__(LL_CHUNK) ll_attn(
     m = fmaxf(s_red[0], s_red[1]);
     const float p = live ? expf(score - m) : 0.0f;
     s_p[t] = p;
-    if (live) {
-#pragma unroll
-        for (int c = 0; c < LL_HEAD_DIM / 8; ++c) {
-            const uint4 w = v[c];
-            float* dst = &s_pv[t][c * 8];
-            dst[0] = p * __uint_as_float(w.x << 16);
-            dst[1] = p * __uint_as_float(w.x & 0xffff0000u);
-            dst[2] = p * __uint_as_float(w.y << 16);
-            dst[3] = p * __uint_as_float(w.y & 0xffff0000u);
-            dst[4] = p * __uint_as_float(w.z << 16);
-            dst[5] = p * __uint_as_float(w.z & 0xffff0000u);
-            dst[6] = p * __uint_as_float(w.w << 16);
-            dst[7] = p * __uint_as_float(w.w & 0xffff0000u);
-        }
+    const float warp_sum = ll_warp_sum(p);
+    if ((t & 31u) == 0) {
+        s_sum[t >> 5] = warp_sum;
     }
     __syncthreads();
-    // Thread t: output dimension t over the chunk's live positions; thread 0 also sums the p's.
-    const uint32_t n = min(pos - first + 1u, (uint32_t)LL_CHUNK);
+    // Thread t: output dimension t, over the chunk's positions in order (the rows past pos
+    // weigh 0 and hold zeros).
     float out = 0.0f;
-    float sum = 0.0f;
-    for (uint32_t i = 0; i < n; ++i) {
-        out += s_pv[i][t];
-        sum += s_p[i];
+#pragma unroll 16
+    for (uint32_t i = 0; i < LL_CHUNK; ++i) {
+        out = fmaf(s_p[i], __uint_as_float((uint32_t)s_v[i][t] << 16), out);
     }
     float* dst = partial + ((size_t)head * chunks + chunk) * LL_PARTIAL;
     dst[t] = out;
     if (t == 0) {
         dst[LL_PARTIAL_MAX] = m;
-        dst[LL_PARTIAL_SUM] = sum;
+        dst[LL_PARTIAL_SUM] = s_sum[0] + s_sum[1];
     }
 }
 
@@ -536,21 +526,61 @@ static __device__ void ll_combine(const float* partial, uint32_t pos, uint32_t q
     __syncthreads();
 }
 
+// A warp's row of n elements (n a multiple of 256, at most LL_VEC * 256) staged into `slot` (its
+// LL_VEC * 32 pieces of 16 bytes, laid out as ll_load_row's registers) with cp.async (sm_80 and
+// later; plain loads and stores before): the loads are in flight without holding registers.
+// Each lane copies, and later reads back (ll_unstage_row), only its own pieces.
+static __device__ __forceinline__ void ll_stage_row(const uint16_t* row, uint32_t n, uint32_t lane, uint4* slot) {
+    const uint4* r = reinterpret_cast<const uint4*>(row);
+#pragma unroll
+    for (int c = 0; c < LL_VEC; ++c) {
+        if ((uint32_t)c * 256u < n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+            const uint32_t to = (uint32_t)__cvta_generic_to_shared(slot + c * 32 + lane);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to), "l"(r + c * 32 + lane) : "memory");
+#else
+            slot[c * 32 + lane] = __ldg(r + c * 32 + lane);
+#endif
+        }
+    }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits for the lane's staged pieces (ll_stage_row) and reads them into w.
+static __device__ __forceinline__ void ll_unstage_row(const uint4* slot, uint32_t n, uint32_t lane,
+                                                      uint4 (&w)[LL_VEC]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
+#pragma unroll
+    for (int c = 0; c < LL_VEC; ++c) {
+        if ((uint32_t)c * 256u < n) {
+            w[c] = slot[c * 32 + lane];
+        }
+    }
+}
+
 // x[r] += wo[r] . attention for the rows r of the grid's warps (grid-stride). wo: [hidden][in],
-// in = q_heads * 64 <= LL_MAX_HIDDEN. Launch: any number of blocks of LL_THREADS.
-extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_oproj(
+// in = q_heads * 64 <= LL_MAX_HIDDEN. Each warp's row waits in shared memory (ll_stage_row), so
+// that the combine runs in few registers: the kernel fits in 64 registers a thread, and the
+// gate/up kernel after it finds room on each SM for one of its blocks while this one runs, which
+// so loads its first rows during this kernel's combine. Launch: any number of blocks of
+// LL_THREADS.
+extern "C" __global__ void __launch_bounds__(LL_THREADS, 4) ll_oproj(
     const uint16_t* wo, const float* partial, const uint32_t* state, float* x, uint32_t hidden, uint32_t q_heads,
     uint32_t max_seq) {
     __shared__ __align__(16) float s_in[LL_MAX_HIDDEN];
+    __shared__ __align__(16) uint4 s_w[LL_WARPS][LL_VEC * 32];
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t warps = gridDim.x * LL_WARPS;
     const uint32_t in = q_heads * LL_HEAD_DIM;
     uint32_t row = blockIdx.x * LL_WARPS + (threadIdx.x >> 5);
-    uint4 w[LL_VEC];
+    uint4* slot = s_w[threadIdx.x >> 5];
     if (row < hidden) {
-        ll_load_row(wo + (size_t)row * in, in, lane, w);
+        ll_stage_row(wo + (size_t)row * in, in, lane, slot);
     }
-
     // Before the wait: the position and the residual of the warp's row, which no kernel since
     // this layer's QKV passed its wait has written (the step before's pick, the layer before's
     // down projection), so after the wait the combine's loads are the only round trip. The
@@ -563,11 +593,13 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_oproj(
     cuda_graph::pdl::launch_dependents();
     ll_combine(partial, pos, q_heads, max_seq, s_in);
     for (; row < hidden; row += warps) {
-        // The lane's part first, then the next row's loads, then the warp's sum: the loads
-        // are in flight during the shuffles.
+        // The row's dot product, then the next row staged (the lane's pieces of this one are
+        // read by then), then the warp's sum: the loads are in flight during the shuffles.
+        uint4 w[LL_VEC];
+        ll_unstage_row(slot, in, lane, w);
         const float part = ll_dot_row(w, s_in, in, lane);
         if (row + warps < hidden) {
-            ll_load_row(wo + (size_t)(row + warps) * in, in, lane, w);
+            ll_stage_row(wo + (size_t)(row + warps) * in, in, lane, slot);
         }
         const float dot = ll_warp_sum(part);
         const float x_here = x_row;
@@ -600,7 +632,7 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up(
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    ll_load_normed(x, nw, hidden, eps, s_x, s_scratch);
+    const float r = ll_load_weighted(x, nw, hidden, eps, s_x, s_scratch);
     for (; row < mlp; row += warps) {
         const float gate_part = ll_dot_row(wg, s_x, hidden, lane);
         const float up_part = ll_dot_row(wu, s_x, hidden, lane);
@@ -608,8 +640,8 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up(
             ll_load_row(w_gate + (size_t)(row + warps) * hidden, hidden, lane, wg);
             ll_load_row(w_up + (size_t)(row + warps) * hidden, hidden, lane, wu);
         }
-        const float g = ll_warp_sum(gate_part);
-        const float u = ll_warp_sum(up_part);
+        const float g = r * ll_warp_sum(gate_part);
+        const float u = r * ll_warp_sum(up_part);
         if (lane == 0) {
             h[row] = g / (1.0f + expf(-g)) * u;
         }
@@ -631,10 +663,12 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down(
         ll_load_row(w_down + (size_t)row * mlp, min(mlp, piece), lane, w);
     }
 
+    // The residual of the warp's row, loaded a row ahead (as in ll_oproj), the first before the
+    // wait: the O projection, two kernels before, wrote it.
+    float x_row = row < hidden ? x[row] : 0.0f;
+
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    // The residual of the warp's row, loaded a row ahead (as in ll_oproj).
-    float x_row = row < hidden ? x[row] : 0.0f;
     ll_load_vector<false>(h, mlp, s_h);
     for (; row < hidden; row += warps) {
         const uint16_t* r = w_down + (size_t)row * mlp;
@@ -754,14 +788,14 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up_pipe(
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    ll_load_normed_as<true>(x, nw, hidden, eps, s_x, s_scratch);
+    const float r = ll_load_weighted_as<true>(x, nw, hidden, eps, s_x, s_scratch);
     for (; base < mlp; base += 2u * stride) {
         // Pass with wa (row base + pair); wb's row is in flight.
         float part = ll_dot_groups(wa, s_x, hidden, 0, 1, lane);
         if (base + 2u * stride < mlp) {
             ll_load_groups(w + (size_t)(base + 2u * stride + pair) * hidden, hidden, 0, 1, lane, wa);
         }
-        float dot = ll_warp_sum(part);
+        float dot = r * ll_warp_sum(part);
         if (lane == 0) {
             s_dot[0][warp] = dot;
         }
@@ -779,7 +813,7 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_gate_up_pipe(
         if (base + 3u * stride < mlp) {
             ll_load_groups(w + (size_t)(base + 3u * stride + pair) * hidden, hidden, 0, 1, lane, wb);
         }
-        dot = ll_warp_sum(part);
+        dot = r * ll_warp_sum(part);
         if (lane == 0) {
             s_dot[1][warp] = dot;
         }
@@ -821,14 +855,16 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS) ll_down_pipe(
         ll_load_groups(w_down + (size_t)(base + stride + sub) * mlp, mlp, q, LL_DOWN_SPLIT, lane, wb);
     }
 
-    cuda_graph::pdl::wait_upstream();
-    cuda_graph::pdl::launch_dependents();
     // The residuals of the rows threads 0 .. LL_DOWN_ROWS - 1 add to, loaded a pass of each
     // buffer ahead (x_a for wa's rows, x_b for wb's): their round trips overlap the passes, not
-    // the add after each barrier, which every warp of the block would wait for.
+    // the add after each barrier, which every warp of the block would wait for. The first two
+    // before the wait: the O projection, two kernels before, wrote them.
     const bool adds = threadIdx.x < LL_DOWN_ROWS;
     float x_a = adds && base < hidden ? x[base + threadIdx.x] : 0.0f;
     float x_b = adds && base + stride < hidden ? x[base + stride + threadIdx.x] : 0.0f;
+
+    cuda_graph::pdl::wait_upstream();
+    cuda_graph::pdl::launch_dependents();
     ll_load_vector<true>(h, mlp, s_h);
     for (; base < hidden; base += 2u * stride) {
         // Pass with wa (row base + sub); wb's row is in flight.
@@ -931,7 +967,7 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS, 4) ll_lm_head(
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
-    ll_load_normed(x, nw, hidden, eps, s_x, s_scratch);
+    const float r = ll_load_weighted(x, nw, hidden, eps, s_x, s_scratch);
     float best = -INFINITY;
     uint32_t best_i = 0xffffffffu;
     for (; row < vocab; row += warps) {
@@ -939,7 +975,7 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS, 4) ll_lm_head(
         if (row + warps < vocab) {
             ll_load_row(embedding + (size_t)(row + warps) * hidden, hidden, lane, w);
         }
-        const float logit = ll_warp_sum(part);
+        const float logit = r * ll_warp_sum(part);
         if (lane == 0) {
             logits[row] = logit;
         }
@@ -951,6 +987,9 @@ extern "C" __global__ void __launch_bounds__(LL_THREADS, 4) ll_lm_head(
         part_idx[blockIdx.x] = best_i;
     }
 }
+
+// Parts per thread whose loads ll_pick_step issues at once.
+#define LL_PICK_BATCH 4
 
 // Decode steps left at position `pos` after `steps` steps: the target's remaining count, and
 // the room left in the sequence (a step writes seq[pos + 1]).
@@ -995,10 +1034,24 @@ static __device__ uint32_t ll_pick_step(const float* part_max, const uint32_t* p
 
     cuda_graph::pdl::wait_upstream();
     cuda_graph::pdl::launch_dependents();
+    // The parts' loads issued LL_PICK_BATCH per thread at once (one round trip for up to
+    // LL_PICK_BATCH * LL_THREADS parts); ll_better's order does not matter (ties go to the
+    // lower index whatever the order).
     float best = -INFINITY;
     uint32_t best_i = 0xffffffffu;
-    for (uint32_t i = threadIdx.x; i < parts; i += LL_THREADS) {
-        ll_better(best, best_i, part_max[i], part_idx[i]);
+    for (uint32_t base = 0; base < parts; base += LL_PICK_BATCH * LL_THREADS) {
+        float m[LL_PICK_BATCH];
+        uint32_t ix[LL_PICK_BATCH];
+#pragma unroll
+        for (int k = 0; k < LL_PICK_BATCH; ++k) {
+            const uint32_t i = base + (uint32_t)k * LL_THREADS + threadIdx.x;
+            m[k] = i < parts ? part_max[i] : -INFINITY;
+            ix[k] = i < parts ? part_idx[i] : 0xffffffffu;
+        }
+#pragma unroll
+        for (int k = 0; k < LL_PICK_BATCH; ++k) {
+            ll_better(best, best_i, m[k], ix[k]);
+        }
     }
     ll_block_best(best, best_i, s_best, s_best_i);
     if (threadIdx.x == 0) {

@@ -1,10 +1,10 @@
 //! The README's results are the committed run's: each way's row of the table the run wrote
-//! (`results/h200-2026-11-29-prewait/llama_decode.md`) appears in README.md as it is, and the PyTorch
+//! (`results/h200-2026-11-29-staged/llama_decode.md`) appears in README.md as it is, and the PyTorch
 //! rows carry the twin's medians (`torch.json`), rounded as printed. No GPU needed.
 
 use std::path::Path;
 
-const RUN: &str = "results/h200-2026-11-29-prewait";
+const RUN: &str = "results/h200-2026-11-29-staged";
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
