@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs llama_decode, then its PyTorch twin right after on the same GPU, and puts both outputs in
 # examples/beyond/llama_decode/results/<gpu>-<date>/ (or $OUT): the report (llama_decode.json,
-# .md, .csv), the dump the twin reads (dump.json), the twin's figures (torch.json) and both logs.
+# .md, .csv), the dump the twin reads (dump.json), the twin's figures (torch.json), both logs and
+# the chart (llama_decode.png, where the machine has a font).
 #
 #   bash examples/beyond/llama_decode/run-h200.sh [flags, e.g. --quick]      (RUNS=5, TOKENS=256)
 #
@@ -29,6 +30,14 @@ if [ -f "$out/dump.json" ]; then
 else
   echo "run-h200: llama_decode wrote no dump.json; the PyTorch twin was not run"
   status=1
+fi
+# The chart from both outputs (a font is needed; where there is none, draw it later with --chart DIR).
+if [ -f "$out/torch.json" ]; then
+  if [ -x "$root/.gpu/run" ] || [ -f "$root/.gpu/run" ]; then
+    bash "$root/.gpu/run" llama_decode --chart "$out" || echo "run-h200: no chart drawn here; run llama_decode --chart $out where a font is"
+  else
+    (cd "$root" && cargo run --release -p llama_decode -- --chart "$out") || echo "run-h200: no chart drawn"
+  fi
 fi
 echo "run-h200: outputs in $out"
 exit $status

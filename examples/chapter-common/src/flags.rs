@@ -190,6 +190,28 @@ where
     }
 }
 
+/// The value of `--NAME VALUE` or `--NAME=VALUE` among `args`, if given: for a flag that runs
+/// instead of the program (a redraw from files, say), read before the program's own parsing.
+///
+/// ```
+/// use std::ffi::OsString;
+/// let args: Vec<OsString> = ["prog", "--chart", "out"].iter().map(OsString::from).collect();
+/// assert_eq!(chapter_common::flag_value(&args, "--chart"), Some("out".into()));
+/// let args: Vec<OsString> = ["prog", "--chart=dir"].iter().map(OsString::from).collect();
+/// assert_eq!(chapter_common::flag_value(&args, "--chart"), Some("dir".into()));
+/// assert_eq!(chapter_common::flag_value(&args, "--other"), None);
+/// ```
+pub fn flag_value(args: &[std::ffi::OsString], name: &str) -> Option<std::path::PathBuf> {
+    args.iter().enumerate().find_map(|(index, arg)| {
+        let arg = arg.to_str()?;
+        match arg.strip_prefix(name) {
+            Some("") => args.get(index + 1).map(std::path::PathBuf::from),
+            Some(value) => value.strip_prefix('=').map(std::path::PathBuf::from),
+            None => None,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::cell::RefCell;

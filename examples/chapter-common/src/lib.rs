@@ -4,9 +4,12 @@
 //! ([`OptionCheck`]), the chapter's own workload of each program ([`Book`], `--book`), a seeded
 //! RNG for inputs that are never all zeros, medians of repeated runs, the synthetic work several
 //! programs share, and the report each program prints (text, or one JSON object with `--json`)
-//! with its PASS/FAIL verdict.
+//! with its PASS/FAIL verdict. Feature `charts`: the font the programs that draw charts share
+//! (`chart_font`).
 
 mod book;
+#[cfg(feature = "charts")]
+pub mod chart_font;
 mod device;
 mod error;
 mod flags;
@@ -23,7 +26,7 @@ mod work;
 pub use book::{Book, Preset};
 pub use device::{device_note, device_zero};
 pub use error::ExampleError;
-pub use flags::{assert_flags_refused, main_with_extra_flags, main_with_flags, NoExtraFlags};
+pub use flags::{assert_flags_refused, flag_value, main_with_extra_flags, main_with_flags, NoExtraFlags};
 /// True when compute-sanitizer watches this process (`scripts/gpu-sanitize` sets
 /// `UNDER_SANITIZER`, `bash .gpu/run` takes `SANITIZE`): `ch12 --quick` then runs each
 /// program's [`ChapterProgram::sanitizer_options`].

@@ -2,8 +2,7 @@
 //! PyTorch's dashed; both axes logarithmic. Text needs a TrueType font, read at run time from
 //! `GENERATION_LOOP_FONT` or the system's font folders (nothing is embedded).
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 
 use plotters::prelude::*;
 
@@ -62,39 +61,10 @@ fn color(way: &str) -> RGBColor {
     }
 }
 
-/// Finds a TrueType font once and registers it as `sans-serif`; false when there is none.
+/// Registers a TrueType font as `sans-serif` once (`GENERATION_LOOP_FONT`, else the system's);
+/// false when there is none.
 pub fn load_font() -> bool {
-    static FOUND: OnceLock<bool> = OnceLock::new();
-    *FOUND.get_or_init(|| {
-        let mut candidates: Vec<PathBuf> =
-            std::env::var_os("GENERATION_LOOP_FONT").map(PathBuf::from).into_iter().collect();
-        for root in ["/usr/share/fonts", "/usr/local/share/fonts"] {
-            collect_fonts(Path::new(root), 3, &mut candidates);
-        }
-        candidates.into_iter().any(|path| {
-            std::fs::read(path).is_ok_and(|bytes| {
-                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-                plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
-            })
-        })
-    })
-}
-
-/// Sans fonts under `dir` (DejaVu, Liberation, Noto first), `depth` folders down.
-fn collect_fonts(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut found: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    found.sort();
-    for path in found {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
-        if path.is_dir() && depth > 0 {
-            collect_fonts(&path, depth - 1, out);
-        } else if ["DejaVuSans.ttf", "LiberationSans-Regular.ttf", "NotoSans-Regular.ttf"]
-            .contains(&name.as_str())
-        {
-            out.push(path);
-        }
-    }
+    chapter_common::chart_font::load_sans("GENERATION_LOOP_FONT")
 }
 
 fn span(lines: &[Line]) -> (f64, f64) {

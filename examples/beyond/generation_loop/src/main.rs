@@ -30,21 +30,9 @@ struct Redraw {
     redraw: Option<PathBuf>,
 }
 
-/// The folder of `--redraw DIR` (or `--redraw=DIR`) among `args`, if given.
-fn redraw_dir(args: &[OsString]) -> Option<PathBuf> {
-    args.iter().enumerate().find_map(|(index, arg)| {
-        let arg = arg.to_str()?;
-        match arg.strip_prefix("--redraw") {
-            Some("") => args.get(index + 1).map(PathBuf::from),
-            Some(value) => value.strip_prefix('=').map(PathBuf::from),
-            None => None,
-        }
-    })
-}
-
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
-    let Some(dir) = redraw_dir(&args) else {
+    let Some(dir) = chapter_common::flag_value(&args, "--redraw") else {
         // Without --redraw the flag is only listed by --help.
         return chapter_common::main_with_extra_flags::<Program, Redraw>(ABOUT, |_, _| {});
     };

@@ -25,6 +25,7 @@ mod program;
 
 pub use program::Program;
 
+pub mod chart;
 pub mod checks;
 pub mod config;
 pub mod device;

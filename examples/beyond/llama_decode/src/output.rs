@@ -19,6 +19,9 @@ pub const DUMP_FILE: &str = "dump.json";
 /// The report as JSON, in `--out DIR`.
 pub const REPORT_FILE: &str = "llama_decode.json";
 
+/// The file torch_twin.py writes its figures to in a results folder (run-h200.sh's name).
+pub const TORCH_FILE: &str = "torch.json";
+
 /// One way's figures.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
