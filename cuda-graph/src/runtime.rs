@@ -152,6 +152,7 @@ refused_in_host_functions! {
     fn cudaGraphRemoveDependencies(graph: cudaGraph_t, from: *const cudaGraphNode_t, to: *const cudaGraphNode_t, edgeData: *const cudaGraphEdgeData, numDependencies: usize);
     fn cudaGraphUpload(graphExec: cudaGraphExec_t, stream: cudaStream_t);
     fn cudaHostGetDevicePointer(pDevice: *mut *mut core::ffi::c_void, pHost: *mut core::ffi::c_void, flags: core::ffi::c_uint);
+    fn cudaKernelSetAttributeForDevice(kernel: cudaKernel_t, attr: cudaFuncAttribute, value: core::ffi::c_int, device: core::ffi::c_int);
     fn cudaLaunchHostFunc(stream: cudaStream_t, fn_: cudaHostFn_t, userData: *mut core::ffi::c_void);
     fn cudaLaunchKernel(func: *const core::ffi::c_void, gridDim: dim3, blockDim: dim3, args: *mut *mut core::ffi::c_void, sharedMem: usize, stream: cudaStream_t);
     fn cudaLaunchKernelExC(config: *const cudaLaunchConfig_t, func: *const core::ffi::c_void, args: *mut *mut core::ffi::c_void);
@@ -205,6 +206,7 @@ refused_in_host_functions! {
     fn cudaGraphExecNodeSetParams(graphExec: cudaGraphExec_t, node: cudaGraphNode_t, nodeParams: *mut cudaGraphNodeParams);
     fn cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t, hGraph: cudaGraph_t, resultInfo: *mut cudaGraphExecUpdateResultInfo);
     fn cudaEventCreateWithFlags(event: *mut cudaEvent_t, flags: core::ffi::c_uint);
+    fn cudaFuncSetAttribute(func: *const core::ffi::c_void, attr: cudaFuncAttribute, value: core::ffi::c_int);
     fn cudaGetFuncBySymbol(functionPtr: *mut cudaFunction_t, symbolPtr: *const core::ffi::c_void);
     fn cudaGetKernel(kernelPtr: *mut cudaKernel_t, entryFuncAddr: *const core::ffi::c_void);
     fn cudaGetSymbolAddress(devPtr: *mut *mut core::ffi::c_void, symbol: *const core::ffi::c_void);

@@ -263,3 +263,83 @@ fn too_much_shared_memory_is_a_cuda_error_that_does_not_linger() {
         Ok(())
     });
 }
+
+#[test]
+fn a_raised_dynamic_shared_memory_limit_lets_bigger_blocks_launch_and_run_in_graphs() {
+    require_gpu!();
+    run(|| {
+        let device = cuda_graph::Device::get(0)?;
+        let stream = Stream::new()?;
+        let kernel = test_kernels::reverse_through_shared();
+        const WORDS: u32 = 24 * 1024; // 96 KB: past the 48 KB every kernel may use
+        let input: Vec<u32> = (0..WORDS).map(|i| test_kernels::pattern(i, 3)).collect();
+        let reversed: Vec<u32> = input.iter().rev().copied().collect();
+        let src = DeviceBuffer::from_slice(&input)?;
+        let out = DeviceBuffer::<u32>::zeroed(WORDS as usize)?;
+        let config = LaunchConfig::new(1, 256).with_shared_mem(WORDS * 4);
+        let args = || (src.const_ptr(), out.ptr(), WORDS);
+
+        // From a host function: refused before any CUDA call, and nothing remembered of it (the
+        // call below still sets both of CUDA's limits: the kernel node further down needs both).
+        let (sender, receiver) = std::sync::mpsc::channel();
+        stream.launch_host_fn(move || {
+            let refused = kernel.set_max_dynamic_shared_mem(device, WORDS * 4);
+            let _ = sender.send(matches!(
+                refused,
+                Err(CudaError::InvalidArgument { reason: Refusal::InHostFunction, .. })
+            ));
+        })?;
+        stream.synchronize()?;
+        assert!(receiver.recv().expect("the host function ran"), "refused in a host function");
+
+        // Before the limit is raised: CUDA refuses the launch, an error that does not linger.
+        let err = kernel.launch(&stream, config, args()).expect_err("96 KB before the limit is raised");
+        assert!(err.code().is_some(), "{err:?}");
+        assert!(last_error_is_clear());
+
+        kernel.set_max_dynamic_shared_mem(device, WORDS * 4)?;
+        kernel.launch(&stream, config, args())?;
+        stream.synchronize()?;
+        assert_eq!(out.to_vec()?, reversed, "a stream launch with 96 KB");
+
+        // The same in a graph (the limit is the kernel's on the device, not the launch's).
+        let again = DeviceBuffer::<u32>::zeroed(WORDS as usize)?;
+        let graph = cuda_graph::graph::Graph::new()?;
+        graph.add_kernel(kernel, config, (src.const_ptr(), again.ptr(), WORDS), &[])?;
+        let exec = graph.instantiate::<cuda_graph::graph::HostLaunch>(Default::default())?;
+        exec.launch(&stream)?;
+        stream.synchronize()?;
+        assert_eq!(again.to_vec()?, reversed, "a kernel node with 96 KB");
+        // And a node added with attributes (`cudaGraphAddNode`, the kernel's context-independent
+        // handle), after a plain node by a programmatic edge.
+        let third = DeviceBuffer::<u32>::zeroed(WORDS as usize)?;
+        let graph = cuda_graph::graph::Graph::new()?;
+        let first = graph.add_kernel(kernel, config, (src.const_ptr(), again.ptr(), WORDS), &[])?;
+        let attributes = cuda_graph::kernel::KernelAttributes::default();
+        let after = if device.properties()?.major >= 9 {
+            [cuda_graph::graph::Dependency::programmatic(&first)]
+        } else {
+            [cuda_graph::graph::Dependency::full(&first)] // no programmatic launch before sm_90
+        };
+        graph.add_kernel_with(kernel, config, (src.const_ptr(), third.ptr(), WORDS), &attributes, &after)?;
+        let exec = graph.instantiate::<cuda_graph::graph::HostLaunch>(Default::default())?;
+        exec.launch(&stream)?;
+        stream.synchronize()?;
+        assert_eq!(third.to_vec()?, reversed, "a kernel node added with attributes, with 96 KB");
+
+        // More than any block may have: CUDA's refusal, an error, and none left behind.
+        let err = kernel.set_max_dynamic_shared_mem(device, 4 << 20).expect_err("4 MB of shared memory");
+        assert!(matches!(err, CudaError::Api { call: "cudaFuncSetAttribute", .. }), "{err:?}");
+        assert!(last_error_is_clear(), "the refused attribute left its error behind");
+        // Past i32: refused before CUDA is called.
+        let err = kernel.set_max_dynamic_shared_mem(device, u32::MAX).expect_err("u32::MAX bytes");
+        assert!(
+            matches!(err, CudaError::InvalidArgument { reason: Refusal::OutOfRange { .. }, .. }),
+            "{err:?}"
+        );
+        // The limit set before still holds.
+        kernel.launch(&stream, config, args())?;
+        stream.synchronize()?;
+        Ok(())
+    });
+}

@@ -31,6 +31,7 @@ mod module;
 #[cfg(feature = "nvrtc")]
 pub mod nvrtc;
 mod owners;
+mod shared_mem;
 mod symbol;
 mod types;
 

@@ -18,7 +18,7 @@
 #![warn(missing_docs)]
 
 use cuda_graph::graph::ConditionalHandle;
-use cuda_graph::{DevicePtr, DeviceSlice};
+use cuda_graph::{DeviceConstPtr, DevicePtr, DeviceSlice};
 
 /// What [`fill_pattern`] writes at index `i`: `(i * 2654435761) ^ seed`, wrapping.
 ///
@@ -371,4 +371,25 @@ cuda_graph::kernels! {
     /// # Ok::<(), cuda_graph::CudaError>(())
     /// ```
     pub unsafe fn bump_symbol_offset(by: u32);
+}
+
+// kernels/shared.cu
+// SAFETY: reverse_through_shared reads in[i] and writes out[i] only for i < n, and uses no more
+// shared memory than the launch gives it (it reads how much). The tests pass n <= both lengths.
+cuda_graph::kernels! {
+    /// `reverse_through_shared(const uint32_t* in, uint32_t* out, uint32_t n)`, one block:
+    /// `out[i] = in[n - 1 - i]` for `i < n` through `n` words of dynamic shared memory (with
+    /// fewer words given, only that many take part).
+    ///
+    /// ```no_run
+    /// # use cuda_graph::{DeviceBuffer, LaunchConfig, Stream};
+    /// # let stream = Stream::new()?;
+    /// let data = DeviceBuffer::from_slice(&[1u32, 2, 3])?;
+    /// let out = DeviceBuffer::<u32>::zeroed(3)?;
+    /// let config = LaunchConfig::new(1, 32).with_shared_mem(12);
+    /// test_kernels::reverse_through_shared().launch(&stream, config, (data.const_ptr(), out.ptr(), 3))?;
+    /// // out becomes [3, 2, 1]
+    /// # Ok::<(), cuda_graph::CudaError>(())
+    /// ```
+    pub unsafe fn reverse_through_shared(input: DeviceConstPtr<u32>, out: DevicePtr<u32>, n: u32);
 }
