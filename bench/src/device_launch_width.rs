@@ -216,10 +216,11 @@ pub fn per_set_medians(row: &Row, warmup: usize) -> (Vec<Option<f64>>, Vec<Optio
 
 /// The next set a side's sample runs: 0, 1, …, then around again.
 #[derive(Default)]
-struct Rotation(usize);
+pub(crate) struct Rotation(usize);
 
 impl Rotation {
-    fn pick<'a, T>(&mut self, sets: &'a [T]) -> &'a T {
+    /// The next set, in turn.
+    pub(crate) fn pick<'a, T>(&mut self, sets: &'a [T]) -> &'a T {
         let set = &sets[self.0 % sets.len()];
         self.0 += 1;
         set

@@ -29,21 +29,36 @@ pub struct Pair {
 }
 
 /// Runs `rust` and `cpp` `plan.warmup` times each (discarded), then `plan.reps` times each,
-/// alternating Rust, C++, Rust, C++, … so that drifts of clocks and temperature hit both
-/// alike. Each call returns one sample.
+/// in pairs, so that drifts of clocks and temperature hit both alike; the side that goes
+/// first changes from pair to pair (Rust, C++, then C++, Rust, …), so that neither side
+/// always runs right after the other (whose work may leave the driver's caches warm or the
+/// CPU's cold). Each call returns one sample.
 pub fn interleave(
     plan: &Plan, mut rust: impl FnMut() -> Result<f64>, mut cpp: impl FnMut() -> Result<f64>,
 ) -> Result<Pair> {
-    for _ in 0..plan.warmup {
-        rust()?;
-        cpp()?;
+    for index in 0..plan.warmup {
+        take_pair(index, &mut rust, &mut cpp)?;
     }
     let mut pair = Pair::default();
-    for _ in 0..plan.reps {
-        pair.rust.push(rust()?);
-        pair.cpp.push(cpp()?);
+    for index in 0..plan.reps {
+        let (rust_sample, cpp_sample) = take_pair(index, &mut rust, &mut cpp)?;
+        pair.rust.push(rust_sample);
+        pair.cpp.push(cpp_sample);
     }
     Ok(pair)
+}
+
+/// Pair `index`'s samples, Rust's first in even pairs and C++'s first in odd ones.
+fn take_pair(
+    index: usize, rust: &mut impl FnMut() -> Result<f64>, cpp: &mut impl FnMut() -> Result<f64>,
+) -> Result<(f64, f64)> {
+    if index.is_multiple_of(2) {
+        let rust_sample = rust()?;
+        Ok((rust_sample, cpp()?))
+    } else {
+        let cpp_sample = cpp()?;
+        Ok((rust()?, cpp_sample))
+    }
 }
 
 /// One line of the results: an operation at one parameter, both sides.
@@ -192,7 +207,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn samples_alternate_after_the_warm_up() {
+    fn samples_come_in_pairs_whose_first_side_alternates() {
         let order = std::cell::RefCell::new(Vec::new());
         let plan = Plan { warmup: 2, reps: 3 };
         let mut a = 0.0;
@@ -211,7 +226,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(order.into_inner().iter().collect::<String>(), "ABABABABAB");
+        assert_eq!(order.into_inner().iter().collect::<String>(), "ABBAABBAAB", "who goes first alternates");
         assert_eq!(pair.rust.0, [3.0, 4.0, 5.0], "warm-up samples are dropped");
         assert_eq!(pair.cpp.0, [13.0, 14.0, 15.0]);
         let row = Row::new("op", "n=1", "µs", pair);

@@ -18,6 +18,10 @@
 //! - update, raw call from Rust: `cudaGraphExecUpdate` called directly on the Rust exec and
 //!   graphs (no crate code around it), against the same C++ update: whether a difference is the
 //!   crate's bookkeeping or CUDA's work on these graphs.
+//!
+//! These rows take [`SAMPLES_FACTOR`] times the plan's samples: each is one host call of
+//! 10-150 µs whose samples spread over 5-7% within a run (the CPU's, not the GPU's, noise),
+//! and the extra samples cost well under a second.
 
 use std::cell::Cell;
 
@@ -43,8 +47,12 @@ pub const UPDATE_ADD_NODE: &str = cuda_graph_bench_report::operations::UPDATE_AD
 /// The row of the raw `cudaGraphExecUpdate` call on the Rust side's exec and graphs.
 pub const UPDATE_RAW: &str = cuda_graph_bench_report::operations::UPDATE_RAW;
 
+/// How many times the plan's timed samples (and warm-up) these rows take.
+pub const SAMPLES_FACTOR: usize = 3;
+
 /// Measures both sides.
 pub fn measure(rust: &mut RustSide, twin: &Twin, plan: &Plan, nodes: u32) -> Result<Vec<Row>> {
+    let plan = &Plan { warmup: plan.warmup * SAMPLES_FACTOR, reps: plan.reps * SAMPLES_FACTOR };
     let (graph_one, graph_two) =
         (build_chain(&rust.counter, nodes, 1)?, build_chain(&rust.counter, nodes, 2)?);
     let (cpp_one, cpp_two) = (twin.chain(nodes, 1)?, twin.chain(nodes, 2)?);

@@ -77,7 +77,7 @@ fn bench(cli: &Cli) -> Result<(), BenchError> {
     };
     let out = cli.out.clone().unwrap_or_else(|| default_out_dir(cli.quick));
     println!(
-        "cuda-graph-bench ({} run): {} warm-up + {} samples per side, Rust and C++ interleaved, medians; {} run(s)",
+        "cuda-graph-bench ({} run): {} warm-up + {} samples per side, Rust and C++ in pairs, each side first in every other pair, medians; {} run(s)",
         options.mode(),
         options.plan.warmup,
         options.plan.reps,
@@ -95,6 +95,9 @@ fn bench(cli: &Cli) -> Result<(), BenchError> {
     );
     for goal in over_runs::decide(&goals, &results.runs) {
         println!("  {goal}");
+    }
+    for line in over_runs::row_median_lines(&goals, &results.runs) {
+        println!("  beside it: {line}");
     }
     match &written {
         Ok(written) => {

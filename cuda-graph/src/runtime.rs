@@ -15,7 +15,10 @@
 //!
 //! The calls that make something bound to the current context (streams, events, memory,
 //! execs, symbol and function lookups) first make the primary context of the thread's current
-//! device current: the crate never trusts the thread's context to be the one it last set.
+//! device current: the crate never trusts the thread's context to be the one it last set. The
+//! few listed in [`bound`] skip that step and are called only inside
+//! [`Device::with_current`](crate::Device::with_current), which has just made the right primary
+//! context current.
 
 use std::cell::Cell;
 
@@ -62,7 +65,8 @@ macro_rules! refused_in_host_functions {
             unsafe { cudart_graph_sys::$name($($arg),*) }
         }
     )*};
-    (primary_context_first; $(fn $name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {$(
+    (primary_context_first; $($(#[$meta:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {$(
+        $(#[$meta])*
         #[inline(always)]
         #[allow(non_snake_case, clippy::too_many_arguments)]
         pub(crate) unsafe extern "C" fn $name($($arg: $ty),*) -> cudaError_t {
@@ -211,6 +215,9 @@ refused_in_host_functions! {
     fn cudaGetKernel(kernelPtr: *mut cudaKernel_t, entryFuncAddr: *const core::ffi::c_void);
     fn cudaGetSymbolAddress(devPtr: *mut *mut core::ffi::c_void, symbol: *const core::ffi::c_void);
     fn cudaGetSymbolSize(size: *mut usize, symbol: *const core::ffi::c_void);
+    // Kept (unused: the crate calls `bound`'s inside `with_current`) so that the raw binding
+    // of the same name never stands in for it.
+    #[allow(dead_code)]
     fn cudaGraphInstantiateWithParams(pGraphExec: *mut cudaGraphExec_t, graph: cudaGraph_t, instantiateParams: *mut cudaGraphInstantiateParams);
     fn cudaHostAlloc(pHost: *mut *mut core::ffi::c_void, size: usize, flags: core::ffi::c_uint);
     fn cudaLibraryGetGlobal(dptr: *mut *mut core::ffi::c_void, bytes: *mut usize, library: cudaLibrary_t, name: *const core::ffi::c_char);
@@ -221,6 +228,20 @@ refused_in_host_functions! {
     fn cudaStreamCreateWithFlags(pStream: *mut cudaStream_t, flags: core::ffi::c_uint);
     fn cudaStreamCreateWithPriority(pStream: *mut cudaStream_t, flags: core::ffi::c_uint, priority: core::ffi::c_int);
 }
+
+/// Context-bound calls for callers that have made the right primary context current
+/// themselves: inside [`Device::with_current`](crate::Device::with_current), which has just
+/// asked the driver (or bound the device), so the binding above would only ask again (one
+/// `cuCtxGetCurrent` a call). Still refused inside host functions.
+pub(crate) mod bound {
+    use super::*;
+
+    refused_in_host_functions! {
+        fn cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t, hGraph: cudaGraph_t, resultInfo: *mut cudaGraphExecUpdateResultInfo);
+        fn cudaGraphInstantiateWithParams(pGraphExec: *mut cudaGraphExec_t, graph: cudaGraph_t, instantiateParams: *mut cudaGraphInstantiateParams);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

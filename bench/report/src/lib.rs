@@ -85,7 +85,8 @@ pub fn write_report(results: &Results, goals: &Goals, dir: &Path) -> Result<Writ
     }
     let note = if text { "" } else { chart::NO_TEXT_NOTE };
     let decided = over_runs::decide(goals, &results.runs);
-    let readme =
-        write_file(dir, readme::FILE_NAME, &readme::results_readme(results, &decided, &goals.set_for, note))?;
+    let row_lines = over_runs::row_median_lines(goals, &results.runs);
+    let readme = readme::results_readme(results, &decided, &row_lines, &goals.set_for, note);
+    let readme = write_file(dir, readme::FILE_NAME, &readme)?;
     Ok(Written { chart, chain_chart, chart_has_text: text, readme })
 }

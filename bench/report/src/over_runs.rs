@@ -4,7 +4,7 @@
 //! A goal is met over the runs only if the median of its per-run figures meets it **and** it was
 //! met in at least half the runs; met in fewer than half, it is missed whatever the median says.
 
-use crate::goals::{Bound, Goal, Goals, Verdict};
+use crate::goals::{Bound, Figure, Goal, Goals, Verdict};
 use crate::row::{Row, Summary};
 use crate::samples::{median, Samples};
 
@@ -39,6 +39,69 @@ pub fn ratios(runs: &[Vec<Row>], row: &Row) -> Samples {
 
 fn find<'r>(rows: &'r [Row], like: &Row) -> Option<&'r Row> {
     rows.iter().find(|row| row.operation == like.operation && row.parameter == like.parameter)
+}
+
+/// A row's label (operation and parameter) and its Rust/C++ ratio.
+pub type RowRatio = (String, f64);
+
+/// Each row's Rust/C++ ratio as the table gives it (the median of the runs' ratios), the rows
+/// above `at_most` in table order, and the highest row: the figure the
+/// worst-ratio goal would give were each row first taken over the runs (less moved by one
+/// run's noise than each run's worst row, which the goal holds). `None` without rows.
+///
+/// ```
+/// use cuda_graph_bench_report::{over_runs::rows_over, Row};
+/// let run = |ratio: f64| vec![Row::single("graph instantiate", "nodes=100", "µs", ratio, 1.0)];
+/// let (over, highest) = rows_over(&[run(1.05), run(1.01), run(1.02)], 1.03).unwrap();
+/// assert!(over.is_empty());
+/// assert_eq!((highest.0.as_str(), highest.1), ("graph instantiate nodes=100", 1.02));
+/// ```
+pub fn rows_over(runs: &[Vec<Row>], at_most: f64) -> Option<(Vec<RowRatio>, RowRatio)> {
+    let labelled: Vec<RowRatio> = merge(runs)
+        .iter()
+        .map(|row| {
+            let label = format!("{} {}", row.operation, row.parameter).trim_end().to_string();
+            (label, ratios(runs, row).median())
+        })
+        .collect();
+    let highest = labelled.iter().max_by(|a, b| a.1.total_cmp(&b.1))?.clone();
+    let over = labelled.into_iter().filter(|(_, ratio)| ratio.is_nan() || *ratio > at_most).collect();
+    Some((over, highest))
+}
+
+/// For each worst-ratio goal with an upper bound, over several runs: a line saying which rows
+/// the table's Rust/C++ column puts over that bound (the same limit held to each row
+/// taken over the runs first), printed beside the goal's own verdict, never instead of it.
+/// Empty for one run (the table is then that run's).
+pub fn row_median_lines(goals: &Goals, runs: &[Vec<Row>]) -> Vec<String> {
+    if runs.len() < 2 {
+        return Vec::new();
+    }
+    goals
+        .goals
+        .iter()
+        .filter(|spec| spec.figure == Figure::WorstRatio)
+        .filter_map(|spec| match spec.bound {
+            Bound::AtMost(limit) => Some((spec, limit)),
+            Bound::AtLeast(_) => None,
+        })
+        .filter_map(|(spec, limit)| {
+            let (over, highest) = rows_over(runs, limit)?;
+            let rows = if over.is_empty() {
+                format!("none over {limit}; the highest: {} at {:.3}", highest.0, highest.1)
+            } else {
+                let listed: Vec<String> =
+                    over.iter().map(|(row, ratio)| format!("{row} at {ratio:.3}")).collect();
+                format!("{} over {limit}: {}", over.len(), listed.join("; "))
+            };
+            Some(format!(
+                "{} ({}), each row taken over the {} runs first (the table's Rust/C++ column): {rows}",
+                spec.text,
+                spec.name,
+                runs.len()
+            ))
+        })
+        .collect()
 }
 
 /// One goal over several runs.
@@ -263,6 +326,32 @@ mod tests {
         let none = over("replay-per-node", &[vec![], vec![]]);
         assert_eq!(none.verdict(), OverRuns::NotMeasured);
         assert!(none.to_string().starts_with("not run"));
+    }
+
+    #[test]
+    fn the_row_median_line_names_the_rows_over_the_bound_beside_the_goal() {
+        let goals = Goals::bench().unwrap();
+        let run = |replay: f64, while_node: f64| {
+            vec![
+                row(GRAPH_REPLAY, "nodes=100", replay, 1.0),
+                row(LOOP_WHILE_NODE, "steps=5000", while_node, 1.0),
+            ]
+        };
+        // Each run's worst row is over (1.05, 1.05, 1.02), but no row is over in two runs.
+        let noisy = [run(1.05, 1.01), run(1.0, 1.05), run(1.0, 1.02)];
+        assert_eq!(over("rust-over-cpp", &noisy).verdict(), OverRuns::Missed, "the goal's own verdict");
+        let lines = row_median_lines(&goals, &noisy);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("none over 1.03; the highest: loop, WHILE node steps=5000 at 1.020"),
+            "{lines:?}"
+        );
+        let lines = row_median_lines(&goals, &[run(1.0, 1.05), run(1.0, 1.04), run(1.0, 1.0)]);
+        assert!(lines[0].contains("1 over 1.03: loop, WHILE node steps=5000 at 1.040"), "{lines:?}");
+        assert!(
+            row_median_lines(&goals, &[run(1.0, 1.05)]).is_empty(),
+            "one run: the goal's line says it all"
+        );
     }
 
     #[test]

@@ -10,8 +10,11 @@ use crate::table::markdown_table;
 pub const FILE_NAME: &str = "README.md";
 
 /// The results README of `results`, with the goals decided over its runs (`goals`, set for
-/// `set_for`); `chart_note` follows the charts' names (empty when they have text).
-pub fn results_readme(results: &Results, goals: &[GoalOverRuns], set_for: &str, chart_note: &str) -> String {
+/// `set_for`) and then `row_lines` ([`over_runs::row_median_lines`](crate::over_runs::row_median_lines));
+/// `chart_note` follows the charts' names (empty when they have text).
+pub fn results_readme(
+    results: &Results, goals: &[GoalOverRuns], row_lines: &[String], set_for: &str, chart_note: &str,
+) -> String {
     let info = &results.info;
     let mut out = String::new();
     let _ = writeln!(out, "# Benchmark results\n");
@@ -33,6 +36,15 @@ pub fn results_readme(results: &Results, goals: &[GoalOverRuns], set_for: &str, 
     for goal in goals {
         // The per-run lines become a nested list.
         let _ = writeln!(out, "- {}", goal.to_string().replace("\n      run ", "\n  - run "));
+    }
+    if !row_lines.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nThe same limits held to each row as the table gives it (the median over the runs):\n"
+        );
+        for line in row_lines {
+            let _ = writeln!(out, "- {line}");
+        }
     }
     out
 }
@@ -63,7 +75,7 @@ mod tests {
         let goals = Goals::bench().unwrap();
         let one = results(1);
         let readme =
-            results_readme(&one, &over_runs::decide(&goals, &one.runs), &goals.set_for, " (no text)");
+            results_readme(&one, &over_runs::decide(&goals, &one.runs), &[], &goals.set_for, " (no text)");
         assert!(
             readme.contains("Measured on NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), driver 580.65.06"),
             "{readme}"
@@ -74,8 +86,14 @@ mod tests {
         assert!(readme.contains("\n  - run 1: MISSED: 4.600 µs (samples 4.600-4.600), 2% over"), "{readme}");
         assert!(!readme.contains("decided in each run"), "{readme}");
         let three = results(3);
-        let readme = results_readme(&three, &over_runs::decide(&goals, &three.runs), &goals.set_for, "");
+        let row_lines = over_runs::row_median_lines(&goals, &three.runs);
+        let readme =
+            results_readme(&three, &over_runs::decide(&goals, &three.runs), &row_lines, &goals.set_for, "");
         assert!(readme.contains("decided in each run, then over the runs"), "{readme}");
+        assert!(
+            readme.contains("each row as the table gives it (the median over the runs):\n\n- every"),
+            "{readme}"
+        );
         assert!(!readme.to_lowercase().contains("issue"), "{readme}");
     }
 }

@@ -51,7 +51,7 @@ impl RunInfo {
 ///
 /// ```
 /// let line = cuda_graph_bench_report::method_line("quick", 1, 3, 1);
-/// assert_eq!(line, "quick run: 1 warm-up + 3 timed samples per side, Rust and C++ interleaved, medians");
+/// assert_eq!(line, "quick run: 1 warm-up + 3 timed samples per side, Rust and C++ in pairs, each side first in every other pair, medians");
 /// ```
 pub fn method_line(mode: &str, warmup: usize, reps: usize, runs: usize) -> String {
     let runs = if runs > 1 {
@@ -59,7 +59,7 @@ pub fn method_line(mode: &str, warmup: usize, reps: usize, runs: usize) -> Strin
     } else {
         String::new()
     };
-    format!("{mode} run: {warmup} warm-up + {reps} timed samples per side, Rust and C++ interleaved, medians{runs}")
+    format!("{mode} run: {warmup} warm-up + {reps} timed samples per side, Rust and C++ in pairs, each side first in every other pair, medians{runs}")
 }
 
 /// What the runs measured: the run's description and each run's rows, in the order measured.

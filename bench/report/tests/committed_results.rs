@@ -3,7 +3,9 @@
 //! runs. Only the goal lines' wording has changed since those runs were committed: each goal
 //! line now names its goal (` (rust-over-cpp)`), the heading names the goals file, and no goal
 //! is prefixed with the tracker's number it came from any more; the comparison takes those
-//! out. The committed files are history and stay as written.
+//! out. The lines that hold each row, taken over the runs, to the worst-ratio goal's limit
+//! came later too: the READMEs are made here without them. The committed files are history
+//! and stay as written.
 
 use std::path::Path;
 
@@ -61,8 +63,8 @@ fn the_committed_readmes_are_what_the_report_makes_of_their_csvs() {
         let dir = Path::new(folder);
         let results = Results::read(dir).unwrap_or_else(|err| panic!("{folder}: {err}"));
         let committed = std::fs::read_to_string(dir.join("README.md")).unwrap();
-        let made =
-            readme::results_readme(&results, &over_runs::decide(&goals, &results.runs), &goals.set_for, "");
+        let decided = over_runs::decide(&goals, &results.runs);
+        let made = readme::results_readme(&results, &decided, &[], &goals.set_for, "");
         assert!(made.contains("(rust-over-cpp): median over"), "{made}");
         assert_eq!(wording_aside(&made, &goals), wording_aside(&committed, &goals), "{folder}");
     }

@@ -68,7 +68,8 @@ impl<M: LaunchMode> GraphExec<M> {
                 // Before any node may use what needs it, so that no launch goes unfenced.
                 self.ensure_fence(state.execs_need_fence(device))?;
                 // SAFETY: exec and graph are alive, the graph's family locked; `info` is writable.
-                let status = unsafe { sys::cudaGraphExecUpdate(self.raw, graph.as_raw(), &mut info) };
+                // `with_current` made the exec's device's primary context current.
+                let status = unsafe { sys::bound::cudaGraphExecUpdate(self.raw, graph.as_raw(), &mut info) };
                 // Named while the nodes CUDA points at are surely still the graph's.
                 Ok((status, (status != sys::cudaError::cudaSuccess).then(|| name_error_node(graph, &info))))
             })

@@ -118,16 +118,14 @@ impl Graph {
 
     fn instantiate_here<M: LaunchMode>(&self, options: InstantiateOptions<'_>) -> Result<GraphExec<M>> {
         let flags = options.flags::<M>();
-        // From here on the exec names its nodes by this graph's: none may be removed (`edit`).
-        self.core().locked("Graph::instantiate", |state| {
-            state.instantiated = true;
-            Ok(())
-        })?;
         // Device-launch execs are reused rather than destroyed (see `exec_pool`): find one of
         // this graph's shape first.
         let shape = if M::DEVICE_LAUNCH {
             let upload = sys::cudaGraphInstantiateFlags::cudaGraphInstantiateFlagUpload.0 as u64;
             self.core().locked("Graph::instantiate", |state| {
+                // From here on an exec may name its nodes by this graph's: none may be
+                // removed (`edit`).
+                state.instantiated = true;
                 refuse_pinned_for_device_launch::<M>(state, "Graph::instantiate")?;
                 Ok(exec_pool::shape_of(self.as_raw(), flags & !upload))
             })?
@@ -147,11 +145,16 @@ impl Graph {
             ..Default::default()
         };
         let (raw, need_fence, shape) = self.core().locked("Graph::instantiate", |state| {
+            // From here on the exec names its nodes by this graph's: none may be removed
+            // (`edit`). Set before the call, under the same lock.
+            state.instantiated = true;
             refuse_pinned_for_device_launch::<M>(state, "Graph::instantiate")?;
             let mut raw = ptr::null_mut();
             // SAFETY: the graph is alive and locked; `raw` and `params` are valid; the upload
-            // stream, if any, is borrowed for the call.
-            let status = unsafe { sys::cudaGraphInstantiateWithParams(&mut raw, self.as_raw(), &mut params) };
+            // stream, if any, is borrowed for the call. `instantiate` runs this inside
+            // `with_current`, which made the graph's device's primary context current.
+            let status =
+                unsafe { sys::bound::cudaGraphInstantiateWithParams(&mut raw, self.as_raw(), &mut params) };
             if status != sys::cudaError::cudaSuccess {
                 let node = params.errNode_out;
                 // Where the node is: in the root graph, or in a body (or child graph) below it.

@@ -1,5 +1,6 @@
-//! Red-team probes of issue 38 (SOUNDNESS.md, "Batch memory operation nodes" and "Stream
-//! launches through the driver"; the cheaper current device of `GraphExec::update`). Safe code
+//! Red-team probes of the paths that call the driver or skip the runtime's device binding
+//! (SOUNDNESS.md, "Batch memory operation nodes" and "Stream launches through the driver"; the
+//! cheaper current device of `GraphExec::update`). Safe code
 //! only, plus cudarc's safe API (the `cudarc` feature the dev-dependency turns on); the one
 //! `unsafe` call outside an API contract reads the runtime's last-error slot to observe it.
 //! Each probe FAILS when the hole it aims at is there and PASSES when the crate holds.
@@ -173,8 +174,8 @@ fn allocate_fresh(count: usize) -> cuda_graph::Result<Vec<DeviceBuffer<u32>>> {
 
 /// Attacks `GraphExec::update`'s new `CurrentFor` (the remembered current device, "a
 /// thread-local read when it is current already") in place of `Device::with_current` (which
-/// asked CUDA and bound the primary context). The review of issue 35 fixed "adding, setting
-/// and updating kernel nodes bind the primary context first" after a kernel node made while
+/// asked CUDA and bound the primary context). An earlier review fixed "adding, setting and
+/// updating kernel nodes bind the primary context first" after a kernel node made while
 /// cudarc's non-primary context was current crashed once cudarc destroyed it. Here the update
 /// runs with cudarc's non-primary context current while the crate remembers device 0 as
 /// current, then cudarc destroys the context and the exec is launched.
