@@ -115,26 +115,14 @@ type CuLaunchKernelEx =
     unsafe extern "C" fn(*const DriverLaunchConfig, *mut c_void, *mut *mut c_void, *mut *mut c_void) -> i32;
 
 /// The driver's `cuLaunchKernelEx` and the `CUfunction` of `stub`.
-fn driver_launch(stub: *const c_void) -> (CuLaunchKernelEx, *mut c_void) {
-    let mut entry: *mut c_void = std::ptr::null_mut();
-    let mut found = sys::cudaDriverEntryPointQueryResult::cudaDriverEntryPointSymbolNotFound;
-    // SAFETY: NUL-terminated name, valid out-pointers, default flags.
-    let status = unsafe {
-        sys::cudaGetDriverEntryPointByVersion(
-            c"cuLaunchKernelEx".as_ptr(),
-            &mut entry,
-            12000,
-            sys::cudaGetDriverEntryPointFlags::cudaEnableDefault.0 as u64,
-            &mut found,
-        )
-    };
-    assert!(status == sys::cudaError::cudaSuccess && !entry.is_null(), "cuLaunchKernelEx");
+fn driver_launch(stub: *const c_void) -> Result<(CuLaunchKernelEx, *mut c_void)> {
+    let entry = cuda_graph_bench::driver_entry::entry_point(c"cuLaunchKernelEx", 12000)?;
     let mut function: sys::cudaFunction_t = std::ptr::null_mut();
     // SAFETY: `stub` is a kernel's host stub; `function` a valid out-pointer.
     let status = unsafe { sys::cudaGetFuncBySymbol(&mut function, stub) };
     assert!(status == sys::cudaError::cudaSuccess, "cudaGetFuncBySymbol");
     // SAFETY: the entry point is cuLaunchKernelEx, whose C signature CuLaunchKernelEx is.
-    (unsafe { std::mem::transmute::<*mut c_void, CuLaunchKernelEx>(entry) }, function.cast())
+    Ok((unsafe { std::mem::transmute::<*mut c_void, CuLaunchKernelEx>(entry) }, function.cast()))
 }
 
 /// The context-independent kernel handle (`cudaGetKernel`, a `CUkernel`) of `stub`.
@@ -182,8 +170,8 @@ fn main() -> Result<()> {
     let plain_stub = bench_empty().function()?;
     let programmatic = LaunchAttributes::programmatic();
     let none = LaunchAttributes::default();
-    let (cu_launch, pdl_function) = driver_launch(pdl_stub);
-    let (_, plain_function) = driver_launch(plain_stub);
+    let (cu_launch, pdl_function) = driver_launch(pdl_stub)?;
+    let (_, plain_function) = driver_launch(plain_stub)?;
     let (pdl_function, plain_function) = (pdl_function as usize, plain_function as usize);
     let pdl_kernel = kernel_handle(pdl_stub) as usize;
     let way = |name, launch: Launch| Way { name, launch, samples: Vec::new() };

@@ -30,22 +30,10 @@ const PIECE_CALLS: u32 = 1000;
 /// `cuCtxGetCurrent`.
 type CtxGetCurrent = unsafe extern "C" fn(*mut *mut c_void) -> i32;
 
-fn ctx_get_current() -> CtxGetCurrent {
-    let mut entry: *mut c_void = std::ptr::null_mut();
-    let mut found = sys::cudaDriverEntryPointQueryResult::cudaDriverEntryPointSymbolNotFound;
-    // SAFETY: NUL-terminated name, valid out-pointers, default flags.
-    let status = unsafe {
-        sys::cudaGetDriverEntryPointByVersion(
-            c"cuCtxGetCurrent".as_ptr(),
-            &mut entry,
-            4000,
-            sys::cudaGetDriverEntryPointFlags::cudaEnableDefault.0 as u64,
-            &mut found,
-        )
-    };
-    assert!(status == sys::cudaError::cudaSuccess && !entry.is_null(), "cuCtxGetCurrent");
+fn ctx_get_current() -> Result<CtxGetCurrent> {
+    let entry = cuda_graph_bench::driver_entry::entry_point(c"cuCtxGetCurrent", 4000)?;
     // SAFETY: the entry point is cuCtxGetCurrent, whose C signature CtxGetCurrent is.
-    unsafe { std::mem::transmute::<*mut c_void, CtxGetCurrent>(entry) }
+    Ok(unsafe { std::mem::transmute::<*mut c_void, CtxGetCurrent>(entry) })
 }
 
 /// The ways of updating, by index.
@@ -83,7 +71,7 @@ fn main() -> Result<()> {
     // SAFETY: the raw handle is used only below, by this thread, for whole-graph updates from
     // `graphs`, which live until main returns; the exec is never launched after them.
     let raw = unsafe { exec.as_raw() };
-    let get_current = ctx_get_current();
+    let get_current = ctx_get_current()?;
     let mut next = 0usize;
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); WAYS.len()];
     for sample in 0..WARMUP + SAMPLES {

@@ -37,6 +37,7 @@ pub mod data_loop;
 pub mod date;
 pub mod device_info;
 pub mod device_launch_width;
+pub mod driver_entry;
 pub mod error;
 pub mod graph_replay;
 pub mod harness;
