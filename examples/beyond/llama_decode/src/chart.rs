@@ -206,7 +206,7 @@ fn read_json(path: &Path) -> Result<Value, String> {
 /// returns what it drew, as text.
 ///
 /// ```no_run
-/// let drawn = llama_decode::chart::chart(std::path::Path::new("examples/beyond/llama_decode/results/h200-2026-11-29-staged"))?;
+/// let drawn = llama_decode::chart::chart(std::path::Path::new("examples/beyond/llama_decode/results/h200-2026-11-29-paired"))?;
 /// println!("{drawn}");
 /// # Ok::<(), String>(())
 /// ```
@@ -236,7 +236,7 @@ mod tests {
     #[test]
     fn the_committed_run_is_drawn_where_a_font_exists() {
         let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let source = here.join("results/h200-2026-11-29-staged");
+        let source = here.join("results/h200-2026-11-29-paired");
         let dir = std::env::temp_dir().join(format!("llama-decode-chart-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         for file in [REPORT_FILE, TORCH_FILE] {
@@ -250,7 +250,7 @@ mod tests {
         assert!((gate_up.floor_us.unwrap() - 223.696).abs() < 0.01, "{gate_up:?}");
         if chapter_common::chart_font::load_sans("LLAMA_DECODE_FONT") {
             let text = chart(&dir).unwrap();
-            assert!(text.contains("(d) 748.7"), "{text}");
+            assert!(text.contains("(d) 753.3"), "{text}");
             assert!(std::fs::metadata(dir.join(FILE_NAME)).unwrap().len() > 10_000);
         } else {
             eprintln!("skipped drawing: no TrueType font on this machine (set LLAMA_DECODE_FONT)");

@@ -56,8 +56,9 @@ pub const PROMPT_LEN: usize = 8;
 /// most 32 blocks).
 pub const MAX_BLOCKS_PER_SM: usize = 32;
 
-/// Steps per WHILE iteration in (c) and (d) by default.
-pub const STEPS_PER_ITERATION: usize = 4;
+/// Steps per WHILE iteration in (c) and (d) by default: the most, so that the loop's cost per
+/// iteration (a few µs) is paid once per 16 steps.
+pub const STEPS_PER_ITERATION: usize = 16;
 
 /// Steps per WHILE iteration at most (a body of 16 steps is 1,312 kernel nodes).
 pub const MAX_STEPS_PER_ITERATION: usize = 16;
@@ -98,7 +99,7 @@ pub struct Options {
     /// product).
     #[arg(long, value_name = "0|1")]
     pub pipelined_gemv: usize,
-    /// Steps per WHILE iteration in (c) and (d) (1 to 16, default 4): the body is that many
+    /// Steps per WHILE iteration in (c) and (d) (1 to 16, default 16): the body is that many
     /// steps in one chain, and a loop of one step runs what is left over.
     #[arg(long, value_name = "N")]
     pub steps_per_iteration: usize,
@@ -259,13 +260,15 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
     })?;
     let first_logits = runner.decoder().logits()?;
 
-    // The ways, interleaved run by run.
+    // The ways in rounds, one run of each a round: in the plan's order in even rounds and the
+    // reverse in odd ones, so that no way always runs first and run i of two ways is a pair.
     let plan = ways::plan(programmatic);
     let mut us = vec![Samples::default(); plan.len()];
     let mut tokens: Vec<Option<Vec<u32>>> = vec![None; plan.len()];
     let mut mismatches: Vec<Option<String>> = vec![None; plan.len()];
     for run in 0..=options.runs {
-        for (index, &way) in plan.iter().enumerate() {
+        for index in round_order(plan.len(), run) {
+            let way = plan[index];
             let timed = runner.run(&model, way)?;
             if run > 0 {
                 us[index].push(timed.ms * 1e3 / options.tokens as f64);
@@ -382,6 +385,20 @@ pub fn run(options: &Options) -> Result<Report, ExampleError> {
         output::write_results(dir, &report, &rows, &table).map_err(|p| ExampleError::check(NAME, p))?;
     }
     Ok(report)
+}
+
+/// The order of the ways' indices in round `run`: `0..ways` in even rounds, reversed in odd.
+///
+/// ```
+/// assert_eq!(llama_decode::round_order(4, 0), [0, 1, 2, 3]);
+/// assert_eq!(llama_decode::round_order(4, 1), [3, 2, 1, 0]);
+/// ```
+pub fn round_order(ways: usize, run: usize) -> Vec<usize> {
+    if run.is_multiple_of(2) {
+        (0..ways).collect()
+    } else {
+        (0..ways).rev().collect()
+    }
 }
 
 /// Not a chapter program.

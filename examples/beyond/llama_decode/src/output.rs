@@ -37,6 +37,8 @@ pub struct Row {
     pub gb_per_s: f64,
     /// `gb_per_s` over the GPU's peak, %, where the peak is known.
     pub pct_peak: Option<f64>,
+    /// µs per step of each timed run, in run order (run `i` of every way ran in the same round).
+    pub us_runs: Vec<f64>,
 }
 
 impl Row {
@@ -45,6 +47,7 @@ impl Row {
         json!({
             "way": self.way, "label": self.label, "us_per_step": self.us_per_step,
             "tokens_per_s": self.tokens_per_s, "gb_per_s": self.gb_per_s, "pct_of_peak": self.pct_peak,
+            "us_runs": self.us_runs,
         })
     }
 }
@@ -73,17 +76,80 @@ pub fn rows(config: &Config, plan: &[Way], us: &[Samples], tokens: usize, peak_g
                 tokens_per_s: 1e6 / us,
                 gb_per_s,
                 pct_peak: peak_gbs.map(|p| 100.0 * gb_per_s / p),
+                us_runs: samples.0.clone(),
             }
         })
         .collect()
 }
 
-/// Below this fraction of (b)'s time, (d) and (b) are called a tie rather than one faster: a
-/// run's own spread.
-pub const TIE: f64 = 0.005;
+/// The one-sided p-value at or under which a sign test calls one way faster than the other.
+pub const SIGNIFICANCE: f64 = 0.05;
+
+/// (d) against (b) run by run. The ways run in rounds (one run of each, in alternating
+/// order), so run `i` of (b) and run `i` of (d) are a pair measured side by side: a drift of
+/// the GPU's clocks or temperature moves both, where it would blur a comparison of medians.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paired {
+    /// Pairs whose times differ (equal pairs say nothing about which is faster).
+    pub pairs: usize,
+    /// Pairs in which (d) took less time than (b).
+    pub d_faster: usize,
+    /// The median over the pairs of (b) − (d), µs per step.
+    pub margin_us: f64,
+    /// The sign test's one-sided p-value for "(d) is faster": the chance of `d_faster` or more
+    /// of `pairs` if either way were as likely to win each pair.
+    pub p_d_faster: f64,
+    /// The same for "(b) is faster".
+    pub p_b_faster: f64,
+}
+
+impl Paired {
+    /// Pairs run `i` of `b` with run `i` of `d` (µs per step).
+    ///
+    /// ```
+    /// use llama_decode::output::Paired;
+    /// let paired = Paired::of(&[750.0, 751.0, 750.5, 750.2, 750.9], &[749.5, 750.6, 750.0, 749.9, 750.4]);
+    /// assert_eq!((paired.d_faster, paired.pairs), (5, 5));
+    /// assert!((paired.margin_us - 0.5).abs() < 1e-9);
+    /// assert!((paired.p_d_faster - 1.0 / 32.0).abs() < 1e-12); // 5 of 5: 2^-5
+    /// ```
+    pub fn of(b: &[f64], d: &[f64]) -> Paired {
+        let margins: Vec<f64> = b.iter().zip(d).map(|(b, d)| b - d).collect();
+        let pairs = margins.iter().filter(|m| **m != 0.0).count();
+        let d_faster = margins.iter().filter(|m| **m > 0.0).count();
+        Paired {
+            pairs,
+            d_faster,
+            margin_us: chapter_common::median(&margins),
+            p_d_faster: sign_test_p(d_faster, pairs),
+            p_b_faster: sign_test_p(pairs - d_faster, pairs),
+        }
+    }
+}
+
+/// P(X ≥ `wins`) for X binomial over `pairs` fair coin flips: the one-sided sign test.
+///
+/// ```
+/// use llama_decode::output::sign_test_p;
+/// assert_eq!(sign_test_p(3, 3), 0.125); // 3 of 3 is too few to tell
+/// assert!((sign_test_p(8, 9) - 10.0 / 512.0).abs() < 1e-12);
+/// assert_eq!(sign_test_p(0, 0), 1.0);
+/// ```
+pub fn sign_test_p(wins: usize, pairs: usize) -> f64 {
+    let mut choose = 1.0f64; // C(pairs, k), from k = 0
+    let mut tail = 0.0;
+    for k in 0..=pairs {
+        if k >= wins {
+            tail += choose;
+        }
+        choose = choose * (pairs - k) as f64 / (k + 1) as f64;
+    }
+    tail / 2f64.powi(pairs as i32)
+}
 
 /// The issue's goals that this run can judge ((d) ≤ 760 µs, ≤ 700 µs and ≥ 70% of peak as a
-/// stretch, (d) faster than (b) by more than [`TIE`]); the PyTorch ratio comes from the twin.
+/// stretch, (d) faster than (b) by the sign test over their pairs of runs at [`SIGNIFICANCE`]);
+/// the PyTorch ratio comes from the twin.
 pub fn goal_lines(rows: &[Row]) -> Vec<String> {
     let find = |key: &str| rows.iter().find(|r| r.way == key);
     let (Some(d), Some(b)) = (find("while_pdl"), find("graph_per_step")) else {
@@ -91,6 +157,16 @@ pub fn goal_lines(rows: &[Row]) -> Vec<String> {
     };
     let verdict = |held: bool| if held { "met" } else { "NOT met" };
     let pct = d.pct_peak.map_or("peak unknown".to_string(), |p| format!("{p:.1}% of peak"));
+    let paired = Paired::of(&b.us_runs, &d.us_runs);
+    let faster = if paired.p_d_faster <= SIGNIFICANCE {
+        "met"
+    } else if paired.p_b_faster <= SIGNIFICANCE {
+        "NOT met, (b) is faster"
+    } else if sign_test_p(paired.pairs, paired.pairs) > SIGNIFICANCE {
+        "NOT shown, too few runs for the sign test (5 at least)"
+    } else {
+        "NOT shown, a tie"
+    };
     vec![
         format!("goal (d) <= 760 us/step: {} ({:.1})", verdict(d.us_per_step <= 760.0), d.us_per_step),
         format!(
@@ -99,15 +175,15 @@ pub fn goal_lines(rows: &[Row]) -> Vec<String> {
             d.us_per_step
         ),
         format!(
-            "goal (d) faster than (b): {} ({:.1} vs {:.1} us, {:.3}x)",
-            if (b.us_per_step - d.us_per_step).abs() < TIE * b.us_per_step {
-                "a tie, NOT met (within 0.5%)"
-            } else {
-                verdict(d.us_per_step < b.us_per_step)
-            },
+            "goal (d) faster than (b): {faster} ({:.1} vs {:.1} us; (d) faster in {} of {} pairs of runs, \
+             sign test p = {:.3}; median margin {:.2} us, {:.3}%)",
             d.us_per_step,
             b.us_per_step,
-            b.us_per_step / d.us_per_step
+            paired.d_faster,
+            paired.pairs,
+            paired.p_d_faster,
+            paired.margin_us,
+            100.0 * paired.margin_us / b.us_per_step
         ),
         "goal >= 1.3x faster than PyTorch's fastest way: judged from torch_twin.py's figures (see README.md)"
             .to_string(),
@@ -222,7 +298,7 @@ mod tests {
         let bytes = bytes_per_step(&config, 256);
         // 2.47 GB of weights plus a few MB of cache.
         assert!(bytes > config.weight_bytes() && bytes < config.weight_bytes() + 20e6, "{bytes}");
-        let samples = |v: f64| Samples(vec![v]);
+        let samples = |v: f64| Samples(vec![v; 5]);
         let plan = [Way::GraphPerStep, Way::WhilePdl];
         let rows = rows(&config, &plan, &[samples(800.0), samples(690.0)], 256, Some(4800.0));
         assert!((rows[1].gb_per_s - bytes / 690e-6 / 1e9).abs() < 1e-6);
@@ -232,10 +308,30 @@ mod tests {
         assert!(goals[1].contains(": met"), "{goals:?}");
         assert!(goals[2].contains(": met"), "{goals:?}");
         assert!(csv(&rows).lines().count() == 3);
-        // Within 0.5% of each other: a tie, whichever is lower.
-        let close = super::rows(&config, &plan, &[samples(748.9), samples(748.7)], 256, Some(4800.0));
-        assert!(goal_lines(&close)[2].contains(": a tie, NOT met"), "{:?}", goal_lines(&close));
-        let slower = super::rows(&config, &plan, &[samples(700.0), samples(748.7)], 256, Some(4800.0));
-        assert!(goal_lines(&slower)[2].contains(": NOT met ("), "{:?}", goal_lines(&slower));
+        // The verdict is the pairs', not the medians': 3 pairs cannot show it, 9 of 9 can.
+        let runs = |v: &[f64]| Samples(v.to_vec());
+        let three = super::rows(
+            &config,
+            &plan,
+            &[runs(&[748.9, 749.5, 748.9]), runs(&[748.7, 749.2, 748.6])],
+            256,
+            Some(4800.0),
+        );
+        assert!(goal_lines(&three)[2].contains(": NOT shown, too few runs"), "{:?}", goal_lines(&three));
+        let b = [749.0, 749.4, 748.8, 749.9, 749.1, 748.7, 749.3, 749.6, 749.0];
+        let d: Vec<f64> = b.iter().map(|v| v - 0.3).collect();
+        let nine = super::rows(&config, &plan, &[runs(&b), runs(&d)], 256, Some(4800.0));
+        let line = &goal_lines(&nine)[2];
+        assert!(
+            line.contains(": met (") && line.contains("9 of 9 pairs") && line.contains("p = 0.002"),
+            "{line}"
+        );
+        let slower = super::rows(&config, &plan, &[runs(&d), runs(&b)], 256, Some(4800.0));
+        assert!(goal_lines(&slower)[2].contains(": NOT met, (b) is faster ("), "{:?}", goal_lines(&slower));
+        // Mixed pairs: 5 of 9 is no evidence either way.
+        let mixed: Vec<f64> =
+            b.iter().enumerate().map(|(i, v)| if i < 5 { v - 0.3 } else { v + 0.3 }).collect();
+        let tie = super::rows(&config, &plan, &[runs(&b), runs(&mixed)], 256, Some(4800.0));
+        assert!(goal_lines(&tie)[2].contains(": NOT shown, a tie ("), "{:?}", goal_lines(&tie));
     }
 }

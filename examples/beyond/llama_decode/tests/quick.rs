@@ -65,7 +65,7 @@ fn while_bodies_of_several_steps_stop_at_n_whatever_n_is() {
         return;
     }
     let room = Options::quick().config().max_seq - llama_decode::PROMPT_LEN;
-    for (tokens, steps_per_iteration) in [(30, 4), (3, 4), (room, 5), (room, 1)] {
+    for (tokens, steps_per_iteration) in [(30, 4), (3, 4), (room, 5), (room, 1), (room, 16)] {
         let options = Options { tokens, steps_per_iteration, runs: 1, ..Options::quick() };
         let report = run(&options).unwrap_or_else(|err| panic!("{err}"));
         assert!(report.passed(), "{tokens} tokens, {steps_per_iteration} a body: {}", report.to_text());
